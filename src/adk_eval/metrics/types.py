@@ -1,0 +1,45 @@
+"""What a metric is: a named object with ``evaluate(trace) -> MetricResult``."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from ..trace import EvalTrace
+
+__all__ = ["Metric", "MetricResult"]
+
+
+@dataclass(frozen=True)
+class MetricResult:
+    """The score of one metric on one trace.
+
+    Attributes:
+        passed: Whether the metric's assertion held.
+        score: A number, when the metric has one (e.g. 0.8 from a judge).
+        value: What was measured (a state value, a count, ...).
+        evidence: Human-readable reasons, shown in reports.
+        error: Set when the metric itself raised; then `passed` is False.
+    """
+
+    passed: bool
+    score: float | None = None
+    value: Any = None
+    evidence: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+@runtime_checkable
+class Metric(Protocol):
+    """Anything with a `name` and an ``evaluate(trace)`` (sync or async) is a metric.
+
+    Metrics read only the `EvalTrace`, never the running agent, so the same
+    metric scores a simulated run and a stored session.
+    """
+
+    name: str
+
+    def evaluate(self, trace: EvalTrace) -> MetricResult | Awaitable[MetricResult]:
+        """Scores `trace`."""
+        ...

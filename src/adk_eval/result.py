@@ -1,0 +1,182 @@
+"""`EvalResult`: what one simulated conversation produced and how it scored."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from google.adk.events import Event
+
+from .metrics.types import MetricResult
+from .termination import Termination, TerminationKind
+from .trace import EvalTrace, Message, ToolCall
+
+__all__ = ["ErrorPhase", "EvalErrorInfo", "EvalResult", "EvalStatus", "TokenUsage"]
+
+EvalStatus: TypeAlias = Literal["passed", "failed", "error", "terminated"]
+ErrorPhase: TypeAlias = Literal["setup", "system", "user_agent", "metric"]
+
+
+@dataclass(frozen=True)
+class TokenUsage:
+    """Tokens counted from the events' usage metadata."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.total_tokens + other.total_tokens,
+        )
+
+    @classmethod
+    def from_events(cls, events: Iterable[Event]) -> TokenUsage:
+        """Sums `usage_metadata` over model events."""
+        total = cls()
+        for event in events:
+            usage = event.usage_metadata
+            if usage is None:
+                continue
+            prompt = usage.prompt_token_count or 0
+            output = usage.candidates_token_count or 0
+            total += cls(prompt, output, usage.total_token_count or prompt + output)
+        return total
+
+
+@dataclass(frozen=True)
+class EvalErrorInfo:
+    """Why a run ended in ``error``.
+
+    Attributes:
+        phase: ``"setup"`` (the case is misconfigured), ``"system"`` (the agent
+            under test, its model, or a tool), ``"user_agent"`` (a user agent or
+            the bridge) or ``"metric"`` (a metric raised).
+        message: What happened and, where known, what to do.
+        type: The exception's class name.
+        exception: The exception itself (not serialized).
+    """
+
+    phase: ErrorPhase
+    message: str
+    type: str
+    exception: BaseException | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_exception(cls, phase: ErrorPhase, error: BaseException) -> EvalErrorInfo:
+        """Records `error` as having happened in `phase`."""
+        return cls(
+            phase=phase,
+            message=str(error) or repr(error),
+            type=type(error).__name__,
+            exception=error,
+        )
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    """The outcome of `run_eval` for one case.
+
+    Attributes:
+        name: The case's name.
+        status: ``passed`` (every metric passed), ``failed`` (a metric failed),
+            ``error`` (something raised; see `error`) or ``terminated`` (a
+            turn or time limit stopped the run; metrics still ran).
+        metrics: Metric name -> result.
+        events: The main session's ADK events.
+        duration_ms: Wall time of the conversation and metrics.
+        turns: Completed yield/resume cycles (user-agent answers delivered).
+        token_usage: Tokens of the system agent's model calls.
+        error: Set when status is ``error``.
+        termination_reason: Which condition stopped the run, if one did.
+        termination: The same, with the limit and the value reached.
+        final_state: Scoped view of the main session's final state.
+        user_agent_events: The shared user-agent session's events.
+        user_agent_token_usage: Tokens of the user agents' model calls.
+        description: The case's description.
+    """
+
+    name: str
+    status: EvalStatus
+    metrics: Mapping[str, MetricResult] = field(default_factory=dict)
+    events: Sequence[Event] = ()
+    duration_ms: float = 0.0
+    turns: int = 0
+    token_usage: TokenUsage = field(default_factory=TokenUsage)
+    error: EvalErrorInfo | None = None
+    termination_reason: TerminationKind | None = None
+    termination: Termination | None = None
+    final_state: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    user_agent_events: Sequence[Event] = ()
+    user_agent_token_usage: TokenUsage = field(default_factory=TokenUsage)
+    description: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        """Whether the status is ``passed``."""
+        return self.status == "passed"
+
+    @property
+    def failed_metrics(self) -> dict[str, MetricResult]:
+        """The metrics that did not pass."""
+        return {name: result for name, result in self.metrics.items() if not result.passed}
+
+    @property
+    def trace(self) -> EvalTrace:
+        """The trace the metrics scored."""
+        return EvalTrace(
+            events=tuple(self.events),
+            final_state=self.final_state,
+            user_agent_events=tuple(self.user_agent_events),
+            case_name=self.name,
+        )
+
+    def explain(self, *, last_turns: int = 6) -> str:
+        """A readable account of the result: status, reason, failed metrics, last turns."""
+        lines = [
+            f"EvalCase `{self.name}`: {self.status.upper()} after {self.turns} turn(s), "
+            f"{self.duration_ms / 1000:.2f}s"
+        ]
+        if self.error is not None:
+            lines.append(f"error in {self.error.phase} ({self.error.type}):")
+            lines.extend("  " + line for line in self.error.message.splitlines())
+        if self.termination is not None:
+            lines.append(f"stopped by {self.termination}")
+        for name, result in self.metrics.items():
+            mark = "PASS" if result.passed else "FAIL"
+            score = "" if result.score is None else f" score={result.score:g}"
+            lines.append(f"[{mark}] {name}{score}")
+            if result.error:
+                lines.append(f"    error: {result.error}")
+            if not result.passed:
+                lines.extend(f"    - {item}" for item in result.evidence)
+        transcript = _transcript(self.trace, last_turns)
+        if transcript:
+            lines.append(f"last {min(last_turns, len(transcript))} entries of the conversation:")
+            lines.extend("  " + line for line in transcript)
+        return "\n".join(lines)
+
+
+def _transcript(trace: EvalTrace, last: int) -> list[str]:
+    entries: list[str] = []
+    for item in trace.items:
+        if isinstance(item, Message):
+            entries.append(f"{item.author}: {_short(item.text)}")
+        elif isinstance(item, ToolCall):
+            args = json.dumps(item.args, ensure_ascii=False, default=repr)
+            answer = (
+                "(no response)"
+                if item.response is None
+                else _short(json.dumps(item.response, ensure_ascii=False, default=repr))
+            )
+            entries.append(f"{item.author} -> {item.name}({_short(args)}) = {answer}")
+    return entries[-last:] if last > 0 else []
+
+
+def _short(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,184 @@
+"""Scripted user agents and the stop signal.
+
+Any ADK agent can be a user agent (an `LlmAgent` persona, with or without
+`output_schema` and tools). `ScriptedUserAgent` is the deterministic kind: it
+plays a list of replies, or calls a step function that reads and writes its
+own state, like the seed's ``step``.
+
+A user agent ends the conversation by answering with `STOP_SIGNAL`
+(``"</finished>"``, the same token ADK's own user simulator uses; it may appear
+anywhere in the text) or, in a script, with `STOP`.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from google.adk.agents import BaseAgent
+from google.adk.agents.invocation_context import InvocationContext
+from google.adk.events import Event, EventActions
+from google.adk.sessions import Session
+from google.genai import types
+from pydantic import BaseModel
+
+from ._callables import maybe_await
+from .bridge import YieldInfo
+from .errors import EvalUserAgentError
+
+__all__ = ["STOP", "STOP_SIGNAL", "ScriptContext", "ScriptedUserAgent", "is_stop_signal"]
+
+STOP_SIGNAL = "</finished>"
+"""Text a user agent answers with to end the conversation (case-insensitive)."""
+
+
+class _Stop:
+    def __repr__(self) -> str:
+        return "STOP"
+
+
+STOP: Any = _Stop()
+"""A script reply (or step result) that ends the conversation."""
+
+CURRENT_YIELD: contextvars.ContextVar[YieldInfo | None] = contextvars.ContextVar(
+    "adk_eval_current_yield", default=None
+)
+"""The yield a user agent is answering (set by the simulation, read by scripts)."""
+
+
+def is_stop_signal(text: str | None) -> bool:
+    """Whether a user agent's text asks to end the conversation."""
+    return bool(text) and STOP_SIGNAL in (text or "").lower()
+
+
+@dataclass
+class ScriptContext:
+    """What a step function of a `ScriptedUserAgent` gets.
+
+    Attributes:
+        turn: How many replies this agent has given before in this case (0 first).
+        prompt: The text the bridge sent (what the system said or asked).
+        yield_info: The yield being answered (tool name, args, ...).
+        state: The user-agent session's state; changes are saved with the reply.
+        session: The shared user-agent session (read it, do not mutate it).
+    """
+
+    turn: int
+    prompt: str
+    yield_info: YieldInfo | None
+    state: dict[str, Any]
+    session: Session
+
+    def respond(self, reply: Any) -> Any:
+        """Returns `reply` unchanged (reads like the seed's ``ctx.respond(...)``)."""
+        return reply
+
+
+StepFunction = Callable[[ScriptContext], Any]
+
+
+class ScriptedUserAgent(BaseAgent):
+    """A deterministic user agent: a list of replies or a step function.
+
+    A reply is a str (sent as text), a dict or pydantic model (structured output,
+    e.g. the answer to a tool yield), or `STOP`. The n-th reply goes to the n-th
+    prompt this agent receives in the case, counted from the shared session, so
+    one instance can serve many concurrent cases.
+
+    Example:
+        ::
+
+            patient = ScriptedUserAgent(
+                name="patient",
+                script=["I have chest pain", "About 30 minutes", STOP],
+            )
+
+            def step(ctx: ScriptContext) -> str:
+                ctx.state["asked"] = ctx.state.get("asked", 0) + 1
+                return f"Answer #{ctx.state['asked']} to {ctx.prompt!r}"
+
+            echo = ScriptedUserAgent(name="echo", step=step)
+
+    Attributes:
+        script: The replies, in order.
+        step: ``step(ctx) -> reply``, sync or async (instead of `script`).
+        when_exhausted: After the last scripted reply: ``"stop"`` ends the
+            conversation, ``"error"`` fails the run.
+    """
+
+    script: Sequence[Any] | None = None
+    step: StepFunction | None = None
+    when_exhausted: Literal["stop", "error"] = "stop"
+
+    def model_post_init(self, context: Any) -> None:
+        """Checks that exactly one of `script` and `step` is given."""
+        super().model_post_init(context)
+        if (self.script is None) == (self.step is None):
+            raise ValueError(
+                f"ScriptedUserAgent `{self.name}` needs exactly one of `script` (a list of "
+                "replies) or `step` (a function)"
+            )
+
+    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        session = ctx.session
+        turn = sum(
+            1 for event in session.events if event.author == self.name and event.content is not None
+        )
+        state = dict(session.state)
+        before = dict(state)
+        script_ctx = ScriptContext(
+            turn=turn,
+            prompt=_text_of(ctx.user_content),
+            yield_info=CURRENT_YIELD.get(),
+            state=state,
+            session=session,
+        )
+        reply = await self._next_reply(script_ctx)
+        text, output = _render(reply)
+        delta = {k: v for k, v in state.items() if k not in before or before[k] != v}
+        yield Event(
+            invocation_id=ctx.invocation_id,
+            author=self.name,
+            branch=ctx.branch,
+            content=types.Content(role="model", parts=[types.Part(text=text)]),
+            output=output,
+            actions=EventActions(state_delta=delta),
+        )
+
+    async def _next_reply(self, ctx: ScriptContext) -> Any:
+        if self.step is not None:
+            return await maybe_await(self.step(ctx))
+        assert self.script is not None
+        if ctx.turn < len(self.script):
+            return self.script[ctx.turn]
+        if self.when_exhausted == "stop":
+            return STOP
+        raise EvalUserAgentError(
+            f"ScriptedUserAgent `{self.name}` has {len(self.script)} replies but was asked for "
+            f"reply #{ctx.turn + 1} (prompt: {ctx.prompt!r}). Add replies, or use "
+            "when_exhausted='stop' to end the conversation there."
+        )
+
+
+def _text_of(content: types.Content | None) -> str:
+    if content is None or not content.parts:
+        return ""
+    return "".join(part.text or "" for part in content.parts)
+
+
+def _render(reply: Any) -> tuple[str, Any]:
+    if reply is STOP:
+        return STOP_SIGNAL, None
+    if isinstance(reply, str):
+        return reply, None
+    if isinstance(reply, BaseModel):
+        reply = reply.model_dump(mode="json")
+    if isinstance(reply, Mapping | list | bool | int | float):
+        return json.dumps(reply, ensure_ascii=False, default=repr), reply
+    raise TypeError(
+        f"a ScriptedUserAgent reply must be a str, dict, list, number, bool, pydantic model "
+        f"or STOP, got {type(reply).__name__}: {reply!r}"
+    )

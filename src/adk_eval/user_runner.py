@@ -1,0 +1,218 @@
+"""Runs the user agents of one case on their shared user-agent session."""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any
+
+from google.adk.agents import BaseAgent, LlmAgent
+from google.adk.apps import App
+from google.adk.events import Event
+from google.adk.runners import Runner
+from google.adk.sessions import InMemorySessionService, Session
+from pydantic import BaseModel, ValidationError
+
+from .bridge import StateChangeCollector, YieldInfo, collect_state_changes, stop_collecting
+from .case import UserAgents
+from .errors import EvalSetupError, EvalUserAgentError
+from .runner import DEFAULT_USER_ID, as_user_content
+from .user_agents import CURRENT_YIELD, is_stop_signal
+
+__all__ = ["UserAgentAnswer", "UserAgentRunner"]
+
+USER_APP_NAME = "adk_eval_user_agents"
+
+_IN_USER_AGENT_RUN: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "adk_eval_in_user_agent_run", default=False
+)
+
+
+class _SharedSessionNoise(logging.Filter):
+    """Drops ADK's "Event from an unknown agent" warning inside user-agent runs only.
+
+    User agents share one session, so each one's runner meets the others' events
+    and ADK warns about every one of them. Outside adk_eval's user-agent runs
+    (checked through a context variable) the warning is left alone.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (
+            _IN_USER_AGENT_RUN.get() and str(record.msg).startswith("Event from an unknown agent")
+        )
+
+
+def _install_noise_filter() -> None:
+    logger = logging.getLogger("google_adk.google.adk.agents._agent_router")
+    if not any(isinstance(f, _SharedSessionNoise) for f in logger.filters):
+        logger.addFilter(_SharedSessionNoise())
+
+
+_install_noise_filter()
+
+
+@dataclass(frozen=True)
+class UserAgentAnswer:
+    """What one user agent said in answer to one prompt.
+
+    Attributes:
+        agent_name: The user agent.
+        output: Its structured output if it has one, else its last text.
+        text: Its last text.
+        stop: Whether it asked to end the conversation.
+        state_changes: `with_state_change` changes from its tool results, in order.
+        session: The shared user-agent session after it answered.
+    """
+
+    agent_name: str
+    output: Any
+    text: str
+    stop: bool
+    session: Session
+    state_changes: list[Mapping[str, Mapping[str, Any]]] = field(default_factory=list)
+
+
+def _text(event: Event) -> str:
+    if event.content is None or not event.content.parts:
+        return ""
+    return "".join(p.text for p in event.content.parts if p.text and not p.thought)
+
+
+class UserAgentRunner:
+    """One ADK runner per distinct user agent, all on one shared session."""
+
+    def __init__(self, user_agents: UserAgents) -> None:
+        agents: list[BaseAgent] = []
+        for agent in [user_agents.loop, *user_agents.tools.values()]:
+            if agent is not None and not any(agent is known for known in agents):
+                agents.append(agent)
+        names: dict[str, BaseAgent] = {}
+        for agent in agents:
+            if agent.name in names:
+                raise EvalSetupError(
+                    f"two different user agents are named `{agent.name}`; they share one "
+                    "session, so give each a distinct name"
+                )
+            names[agent.name] = agent
+        self.session_service = InMemorySessionService()
+        self._runners = {
+            id(agent): Runner(
+                app=App(name=USER_APP_NAME, root_agent=agent, plugins=[StateChangeCollector()]),
+                session_service=self.session_service,
+            )
+            for agent in agents
+        }
+        self._session_id: str | None = None
+
+    async def start(self) -> None:
+        """Creates the shared user-agent session."""
+        session = await self.session_service.create_session(
+            app_name=USER_APP_NAME, user_id=DEFAULT_USER_ID
+        )
+        self._session_id = session.id
+
+    async def session(self) -> Session:
+        """A fresh copy of the shared session."""
+        assert self._session_id is not None, "call start() first"
+        session = await self.session_service.get_session(
+            app_name=USER_APP_NAME, user_id=DEFAULT_USER_ID, session_id=self._session_id
+        )
+        assert session is not None
+        return session
+
+    async def events(self) -> Sequence[Event]:
+        """The shared session's events (empty before `start`)."""
+        if self._session_id is None:
+            return ()
+        return tuple((await self.session()).events)
+
+    async def answer(self, agent: BaseAgent, prompt: str, yield_info: YieldInfo) -> UserAgentAnswer:
+        """Runs `agent` on `prompt` and returns its answer and state changes.
+
+        Raises:
+            EvalUserAgentError: The agent raised, or its output does not fit its
+                `output_schema`.
+        """
+        assert self._session_id is not None, "call start() first"
+        runner = self._runners[id(agent)]
+        sink, sink_token = collect_state_changes()
+        yield_token = CURRENT_YIELD.set(yield_info)
+        quiet_token = _IN_USER_AGENT_RUN.set(True)
+        events: list[Event] = []
+        try:
+            async with aclosing(
+                runner.run_async(
+                    user_id=DEFAULT_USER_ID,
+                    session_id=self._session_id,
+                    new_message=as_user_content(prompt),
+                )
+            ) as stream:
+                async for event in stream:
+                    events.append(event)
+        except EvalUserAgentError:
+            raise
+        except Exception as error:
+            cause = error.__cause__ if isinstance(error.__cause__, EvalUserAgentError) else None
+            if cause is not None:
+                raise cause from None
+            raise EvalUserAgentError(
+                f"User agent `{agent.name}` failed while answering {_what(yield_info)}: "
+                f"{type(error).__name__}: {error}"
+            ) from error
+        finally:
+            _IN_USER_AGENT_RUN.reset(quiet_token)
+            CURRENT_YIELD.reset(yield_token)
+            stop_collecting(sink_token)
+        output, text = _output_of(agent, events, yield_info)
+        return UserAgentAnswer(
+            agent_name=agent.name,
+            output=output,
+            text=text,
+            stop=is_stop_signal(text),
+            state_changes=list(sink),
+            session=await self.session(),
+        )
+
+    async def close(self) -> None:
+        """Closes every runner."""
+        for runner in self._runners.values():
+            await runner.close()
+
+
+def _what(info: YieldInfo) -> str:
+    if info.type == "tool":
+        return f"tool `{info.tool_name}` (call {info.call_id})"
+    return "a loop yield"
+
+
+def _output_of(agent: BaseAgent, events: Sequence[Event], info: YieldInfo) -> tuple[Any, str]:
+    """Structured output if the agent produced one, else its last text."""
+    for event in reversed(events):
+        if event.author == "user" or event.partial:
+            continue
+        if event.output is not None:
+            return event.output, _text(event)
+        text = _text(event)
+        if not text:
+            continue
+        schema = agent.output_schema if isinstance(agent, LlmAgent) else None
+        if schema is not None and not is_stop_signal(text):
+            return _parse_structured(agent.name, schema, text, info), text
+        return text, text
+    return "", ""
+
+
+def _parse_structured(agent_name: str, schema: Any, text: str, info: YieldInfo) -> Any:
+    try:
+        if isinstance(schema, type) and issubclass(schema, BaseModel):
+            return schema.model_validate_json(text).model_dump(mode="json")
+        return json.loads(text)
+    except (ValidationError, ValueError) as error:
+        raise EvalUserAgentError(
+            f"User agent `{agent_name}` has an output_schema but its answer to "
+            f"{_what(info)} does not fit it: {error}\nAnswer was: {text!r}"
+        ) from error

@@ -1,0 +1,54 @@
+"""event_count_metric: counts typed trace items and asserts on the count."""
+
+from __future__ import annotations
+
+import pytest
+
+from adk_eval import EvalTrace
+from adk_eval.metrics import event_count_metric
+from adk_eval.testing import function_response_event, text_event, tool_call_event, user_event
+
+EVENTS = [
+    user_event("hi"),
+    tool_call_event("c", "ask", {"q": 1}, call_id="1", long_running=True),
+    function_response_event("user", "ask", {"a": 1}, call_id="1"),
+    tool_call_event("c", "ask", {"q": 2}, call_id="2", long_running=True),
+    function_response_event("user", "ask", {"a": 2}, call_id="2"),
+    tool_call_event("c", "read", {"id": "p"}, call_id="3"),
+    text_event("c", "done"),
+]
+
+
+async def test_counts_filtered_tool_calls_like_the_seed():
+    metric = event_count_metric(
+        "efficient_triage",
+        "tool_call",
+        filter=lambda e: e.name == "ask",
+        assertion=lambda n: n <= 5,
+    )
+    result = await metric.evaluate(EvalTrace(events=EVENTS))
+    assert result.passed
+    assert result.value == 2
+    assert result.evidence == ["2 tool_call (filtered)"]
+
+
+async def test_fails_when_the_count_assertion_fails():
+    metric = event_count_metric("one_call", "tool_call", assertion=lambda n: n == 1)
+    result = await metric.evaluate(EvalTrace(events=EVENTS))
+    assert not result.passed
+    assert result.value == 3
+
+
+async def test_async_assertion_and_message_kinds():
+    async def exactly_one(n):
+        return n == 1
+
+    metric = event_count_metric("replies", "agent_message", assertion=exactly_one)
+    assert (await metric.evaluate(EvalTrace(events=EVENTS))).passed
+
+
+def test_bad_event_type_and_missing_assertion():
+    with pytest.raises(ValueError, match="event_type must be one of"):
+        event_count_metric("m", "tool_calls", assertion=lambda n: True)
+    with pytest.raises(ValueError, match="needs an `assertion`"):
+        event_count_metric("m", "tool_call")

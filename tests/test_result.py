@@ -1,0 +1,61 @@
+"""EvalResult: status helpers, token sums and a readable explanation."""
+
+from __future__ import annotations
+
+from google.adk.agents import LlmAgent
+from google.adk.events import Event
+from google.genai import types
+
+from adk_eval import EvalCase, ScriptedUserAgent, TerminateWhen, TokenUsage, UserAgents, run_eval
+from adk_eval.metrics import event_count_metric, state_metric
+from adk_eval.testing import ScriptedLlm
+
+
+def test_token_usage_sums_usage_metadata():
+    events = [
+        Event(
+            author="a",
+            usage_metadata=types.GenerateContentResponseUsageMetadata(
+                prompt_token_count=10, candidates_token_count=2, total_token_count=12
+            ),
+        ),
+        Event(author="a"),
+        Event(
+            author="a",
+            usage_metadata=types.GenerateContentResponseUsageMetadata(
+                prompt_token_count=5, candidates_token_count=1
+            ),
+        ),
+    ]
+    assert TokenUsage.from_events(events) == TokenUsage(15, 3, 18)
+
+
+async def test_explain_shows_status_failed_metrics_reason_and_last_turns():
+    agent = LlmAgent(
+        name="clinician", model=ScriptedLlm(responder=lambda r: "Please rest at home.")
+    )
+    result = await run_eval(
+        EvalCase(
+            name="should-escalate",
+            agent=agent,
+            first_message="crushing chest pain",
+            user_agents=UserAgents(
+                loop=ScriptedUserAgent(name="patient", step=lambda c: "still hurts")
+            ),
+            terminate_when=TerminateWhen(max_turns=2),
+            metrics=[
+                state_metric("escalated", "session", "escalation", lambda v: v["level"] == "999"),
+                event_count_metric("replied", "agent_message", assertion=lambda n: n > 0),
+            ],
+        )
+    )
+
+    text = result.explain()
+    assert result.status == "terminated"
+    assert text.splitlines()[0].startswith("EvalCase `should-escalate`: TERMINATED after 2 turn(s)")
+    assert "stopped by max_turns: 2 turns reached the limit of 2" in text
+    assert "[FAIL] escalated" in text
+    assert "`session.escalation` is not set in the final state" in text
+    assert "[PASS] replied" in text
+    assert "clinician: Please rest at home." in text
+    assert "user: still hurts" in text

@@ -1,0 +1,87 @@
+"""EvalRunner on its own: an ADK Runner whose every tool call is checked."""
+
+from __future__ import annotations
+
+import pytest
+from google.adk.agents import LlmAgent
+from google.adk.apps import App
+from google.adk.plugins.base_plugin import BasePlugin
+
+from adk_eval import EvalRunner, EvalToolError, ToolMock
+from adk_eval.testing import ScriptedLlm, tool_call
+
+
+def lookup(q: str) -> dict:
+    """Looks something up."""
+    return {"real": q}
+
+
+def delete_all() -> dict:
+    """Deletes everything."""
+    raise AssertionError("must never run")
+
+
+async def collect(runner, session_id, message):
+    return [event async for event in runner.run_async(session_id=session_id, new_message=message)]
+
+
+async def test_runs_an_agent_with_mocks_and_passthrough():
+    agent = LlmAgent(
+        name="a",
+        model=ScriptedLlm([[tool_call("lookup", {"q": "x"})], "found"]),
+        tools=[lookup],
+    )
+    runner = EvalRunner(agent, {"lookup": lookup})
+    session = await runner.create_session({"patient": {"age": 1}})
+    events = await collect(runner, session.id, "hello")
+    assert events[-1].content.parts[0].text == "found"
+    assert (await runner.get_session(session.id)).state == {"patient:age": 1}
+    await runner.close()
+
+
+async def test_unmocked_tool_raises_the_eval_tool_error_itself():
+    agent = LlmAgent(name="a", model=ScriptedLlm([tool_call("delete_all")]), tools=[delete_all])
+    runner = EvalRunner(agent, {})
+    session = await runner.create_session()
+    with pytest.raises(EvalToolError, match="Tool `delete_all` was called during eval"):
+        await collect(runner, session.id, "go")
+
+
+async def test_app_plugins_run_after_interception():
+    seen = []
+
+    class Audit(BasePlugin):
+        async def before_tool_callback(self, *, tool, tool_args, tool_context):
+            seen.append(tool.name)
+
+    agent = LlmAgent(
+        name="a", model=ScriptedLlm([tool_call("lookup", {"q": "y"}), "ok"]), tools=[lookup]
+    )
+    app = App(name="my_app", root_agent=agent, plugins=[Audit(name="audit")])
+    runner = EvalRunner(app, {"lookup": ToolMock.returning({"mock": True})})
+    session = await runner.create_session()
+    await collect(runner, session.id, "hi")
+    # the mock answered first, so the app's plugin was never asked about the call
+    assert seen == []
+    assert runner.app_name == "my_app"
+
+
+async def test_apply_state_delta_is_invisible_to_the_model_but_visible_in_state():
+    requests = []
+
+    def respond(request):
+        requests.append(request)
+        return "ok"
+
+    runner = EvalRunner(LlmAgent(name="a", model=ScriptedLlm(responder=respond)), {})
+    session = await runner.create_session()
+    await runner.apply_state_delta(session.id, {"patient:flag": True}, source="test")
+    await collect(runner, session.id, "hi")
+    assert (await runner.get_session(session.id)).state["patient:flag"] is True
+    assert [c.role for c in requests[0].contents] == ["user"]
+
+
+async def test_run_before_create_session_is_refused():
+    runner = EvalRunner(LlmAgent(name="a", model=ScriptedLlm(["x"])), {})
+    with pytest.raises(RuntimeError, match="create_session"):
+        await collect(runner, "nope", "hi")
