@@ -102,3 +102,12 @@ async def test_a_bridge_returning_a_non_string_prompt_is_a_user_agent_error():
     assert result.status == "error"
     assert result.error.phase == "user_agent"
     assert "format_prompt must return a str, got int" in result.error.message
+
+
+def test_with_state_change_rejects_changes_that_are_not_scoped():
+    import pytest
+
+    from adk_eval import EvalSetupError, with_state_change
+
+    with pytest.raises(EvalSetupError, match=r"with_state_change changes\['patient'\]"):
+        with_state_change({"ok": True}, {"patient": ["hypertension"]})

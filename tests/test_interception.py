@@ -406,3 +406,40 @@ async def test_mocked_tool_that_requires_confirmation_keeps_the_confirmation_ste
     responses = [c.response for c in rejected.trace.tool_calls if c.name == "transfer"]
     assert responses == [{"error": "This tool call is rejected."}]
     assert tool_log.calls == []
+
+
+async def test_long_running_tool_inside_an_agent_tool_fails_closed(tool_log):
+    _, _, _, ask = make_tools(tool_log)
+    inner = LlmAgent(
+        name="interviewer",
+        model=ScriptedLlm([tool_call("ask", {"question": "q"}), "asked"]),
+        tools=[LongRunningFunctionTool(ask)],
+    )
+    root = LlmAgent(
+        name="front_desk",
+        model=ScriptedLlm([tool_call("interviewer", {"request": "interview"}), "done"]),
+        tools=[AgentTool(inner)],
+    )
+    patient = ScriptedUserAgent(name="p", script=["answer"])
+
+    result = await run_eval(case_for(root, user_agents=UserAgents(tools={"ask": patient})))
+
+    assert result.status == "error"
+    assert "Long-running tool `ask` was called by agent `interviewer` inside an AgentTool" in (
+        result.error.message
+    )
+    assert tool_log.calls == []
+
+
+def test_workflow_root_fails_closed():
+    from google.adk.apps import App
+    from google.adk.workflow import Workflow
+
+    def step(text: str) -> str:
+        return text
+
+    app = App(name="wf_app", root_agent=Workflow(name="wf", edges=[("START", step)]))
+    with pytest.raises(
+        EvalSetupError, match="Workflow nodes run code outside ADK's tool callbacks"
+    ):
+        case_for(app)

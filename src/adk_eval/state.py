@@ -64,12 +64,15 @@ def _split_key(flat_key: str) -> tuple[str, str]:
     return SESSION, flat_key
 
 
-def flatten_state(scoped: Mapping[str, Any], *, what: str = "initial_state") -> dict[str, Any]:
-    """Turns a scoped view into ADK's flat, prefixed state dict (values deep-copied).
+def flatten_state(
+    scoped: Mapping[str, Any], *, what: str = "initial_state", deep_copy: bool = True
+) -> dict[str, Any]:
+    """Turns a scoped view into ADK's flat, prefixed state dict.
 
     Args:
         scoped: ``{scope: {key: value}}``.
         what: Name of the argument, used in error messages.
+        deep_copy: Copy the values (so the caller's dicts are never shared).
 
     Raises:
         EvalSetupError: If `scoped` is not a mapping of scope names to mappings.
@@ -87,7 +90,7 @@ def flatten_state(scoped: Mapping[str, Any], *, what: str = "initial_state") -> 
                 f"write {{{scope!r}: {{'key': value}}}}"
             )
         for key, value in values.items():
-            flat[state_key(scope, key)] = copy.deepcopy(value)
+            flat[state_key(scope, key)] = copy.deepcopy(value) if deep_copy else value
     return flat
 
 
@@ -172,21 +175,7 @@ def flatten_changes(scoped: Mapping[str, Any]) -> dict[str, Any]:
     Raises:
         EvalSetupError: If `scoped` is not ``{scope: {key: value}}``.
     """
-    if not isinstance(scoped, Mapping):
-        raise EvalSetupError(
-            "state changes must map scope names to dicts, like "
-            f"{{'patient': {{'key': value}}}}, got {scoped!r}"
-        )
-    flat: dict[str, Any] = {}
-    for scope, values in scoped.items():
-        if not isinstance(values, Mapping):
-            raise EvalSetupError(
-                f"state changes for scope {scope!r} must be a dict of keys to values, "
-                f"got {values!r}"
-            )
-        for key, value in values.items():
-            flat[state_key(scope, key)] = value
-    return flat
+    return flatten_state(scoped, what="with_state_change changes", deep_copy=False)
 
 
 class ScopedState:
