@@ -1,11 +1,14 @@
 """The public API is exactly the documented names (STYLE.md rule 1)."""
 
+import subprocess
+import sys
+
 import adk_eval
 import adk_eval.metrics
 import adk_eval.testing
 
 DOCUMENTED_ROOT = {
-    # DESIGN.md's public names (run_eval_suite/EvalSuiteResult arrive with suites)
+    # DESIGN.md's public names
     "EvalCase",
     "UserAgents",
     "TerminateWhen",
@@ -16,7 +19,9 @@ DOCUMENTED_ROOT = {
     "with_state_change",
     "EvalRunner",
     "run_eval",
+    "run_eval_suite",
     "EvalResult",
+    "EvalSuiteResult",
     "ScriptedUserAgent",
     "EvalToolError",
     "EvalUserAgentError",
@@ -32,11 +37,23 @@ DOCUMENTED_ROOT = {
     "AdkEvalError",
     "EvalSetupError",
     "EvalRunError",
+    "CaseStats",
+    "score_session",
 }
 
 
 def test_root_exports_exactly_the_documented_names():
     assert set(adk_eval.__all__) == DOCUMENTED_ROOT
+
+
+def test_lazy_exports_map_every_public_name():
+    assert set(adk_eval._EXPORTS) == set(adk_eval.__all__)
+
+
+def test_importing_the_package_does_not_import_adk():
+    code = "import sys, adk_eval, adk_eval.pytest_plugin; print('google.adk' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
 
 
 def test_every_exported_name_exists():
@@ -46,9 +63,16 @@ def test_every_exported_name_exists():
 
 
 def test_metrics_exports():
-    assert {"Metric", "MetricResult", "state_metric", "event_count_metric"} <= set(
-        adk_eval.metrics.__all__
-    )
+    assert {
+        "Metric",
+        "MetricResult",
+        "state_metric",
+        "event_count_metric",
+        "llm_judge",
+        "trajectory_match",
+        "state_query",
+        "score_session",
+    } <= set(adk_eval.metrics.__all__)
 
 
 def test_testing_exports_scripted_llm():

@@ -129,6 +129,10 @@ class EvalCase:
         metrics: Scored on the event trace after the run.
         description: What the case checks, for people reading reports.
         clock: Fixes `MockToolContext.now()`: a datetime, or a function returning one.
+        xfail: Why this case is expected not to pass. Its result keeps its real
+            status, but suites count a ``failed`` or ``terminated`` run as
+            expected; a run that passes anyway fails the suite (strict), so a
+            fixed gap is noticed. Errors still count as errors.
     """
 
     name: str
@@ -142,6 +146,7 @@ class EvalCase:
     metrics: Sequence[Metric] = field(default_factory=list)
     description: str | None = None
     clock: datetime | Clock | None = None
+    xfail: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():

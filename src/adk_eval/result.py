@@ -98,6 +98,8 @@ class EvalResult:
         user_agent_events: The shared user-agent session's events.
         user_agent_token_usage: Tokens of the user agents' model calls.
         description: The case's description.
+        xfail: The case's reason for being expected not to pass, if any.
+        attempt: Which repetition of the case this is (0 when not repeated).
     """
 
     name: str
@@ -114,11 +116,27 @@ class EvalResult:
     user_agent_events: Sequence[Event] = ()
     user_agent_token_usage: TokenUsage = field(default_factory=TokenUsage)
     description: str | None = None
+    xfail: str | None = None
+    attempt: int = 0
 
     @property
     def passed(self) -> bool:
         """Whether the status is ``passed``."""
         return self.status == "passed"
+
+    @property
+    def outcome(self) -> Literal["passed", "failed", "error", "terminated", "xfailed", "xpassed"]:
+        """The status as a suite counts it: an `xfail` case ``xfailed`` or ``xpassed``."""
+        if self.xfail is not None and self.status in ("failed", "terminated"):
+            return "xfailed"
+        if self.xfail is not None and self.status == "passed":
+            return "xpassed"
+        return self.status
+
+    @property
+    def ok(self) -> bool:
+        """Whether this run leaves a suite green (passed, or failed as expected)."""
+        return self.outcome in ("passed", "xfailed")
 
     @property
     def failed_metrics(self) -> dict[str, MetricResult]:
@@ -141,6 +159,10 @@ class EvalResult:
             f"EvalCase `{self.name}`: {self.status.upper()} after {self.turns} turn(s), "
             f"{self.duration_ms / 1000:.2f}s"
         ]
+        if self.outcome == "xfailed":
+            lines.append(f"expected not to pass (xfail): {self.xfail}")
+        elif self.outcome == "xpassed":
+            lines.append(f"passed although marked xfail (remove the marker?): {self.xfail}")
         if self.error is not None:
             lines.append(f"error in {self.error.phase} ({self.error.type}):")
             lines.extend("  " + line for line in self.error.message.splitlines())

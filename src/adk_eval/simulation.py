@@ -31,11 +31,11 @@ from google.adk.events import Event
 from google.genai import types
 from mongoquery import Query
 
-from ._callables import maybe_await
 from .bridge import Bridge, YieldInfo
 from .case import EvalCase
 from .errors import EvalRunError, EvalUserAgentError
-from .metrics.types import Metric, MetricResult
+from .metrics.scoring import MetricFailure, score_trace
+from .metrics.types import MetricResult
 from .result import ErrorPhase, EvalErrorInfo, EvalResult, EvalStatus, TokenUsage
 from .runner import EvalRunner
 from .state import merge_changes, scoped_view
@@ -135,7 +135,8 @@ class _Simulation:
                 user_agent_events=tuple(user_events),
                 case_name=case.name,
             )
-            metrics, metric_error = await _score(case.metrics, trace)
+            metrics, failures = await score_trace(case.metrics, trace)
+            metric_error = _metric_error(failures[0]) if failures else None
         finally:
             with anyio.CancelScope(shield=True):
                 await system.close()
@@ -156,6 +157,7 @@ class _Simulation:
             user_agent_events=trace.user_agent_events,
             user_agent_token_usage=TokenUsage.from_events(user_events),
             description=case.description,
+            xfail=case.xfail,
         )
 
     def _status(self, error: EvalErrorInfo | None, metrics: dict[str, MetricResult]) -> EvalStatus:
@@ -378,37 +380,10 @@ def _bridge_error(error: BaseException) -> BaseException:
     return EvalUserAgentError(f"the bridge raised {type(error).__name__}: {error}")
 
 
-async def _score(
-    metrics: Sequence[Metric], trace: EvalTrace
-) -> tuple[dict[str, MetricResult], EvalErrorInfo | None]:
-    results: dict[str, MetricResult] = {}
-    failures: list[tuple[str, Exception]] = []
-
-    async def score_one(metric: Metric) -> None:
-        try:
-            result = await maybe_await(metric.evaluate(trace))
-            if not isinstance(result, MetricResult):
-                raise TypeError(f"evaluate() must return a MetricResult, got {result!r}")
-        except Exception as error:
-            failures.append((metric.name, error))
-            result = MetricResult(
-                passed=False,
-                error=f"{type(error).__name__}: {error}",
-                evidence=[f"the metric raised {type(error).__name__}: {error}"],
-            )
-        results[metric.name] = result
-
-    async with anyio.create_task_group() as group:
-        for metric in metrics:
-            group.start_soon(score_one, metric)
-    ordered = {metric.name: results[metric.name] for metric in metrics}
-    if not failures:
-        return ordered, None
-    name, first = failures[0]
-    info = EvalErrorInfo(
+def _metric_error(failure: MetricFailure) -> EvalErrorInfo:
+    return EvalErrorInfo(
         phase="metric",
-        message=f"metric `{name}` raised {type(first).__name__}: {first}",
-        type=type(first).__name__,
-        exception=first,
+        message=str(failure),
+        type=type(failure.error).__name__,
+        exception=failure.error,
     )
-    return ordered, info

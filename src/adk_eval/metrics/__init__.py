@@ -2,15 +2,22 @@
 
 Built-in metrics, by what they read:
 
-* state: `state_metric` (one value of the final state)
-* events: `event_count_metric` (how many tool calls, messages, ... of a kind)
+* state: `state_metric` (one value of the final state), `state_query` (a
+  MongoDB-style query over the final state)
+* events: `event_count_metric` (how many tool calls, messages, ... of a kind),
+  `trajectory_match` (the tool calls against an expected list or an ADK golden)
+* judgement: `llm_judge` (a model reads the transcript and gives a verdict)
 
 Write your own: any object with a `name` and ``evaluate(trace) -> MetricResult``
-(sync or async) is a `Metric`.
+(sync or async) is a `Metric`. `score_session` scores a stored ADK session.
 """
 
 from .events import EventCountMetric, event_count_metric
+from .judge import LlmJudge, llm_judge
+from .query import StateQueryMetric, state_query
+from .scoring import score_session, score_trace
 from .state import StateMetric, state_metric
+from .trajectory import ExpectedCall, TrajectoryMetric, expected_calls_from, trajectory_match
 from .types import Metric, MetricResult
 
 __all__ = [
@@ -20,7 +27,19 @@ __all__ = [
     # state
     "StateMetric",
     "state_metric",
+    "StateQueryMetric",
+    "state_query",
     # events
     "EventCountMetric",
     "event_count_metric",
+    "ExpectedCall",
+    "TrajectoryMetric",
+    "expected_calls_from",
+    "trajectory_match",
+    # judgement
+    "LlmJudge",
+    "llm_judge",
+    # scoring traces and stored sessions
+    "score_session",
+    "score_trace",
 ]

@@ -1,0 +1,262 @@
+"""The `adk-eval` command: ``run``, ``list``, ``compare`` and ``runs``.
+
+Exit codes: 0 the suite passed (or reached ``--fail-under``), 1 it did not,
+2 a usage or discovery error (one line on stderr), 5 no case was selected,
+130 interrupted (Ctrl-C; what finished is printed).
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import anyio
+import click
+from rich.console import Console
+
+from . import __version__
+from .cli_output import LiveProgress, comparison_table, runs_table, suite_table, summary_line
+from .discovery import DiscoveredCase, DiscoveryError, discover, filter_cases
+from .errors import AdkEvalError
+from .reporting.compare import compare_reports
+from .reporting.json_report import suite_report
+from .reporting.junit import write_junit_xml
+from .reporting.store import DEFAULT_DB_PATH, RunStore
+from .result import EvalResult
+from .suite import DEFAULT_MAX_CONCURRENCY, EvalSuiteResult, run_eval_suite
+
+__all__ = ["main"]
+
+EXIT_FAILED, EXIT_USAGE, EXIT_NO_CASES, EXIT_INTERRUPTED = 1, 2, 5, 130
+
+
+def _fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    Console(stderr=True).print(f"[bold red]adk-eval: error:[/] {message}", highlight=False)
+    sys.exit(code)
+
+
+def _discover(paths: tuple[str, ...], keyword: str | None) -> list[DiscoveredCase]:
+    try:
+        found = discover(paths)
+        selected = filter_cases(found, keyword)
+    except DiscoveryError as error:
+        _fail(str(error))
+    if not selected:
+        names = ", ".join(f.case.name for f in found)
+        _fail(f"no case matches -k {keyword!r} (found: {names})", EXIT_NO_CASES)
+    return selected
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="adk-eval")
+def main() -> None:
+    """Evaluate Google ADK agents by simulation."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("-k", "keyword", metavar="EXPR", help="Only cases whose name matches (pytest-style).")
+@click.option(
+    "--repeat", type=click.IntRange(min=1), default=1, show_default=True, help="Runs per case."
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_CONCURRENCY,
+    show_default=True,
+    help="Runs in flight at once.",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the JSON report here.",
+)
+@click.option(
+    "--junit-xml",
+    "junit_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write JUnit XML here.",
+)
+@click.option(
+    "--fail-under",
+    type=click.FloatRange(0, 1),
+    help="Succeed when the pass rate (0-1) reaches this, instead of requiring every run to pass.",
+)
+@click.option(
+    "-x", "--stop-on-first-failure", is_flag=True, help="Cancel the rest at the first failure."
+)
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=DEFAULT_DB_PATH,
+    envvar="ADK_EVAL_DB",
+    show_default=True,
+    help="SQLite file the run is appended to.",
+)
+@click.option("--no-store", is_flag=True, help="Do not append the run to the database.")
+@click.option(
+    "-v", "--verbose", is_flag=True, help="Explain every run, not only those that did not pass."
+)
+def run(
+    paths: tuple[str, ...],
+    keyword: str | None,
+    repeat: int,
+    concurrency: int,
+    json_path: Path | None,
+    junit_path: Path | None,
+    fail_under: float | None,
+    stop_on_first_failure: bool,
+    db: Path,
+    no_store: bool,
+    verbose: bool,
+) -> None:
+    """Run the eval cases found in PATHS (files, folders or modules)."""
+    console = Console(highlight=False)
+    selected = _discover(paths, keyword)
+    cases = [found.case for found in selected]
+    total = len(cases) * repeat
+    console.print(
+        f"adk-eval {__version__}: {len(cases)} case(s)"
+        + (f" x {repeat} repeats" if repeat > 1 else "")
+        + f" from {', '.join(paths)} (concurrency {concurrency})"
+    )
+    finished: list[EvalResult] = []
+
+    async def run_suite() -> EvalSuiteResult:
+        with LiveProgress(console, total) as progress:
+
+            def on_result(result: EvalResult) -> None:
+                finished.append(result)
+                progress.finished(result)
+
+            return await run_eval_suite(
+                cases,
+                max_concurrency=concurrency,
+                stop_on_first_failure=stop_on_first_failure,
+                repeat=repeat,
+                on_result=on_result,
+            )
+
+    try:
+        suite = anyio.run(run_suite)
+    except KeyboardInterrupt:
+        console.print(f"[bold yellow]Interrupted:[/] {len(finished)} of {total} runs finished")
+        for result in finished:
+            console.print(f"  {result.outcome.upper():10} {result.name}")
+        sys.exit(EXIT_INTERRUPTED)
+    except AdkEvalError as error:
+        _fail(str(error))
+
+    console.print(suite_table(suite))
+    for result in suite.results:
+        if verbose or not result.ok:
+            console.print()
+            console.print(result.explain(), markup=False)
+    console.print()
+    console.print(summary_line(suite))
+    _write_reports(console, suite, json_path, junit_path, db if not no_store else None)
+    if fail_under is not None:
+        ok = suite.pass_rate >= fail_under and not suite.not_run
+        console.print(f"pass rate {suite.pass_rate:.0%} (required {fail_under:.0%})")
+    else:
+        ok = suite.passed
+    sys.exit(0 if ok else EXIT_FAILED)
+
+
+def _write_reports(
+    console: Console,
+    suite: EvalSuiteResult,
+    json_path: Path | None,
+    junit_path: Path | None,
+    db: Path | None,
+) -> None:
+    report = suite_report(suite)
+    if json_path is not None:
+        import json
+
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(report, indent=2))
+        console.print(f"JSON report: {json_path}")
+    if junit_path is not None:
+        write_junit_xml(suite, junit_path)
+        console.print(f"JUnit XML: {junit_path}")
+    if db is not None:
+        try:
+            run_id = RunStore(db).append(report, command=shlex.join(["adk-eval", *sys.argv[1:]]))
+        except AdkEvalError as error:
+            _fail(str(error))
+        console.print(f"stored as run {run_id} in {db} (compare runs: adk-eval compare)")
+
+
+@main.command("list")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("-k", "keyword", metavar="EXPR", help="Only cases whose name matches (pytest-style).")
+def list_cases(paths: tuple[str, ...], keyword: str | None) -> None:
+    """List the eval cases found in PATHS, without running them."""
+    from rich.table import Table
+
+    selected = _discover(paths, keyword)
+    table = Table(header_style="bold")
+    for column in ("Case", "Defined in", "Description"):
+        table.add_column(column)
+    for found in selected:
+        description = found.case.description or ""
+        if found.case.xfail:
+            description += f" [xfail: {found.case.xfail}]"
+        table.add_row(found.case.name, f"{found.source}:{found.attribute}", description)
+    console = Console(highlight=False)
+    console.print(table)
+    console.print(f"{len(selected)} case(s)")
+
+
+@main.command()
+@click.argument("run_a", type=int, required=False)
+@click.argument("run_b", type=int, required=False)
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=DEFAULT_DB_PATH,
+    envvar="ADK_EVAL_DB",
+    show_default=True,
+)
+@click.option("--fail-on-regression", is_flag=True, help="Exit 1 when a case regressed.")
+def compare(run_a: int | None, run_b: int | None, db: Path, fail_on_regression: bool) -> None:
+    """Compare two stored runs (default: the last two): regressions and improvements."""
+    store = RunStore(db)
+    try:
+        if run_a is None:
+            run_a, run_b = store.last_two()
+        elif run_b is None:
+            run_b = store.runs(1)[0].id
+        comparison = compare_reports(store.load(run_a), store.load(run_b))
+    except AdkEvalError as error:
+        _fail(str(error))
+    console = Console(highlight=False)
+    console.print(comparison_table(comparison, run_a, run_b))
+    counts = {
+        kind: len(comparison.of_kind(kind))
+        for kind in ("regression", "improvement", "unchanged", "added", "removed")
+    }
+    console.print(", ".join(f"{n} {kind}" for kind, n in counts.items() if n) or "no cases")
+    sys.exit(EXIT_FAILED if fail_on_regression and comparison.regressions else 0)
+
+
+@main.command()
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=DEFAULT_DB_PATH,
+    envvar="ADK_EVAL_DB",
+    show_default=True,
+)
+@click.option("-n", "limit", type=click.IntRange(min=1), default=20, show_default=True)
+def runs(db: Path, limit: int) -> None:
+    """List the stored runs, newest first."""
+    try:
+        stored = RunStore(db).runs(limit)
+    except AdkEvalError as error:
+        _fail(str(error))
+    Console(highlight=False).print(runs_table(stored))

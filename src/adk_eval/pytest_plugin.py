@@ -1,0 +1,151 @@
+"""The adk-eval pytest plugin (registered by entry point; opt-in; light to import).
+
+Nothing happens unless a test asks for the ``adk_eval`` fixture::
+
+    import pytest
+    from my_agent.evals import CASES
+
+    @pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
+    async def test_eval(adk_eval, case):
+        await adk_eval.check(case)
+
+`check` runs the case (``--adk-eval-repeat`` times, concurrently up to
+``--adk-eval-concurrency``), records the outcome in the test's properties (so it
+lands in pytest's own ``--junitxml`` report), and fails the test with a readable
+explanation: status, failed metrics with their evidence, the termination reason
+and the last turns. Per test, ``@pytest.mark.adk_eval(repeat=5, min_pass_rate=0.8)``
+overrides the options.
+
+Without the plugin, the canonical test is ``result = await run_eval(case)``
+followed by ``assert result.passed, result.explain()``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from .case import EvalCase
+    from .suite import EvalSuiteResult
+
+__all__ = ["EvalChecker"]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Adds the ``--adk-eval-*`` options."""
+    group = parser.getgroup("adk-eval", "adk-eval: evaluating ADK agents by simulation")
+    group.addoption(
+        "--adk-eval-repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run every case checked by the adk_eval fixture N times (default 1)",
+    )
+    group.addoption(
+        "--adk-eval-concurrency",
+        type=int,
+        default=None,
+        metavar="N",
+        help="runs of one case in flight at once (default 8)",
+    )
+    group.addoption(
+        "--adk-eval-min-pass-rate",
+        type=float,
+        default=1.0,
+        metavar="RATE",
+        help="pass rate (0-1) a repeated case needs (default 1.0: every run passes)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Registers the ``adk_eval`` marker."""
+    config.addinivalue_line(
+        "markers",
+        "adk_eval(repeat=None, min_pass_rate=None, concurrency=None): settings for the "
+        "adk_eval fixture in this test",
+    )
+
+
+class EvalChecker:
+    """What the ``adk_eval`` fixture gives a test."""
+
+    def __init__(
+        self, node: pytest.Item, repeat: int, concurrency: int | None, min_pass_rate: float
+    ):
+        self._node = node
+        self.repeat = repeat
+        self.concurrency = concurrency
+        self.min_pass_rate = min_pass_rate
+
+    async def run(self, case: EvalCase) -> EvalSuiteResult:
+        """Runs `case` `repeat` times and records the outcome in the test's properties."""
+        from .suite import run_eval_suite
+
+        suite = await run_eval_suite([case], max_concurrency=self.concurrency, repeat=self.repeat)
+        self._record(suite)
+        return suite
+
+    async def check(self, case: EvalCase) -> EvalSuiteResult:
+        """Runs `case` and fails the test, with an explanation, unless it passes."""
+        suite = await self.run(case)
+        if not self._ok(suite):
+            pytest.fail(self._explain(case, suite), pytrace=False)
+        return suite
+
+    def _ok(self, suite: EvalSuiteResult) -> bool:
+        if self.min_pass_rate >= 1.0 or self.repeat == 1:
+            return suite.passed
+        return not suite.not_run and suite.pass_rate >= self.min_pass_rate
+
+    def _explain(self, case: EvalCase, suite: EvalSuiteResult) -> str:
+        if self.repeat == 1 and suite.results:
+            return suite.results[0].explain()
+        stats = suite.cases[0]
+        head = (
+            f"EvalCase `{case.name}`: {stats.passes}/{len(stats.runs)} runs passed "
+            f"(pass rate {stats.pass_rate:.0%}, required {self.min_pass_rate:.0%}); {stats.label}"
+        )
+        failing = [result.explain() for result in suite.results if not result.ok]
+        return "\n\n".join([head, *failing])
+
+    def _record(self, suite: EvalSuiteResult) -> None:
+        properties: list[tuple[str, Any]] = [
+            ("adk_eval.pass_rate", f"{suite.pass_rate:.3f}"),
+            ("adk_eval.runs", len(suite.results)),
+        ]
+        for result in suite.results:
+            prefix = "adk_eval" if self.repeat == 1 else f"adk_eval[{result.attempt}]"
+            properties += [
+                (f"{prefix}.status", result.status),
+                (f"{prefix}.turns", result.turns),
+                (f"{prefix}.termination_reason", result.termination_reason or ""),
+                (f"{prefix}.tokens", result.token_usage.total_tokens),
+            ]
+            for name, metric in result.metrics.items():
+                score = "" if metric.score is None else f" {metric.score:g}"
+                properties.append(
+                    (f"{prefix}.metric.{name}", ("pass" if metric.passed else "fail") + score)
+                )
+        self._node.user_properties.extend(properties)
+
+
+@pytest.fixture
+def adk_eval(request: pytest.FixtureRequest) -> EvalChecker:
+    """Runs eval cases inside a test and fails it with a readable explanation."""
+    marker = request.node.get_closest_marker("adk_eval")
+    settings = dict(marker.kwargs) if marker else {}
+    config = request.config
+    repeat = settings.get("repeat") or config.getoption("adk_eval_repeat")
+    min_pass_rate = settings.get("min_pass_rate")
+    if min_pass_rate is None:
+        min_pass_rate = config.getoption("adk_eval_min_pass_rate")
+    concurrency = settings.get("concurrency") or config.getoption("adk_eval_concurrency")
+    if repeat < 1:
+        raise pytest.UsageError(f"--adk-eval-repeat must be >= 1, got {repeat}")
+    if not 0 <= min_pass_rate <= 1:
+        raise pytest.UsageError(
+            f"--adk-eval-min-pass-rate must be between 0 and 1, got {min_pass_rate}"
+        )
+    return EvalChecker(request.node, repeat, concurrency, min_pass_rate)

@@ -1,0 +1,256 @@
+"""run_eval_suite: concurrency, isolation, repeats, early stop, cancellation, xfail."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+import anyio
+import pytest
+from google.adk.agents import LlmAgent
+from google.adk.tools import ToolContext
+
+from adk_eval import EvalCase, EvalSetupError, ToolMock, run_eval_suite
+from adk_eval.metrics import state_metric
+from adk_eval.testing import ScriptedLlm, tool_call
+
+
+def simple_case(name: str, model: ScriptedLlm, **kwargs) -> EvalCase:
+    return EvalCase(name=name, agent=LlmAgent(name="a", model=model), first_message="hi", **kwargs)
+
+
+async def test_a_slow_case_does_not_serialise_the_others():
+    fast_done = anyio.Event()
+
+    async def slow(request):
+        with anyio.fail_after(3):  # completes only if the fast case runs meanwhile
+            await fast_done.wait()
+        return "slow done"
+
+    def fast(request):
+        fast_done.set()
+        return "fast done"
+
+    def cases():
+        return [
+            simple_case("slow", ScriptedLlm(responder=slow)),
+            simple_case("fast", ScriptedLlm(responder=fast)),
+        ]
+
+    parallel = await run_eval_suite(cases(), max_concurrency=2)
+    assert parallel.passed, parallel.explain()
+
+    fast_done = anyio.Event()
+    serial = await run_eval_suite(cases(), parallel=False)
+    assert [r.status for r in serial.results] == ["error", "passed"]
+    assert "TimeoutError" in serial.results[0].error.message
+
+
+async def test_fifty_concurrent_cases_sharing_one_agent_are_isolated():
+    def bump(tool_context: ToolContext) -> dict:
+        """Counts in user state (safe)."""
+        count = tool_context.state.get("user:count", 0) + 1
+        tool_context.state["user:count"] = count
+        return {"count": count}
+
+    agent = LlmAgent(
+        name="counter",
+        model=ScriptedLlm([tool_call("bump"), tool_call("bump"), "done"]),
+        tools=[bump],
+    )
+    cases = [
+        EvalCase(
+            name=f"case-{i}",
+            agent=agent,
+            first_message="go",
+            tool_mocks={"bump": bump},
+            initial_state={"user": {"count": i * 10}},
+            metrics=[state_metric("count", "user", "count", lambda v, i=i: v == i * 10 + 2)],
+        )
+        for i in range(50)
+    ]
+
+    suite = await run_eval_suite(cases, max_concurrency=50)
+
+    assert suite.passed, suite.explain()
+    assert suite.summary["passed"] == 50
+    assert [r.final_state["user"]["count"] for r in suite.results] == [
+        i * 10 + 2 for i in range(50)
+    ]
+
+
+async def test_repeat_reports_pass_hat_k_pass_at_k_and_stability():
+    attempts = itertools.count()
+
+    def escalate(tool_context: ToolContext) -> dict:
+        """Escalates (safe: state only)."""
+        tool_context.state["escalated"] = True
+        return {}
+
+    def flaky_model(request):
+        # the first model call of each run decides; every other run escalates
+        if not any(c.role == "model" for c in request.contents):
+            return tool_call("escalate") if next(attempts) % 2 == 0 else "no need"
+        return "ok"
+
+    escalated = state_metric("escalated", "session", "escalated", lambda v: v is True)
+
+    def case(name, model):
+        return EvalCase(
+            name=name,
+            agent=LlmAgent(name="a", model=model, tools=[escalate]),
+            first_message="hi",
+            tool_mocks={"escalate": escalate},
+            metrics=[escalated],
+        )
+
+    suite = await run_eval_suite(
+        [
+            case("always", ScriptedLlm([tool_call("escalate"), "ok"])),
+            case("never", ScriptedLlm(["no need"])),
+            case("flaky", ScriptedLlm(responder=flaky_model)),
+        ],
+        repeat=4,
+    )
+
+    stats = {s.name: s for s in suite.cases}
+    assert (stats["always"].pass_hat_k, stats["always"].pass_at_k, stats["always"].label) == (
+        True,
+        True,
+        "stable-pass",
+    )
+    assert (stats["never"].pass_hat_k, stats["never"].pass_at_k, stats["never"].label) == (
+        False,
+        False,
+        "stable-fail",
+    )
+    assert (stats["flaky"].pass_hat_k, stats["flaky"].pass_at_k, stats["flaky"].label) == (
+        False,
+        True,
+        "flaky",
+    )
+    assert stats["flaky"].pass_rate == 0.5
+    assert suite.summary == {
+        "total": 12,
+        "passed": 6,
+        "failed": 6,
+        "errors": 0,
+        "terminated": 0,
+        "xfailed": 0,
+        "xpassed": 0,
+        "not_run": 0,
+    }
+    assert sorted(r.attempt for r in suite.results if r.name == "flaky") == [0, 1, 2, 3]
+    assert suite.pass_rate == 0.5
+    assert not suite.passed
+
+
+async def test_stop_on_first_failure_cancels_the_rest_and_says_what_did_not_run():
+    hung_cancelled = []
+
+    async def hang(request):
+        try:
+            await anyio.sleep_forever()
+        finally:
+            hung_cancelled.append(True)
+
+    failing = EvalCase(
+        name="fails",
+        agent=LlmAgent(name="a", model=ScriptedLlm(["no"])),
+        first_message="hi",
+        metrics=[state_metric("x", "session", "x", lambda v: v == 1)],
+    )
+    before = set(asyncio.all_tasks())
+    suite = await run_eval_suite(
+        [
+            simple_case("slow-1", ScriptedLlm(responder=hang)),
+            failing,
+            simple_case("slow-2", ScriptedLlm(responder=hang)),
+            simple_case("queued", ScriptedLlm(["fine"])),
+        ],
+        max_concurrency=3,
+        stop_on_first_failure=True,
+    )
+
+    assert suite.stopped_early
+    assert [r.name for r in suite.results] == ["fails"]
+    assert suite.not_run == ["slow-1", "slow-2", "queued"]
+    assert suite.summary["not_run"] == 3
+    assert len(hung_cancelled) == 2
+    assert not suite.passed
+    await asyncio.sleep(0)
+    assert {t for t in asyncio.all_tasks() if t not in before} - {asyncio.current_task()} == set()
+
+
+async def test_cancelling_a_suite_leaves_no_tasks_and_reports_what_finished():
+    seen: list[str] = []
+    first_done = anyio.Event()
+
+    async def hang(request):
+        await anyio.sleep_forever()
+
+    def record(result):
+        seen.append(result.name)
+        first_done.set()
+
+    before = set(asyncio.all_tasks())
+    async with anyio.create_task_group() as group:
+        group.start_soon(
+            lambda: run_eval_suite(
+                [
+                    simple_case("quick", ScriptedLlm(["done"])),
+                    simple_case("stuck-1", ScriptedLlm(responder=hang)),
+                    simple_case("stuck-2", ScriptedLlm(responder=hang)),
+                ],
+                on_result=record,
+            )
+        )
+        await first_done.wait()
+        group.cancel_scope.cancel()  # what Ctrl-C does to the CLI's suite
+
+    assert seen == ["quick"]
+    await asyncio.sleep(0)
+    assert {t for t in asyncio.all_tasks() if t not in before} - {asyncio.current_task()} == set()
+
+
+async def test_a_misconfigured_case_is_a_setup_error_and_the_others_run():
+    bad = EvalCase(
+        name="bad-mock",
+        agent=LlmAgent(name="a", model=ScriptedLlm(["x"])),
+        first_message="hi",
+        tool_mocks={"nope": ToolMock.returning({})},
+    )
+    suite = await run_eval_suite([bad, simple_case("good", ScriptedLlm(["ok"]))])
+
+    bad_result, good_result = suite.results
+    assert bad_result.status == "error"
+    assert bad_result.error.phase == "setup"
+    assert "no tool by that name" in bad_result.error.message
+    assert good_result.passed
+
+
+async def test_duplicate_names_and_bad_settings_are_refused():
+    one = simple_case("same", ScriptedLlm(["x"]))
+    two = simple_case("same", ScriptedLlm(["x"]))
+    with pytest.raises(EvalSetupError, match="repeated: `same`"):
+        await run_eval_suite([one, two])
+    with pytest.raises(EvalSetupError, match="repeat must be >= 1"):
+        await run_eval_suite([one], repeat=0)
+    with pytest.raises(EvalSetupError, match="max_concurrency must be >= 1"):
+        await run_eval_suite([one], max_concurrency=0)
+
+
+async def test_xfail_cases_count_as_expected_and_strictly():
+    metric = state_metric("x", "session", "x", lambda v: v == 1)
+    fails = simple_case("known-gap", ScriptedLlm(["no"]), metrics=[metric], xfail="gap #12")
+    suite = await run_eval_suite([fails])
+    assert suite.results[0].status == "failed"
+    assert suite.results[0].outcome == "xfailed"
+    assert suite.summary["xfailed"] == 1
+    assert suite.passed
+    assert "expected not to pass (xfail): gap #12" in suite.results[0].explain()
+
+    passes = simple_case("fixed-gap", ScriptedLlm(["yes"]), xfail="gap #13")
+    suite = await run_eval_suite([passes])
+    assert suite.results[0].outcome == "xpassed"
+    assert not suite.passed
