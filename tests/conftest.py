@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+import textwrap
+from pathlib import Path
+
 import pytest
+
+pytest_plugins = ["pytester"]
 
 
 class ToolLog:
@@ -22,3 +28,36 @@ class ToolLog:
 @pytest.fixture
 def tool_log() -> ToolLog:
     return ToolLog()
+
+
+@pytest.fixture
+def isolated_imports(monkeypatch):
+    """Forgets modules and sys.path entries a test's discovery added."""
+    before = set(sys.modules)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    yield
+    for name in set(sys.modules) - before:
+        del sys.modules[name]
+
+
+CASE_HEADER = """
+from google.adk.agents import LlmAgent
+from adk_eval import EvalCase, ScriptedUserAgent, TerminateWhen, UserAgents
+from adk_eval.metrics import event_count_metric, state_metric
+from adk_eval.testing import ScriptedLlm, tool_call
+"""
+
+
+@pytest.fixture
+def write_evals(tmp_path, isolated_imports):
+    """Writes eval files (the common imports are prepended) and returns their folder."""
+
+    def write(files: dict[str, str]) -> Path:
+        for name, source in files.items():
+            path = tmp_path / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            body = textwrap.dedent(source)
+            path.write_text(body if name.endswith("__init__.py") else CASE_HEADER + body)
+        return tmp_path
+
+    return write

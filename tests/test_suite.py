@@ -254,3 +254,11 @@ async def test_xfail_cases_count_as_expected_and_strictly():
     suite = await run_eval_suite([passes])
     assert suite.results[0].outcome == "xpassed"
     assert not suite.passed
+
+
+async def test_a_callback_that_raises_stops_the_suite_with_its_own_error():
+    def explode(result):
+        raise RuntimeError("progress display broke")
+
+    with pytest.raises(RuntimeError, match="progress display broke"):
+        await run_eval_suite([simple_case("one", ScriptedLlm(["x"]))], on_result=explode)

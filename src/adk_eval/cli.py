@@ -33,8 +33,14 @@ EXIT_FAILED, EXIT_USAGE, EXIT_NO_CASES, EXIT_INTERRUPTED = 1, 2, 5, 130
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    Console(stderr=True).print(f"[bold red]adk-eval: error:[/] {message}", highlight=False)
+    click.secho("adk-eval: error: ", fg="red", bold=True, nl=False, err=True)
+    click.echo(" ".join(message.split()), err=True)
     sys.exit(code)
+
+
+def _console() -> Console:
+    # soft_wrap: plain lines are not broken at 80 columns in CI logs
+    return Console(highlight=False, soft_wrap=True)
 
 
 def _discover(paths: tuple[str, ...], keyword: str | None) -> list[DiscoveredCase]:
@@ -114,7 +120,7 @@ def run(
     verbose: bool,
 ) -> None:
     """Run the eval cases found in PATHS (files, folders or modules)."""
-    console = Console(highlight=False)
+    console = _console()
     selected = _discover(paths, keyword)
     cases = [found.case for found in selected]
     total = len(cases) * repeat
@@ -157,7 +163,12 @@ def run(
             console.print(result.explain(), markup=False)
     console.print()
     console.print(summary_line(suite))
-    _write_reports(console, suite, json_path, junit_path, db if not no_store else None)
+    command = shlex.join(
+        ["adk-eval", "run", *paths]
+        + (["-k", keyword] if keyword else [])
+        + (["--repeat", str(repeat)] if repeat > 1 else [])
+    )
+    _write_reports(console, suite, json_path, junit_path, None if no_store else db, command)
     if fail_under is not None:
         ok = suite.pass_rate >= fail_under and not suite.not_run
         console.print(f"pass rate {suite.pass_rate:.0%} (required {fail_under:.0%})")
@@ -172,6 +183,7 @@ def _write_reports(
     json_path: Path | None,
     junit_path: Path | None,
     db: Path | None,
+    command: str,
 ) -> None:
     report = suite_report(suite)
     if json_path is not None:
@@ -185,7 +197,7 @@ def _write_reports(
         console.print(f"JUnit XML: {junit_path}")
     if db is not None:
         try:
-            run_id = RunStore(db).append(report, command=shlex.join(["adk-eval", *sys.argv[1:]]))
+            run_id = RunStore(db).append(report, command=command)
         except AdkEvalError as error:
             _fail(str(error))
         console.print(f"stored as run {run_id} in {db} (compare runs: adk-eval compare)")
@@ -207,7 +219,7 @@ def list_cases(paths: tuple[str, ...], keyword: str | None) -> None:
         if found.case.xfail:
             description += f" [xfail: {found.case.xfail}]"
         table.add_row(found.case.name, f"{found.source}:{found.attribute}", description)
-    console = Console(highlight=False)
+    console = _console()
     console.print(table)
     console.print(f"{len(selected)} case(s)")
 
@@ -234,7 +246,7 @@ def compare(run_a: int | None, run_b: int | None, db: Path, fail_on_regression: 
         comparison = compare_reports(store.load(run_a), store.load(run_b))
     except AdkEvalError as error:
         _fail(str(error))
-    console = Console(highlight=False)
+    console = _console()
     console.print(comparison_table(comparison, run_a, run_b))
     counts = {
         kind: len(comparison.of_kind(kind))
@@ -259,4 +271,4 @@ def runs(db: Path, limit: int) -> None:
         stored = RunStore(db).runs(limit)
     except AdkEvalError as error:
         _fail(str(error))
-    Console(highlight=False).print(runs_table(stored))
+    _console().print(runs_table(stored))

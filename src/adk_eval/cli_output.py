@@ -180,8 +180,9 @@ def summary_line(suite: EvalSuiteResult) -> Text:
 def runs_table(runs: Sequence[RunInfo]) -> Table:
     """The stored runs, newest first."""
     table = Table(header_style="bold")
-    for column in ("Run", "When", "Passed", "Pass rate", "Command"):
-        table.add_column(column)
+    for column in ("Run", "When", "Passed", "Pass rate"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("Command", overflow="fold")
     for run in runs:
         table.add_row(
             str(run.id),

@@ -1,0 +1,61 @@
+"""JSON report and JUnit XML for a real suite, including xfail and not-run cases."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import anyio
+import jsonschema
+from google.adk.agents import LlmAgent
+
+from adk_eval import EvalCase, run_eval_suite
+from adk_eval.metrics import MetricResult, state_metric
+from adk_eval.reporting import junit_xml, load_report_schema, suite_report
+from adk_eval.testing import ScriptedLlm
+
+
+class OddValue:
+    name = "odd"
+
+    def evaluate(self, trace):
+        return MetricResult(passed=True, value={1, 2})  # a set is not JSON
+
+
+async def hang(request):
+    await anyio.sleep_forever()
+
+
+def case(name, model, **kwargs):
+    return EvalCase(name=name, agent=LlmAgent(name="a", model=model), first_message="hi", **kwargs)
+
+
+async def test_report_validates_and_junit_marks_xfail_and_not_run_as_skipped():
+    never = state_metric("never", "session", "x", lambda v: v == 1)
+    suite = await run_eval_suite(
+        [
+            case("odd", ScriptedLlm(["ok"]), metrics=[OddValue()]),
+            case("known-gap", ScriptedLlm(["no"]), metrics=[never], xfail="gap"),
+            case("fails", ScriptedLlm(["no"]), metrics=[never]),
+            case("stuck", ScriptedLlm(responder=hang)),
+        ],
+        max_concurrency=4,
+        stop_on_first_failure=True,
+    )
+
+    report = suite_report(suite)
+    jsonschema.validate(report, load_report_schema())
+    json.dumps(report)  # plain JSON all the way down
+    by_name = {r["name"]: r for r in report["results"]}
+    assert by_name["odd"]["metrics"]["odd"]["value"] == "{1, 2}"
+    assert by_name["known-gap"]["outcome"] == "xfailed"
+    assert report["not_run"] == ["stuck"]
+    assert report["passed"] is False
+
+    root = junit_xml(suite).getroot()
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    assert cases["known-gap"].find("skipped").get("message") == "xfail: gap"
+    assert cases["stuck"].find("skipped").get("message") == "not run: the suite stopped early"
+    assert cases["fails"].find("failure") is not None
+    assert root.get("skipped") == "2"
+    ET.tostring(root)

@@ -1,0 +1,234 @@
+"""The adk-eval command: exit codes, tables, reports, stored runs, compare, Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from adk_eval.cli import main
+from adk_eval.reporting import RunStore, load_report_schema
+
+MIXED = """
+agent = LlmAgent(name="a", model=ScriptedLlm(["Hello."]))
+replied = event_count_metric("replied", "agent_message", assertion=lambda n: n == 1)
+never = state_metric("escalated", "session", "escalation", lambda v: v == "999")
+good = EvalCase(name="greets", agent=agent, first_message="hi", metrics=[replied])
+bad = EvalCase(name="escalates", agent=agent, first_message="help", metrics=[never],
+               description="should escalate")
+"""
+
+ONLY_GOOD = """
+agent = LlmAgent(name="a", model=ScriptedLlm(["Hello."]))
+good = EvalCase(name="greets", agent=agent, first_message="hi")
+"""
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_all_passing_exits_0_prints_a_table_and_stores_the_run(write_evals, tmp_path):
+    root = write_evals({"good_eval.py": ONLY_GOOD})
+    db = tmp_path / "runs.db"
+    result = invoke("run", str(root / "good_eval.py"), "--db", str(db))
+    assert result.exit_code == 0, result.output
+    assert "1 case(s)" in result.output
+    assert "greets" in result.output
+    assert "PASSED" in result.output
+    assert "1 passed in" in result.output
+    assert f"stored as run 1 in {db}" in result.output
+    assert [run.passed for run in RunStore(db).runs()] == [1]
+
+
+def test_a_failing_suite_exits_1_and_explains_the_failure(write_evals, tmp_path):
+    root = write_evals({"mixed_eval.py": MIXED})
+    result = invoke("run", str(root), "--db", str(tmp_path / "r.db"))
+    assert result.exit_code == 1
+    assert "EvalCase `escalates`: FAILED" in result.output
+    assert "[FAIL] escalated" in result.output
+    assert "`session.escalation` is not set in the final state" in result.output
+    assert "1 passed, 1 failed" in result.output
+
+
+def test_reports_follow_the_documented_formats(write_evals, tmp_path):
+    root = write_evals({"mixed_eval.py": MIXED})
+    report_path, junit_path = tmp_path / "out" / "report.json", tmp_path / "out" / "junit.xml"
+    result = invoke(
+        "run", str(root), "--json", str(report_path), "--junit-xml", str(junit_path), "--no-store"
+    )
+    assert result.exit_code == 1
+    report = json.loads(report_path.read_text())
+    jsonschema.validate(report, load_report_schema())
+    assert (report["schema"], report["version"]) == ("adk-eval.report", 1)
+    assert report["summary"]["passed"] == 1
+    assert report["summary"]["failed"] == 1
+    failed = next(r for r in report["results"] if r["name"] == "escalates")
+    assert failed["metrics"]["escalated"]["passed"] is False
+    assert "[user] help" in failed["transcript"]
+
+    suite = ET.parse(junit_path).getroot().find("testsuite")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("2", "1", "0")
+    cases = {case.get("name"): case for case in suite.iter("testcase")}
+    assert cases["escalates"].find("failure").get("message") == "failed: escalated"
+    assert cases["greets"].find("failure") is None
+    properties = {p.get("name"): p.get("value") for p in cases["greets"].iter("property")}
+    assert properties["status"] == "passed"
+    assert properties["metric.replied"] == "pass 1"
+    assert not (tmp_path / ".adk_eval").exists()
+
+
+def test_fail_under_accepts_a_pass_rate(write_evals):
+    root = write_evals({"mixed_eval.py": MIXED})
+    assert invoke("run", str(root), "--fail-under", "0.5", "--no-store").exit_code == 0
+    low = invoke("run", str(root), "--fail-under", "0.9", "--no-store")
+    assert low.exit_code == 1
+    assert "pass rate 50% (required 90%)" in low.output
+
+
+def test_keyword_selection_and_no_match(write_evals):
+    root = write_evals({"mixed_eval.py": MIXED})
+    selected = invoke("run", str(root), "-k", "greet", "--no-store")
+    assert selected.exit_code == 0
+    assert "escalates" not in selected.output
+    none = invoke("run", str(root), "-k", "nothing", "--no-store")
+    assert none.exit_code == 5
+    assert "no case matches -k 'nothing' (found: greets, escalates)" in none.output
+
+
+def test_repeat_shows_pass_hat_k(write_evals):
+    root = write_evals({"good_eval.py": ONLY_GOOD})
+    result = invoke("run", str(root), "--repeat", "3", "--no-store")
+    assert result.exit_code == 0, result.output
+    assert "pass^k" in result.output
+    assert "stable-pass" in result.output
+    assert "3/3" in result.output
+
+
+def test_list_shows_cases_without_running_them(write_evals):
+    root = write_evals({"mixed_eval.py": MIXED})
+    result = invoke("list", str(root))
+    assert result.exit_code == 0
+    assert "greets" in result.output
+    assert "escalates" in result.output
+    assert "should escalate" in result.output
+    assert "2 case(s)" in result.output
+
+
+@pytest.mark.parametrize(
+    ("files", "target", "message"),
+    [
+        ({}, "nowhere", "no such file, folder or module: "),
+        (
+            {"broken_eval.py": "raise ValueError('bad config')\n"},
+            "broken_eval.py",
+            "ValueError: bad config",
+        ),
+        ({"empty_eval.py": "x = 1\n"}, "empty_eval.py", "defines no EvalCase"),
+    ],
+)
+def test_discovery_problems_are_one_line_and_exit_2(write_evals, files, target, message):
+    root = write_evals(files)
+    result = invoke("run", str(root / target), "--no-store")
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1
+    assert lines[0].startswith("adk-eval: error:")
+    assert message in lines[0]
+
+
+def test_compare_shows_regressions_between_the_last_two_runs(write_evals, tmp_path):
+    db = tmp_path / "runs.db"
+    root = write_evals(
+        {
+            "before_eval.py": ONLY_GOOD,
+            "after_eval.py": """
+agent = LlmAgent(name="a", model=ScriptedLlm(["Hello."]))
+never = state_metric("escalated", "session", "escalation", lambda v: v == "999")
+good = EvalCase(name="greets", agent=agent, first_message="hi", metrics=[never])
+""",
+        }
+    )
+    assert invoke("run", str(root / "before_eval.py"), "--db", str(db)).exit_code == 0
+    assert invoke("run", str(root / "after_eval.py"), "--db", str(db)).exit_code == 1
+
+    result = invoke("compare", "--db", str(db))
+    assert result.exit_code == 0
+    assert "run 1 -> run 2" in result.output
+    assert "regression" in result.output
+    assert "passed (100%)" in result.output
+    assert "failed (0%)" in result.output
+    assert "1 regression" in result.output
+    assert invoke("compare", "--db", str(db), "--fail-on-regression").exit_code == 1
+    assert invoke("compare", "2", "1", "--db", str(db)).output.count("improvement") == 2
+
+    commands = [run.command for run in RunStore(db).runs()]
+    assert commands == [
+        f"adk-eval run {root / 'after_eval.py'}",
+        f"adk-eval run {root / 'before_eval.py'}",
+    ]
+    listed = invoke("runs", "--db", str(db))
+    assert listed.exit_code == 0
+    assert "1/1" in listed.output
+    assert "0/1" in listed.output
+
+
+def test_compare_errors_are_clear(tmp_path):
+    missing = invoke("compare", "--db", str(tmp_path / "none.db"))
+    assert missing.exit_code == 2
+    assert "no runs stored yet" in missing.output
+    corrupt = tmp_path / "corrupt.db"
+    corrupt.write_text("this is not a database")
+    result = invoke("compare", "--db", str(corrupt))
+    assert result.exit_code == 2
+    assert "is not an adk-eval runs database" in result.output
+    assert corrupt.read_text() == "this is not a database"
+
+
+def test_ctrl_c_stops_the_run_and_reports_what_finished(tmp_path):
+    (tmp_path / "slow_eval.py").write_text(
+        """
+import anyio
+from google.adk.agents import LlmAgent
+from adk_eval import EvalCase
+from adk_eval.testing import ScriptedLlm
+
+async def hang(request):
+    await anyio.sleep_forever()
+
+def case(name, model):
+    return EvalCase(name=name, agent=LlmAgent(name="a", model=model), first_message="hi")
+
+quick = case("quick", ScriptedLlm(["ok"]))
+stuck_1 = case("stuck-1", ScriptedLlm(responder=hang))
+stuck_2 = case("stuck-2", ScriptedLlm(responder=hang))
+"""
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "adk_eval", "run", str(tmp_path / "slow_eval.py"), "--no-store"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert process.stdout is not None
+    lines = []
+    for line in process.stdout:  # non-terminal output: one line per finished run
+        lines.append(line)
+        if "quick" in line:
+            break
+    process.send_signal(signal.SIGINT)
+    rest, _ = process.communicate(timeout=60)
+    output = "".join(lines) + rest
+    assert process.returncode == 130, output
+    assert "Interrupted: 1 of 3 runs finished" in output
+    assert "PASSED     quick" in output
+    assert "Traceback" not in output

@@ -1,0 +1,131 @@
+"""The pytest plugin, through pytester: opt-in fixture, readable failures, JUnit XML."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+
+CASES = """
+import itertools
+import pytest
+from google.adk.agents import LlmAgent
+from google.adk.tools import ToolContext
+from adk_eval import EvalCase
+from adk_eval.metrics import state_metric
+from adk_eval.testing import ScriptedLlm, tool_call
+
+def escalate(tool_context: ToolContext) -> dict:
+    '''Escalates (safe: state only).'''
+    tool_context.state["escalation"] = "999"
+    return {}
+
+escalated = state_metric("escalated", "session", "escalation", lambda v: v == "999")
+
+def case(name, model):
+    agent = LlmAgent(name="clinician", model=model, tools=[escalate])
+    return EvalCase(name=name, agent=agent, first_message="chest pain",
+                    tool_mocks={"escalate": escalate}, metrics=[escalated])
+
+good = case("escalates", ScriptedLlm([tool_call("escalate"), "Call 999."]))
+bad = case("needs-escalation", ScriptedLlm(["Take a paracetamol."]))
+_count = itertools.count()
+flaky = case("flaky", ScriptedLlm(responder=lambda r: (
+    ("Rest." if next(_count) % 2 else tool_call("escalate"))
+    if not any(c.role == "model" for c in r.contents) else "ok")))
+"""
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeini(
+        "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n"
+    )
+    pytester.makepyfile(eval_cases_for_plugin=CASES)
+    pytester.syspathinsert()
+    return pytester
+
+
+def test_pass_fail_and_junit_xml(project):
+    project.makepyfile(
+        test_checks="""
+from eval_cases_for_plugin import bad, good
+
+async def test_good(adk_eval):
+    suite = await adk_eval.check(good)
+    assert suite.results[0].status == "passed"
+
+async def test_bad(adk_eval):
+    await adk_eval.check(bad)
+"""
+    )
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--junitxml=report.xml")
+    result.assert_outcomes(passed=1, failed=1)
+
+    # a failing eval explains itself: status, failed metric with evidence, last turns
+    result.stdout.fnmatch_lines(
+        [
+            "*EvalCase `needs-escalation`: FAILED after 0 turn(s)*",
+            "*[[]FAIL[]] escalated*",
+            "*`session.escalation` is not set in the final state*",
+            "*user: chest pain*",
+            "*clinician: Take a paracetamol.*",
+        ]
+    )
+    # ... without a traceback through the test's code
+    assert "await adk_eval.check(bad)" not in result.stdout.str()
+
+    # results land in pytest's own JUnit XML
+    root = ET.parse(project.path / "report.xml").getroot()
+    cases = {case.get("name"): case for case in root.iter("testcase")}
+    good = {p.get("name"): p.get("value") for p in cases["test_good"].iter("property")}
+    assert good["adk_eval.status"] == "passed"
+    assert good["adk_eval.metric.escalated"] == "pass"
+    assert good["adk_eval.pass_rate"] == "1.000"
+    bad = cases["test_bad"]
+    assert {p.get("name"): p.get("value") for p in bad.iter("property")}[
+        "adk_eval.status"
+    ] == "failed"
+    assert "[FAIL] escalated" in bad.find("failure").get("message")
+
+
+def test_repeat_option_and_marker(project):
+    project.makepyfile(
+        test_repeat="""
+import pytest
+from eval_cases_for_plugin import flaky, good
+
+async def test_stable(adk_eval):
+    suite = await adk_eval.check(good)
+    assert len(suite.results) == 3
+
+@pytest.mark.adk_eval(repeat=4)
+async def test_flaky(adk_eval):
+    await adk_eval.check(flaky)
+
+@pytest.mark.adk_eval(repeat=4, min_pass_rate=0.5)
+async def test_flaky_tolerated(adk_eval):
+    await adk_eval.check(flaky)
+"""
+    )
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--adk-eval-repeat=3")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*EvalCase `flaky`: 2/4 runs passed (pass rate 50%, required 100%); flaky*"]
+    )
+
+
+def test_the_plugin_is_inert_without_the_fixture(pytester):
+    pytester.makepyfile(
+        test_plain="""
+import pytest
+
+@pytest.mark.adk_eval(repeat=2)
+def test_plain():
+    assert True
+"""
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--strict-markers", "--help")
+    assert "--adk-eval-repeat" in result.stdout.str()
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--strict-markers")
+    result.assert_outcomes(passed=1)
