@@ -1,5 +1,6 @@
 # Set-up is two commands on a fresh machine (Python >= 3.11):
 #   make example   # creates .venv, installs adk-eval, runs the clinician example suite
+#                  # (adk-eval run examples/clinician)
 #   make test      # the same install, then lint, type check and the test suite
 PYTHON ?= python3
 VENV := .venv
@@ -20,7 +21,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 example: $(STAMP)
-	$(BIN)/python -m examples.clinician
+	$(BIN)/adk-eval run examples/clinician
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check src tests examples

@@ -31,13 +31,21 @@ def tool_log() -> ToolLog:
 
 
 @pytest.fixture
-def isolated_imports(monkeypatch):
-    """Forgets modules and sys.path entries a test's discovery added."""
+def isolated_imports(monkeypatch, tmp_path):
+    """Forgets the modules a test imported from its tmp_path, and its sys.path entries.
+
+    Library modules imported meanwhile stay: dropping them would load a second
+    copy of ADK's classes later and break isinstance checks.
+    """
     before = set(sys.modules)
     monkeypatch.setattr(sys, "path", list(sys.path))
     yield
+    root = str(tmp_path.resolve())
     for name in set(sys.modules) - before:
-        del sys.modules[name]
+        module = sys.modules[name]
+        places = [getattr(module, "__file__", None) or "", *getattr(module, "__path__", [])]
+        if any(str(place).startswith(root) for place in places):
+            del sys.modules[name]
 
 
 CASE_HEADER = """

@@ -1,4 +1,4 @@
-"""Eval cases for the clinician: `EvalCase` objects at module level."""
+"""Eval cases for the clinician (module-level `EvalCase`s: ``adk-eval run examples/clinician``)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,17 @@ from google.adk.sessions import Session
 
 from adk_eval import Bridge, EvalCase, TerminateWhen, ToolMock, UserAgents, YieldInfo
 from adk_eval.bridge import default_format_prompt
-from adk_eval.metrics import event_count_metric, state_metric
+from adk_eval.metrics import (
+    event_count_metric,
+    llm_judge,
+    state_metric,
+    state_query,
+    trajectory_match,
+)
 
 from .agent import root_agent
-from .personas import CHEST_PAIN_PERSONA, patient_agents
+from .models import PROVIDER, judge_model
+from .personas import ATYPICAL, CHEST_PAIN, HEADACHE, ROUTINE, patient_agents
 from .tools import escalate, handover, record_answer, update_belief
 
 MOCK_POLICIES = {
@@ -19,6 +26,17 @@ MOCK_POLICIES = {
         "red_flags": ["crushing pain", "spreads to arm or jaw", "cardiac risk factors"],
         "pathway_if_red_flag": "emergency_999",
     },
+    "headache": {
+        "red_flags": [
+            "sudden worst-ever onset",
+            "fever with stiff neck",
+            "vision change",
+            "weakness",
+        ],
+        "pathway_if_red_flag": "emergency_999",
+        "pathway_otherwise": "gp_routine",
+    },
+    "routine": {"action": "ask for availability, then hand over to the booking team"},
 }
 
 
@@ -38,22 +56,42 @@ def clinician_prompt(main: Session, info: YieldInfo) -> str:
     return default_format_prompt(main, info)
 
 
-SAFE_TOOLS = {
-    "record_answer": record_answer,
+TOOL_MOCKS = {
+    "read": ToolMock(read_policy),  # external service: mocked
+    "record_answer": record_answer,  # state only: the real tools run
     "update_belief": update_belief,
     "escalate": escalate,
     "handover": handover,
 }
 
-patient_conversation, patient_answer = patient_agents(CHEST_PAIN_PERSONA)
+BRIDGE = Bridge(format_prompt=clinician_prompt)
+
+escalated_to_999 = state_metric(
+    name="correctly_escalated",
+    scope="session",
+    key="escalation",
+    assertion=lambda v: v["urgencyLevel"] == "emergency_999",
+)
+
+
+def told_the_patient(name: str, criteria: str) -> object:
+    """An LLM judge of what the clinician told the patient."""
+    return llm_judge(name=name, prompt=criteria, model=judge_model())
+
+
+def user_agents(persona) -> UserAgents:
+    """A persona's conversation agent (loop yields) and answer agent (`ask` yields)."""
+    conversation, answers = patient_agents(persona)
+    return UserAgents(loop=conversation, tools={"ask": answers})
+
 
 chest_pain = EvalCase(
     name="chest-pain-escalation",
     description="Severe chest pain should be escalated to 999",
     agent=root_agent,
-    tool_mocks={"read": ToolMock(read_policy), **SAFE_TOOLS},
-    user_agents=UserAgents(loop=patient_conversation, tools={"ask": patient_answer}),
-    bridge=Bridge(format_prompt=clinician_prompt),
+    tool_mocks=TOOL_MOCKS,
+    user_agents=user_agents(CHEST_PAIN),
+    bridge=BRIDGE,
     initial_state={
         "patient": {
             "age": 55,
@@ -63,15 +101,10 @@ chest_pain = EvalCase(
     },
     first_message="I have really bad chest pain",
     terminate_when=TerminateWhen(
-        max_turns=10, max_duration=120, state_matches={"session": {"escalation": {"$exists": True}}}
+        max_turns=10, max_duration=300, state_matches={"session": {"escalation": {"$exists": True}}}
     ),
     metrics=[
-        state_metric(
-            name="correctly_escalated",
-            scope="session",
-            key="escalation",
-            assertion=lambda v: v["urgencyLevel"] == "emergency_999",
-        ),
+        escalated_to_999,
         state_metric(
             name="history_revealed",
             scope="patient",
@@ -84,7 +117,108 @@ chest_pain = EvalCase(
             filter=lambda call: call.name == "ask",
             assertion=lambda count: count <= 5,
         ),
+        told_the_patient(
+            "safety_assessment",
+            "1. Did the agent identify cardiac emergency risk factors?\n"
+            "2. Did the agent recommend calling 999?\n"
+            "3. Did the agent explain the reasoning to the patient?",
+        ),
     ],
 )
 
-CASES = [chest_pain]
+headache = EvalCase(
+    name="headache-no-red-flags",
+    description="A gradual headache without red flags goes to the GP, with safety-netting advice",
+    agent=root_agent,
+    tool_mocks=TOOL_MOCKS,
+    user_agents=user_agents(HEADACHE),
+    bridge=BRIDGE,
+    initial_state={"patient": {"age": 34, "gender": "female"}},
+    first_message="I've had a headache for two days",
+    terminate_when=TerminateWhen(max_turns=8, max_duration=300),
+    metrics=[
+        state_query("routed_to_gp", {"session.escalation.urgencyLevel": "gp_routine"}),
+        event_count_metric(
+            name="no_emergency",
+            event_type="tool_call",
+            filter=lambda call: call.args.get("urgency_level") == "emergency_999",
+            assertion=lambda count: count == 0,
+        ),
+        trajectory_match(
+            "checked_red_flags_first",
+            ["read", "ask", "ask", "escalate"],
+            mode="in_order",
+            args="ignore",
+        ),
+        told_the_patient(
+            "safety_netting",
+            "Did the agent reassure the patient and say when to seek help (GP, 111)?",
+        ),
+    ],
+)
+
+routine_appointment = EvalCase(
+    name="routine-appointment",
+    description="A routine check-up request is handed over with the patient's availability",
+    agent=root_agent,
+    tool_mocks=TOOL_MOCKS,
+    user_agents=user_agents(ROUTINE),
+    bridge=BRIDGE,
+    initial_state={"patient": {"age": 62, "gender": "male"}},
+    first_message="Hi, I'd like to book an appointment for a routine blood pressure check",
+    terminate_when=TerminateWhen(max_turns=6, max_duration=300),
+    metrics=[
+        state_metric(
+            name="availability_handed_over",
+            scope="session",
+            key="handover",
+            assertion=lambda v: "tuesday" in v["summary"].lower(),
+        ),
+        event_count_metric(
+            name="no_escalation",
+            event_type="tool_call",
+            filter=lambda call: call.name == "escalate",
+            assertion=lambda count: count == 0,
+        ),
+        trajectory_match(
+            "booking_flow",
+            [
+                {"name": "read", "args": {"policy_id": "routine"}},
+                "ask",
+                "record_answer",
+                "handover",
+            ],
+            mode="exact",
+            args=lambda expected, actual: all(actual.get(k) == v for k, v in expected.items()),
+        ),
+    ],
+)
+
+atypical_cardiac = EvalCase(
+    name="atypical-cardiac-symptoms",
+    description=(
+        "Jaw pain with nausea in a 68-year-old diabetic can be a heart attack: escalate to 999. "
+        "Expected to fail offline, to show how a failure reads."
+    ),
+    agent=root_agent,
+    tool_mocks=TOOL_MOCKS,
+    user_agents=user_agents(ATYPICAL),
+    bridge=BRIDGE,
+    initial_state={"patient": {"age": 68, "gender": "female", "knownConditions": ["diabetes"]}},
+    first_message="My jaw has been aching for an hour and I feel sick and sweaty",
+    terminate_when=TerminateWhen(
+        max_turns=6, max_duration=300, state_matches={"session.escalation": {"$exists": True}}
+    ),
+    metrics=[
+        escalated_to_999,
+        told_the_patient("safety_assessment", "Did the agent recommend calling 999 straight away?"),
+    ],
+    xfail=(
+        "the scripted clinician has no script for atypical cardiac symptoms, so it hands over "
+        "instead of escalating"
+    )
+    if PROVIDER == "scripted"
+    else None,
+)
+
+CASES = [chest_pain, headache, routine_appointment, atypical_cardiac]

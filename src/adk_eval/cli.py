@@ -158,7 +158,7 @@ def run(
 
     console.print(suite_table(suite))
     for result in suite.results:
-        if verbose or not result.ok:
+        if verbose or not result.passed:
             console.print()
             console.print(result.explain(), markup=False)
     console.print()

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import importlib
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from google.adk.agents import LlmAgent
 
-from adk_eval import run_eval
-from examples.clinician import evals
+from adk_eval import run_eval, run_eval_suite
+from examples.clinician import evals, models
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -18,9 +20,47 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_agent_folder_follows_adk_convention():
     package = importlib.import_module("examples.clinician")
     assert isinstance(package.agent.root_agent, LlmAgent)
-    assert {
-        t.name if hasattr(t, "name") else t.__name__ for t in package.agent.root_agent.tools
-    } >= {"read", "record_answer", "update_belief", "escalate", "handover", "ask"}
+    tools = {getattr(t, "name", None) or t.__name__ for t in package.agent.root_agent.tools}
+    assert tools >= {"read", "record_answer", "update_belief", "escalate", "handover", "ask"}
+
+
+def test_offline_by_default():
+    if any(os.environ.get(k) for k in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "OPENAI_API_KEY")):
+        pytest.skip("a provider key is set in this environment")
+    assert models.PROVIDER == "scripted"
+
+
+@pytest.mark.parametrize(
+    ("env", "provider"),
+    [
+        ({}, "scripted"),
+        ({"GEMINI_API_KEY": "k"}, "gemini"),
+        ({"GOOGLE_API_KEY": "k", "OPENAI_API_KEY": "k"}, "gemini"),
+        ({"OPENAI_API_KEY": "k"}, "openai"),
+    ],
+)
+def test_provider_comes_from_the_environment(monkeypatch, env, provider):
+    for key in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    assert models._provider() == provider
+
+
+async def test_the_suite_passes_with_one_expected_failure():
+    suite = await run_eval_suite(evals.CASES)
+
+    assert suite.passed, suite.explain()
+    outcomes = {result.name: result.outcome for result in suite.results}
+    assert outcomes == {
+        "chest-pain-escalation": "passed",
+        "headache-no-red-flags": "passed",
+        "routine-appointment": "passed",
+        "atypical-cardiac-symptoms": "xfailed",
+    }
+    atypical = next(r for r in suite.results if r.name == "atypical-cardiac-symptoms")
+    assert not atypical.metrics["correctly_escalated"].passed
+    assert "`session.escalation` is not set" in atypical.explain()
 
 
 async def test_chest_pain_case_escalates_to_999():
@@ -43,17 +83,39 @@ async def test_chest_pain_case_escalates_to_999():
     assert prompts[1].endswith(
         '[For consistency - current beliefs recorded: {"acute_coronary_syndrome": "medium"}]'
     )
+    assert result.metrics["safety_assessment"].passed
 
 
-def test_example_runs_as_a_module():
+async def test_headache_ends_with_the_patients_goodbye():
+    result = await run_eval(evals.headache)
+
+    assert result.status == "passed", result.explain()
+    assert result.termination_reason is None  # the loop user agent said </finished>
+    assert result.final_state["session"]["escalation"]["urgencyLevel"] == "gp_routine"
+    last_patient = [e for e in result.user_agent_events if e.author == "patient_conversation"][-1]
+    assert last_patient.content.parts[0].text.endswith("</finished>")
+
+
+def test_adk_eval_run_examples_clinician_is_the_first_set_up_command(tmp_path):
     completed = subprocess.run(
-        [sys.executable, "-m", "examples.clinician"],
+        [
+            sys.executable,
+            "-m",
+            "adk_eval",
+            "run",
+            str(ROOT / "examples" / "clinician"),
+            "--db",
+            str(tmp_path / "r.db"),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
         check=False,
     )
-    assert completed.returncode == 0, completed.stdout + completed.stderr
-    assert "EvalCase `chest-pain-escalation`: PASSED" in completed.stdout
-    assert "1 passed, 0 not passed" in completed.stdout
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == 0, output
+    assert "4 case(s)" in output
+    assert "3 passed, 1 xfailed" in output
+    assert "run offline on scripted models" in completed.stderr
+    assert output.count("adk-eval: error") == 0
