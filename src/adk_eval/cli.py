@@ -55,6 +55,16 @@ def _discover(paths: tuple[str, ...], keyword: str | None) -> list[DiscoveredCas
     return selected
 
 
+_db_option = click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=DEFAULT_DB_PATH,
+    envvar="ADK_EVAL_DB",
+    show_default=True,
+    help="The SQLite file of stored runs.",
+)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="adk-eval")
 def main() -> None:
@@ -94,14 +104,7 @@ def main() -> None:
 @click.option(
     "-x", "--stop-on-first-failure", is_flag=True, help="Cancel the rest at the first failure."
 )
-@click.option(
-    "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=DEFAULT_DB_PATH,
-    envvar="ADK_EVAL_DB",
-    show_default=True,
-    help="SQLite file the run is appended to.",
-)
+@_db_option
 @click.option("--no-store", is_flag=True, help="Do not append the run to the database.")
 @click.option(
     "-v", "--verbose", is_flag=True, help="Explain every run, not only those that did not pass."
@@ -227,13 +230,7 @@ def list_cases(paths: tuple[str, ...], keyword: str | None) -> None:
 @main.command()
 @click.argument("run_a", type=int, required=False)
 @click.argument("run_b", type=int, required=False)
-@click.option(
-    "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=DEFAULT_DB_PATH,
-    envvar="ADK_EVAL_DB",
-    show_default=True,
-)
+@_db_option
 @click.option("--fail-on-regression", is_flag=True, help="Exit 1 when a case regressed.")
 def compare(run_a: int | None, run_b: int | None, db: Path, fail_on_regression: bool) -> None:
     """Compare two stored runs (default: the last two): regressions and improvements."""
@@ -257,13 +254,7 @@ def compare(run_a: int | None, run_b: int | None, db: Path, fail_on_regression: 
 
 
 @main.command()
-@click.option(
-    "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=DEFAULT_DB_PATH,
-    envvar="ADK_EVAL_DB",
-    show_default=True,
-)
+@_db_option
 @click.option("-n", "limit", type=click.IntRange(min=1), default=20, show_default=True)
 def runs(db: Path, limit: int) -> None:
     """List the stored runs, newest first."""

@@ -44,7 +44,7 @@ class LiveProgress:
     def __init__(self, console: Console, total: int) -> None:
         self.console = console
         self.total = total
-        self.counts = {"passed": 0, "failed": 0, "errors": 0, "other": 0}
+        self.counts = {"passed": 0, "failed": 0, "error": 0}
         self._progress: Progress | None = None
         self._task: TaskID | None = None
         if console.is_terminal:
@@ -59,10 +59,10 @@ class LiveProgress:
             )
 
     def _counts_text(self) -> str:
-        c = self.counts
-        return (
-            f"[green]{c['passed']} passed[/] [red]{c['failed']} failed[/] "
-            f"[bold red]{c['errors']} errors[/] {c['other']} other"
+        return " ".join(
+            f"[{_STYLE.get(outcome, '')}]{count} {outcome}[/]"
+            for outcome, count in self.counts.items()
+            if count or outcome in ("passed", "failed", "error")
         )
 
     def __enter__(self) -> LiveProgress:
@@ -84,10 +84,7 @@ class LiveProgress:
 
     def finished(self, result: EvalResult) -> None:
         """Counts a finished run and shows it."""
-        key = {"passed": "passed", "failed": "failed", "error": "errors"}.get(
-            result.outcome, "other"
-        )
-        self.counts[key] += 1
+        self.counts[result.outcome] = self.counts.get(result.outcome, 0) + 1
         if self._progress is not None and self._task is not None:
             self._progress.update(self._task, advance=1, counts=self._counts_text())
         else:
