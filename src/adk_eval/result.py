@@ -100,6 +100,7 @@ class EvalResult:
         description: The case's description.
         xfail: The case's reason for being expected not to pass, if any.
         attempt: Which repetition of the case this is (0 when not repeated).
+        initial_state: Scoped view of the state the run started with.
     """
 
     name: str
@@ -118,6 +119,7 @@ class EvalResult:
     description: str | None = None
     xfail: str | None = None
     attempt: int = 0
+    initial_state: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -149,6 +151,7 @@ class EvalResult:
         return EvalTrace(
             events=tuple(self.events),
             final_state=self.final_state,
+            initial_state=self.initial_state,
             user_agent_events=tuple(self.user_agent_events),
             case_name=self.name,
         )

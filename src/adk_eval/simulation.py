@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 from collections.abc import Sequence
@@ -131,7 +132,7 @@ class _Simulation:
             trace = EvalTrace(
                 events=tuple(final.events),
                 final_state=scoped_view(final.state),
-                initial_state={k: dict(v) for k, v in case.initial_state.items()},
+                initial_state=copy.deepcopy({k: dict(v) for k, v in case.initial_state.items()}),
                 user_agent_events=tuple(user_events),
                 case_name=case.name,
             )
@@ -158,6 +159,7 @@ class _Simulation:
             user_agent_token_usage=TokenUsage.from_events(user_events),
             description=case.description,
             xfail=case.xfail,
+            initial_state=trace.initial_state,
         )
 
     def _status(self, error: EvalErrorInfo | None, metrics: dict[str, MetricResult]) -> EvalStatus:

@@ -38,7 +38,10 @@ class Metric(Protocol):
     metric scores a simulated run and a stored session.
     """
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The metric's name (unique within a case)."""
+        ...
 
     def evaluate(self, trace: EvalTrace) -> MetricResult | Awaitable[MetricResult]:
         """Scores `trace`."""

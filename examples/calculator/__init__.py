@@ -1,0 +1,5 @@
+"""A calculator agent (ADK agent folder: `adk eval examples/calculator <evalset>` runs it)."""
+
+from . import agent
+
+__all__ = ["agent"]

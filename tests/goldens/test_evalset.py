@@ -1,0 +1,132 @@
+"""append_eval_case: create, append, unique ids, atomic and locked, invalid files untouched."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import threading
+from pathlib import Path
+
+import pytest
+from google.adk.evaluation.eval_case import EvalCase as AdkEvalCase
+from google.adk.evaluation.eval_case import Invocation
+from google.adk.evaluation.eval_set import EvalSet
+from google.adk.evaluation.local_eval_sets_manager import LocalEvalSetsManager
+from google.genai import types
+
+from adk_eval.goldens import EvalSetFileError, append_eval_case, load_eval_set
+
+
+def case(eval_id: str = "math_agent_2026-01-01T00:00:00", text: str = "2+2?") -> AdkEvalCase:
+    return AdkEvalCase(
+        eval_id=eval_id,
+        conversation=[
+            Invocation(
+                invocation_id="i",
+                user_content=types.Content(role="user", parts=[types.Part(text=text)]),
+                final_response=types.Content(role="model", parts=[types.Part(text="4")]),
+            )
+        ],
+    )
+
+
+def test_a_missing_file_is_created_with_the_seeds_metadata(tmp_path):
+    result = append_eval_case(tmp_path / "deep" / "goldens.evalset.json", case(), "MathAgent")
+    assert result.created
+    assert (result.eval_set_id, result.cases) == ("math_agent_evals", 1)
+    data = json.loads(result.path.read_text())
+    assert data["eval_set_id"] == "math_agent_evals"
+    assert data["creation_timestamp"] > 0
+    assert [c["eval_id"] for c in data["eval_cases"]] == ["math_agent_2026-01-01T00:00:00"]
+
+
+def test_appends_keep_earlier_cases_and_make_ids_unique(tmp_path):
+    path = tmp_path / "g.json"
+    append_eval_case(path, case(), "math_agent")
+    second = append_eval_case(path, case(text="3+3?"), "math_agent")
+    third = append_eval_case(path, case(text="4+4?"), "math_agent")
+    assert not second.created
+    assert (second.eval_id, third.eval_id) == (
+        "math_agent_2026-01-01T00:00:00_2",
+        "math_agent_2026-01-01T00:00:00_3",
+    )
+    loaded = load_eval_set(path)
+    assert [c.conversation[0].user_content.parts[0].text for c in loaded.eval_cases] == [
+        "2+2?",
+        "3+3?",
+        "4+4?",
+    ]
+
+
+def test_written_the_way_adk_writes_it(tmp_path):
+    path = tmp_path / "app" / "g.evalset.json"
+    append_eval_case(path, case(), "app")
+    eval_set = EvalSet.model_validate_json(path.read_text())
+    manager = LocalEvalSetsManager(agents_dir=str(tmp_path))
+    adk_path = tmp_path / "adk_written.json"
+    manager._write_eval_set_to_path(str(adk_path), eval_set)
+    assert json.loads(path.read_text()) == json.loads(adk_path.read_text())
+
+
+def test_relative_paths_resolve_against_the_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = append_eval_case("goldens/g.json", case(), "a")
+    assert result.path == tmp_path / "goldens" / "g.json"
+    assert result.path.exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "is not valid JSON"),
+        ('{"eval_cases": []}', "is not a valid ADK EvalSet (eval_set_id: Field required"),
+        ("[1, 2]", "is not a valid ADK EvalSet"),
+        ("", "is not valid JSON"),
+    ],
+)
+def test_an_invalid_file_is_left_untouched_with_a_clear_error(tmp_path, content, message):
+    path = tmp_path / "g.json"
+    path.write_text(content)
+    with pytest.raises(EvalSetFileError) as error:
+        append_eval_case(path, case(), "a")
+    assert message in str(error.value)
+    assert str(path) in str(error.value)
+    assert "left untouched" in str(error.value)
+    assert path.read_text() == content
+    assert list(tmp_path.iterdir()) == [path]  # no temporary files left behind
+
+
+def test_concurrent_appends_from_threads_lose_nothing(tmp_path):
+    path = tmp_path / "g.json"
+    threads = [
+        threading.Thread(target=append_eval_case, args=(path, case(text=f"q{i}"), "a"))
+        for i in range(24)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    loaded = load_eval_set(path)
+    assert len(loaded.eval_cases) == 24
+    assert len({c.eval_id for c in loaded.eval_cases}) == 24
+    assert {c.conversation[0].user_content.parts[0].text for c in loaded.eval_cases} == {
+        f"q{i}" for i in range(24)
+    }
+
+
+def _append_many(path: str, worker: int) -> None:
+    for i in range(6):
+        append_eval_case(Path(path), case(text=f"w{worker}-{i}"), "a")
+
+
+def test_concurrent_appends_from_processes_lose_nothing(tmp_path):
+    path = tmp_path / "g.json"
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_append_many, args=(str(path), w)) for w in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+    texts = [c.conversation[0].user_content.parts[0].text for c in load_eval_set(path).eval_cases]
+    assert sorted(texts) == sorted(f"w{w}-{i}" for w in range(4) for i in range(6))
