@@ -6,11 +6,14 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+# `adk eval` needs google-adk[eval], whose dependencies pull an older litellm: own venv.
+ADK_VENV := .venv-adkeval
+ADK_STAMP := $(ADK_VENV)/.installed-stamp
 
 # litellm must not try to fetch its cost map from the internet.
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: example test lint install clean
+.PHONY: example test lint install adk-cli clean
 
 install: $(STAMP)
 
@@ -20,6 +23,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
+$(ADK_STAMP): pyproject.toml .ci/adk-eval-constraints.txt
+	$(PYTHON) -m venv $(ADK_VENV)
+	$(ADK_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(ADK_VENV)/bin/python -m pip install --quiet -c .ci/adk-eval-constraints.txt \
+		"google-adk[eval]>=2.13,<3" -e .
+	touch $(ADK_STAMP)
+
+adk-cli: $(ADK_STAMP)
+
 example: $(STAMP)
 	$(BIN)/adk-eval run examples/clinician
 
@@ -28,8 +40,9 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests examples
 	$(BIN)/mypy
 
-test: lint
-	$(BIN)/python -m pytest
+test: lint $(ADK_STAMP)
+	ADK_EVAL_ADK_CLI=$(CURDIR)/$(ADK_VENV)/bin/adk ADK_EVAL_REQUIRE_ADK_CLI=1 \
+		$(BIN)/python -m pytest
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(ADK_VENV) .pytest_cache .mypy_cache .ruff_cache

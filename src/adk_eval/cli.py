@@ -263,3 +263,65 @@ def runs(db: Path, limit: int) -> None:
     except AdkEvalError as error:
         _fail(str(error))
     _console().print(runs_table(stored))
+
+
+@main.command()
+@click.argument("target")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8765,
+    show_default=True,
+    help="0 picks a free port.",
+)
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path(".adk_eval") / "studio.db",
+    show_default=True,
+    help="SQLite file of studio sessions.",
+)
+@click.option(
+    "--eval-set",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="EvalSet file exports of eval cases go to (agents use their eval_set_path).",
+)
+@click.option("--token", envvar="ADK_EVAL_STUDIO_TOKEN", help="Access token (random by default).")
+def studio(
+    target: str, host: str, port: int, db: Path, eval_set: Path | None, token: str | None
+) -> None:
+    """Play an agent's model (or a simulated user) in the browser and export goldens.
+
+    TARGET names a Python object: `file.py:NAME` or `module:NAME` (SimulatedAgentConfig,
+    a list of them, an EvalCase or a list of cases), or a file/module of them.
+    """
+    from .studio.config import load_targets
+    from .studio.engine import StudioEngine
+    from .studio.server import run_studio
+
+    try:
+        targets = load_targets(target, eval_set=eval_set)
+    except DiscoveryError as error:
+        _fail(str(error))
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        click.secho(
+            f"adk-eval: warning: listening on {host}: anyone who can reach it and has the "
+            "token can run your agent's tools",
+            fg="yellow",
+            err=True,
+        )
+    console = _console()
+    console.print(
+        f"adk-eval studio: {len(targets)} target(s): {', '.join(t.name for t in targets)}"
+    )
+    console.print(f"sessions are kept in {db}")
+
+    def announce(url: str) -> None:
+        console.print(f"open {url}")
+        sys.stdout.flush()
+
+    try:
+        run_studio(StudioEngine(targets, db), host=host, port=port, token=token, announce=announce)
+    except OSError as error:
+        _fail(f"cannot listen on {host}:{port}: {error}")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextvars
 import json
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -29,7 +29,14 @@ from ._callables import maybe_await
 from .bridge import YieldInfo
 from .errors import EvalUserAgentError
 
-__all__ = ["STOP", "STOP_SIGNAL", "ScriptContext", "ScriptedUserAgent", "is_stop_signal"]
+__all__ = [
+    "STOP",
+    "STOP_SIGNAL",
+    "HumanUserAgent",
+    "ScriptContext",
+    "ScriptedUserAgent",
+    "is_stop_signal",
+]
 
 STOP_SIGNAL = "</finished>"
 """Text a user agent answers with to end the conversation (case-insensitive)."""
@@ -160,6 +167,31 @@ class ScriptedUserAgent(BaseAgent):
             f"ScriptedUserAgent `{self.name}` has {len(self.script)} replies but was asked for "
             f"reply #{ctx.turn + 1} (prompt: {ctx.prompt!r}). Add replies, or use "
             "when_exhausted='stop' to end the conversation there."
+        )
+
+
+HumanResponder = Callable[[str, YieldInfo | None], Awaitable[Any]]
+
+
+class HumanUserAgent(BaseAgent):
+    """A user agent whose replies come from a person (the studio uses it).
+
+    Attributes:
+        respond: ``async respond(prompt, yield_info) -> reply``; the reply is
+            what a `ScriptedUserAgent` script holds (text, a dict, `STOP`).
+    """
+
+    respond: HumanResponder
+
+    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        reply = await self.respond(_text_of(ctx.user_content), CURRENT_YIELD.get())
+        text, output = _render(reply)
+        yield Event(
+            invocation_id=ctx.invocation_id,
+            author=self.name,
+            branch=ctx.branch,
+            content=types.Content(role="model", parts=[types.Part(text=text)]),
+            output=output,
         )
 
 

@@ -1,0 +1,28 @@
+"""The studio: a person plays an ADK agent's model (or a simulated user) in the browser.
+
+* `SimulatedAgentConfig`: an agent to play and where its goldens go.
+* `StudioPlugin`: remote mode, for your own ADK app.
+* ``adk-eval studio TARGET`` starts it (see ``docs/studio.md``).
+
+Names are imported on first use: the server's dependencies load only when needed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .config import SimulatedAgentConfig
+    from .remote import StudioPlugin
+
+__all__ = ["SimulatedAgentConfig", "StudioPlugin"]
+
+_EXPORTS = {"SimulatedAgentConfig": "config", "StudioPlugin": "remote"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'adk_eval.studio' has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{module}", __name__), name)

@@ -1,0 +1,543 @@
+// adk-eval studio: the page. Every value from the server is inserted as text
+// (textContent), never as HTML, so model and tool output stay inert.
+"use strict";
+
+const TOKEN = new URLSearchParams(location.search).get("token") || "";
+const TRUNCATE = 2000;
+// Action panels are kept per pending request, so live updates never wipe what the person typed.
+// changedAt: the latest change version the event stream reported, per session.
+const state = { sessionId: null, version: 0, view: null, timers: [], actions: new Map(), changedAt: new Map() };
+
+// -- helpers ---------------------------------------------------------------------
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "text") node.textContent = value;
+    else if (key === "on") for (const [event, fn] of Object.entries(value)) node.addEventListener(event, fn);
+    else if (key === "dataset") Object.assign(node.dataset, value);
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+async function api(path, options = {}) {
+  const response = await fetch(path, {
+    ...options,
+    headers: { "Content-Type": "application/json", "X-Studio-Token": TOKEN, ...(options.headers || {}) },
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  });
+  const data = response.status === 204 ? null : await response.json();
+  if (!response.ok) {
+    const error = new Error((data && data.error) || response.statusText);
+    error.problems = (data && data.problems) || [];
+    throw error;
+  }
+  return data;
+}
+
+function pretty(value) {
+  return typeof value === "string" ? value : JSON.stringify(value, null, 2);
+}
+
+function block(text, cls = "") {
+  const full = pretty(text);
+  const pre = el("pre", { class: cls, text: full.length > TRUNCATE ? full.slice(0, TRUNCATE) + "…" : full });
+  if (full.length <= TRUNCATE) return pre;
+  const more = el("button", { type: "button", class: "more", text: `Show all (${full.length} characters)` });
+  more.addEventListener("click", () => { pre.textContent = full; more.remove(); });
+  return el("div", {}, pre, more);
+}
+
+function problemsList(problems) {
+  return el("ul", { class: "problems", role: "alert" }, problems.map((p) => el("li", { text: p })));
+}
+
+// -- JSON Schema -> form ------------------------------------------------------------
+
+function resolve(schema, root) {
+  let current = schema || {};
+  for (let depth = 0; current.$ref && depth < 20; depth++) {
+    const name = current.$ref.split("/").pop();
+    current = { ...((root.$defs || root.definitions || {})[name] || {}), ...Object.fromEntries(Object.entries(current).filter(([k]) => k !== "$ref")) };
+  }
+  for (const key of ["anyOf", "oneOf"]) {
+    if (Array.isArray(current[key])) {
+      const options = current[key].filter((option) => option.type !== "null");
+      if (options.length === 1) {
+        const rest = Object.fromEntries(Object.entries(current).filter(([k]) => k !== key));
+        return { ...resolve(options[0], root), ...rest, nullable: true };
+      }
+    }
+  }
+  if (Array.isArray(current.allOf) && current.allOf.length === 1) {
+    const rest = Object.fromEntries(Object.entries(current).filter(([k]) => k !== "allOf"));
+    return { ...resolve(current.allOf[0], root), ...rest };
+  }
+  return current;
+}
+
+function typeOf(schema) {
+  if (Array.isArray(schema.type)) return schema.type.find((t) => t !== "null") || "string";
+  if (schema.type) return schema.type;
+  if (schema.properties) return "object";
+  if (schema.items) return "array";
+  if (schema.enum) return "string";
+  return "any";
+}
+
+// Returns {node, get} where get() gives the value, or throws a list of problems.
+function field(name, rawSchema, root, required, path) {
+  const schema = resolve(rawSchema, root);
+  const type = typeOf(schema);
+  const title = schema.title && schema.title !== name ? schema.title : name;
+  const label = el("label", { for: path }, title, required ? el("span", { class: "required", text: " *" }) : null);
+  const description = schema.description ? el("span", { class: "description", text: schema.description }) : null;
+  const missing = () => { throw [`${path}: required`]; };
+
+  if (schema.enum) {
+    const select = el("select", { id: path, name: path, dataset: { field: path } });
+    if (!required || schema.default === undefined) select.append(el("option", { value: "", text: "— choose —" }));
+    schema.enum.forEach((option, index) => select.append(el("option", { value: String(index), text: String(option) })));
+    if (schema.default !== undefined) select.value = String(schema.enum.indexOf(schema.default));
+    return {
+      node: el("div", { class: "field" }, label, select, description),
+      get: () => (select.value === "" ? (required ? missing() : undefined) : schema.enum[Number(select.value)]),
+    };
+  }
+  if (type === "boolean") {
+    const box = el("input", { type: "checkbox", id: path, name: path, dataset: { field: path } });
+    box.checked = schema.default === true;
+    return { node: el("div", { class: "field checkbox" }, box, label, description), get: () => box.checked };
+  }
+  if (type === "integer" || type === "number") {
+    const input = el("input", { type: "number", id: path, name: path, step: type === "integer" ? "1" : "any", dataset: { field: path } });
+    if (schema.default !== undefined && schema.default !== null) input.value = String(schema.default);
+    return {
+      node: el("div", { class: "field" }, label, input, description),
+      get: () => {
+        if (input.value.trim() === "") return required ? missing() : undefined;
+        const value = Number(input.value);
+        if (Number.isNaN(value) || (type === "integer" && !Number.isInteger(value))) throw [`${path}: must be ${type === "integer" ? "a whole number" : "a number"}`];
+        return value;
+      },
+    };
+  }
+  if (type === "string") {
+    const input = el("input", { type: "text", id: path, name: path, dataset: { field: path } });
+    if (schema.default !== undefined && schema.default !== null) input.value = String(schema.default);
+    return {
+      node: el("div", { class: "field" }, label, input, description),
+      get: () => (input.value === "" ? (required ? missing() : undefined) : input.value),
+    };
+  }
+  if (type === "object") {
+    const form = objectForm(schema, root, path);
+    const node = el("fieldset", { dataset: { field: path } }, el("legend", {}, title, required ? el("span", { class: "required", text: " *" }) : null), description, form.node);
+    return { node, get: () => form.get(required) };
+  }
+  if (type === "array") {
+    const list = el("div", { class: "array-items" });
+    const items = [];
+    const add = () => {
+      const item = field(`${name}[${items.length}]`, schema.items || {}, root, true, `${path}.${items.length}`);
+      const remove = el("button", { type: "button", class: "danger", text: "Remove" });
+      const row = el("div", { class: "array-item" }, item.node, remove);
+      const entry = { item, row };
+      remove.addEventListener("click", () => { row.remove(); items.splice(items.indexOf(entry), 1); });
+      items.push(entry);
+      list.append(row);
+    };
+    const addButton = el("button", { type: "button", text: `Add ${name} item`, dataset: { add: path } });
+    addButton.addEventListener("click", add);
+    (Array.isArray(schema.default) ? schema.default : []).forEach(() => add());
+    const node = el("fieldset", { dataset: { field: path } }, el("legend", {}, title, required ? el("span", { class: "required", text: " *" }) : null), description, list, addButton);
+    return {
+      node,
+      get: () => {
+        const problems = [];
+        const values = [];
+        for (const { item } of items) {
+          try { values.push(item.get()); } catch (error) { problems.push(...error); }
+        }
+        if (problems.length) throw problems;
+        if (required && schema.minItems && values.length < schema.minItems) throw [`${path}: needs at least ${schema.minItems} item(s)`];
+        return values;
+      },
+    };
+  }
+  const area = el("textarea", { id: path, name: path, placeholder: "JSON value", dataset: { field: path } });
+  if (schema.default !== undefined) area.value = JSON.stringify(schema.default);
+  return {
+    node: el("div", { class: "field" }, label, area, description),
+    get: () => {
+      if (area.value.trim() === "") return required ? missing() : undefined;
+      try { return JSON.parse(area.value); } catch { throw [`${path}: not valid JSON`]; }
+    },
+  };
+}
+
+function objectForm(rawSchema, root, path = "") {
+  const schema = resolve(rawSchema, root);
+  const required = new Set(schema.required || []);
+  const fields = Object.entries(schema.properties || {}).map(([name, property]) => [
+    name,
+    field(name, property, root, required.has(name), path ? `${path}.${name}` : name),
+  ]);
+  return {
+    node: el("div", { class: "object" }, fields.map(([, f]) => f.node)),
+    get: (mustExist = true) => {
+      const value = {};
+      const problems = [];
+      for (const [name, f] of fields) {
+        try {
+          const v = f.get();
+          if (v !== undefined) value[name] = v;
+        } catch (error) { problems.push(...error); }
+      }
+      if (problems.length) throw problems;
+      return value;
+    },
+  };
+}
+
+// -- pages -------------------------------------------------------------------------------
+
+const content = () => document.getElementById("content");
+
+function clearTimers() {
+  state.timers.forEach((timer) => { clearInterval(timer); clearTimeout(timer); });
+  state.timers = [];
+}
+
+// Re-rendering moves the kept action panels, and moving a focused field blurs it: give the
+// focus (and the caret) back in the same task, so nothing the person is typing goes astray.
+function setContent(...nodes) {
+  const active = document.activeElement;
+  let caret = null;
+  try { if (active && typeof active.selectionStart === "number") caret = [active.selectionStart, active.selectionEnd, active.selectionDirection]; } catch {}
+  content().replaceChildren(...nodes);
+  if (active && active !== document.body && active.isConnected && document.activeElement !== active) {
+    active.focus({ preventScroll: true });
+    if (caret) try { active.setSelectionRange(...caret); } catch {}
+  }
+}
+
+async function showTargets() {
+  state.sessionId = null;
+  clearTimers();
+  const targets = await api("/api/targets");
+  const cards = targets.map((target) => {
+    const agent = target.agent || {};
+    let input;
+    let getInput;
+    if (agent.input_schema) {
+      const form = objectForm(agent.input_schema, agent.input_schema, "input");
+      input = el("div", {}, el("h3", { text: "Input (the agent's input schema)" }), form.node);
+      getInput = () => form.get();
+    } else if (target.kind === "agent") {
+      const area = el("textarea", { placeholder: "The user's first message", dataset: { field: "first-message" } });
+      input = area;
+      getInput = () => {
+        if (!area.value.trim()) throw ["write the user's first message"];
+        return area.value;
+      };
+    } else {
+      input = el("p", { class: "muted", text: target.first_message ? `First message: ${target.first_message}` : "The loop user agent opens the conversation." });
+      getInput = () => null;
+    }
+    const role = el("select", { dataset: { field: "role" } }, target.roles.map((r) => el("option", { value: r, text: roleLabel(r) })));
+    const problems = el("div");
+    const start = el("button", { type: "button", class: "primary", text: "Start session" });
+    start.addEventListener("click", async () => {
+      problems.replaceChildren();
+      try {
+        const message = getInput();
+        const created = await api("/api/sessions", { method: "POST", body: { target: target.name, message, role: role.value } });
+        await openSession(created.id);
+      } catch (error) {
+        problems.append(problemsList(Array.isArray(error) ? error : [error.message, ...(error.problems || [])]));
+      }
+    });
+    return el("div", { class: "card target", dataset: { target: target.name } },
+      el("h3", { text: target.name }),
+      el("p", { class: "muted", text: target.description || (target.kind === "case" ? "Eval case" : "Agent") }),
+      target.kind === "case" ? el("label", {}, "You play: ", role) : null,
+      input, problems, el("div", { class: "row" }, start),
+      el("p", { class: "muted", text: `Exports go to ${target.eval_set_path}` }));
+  });
+  setContent(el("h1", { text: "Choose what to play" }), el("div", { class: "targets" }, cards));
+  await refreshSessions();
+}
+
+function roleLabel(role) {
+  if (role === "model") return "the agent's model";
+  if (role === "loop_user") return "the user (conversation)";
+  return `the user answering ${role.split(":")[1]}`;
+}
+
+async function refreshSessions() {
+  const sessions = await api("/api/sessions");
+  const list = document.getElementById("session-list");
+  list.replaceChildren(...sessions.map((s) => el("li", {},
+    el("a", { href: `#${s.id}`, class: s.id === state.sessionId ? "current" : "", on: { click: (e) => { e.preventDefault(); openSession(s.id); } } },
+      s.target, el("span", { class: "meta", text: `${s.phase} · ${new Date(s.created_at * 1000).toLocaleTimeString()}` })))));
+}
+
+async function openSession(id) {
+  if (state.sessionId !== id) state.actions.clear();
+  state.sessionId = id;
+  if (location.hash !== `#${id}`) history.replaceState(null, "", `${location.pathname}${location.search}#${id}`);
+  await renderSession();
+  await refreshSessions();
+}
+
+function entryNode(entry) {
+  const kinds = {
+    user: "User", model_text: `Model (${entry.author})`, final: `Final response (${entry.author})`,
+    tool_call: "Tool call", tool_result: "Tool output", tool_error: "Tool error", error: "Error",
+  };
+  const node = el("div", { class: `entry entry-${entry.kind}`, dataset: { kind: entry.kind } }, el("div", { class: "label", text: kinds[entry.kind] || entry.kind }));
+  if (entry.kind === "tool_call") node.append(block(`${entry.name}(${JSON.stringify(entry.args)})${entry.long_running ? "  [long-running]" : ""}`));
+  else if (entry.kind === "tool_result") node.append(block(`${entry.name} → ${pretty(entry.response)}`));
+  else if (entry.kind === "tool_error") node.append(block(`${entry.name} raised ${entry.error_type}: ${entry.message}`));
+  else if (entry.kind === "error") node.append(block(`${entry.code}: ${entry.message}`));
+  else node.append(block(entry.text));
+  return node;
+}
+
+function runningNode(sessionId, tool) {
+  const timer = el("span", { class: "elapsed", text: "0.0s" });
+  const tick = () => { timer.textContent = `${(Date.now() / 1000 - tool.started_at).toFixed(1)}s`; };
+  tick();
+  state.timers.push(setInterval(tick, 100));
+  const cancel = el("button", { type: "button", class: "danger", text: "Cancel" });
+  cancel.addEventListener("click", async () => {
+    cancel.disabled = true;
+    await api(`/api/sessions/${sessionId}/tools/${encodeURIComponent(tool.call_id)}/cancel`, { method: "POST", body: {} });
+  });
+  return el("div", { class: "entry entry-running", dataset: { kind: "running" } },
+    el("div", { class: "label", text: "Tool running" }),
+    el("div", { class: "row" }, el("pre", { text: `${tool.name}(${JSON.stringify(tool.args)})` }), timer, cancel));
+}
+
+function modelAction(view, request) {
+  const payload = request.payload;
+  const tools = payload.tools;
+  const problems = el("div");
+  const show = (error) => problems.replaceChildren(problemsList(Array.isArray(error) ? error : [error.message, ...(error.problems || [])]));
+  const send = async (answer) => {
+    problems.replaceChildren();
+    try { await api(`/api/requests/${request.id}/answer`, { method: "POST", body: answer }); await renderSession(); }
+    catch (error) { show(error); }
+  };
+
+  // Tool calls
+  const editors = [];
+  const callList = el("div");
+  const addCall = () => {
+    const select = el("select", { dataset: { field: "tool" } }, el("option", { value: "", text: "— choose a tool —" }),
+      tools.map((t) => el("option", { value: t.name, disabled: !t.allowed, text: t.name + (t.note ? ` (${t.note})` : "") })));
+    const holder = el("div");
+    const editor = { select, form: null };
+    select.addEventListener("change", () => {
+      const tool = tools.find((t) => t.name === select.value);
+      editor.form = tool ? objectForm(tool.parameters, tool.parameters, tool.name) : null;
+      holder.replaceChildren(...(tool ? [el("p", { class: "muted", text: tool.description }), editor.form.node] : []));
+    });
+    const remove = el("button", { type: "button", class: "danger", text: "Remove call" });
+    const box = el("div", { class: "call-editor" }, el("div", { class: "row" }, select, remove), holder);
+    remove.addEventListener("click", () => { box.remove(); editors.splice(editors.indexOf(editor), 1); });
+    editors.push(editor);
+    callList.append(box);
+  };
+  const callsPane = el("div", { class: "pane-calls" }, callList,
+    el("div", { class: "row" },
+      el("button", { type: "button", text: "Add another tool call", on: { click: addCall } }),
+      el("button", { type: "button", class: "primary", text: "Send tool calls", on: { click: () => {
+        try {
+          const calls = editors.map((editor) => {
+            if (!editor.select.value) throw ["choose a tool for every call"];
+            return { name: editor.select.value, args: editor.form.get() };
+          });
+          if (!calls.length) throw ["add a tool call"];
+          send({ type: "tool_calls", calls });
+        } catch (error) { show(error); }
+      } } })));
+  if (tools.length) addCall();
+
+  // Final response
+  let finalPane;
+  if (payload.output_schema) {
+    const form = objectForm(payload.output_schema, payload.output_schema, "output");
+    finalPane = el("div", { class: "pane-final" }, el("p", { class: "muted", text: "The agent has an output schema: fill it in." }), form.node,
+      el("button", { type: "button", class: "primary", text: "Send final response", on: { click: () => {
+        try { send({ type: "output", value: form.get() }); } catch (error) { show(error); }
+      } } }));
+  } else {
+    const area = el("textarea", { placeholder: "The final response to the user", dataset: { field: "final-response" } });
+    finalPane = el("div", { class: "pane-final" }, area,
+      el("button", { type: "button", class: "primary", text: "Send final response", on: { click: () => send({ type: "text", text: area.value }) } }));
+  }
+
+  const panes = { calls: callsPane, final: finalPane };
+  const tabs = el("div", { class: "tabs" });
+  const body = el("div");
+  const choose = (name) => {
+    body.replaceChildren(panes[name]);
+    for (const button of tabs.children) button.classList.toggle("active", button.dataset.pane === name);
+  };
+  tabs.append(
+    el("button", { type: "button", text: `Call a tool (${tools.length})`, dataset: { pane: "calls" }, disabled: !tools.length, on: { click: () => choose("calls") } }),
+    el("button", { type: "button", text: "Final response", dataset: { pane: "final" }, on: { click: () => choose("final") } }));
+  choose(tools.length ? "calls" : "final");
+  return el("div", { class: "action", dataset: { request: request.id, kind: "model" } },
+    el("h3", { text: `The model of ${request.agent_name} is waiting for you` }), tabs, body, problems);
+}
+
+function toolAnswerAction(request) {
+  const area = el("textarea", { placeholder: "The tool's answer: text, or JSON", dataset: { field: "tool-answer" } });
+  const problems = el("div");
+  const send = async () => {
+    let answer = { type: "text", text: area.value };
+    try { const parsed = JSON.parse(area.value); if (parsed && typeof parsed === "object") answer = { type: "value", value: parsed }; } catch {}
+    try { await api(`/api/requests/${request.id}/answer`, { method: "POST", body: answer }); await renderSession(); }
+    catch (error) { problems.replaceChildren(problemsList([error.message, ...(error.problems || [])])); }
+  };
+  return el("div", { class: "action", dataset: { request: request.id, kind: "tool_answer" } },
+    el("h3", { text: `Long-running tool ${request.payload.tool_name} waits for its answer` }),
+    block(`${request.payload.tool_name}(${JSON.stringify(request.payload.args)})`), area,
+    el("button", { type: "button", class: "primary", text: "Send the tool's answer", on: { click: send } }), problems);
+}
+
+function userAction(request) {
+  const area = el("textarea", { placeholder: "What the user says", dataset: { field: "user-answer" } });
+  const problems = el("div");
+  const send = async (answer) => {
+    try { await api(`/api/requests/${request.id}/answer`, { method: "POST", body: answer }); await renderSession(); }
+    catch (error) { problems.replaceChildren(problemsList([error.message, ...(error.problems || [])])); }
+  };
+  const info = request.payload.yield;
+  return el("div", { class: "action", dataset: { request: request.id, kind: "user" } },
+    el("h3", { text: `You are ${request.agent_name}: ${info && info.type === "tool" ? `answer tool ${info.tool_name}` : "answer the agent"}` }),
+    block(request.payload.prompt), area,
+    el("div", { class: "row" },
+      el("button", { type: "button", class: "primary", text: "Send", on: { click: () => send({ type: "text", text: area.value }) } }),
+      el("button", { type: "button", text: "End the conversation", on: { click: () => send({ type: "stop" }) } })), problems);
+}
+
+function idleActions(view) {
+  const nodes = [];
+  if (view.kind === "agent" && view.phase === "idle") {
+    const area = el("textarea", { placeholder: "The user's next message", dataset: { field: "next-message" } });
+    const problems = el("div");
+    nodes.push(el("div", { class: "card" }, el("h3", { text: "Continue the conversation" }), area,
+      el("button", { type: "button", text: "Send user message", on: { click: async () => {
+        try { await api(`/api/sessions/${view.id}/messages`, { method: "POST", body: { message: area.value } }); await renderSession(); }
+        catch (error) { problems.replaceChildren(problemsList([error.message, ...(error.problems || [])])); }
+      } } }), problems));
+  }
+  const exportProblems = el("div");
+  const exportButton = el("button", { type: "button", class: "primary", text: "Export to EvalSet", disabled: !view.can_export, dataset: { action: "export" } });
+  exportButton.addEventListener("click", async () => {
+    exportButton.disabled = true;
+    try { await api(`/api/sessions/${view.id}/export`, { method: "POST", body: {} }); await renderSession(); }
+    catch (error) { exportProblems.replaceChildren(problemsList([error.message])); exportButton.disabled = false; }
+  });
+  nodes.push(el("div", { class: "card" }, el("h3", { text: "Golden trace" }),
+    el("p", { class: "muted", text: `Export appends this conversation to ${view.eval_set_path}` }),
+    exportButton, exportProblems,
+    view.exports.map((e) => el("div", { class: "exported", dataset: { exported: e.eval_id } },
+      `Exported as ${e.eval_id} to ${e.path} (${e.cases} case${e.cases === 1 ? "" : "s"} in the file${e.created ? ", file created" : ""})`))));
+  return nodes;
+}
+
+// Renders run one at a time, in order: a view fetched earlier can never be drawn over a newer
+// one (that would drop, then rebuild, an action panel and lose what the person typed).
+let rendering = null;
+let renderAgain = false;
+
+function renderSession() {
+  if (rendering) { renderAgain = true; return rendering; }
+  rendering = (async () => {
+    try { do { renderAgain = false; await renderOnce(); } while (renderAgain); }
+    finally { rendering = null; }
+  })();
+  return rendering;
+}
+
+async function renderOnce() {
+  const id = state.sessionId;
+  if (!id) return;
+  let view;
+  try { view = await api(`/api/sessions/${id}`); }
+  catch (error) { if (state.sessionId === id) setContent(el("p", { class: "problems", text: error.message })); return; }
+  if (state.sessionId !== id) return;  // the person moved on while this was fetched
+  state.view = view;
+  clearTimers();
+  const pendingModel = view.pending.find((r) => r.kind === "model");
+  const payload = pendingModel && pendingModel.payload;
+  const instruction = payload ? payload.instruction : (view.agent && view.agent.instruction) || "";
+  const tools = payload ? payload.tools : [];
+  const nodes = [
+    el("h1", {}, view.target, el("span", { class: `badge ${view.phase}`, text: view.phase.replaceAll("_", " ") }),
+      el("span", { class: "badge", text: view.kind === "case" ? `you play ${roleLabel(view.role)}` : "you play the model" })),
+    el("details", { class: "instruction", open: true }, el("summary", { text: "Instruction (what the model is told)" }), block(instruction || "(no instruction)")),
+  ];
+  if (tools.length) {
+    nodes.push(el("details", { class: "card tools-panel", open: true }, el("summary", { text: `Tools (${tools.length})` }),
+      el("ul", { class: "tools" }, tools.map((t) => el("li", {}, el("code", { text: t.name }), t.note ? el("span", { class: "note", text: t.note }) : null,
+        el("div", { class: "muted", text: t.description }))))));
+  }
+  nodes.push(el("h3", { text: "Conversation" }), el("div", { class: "history" },
+    view.entries.map(entryNode), view.running_tools.map((t) => runningNode(view.id, t))));
+  if (view.error) nodes.push(el("div", { class: "entry entry-error" }, el("div", { class: "label", text: "Error" }), block(view.error)));
+  const live = new Set(view.pending.map((request) => request.id));
+  for (const id of [...state.actions.keys()]) if (!live.has(id)) state.actions.delete(id);
+  for (const request of view.pending) {
+    if (!state.actions.has(request.id)) {
+      const build = { model: () => modelAction(view, request), tool_answer: () => toolAnswerAction(request), user: () => userAction(request) }[request.kind];
+      if (build) state.actions.set(request.id, build());
+    }
+    if (state.actions.has(request.id)) nodes.push(state.actions.get(request.id));
+  }
+  if (view.result) {
+    nodes.push(el("div", { class: "card result" }, el("h3", { text: `Eval result: ${view.result.status}` }), block(view.result.explanation)));
+  }
+  if (!view.pending.length && !["running", "awaiting_model"].includes(view.phase)) nodes.push(...idleActions(view));
+  setContent(...nodes);
+  // A change reported before (or while) this view was fetched: fetch again.
+  if ((state.changedAt.get(view.id) || 0) > view.version) { renderAgain = true; return; }
+  // "running" always ends by itself; look again soon even if a notification is missed.
+  if (view.phase === "running") state.timers.push(setTimeout(renderSession, 750));
+}
+
+// -- live updates ------------------------------------------------------------------------
+
+function listen() {
+  const source = new EventSource(`/api/events?token=${encodeURIComponent(TOKEN)}&since=${state.version}`);
+  source.onmessage = async (message) => {
+    const data = JSON.parse(message.data);
+    state.version = data.version;
+    for (const [id, version] of Object.entries(data.sessions)) state.changedAt.set(id, version);
+    const current = state.sessionId;
+    const changed = current ? data.sessions[current] : undefined;
+    if (changed !== undefined && (!state.view || state.view.id !== current || changed > state.view.version)) {
+      await renderSession();
+    }
+    await refreshSessions();
+  };
+}
+
+document.getElementById("new-session").addEventListener("click", showTargets);
+document.getElementById("home").addEventListener("click", (event) => { event.preventDefault(); showTargets(); });
+(async () => {
+  const id = location.hash.slice(1);
+  if (id) await openSession(id); else await showTargets();
+  listen();
+})();

@@ -1,0 +1,80 @@
+"""``adk-eval studio TARGET`` as a user starts it: a real process, a real port."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def studio_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "adk_eval", "studio", *args]
+
+
+def env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+
+
+def test_it_prints_a_loopback_url_with_a_random_token_that_every_request_needs(tmp_path):
+    process = subprocess.Popen(
+        studio_command(
+            str(ROOT / "examples/toolbox/studio.py"), "--port", "0", "--db", str(tmp_path / "s.db")
+        ),
+        cwd=tmp_path,
+        env=env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        lines = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = process.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            if line.startswith("open "):
+                break
+        url = re.fullmatch(r"open (http://127\.0\.0\.1:(\d+))/\?token=(\S+)\n", lines[-1])
+        assert url, "".join(lines)
+        base, token = url.group(1), url.group(3)
+        assert len(token) >= 24
+        assert "2 target(s): Toolbox, Structured" in "".join(lines)
+        assert httpx.get(f"{base}/api/targets").status_code == 401
+        targets = httpx.get(f"{base}/api/targets", headers={"X-Studio-Token": token}).json()
+        assert [t["name"] for t in targets] == ["Toolbox", "Structured"]
+        # goldens of a config go where it says, relative to the working directory
+        assert targets[0]["eval_set_path"] == str(tmp_path / "goldens/toolbox.evalset.json")
+    finally:
+        process.terminate()
+        process.wait(30)
+        process.stdout.close()
+
+
+def test_a_bad_target_is_one_clear_line(tmp_path):
+    (tmp_path / "empty.py").write_text("x = 1\n")
+    for target, message in [
+        ("nowhere.py:AGENTS", "no such file: nowhere.py"),
+        ("empty.py", "empty.py defines no SimulatedAgentConfig and no EvalCase at module level"),
+        ("empty.py:x", "empty.py:x is neither a SimulatedAgentConfig nor an EvalCase"),
+    ]:
+        completed = subprocess.run(
+            studio_command(target),
+            cwd=tmp_path,
+            env=env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert completed.returncode == 2, completed.stderr
+        assert message in completed.stderr
+        assert completed.stderr.count("\n") == 1, completed.stderr
