@@ -4,7 +4,9 @@ import subprocess
 import sys
 
 import adk_eval
+import adk_eval.goldens
 import adk_eval.metrics
+import adk_eval.studio
 import adk_eval.testing
 
 DOCUMENTED_ROOT = {
@@ -27,6 +29,7 @@ DOCUMENTED_ROOT = {
     "EvalUserAgentError",
     # additions documented in README "API"
     "ScriptContext",
+    "HumanUserAgent",
     "STOP",
     "STOP_SIGNAL",
     "replace_value",
@@ -57,7 +60,7 @@ def test_importing_the_package_does_not_import_adk():
 
 
 def test_every_exported_name_exists():
-    for module in (adk_eval, adk_eval.metrics, adk_eval.testing):
+    for module in (adk_eval, adk_eval.metrics, adk_eval.testing, adk_eval.goldens, adk_eval.studio):
         for name in module.__all__:
             assert hasattr(module, name), f"{module.__name__}.{name}"
 
@@ -77,3 +80,15 @@ def test_metrics_exports():
 
 def test_testing_exports_scripted_llm():
     assert "ScriptedLlm" in adk_eval.testing.__all__
+
+
+def test_goldens_and_studio_exports():
+    assert set(adk_eval.goldens.__all__) >= {
+        "to_eval_case",
+        "append_eval_case",
+        "load_eval_set",
+        "expected_trajectories",
+        "eval_case_from_golden",
+        "EvalSetFileError",
+    }
+    assert set(adk_eval.studio.__all__) == {"SimulatedAgentConfig", "StudioPlugin"}

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from .suite import CaseStats, EvalSuiteResult, run_eval_suite
     from .termination import Termination
     from .trace import EvalTrace
-    from .user_agents import STOP, STOP_SIGNAL, ScriptContext, ScriptedUserAgent
+    from .user_agents import STOP, STOP_SIGNAL, HumanUserAgent, ScriptContext, ScriptedUserAgent
 
 __version__ = "0.1.0"
 
@@ -51,6 +51,7 @@ _EXPORTS = {
     "MockToolContext": "mocks",
     # user agents
     "ScriptedUserAgent": "user_agents",
+    "HumanUserAgent": "user_agents",
     "ScriptContext": "user_agents",
     "STOP": "user_agents",
     "STOP_SIGNAL": "user_agents",
@@ -89,6 +90,7 @@ __all__ = [
     "MockToolContext",
     # user agents
     "ScriptedUserAgent",
+    "HumanUserAgent",
     "ScriptContext",
     "STOP",
     "STOP_SIGNAL",
