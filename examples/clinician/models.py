@@ -1,6 +1,9 @@
 """Which models play the clinician, the patient and the judge.
 
-* ``GOOGLE_API_KEY`` or ``GEMINI_API_KEY`` set: Gemini (``gemini-2.5-flash``).
+* a model configured for the role (``--model``/``--user-model``/``--judge-model``,
+  or ``ADK_EVAL_MODEL``/``ADK_EVAL_USER_MODEL``/``ADK_EVAL_JUDGE_MODEL``), for
+  example ``local``: that model.
+* else ``GOOGLE_API_KEY`` or ``GEMINI_API_KEY`` set: Gemini (``gemini-2.5-flash``).
 * else ``OPENAI_API_KEY`` set: OpenAI through LiteLLM (``openai/gpt-4o-mini``).
 * else: offline, on `ScriptedLlm` stand-ins, and one line on stderr says so.
 
@@ -24,10 +27,13 @@ from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.genai import types
 
+from adk_eval.models import ModelRole, configured_model
 from adk_eval.testing import ScriptedLlm, model_turn_index, tool_call
 
 
 def _provider() -> str:
+    if configured_model("model") is not None:
+        return "configured"
     if os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY"):
         return "gemini"
     if os.environ.get("OPENAI_API_KEY"):
@@ -44,12 +50,17 @@ if PROVIDER == "scripted":
     )
 
 
-def _real_model() -> str | BaseLlm:
+def _real_model(role: ModelRole) -> str | BaseLlm | None:
+    chosen = configured_model(role)
+    if chosen is not None:
+        return chosen
     if PROVIDER == "gemini":
         return "gemini-2.5-flash"
-    from google.adk.models.lite_llm import LiteLlm
+    if PROVIDER == "openai":
+        from google.adk.models.lite_llm import LiteLlm
 
-    return LiteLlm(model="openai/gpt-4o-mini")
+        return LiteLlm(model="openai/gpt-4o-mini")
+    return None
 
 
 # -- reading requests ---------------------------------------------------------------
@@ -249,20 +260,23 @@ def scripted_judge(request: LlmRequest) -> str:
 
 def clinician_model() -> str | BaseLlm:
     """The model of the agent under test."""
-    if PROVIDER != "scripted":
-        return _real_model()
+    real = _real_model("model")
+    if real is not None:
+        return real
     return ScriptedLlm(responder=scripted_clinician, model="scripted-clinician")
 
 
 def patient_model(rules: Sequence[PatientRule], default: str) -> str | BaseLlm:
     """The model of a simulated patient (`rules` only matter offline)."""
-    if PROVIDER != "scripted":
-        return _real_model()
+    real = _real_model("user_model")
+    if real is not None:
+        return real
     return ScriptedLlm(responder=scripted_patient(rules, default), model="scripted-patient")
 
 
 def judge_model() -> str | BaseLlm:
     """The model of the `llm_judge` metrics."""
-    if PROVIDER != "scripted":
-        return _real_model()
+    real = _real_model("judge_model")
+    if real is not None:
+        return real
     return ScriptedLlm(responder=scripted_judge, model="scripted-judge")

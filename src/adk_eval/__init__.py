@@ -8,13 +8,20 @@ score the event trace.
     assert result.passed, result.explain()
 
 Names are imported on first use, so ``import adk_eval`` (and the pytest plugin)
-stays cheap until something is actually used.
+stays cheap until something is actually used. Importing it sets
+``LITELLM_LOCAL_MODEL_COST_MAP=True`` unless already set, so litellm never
+fetches its cost map from the network.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 from typing import TYPE_CHECKING, Any
+
+# litellm fetches its model cost map from the internet on import unless told not to;
+# an eval run must not depend on the network for that (set it to "False" to opt out).
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 if TYPE_CHECKING:
     from .bridge import Bridge, YieldInfo, with_state_change

@@ -24,6 +24,9 @@ __all__ = ["DEFAULT_MAX_TURNS", "EvalCase", "TerminateWhen", "UserAgents"]
 DEFAULT_MAX_TURNS = 20
 """Turn cap when a case sets none (the same default as ADK's user simulator)."""
 
+DEFAULT_MAX_MODEL_CALLS = 100
+"""Cap on the system agent's model calls in one run when a case sets none."""
+
 
 @dataclass(frozen=True)
 class TerminateWhen:
@@ -43,11 +46,15 @@ class TerminateWhen:
             ``{"session.escalation": {"$exists": True}}``; checked whenever the
             main session's state may have changed (after each system run and
             after user-agent state changes are applied).
+        max_model_calls: Most model calls of the system agent in the whole
+            run (all turns). It stops a model that calls tools forever inside
+            one turn, which `max_turns` cannot see.
     """
 
     max_turns: int | None = DEFAULT_MAX_TURNS
     max_duration: float | None = None
     state_matches: Mapping[str, Any] | None = None
+    max_model_calls: int | None = DEFAULT_MAX_MODEL_CALLS
 
     def __post_init__(self) -> None:
         if self.max_turns is not None and (
@@ -57,6 +64,14 @@ class TerminateWhen:
         if self.max_turns is not None and self.max_turns < 1:
             raise EvalSetupError(
                 f"max_turns must be >= 1 (or None for no limit), got {self.max_turns}"
+            )
+        if self.max_model_calls is not None and (
+            not isinstance(self.max_model_calls, int)
+            or isinstance(self.max_model_calls, bool)
+            or self.max_model_calls < 1
+        ):
+            raise EvalSetupError(
+                f"max_model_calls must be an int >= 1 or None, got {self.max_model_calls!r}"
             )
         if self.max_duration is not None and (
             not isinstance(self.max_duration, int | float) or isinstance(self.max_duration, bool)

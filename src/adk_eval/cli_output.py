@@ -103,7 +103,7 @@ def _failed_metrics(result: EvalResult) -> str:
     if result.error is not None:
         return f"error in {result.error.phase}: {result.error.message.splitlines()[0][:80]}"
     names = list(result.failed_metrics)
-    if result.termination_reason in ("max_turns", "max_duration"):
+    if result.termination_reason in ("max_turns", "max_duration", "max_model_calls"):
         names.append(f"({result.termination_reason})")
     return ", ".join(names)
 

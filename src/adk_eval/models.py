@@ -1,14 +1,34 @@
-"""Which model plays a role: a Gemini name, a LiteLLM ``provider/model``, or a `BaseLlm`.
+"""Which model plays each role: the system agent, the user agents, the judge.
 
-Names are resolved by ADK's own registry (`LLMRegistry`), so anything ADK can
-run works here: ``"gemini-2.5-flash"``, ``"openai/gpt-4o-mini"`` (through
-`LiteLlm`), or a model object such as ``LiteLlm(...)`` or `ScriptedLlm`.
+A model is a Gemini name (``"gemini-2.5-flash"``), any LiteLLM
+``provider/model`` (``"openai/gpt-4o-mini"``, ``"anthropic/..."``, ``"ollama/..."``),
+``"local"`` (the embedded SmolLM2, see `adk_eval.local_model`) or a `BaseLlm`
+object. Names are resolved by ADK's own registry, so anything ADK runs works.
+
+Roles and where they are configured, first match wins:
+
+====================  ============================  ==========================
+role                  environment variable          CLI flag
+====================  ============================  ==========================
+``model``             ``ADK_EVAL_MODEL``            ``--model``
+``user_model``        ``ADK_EVAL_USER_MODEL``       ``--user-model``
+``judge_model``       ``ADK_EVAL_JUDGE_MODEL``      ``--judge-model``
+====================  ============================  ==========================
+
+``user_model`` and ``judge_model`` fall back to ``model``. In code, agents ask
+`configured_model` (``LlmAgent(model=configured_model("model", default=...))``);
+``llm_judge`` uses ``judge_model`` when it names no model. The CLI flags set the
+variables for the run, and ``--model`` also becomes ADK's default model, the
+fallback of every `LlmAgent` that names none.
 """
 
 from __future__ import annotations
 
 import os
-from typing import TypeAlias
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
 
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.registry import LLMRegistry
@@ -18,38 +38,167 @@ from .errors import EvalSetupError
 __all__ = [
     "DEFAULT_JUDGE_MODEL",
     "JUDGE_MODEL_ENV",
+    "ModelRole",
     "ModelSpec",
+    "ProviderStatus",
+    "ROLE_ENV",
+    "configured_model",
     "default_judge_model",
+    "missing_credentials",
+    "provider_statuses",
     "resolve_model",
 ]
 
 ModelSpec: TypeAlias = str | BaseLlm
+ModelRole: TypeAlias = Literal["model", "user_model", "judge_model"]
 
-JUDGE_MODEL_ENV = "ADK_EVAL_JUDGE_MODEL"
+ROLE_ENV: Mapping[ModelRole, str] = {
+    "model": "ADK_EVAL_MODEL",
+    "user_model": "ADK_EVAL_USER_MODEL",
+    "judge_model": "ADK_EVAL_JUDGE_MODEL",
+}
+"""The environment variable of each role."""
+
+JUDGE_MODEL_ENV = ROLE_ENV["judge_model"]
 """Environment variable naming the judge model when a metric sets none."""
 
 DEFAULT_JUDGE_MODEL = "gemini-2.5-flash"
+
+LOCAL = "local"
+
+_GEMINI_KEYS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
+# LiteLLM providers that run on your own machine and need no key.
+_KEYLESS = {"ollama", "ollama_chat", "hosted_vllm", "lm_studio", "llamafile", "local"}
+
+
+def configured_model(role: ModelRole, default: ModelSpec | None = None) -> ModelSpec | None:
+    """The model configured for `role`, else `default`.
+
+    Reads the role's variable, then (for ``user_model`` and ``judge_model``)
+    ``ADK_EVAL_MODEL``. ``"local"`` comes back as a ready `LocalLlm`, so it can
+    go straight into ``LlmAgent(model=...)``.
+    """
+    if role not in ROLE_ENV:
+        raise EvalSetupError(f"unknown model role {role!r}; use one of {sorted(ROLE_ENV)}")
+    value = os.environ.get(ROLE_ENV[role], "").strip() or (
+        os.environ.get(ROLE_ENV["model"], "").strip() if role != "model" else ""
+    )
+    if not value:
+        return default
+    return resolve_model(value) if value == LOCAL else value
+
+
+def default_judge_model() -> ModelSpec:
+    """The judge model: the configured ``judge_model``, else `DEFAULT_JUDGE_MODEL`."""
+    configured = configured_model("judge_model")
+    return configured if configured is not None else DEFAULT_JUDGE_MODEL
 
 
 def resolve_model(spec: ModelSpec) -> BaseLlm:
     """Returns a `BaseLlm` for a model object or name.
 
     Raises:
-        EvalSetupError: If ADK knows no model by that name.
+        EvalSetupError: If the name is unknown, or its provider's key is not
+            set (the message names the variable).
     """
     if isinstance(spec, BaseLlm):
         return spec
-    if not isinstance(spec, str) or not spec:
+    if not isinstance(spec, str) or not spec.strip():
         raise EvalSetupError(f"a model must be a model name or a BaseLlm, got {spec!r}")
+    problem = missing_credentials(spec)
+    if problem is not None:
+        raise EvalSetupError(problem)
+    if spec == LOCAL:
+        from .local_model import LocalLlm
+
+        return LocalLlm()
     try:
         return LLMRegistry.new_llm(spec)
     except ValueError as error:
         raise EvalSetupError(
             f"unknown model {spec!r} ({error}). Use a Gemini name like 'gemini-2.5-flash', "
-            "a LiteLLM name like 'openai/gpt-4o-mini', or a BaseLlm object"
+            "a LiteLLM name like 'openai/gpt-4o-mini', 'local', or a BaseLlm object"
         ) from None
 
 
-def default_judge_model() -> ModelSpec:
-    """The judge model: ``$ADK_EVAL_JUDGE_MODEL``, else `DEFAULT_JUDGE_MODEL`."""
-    return os.environ.get(JUDGE_MODEL_ENV) or DEFAULT_JUDGE_MODEL
+def _is_gemini_name(name: str) -> bool:
+    return re.match(r"^(projects/.+/)?(models/)?gemini-", name) is not None
+
+
+def _vertex() -> bool:
+    return os.environ.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() in ("1", "true")
+
+
+def missing_credentials(spec: ModelSpec) -> str | None:
+    """One line naming the variable to set when `spec`'s provider has no key; else None.
+
+    Model objects are trusted (they may carry their own key or base URL);
+    ``"local"`` reports what is not installed.
+    """
+    if not isinstance(spec, str):
+        return None
+    if spec == LOCAL:
+        from .local_model import local_model_status
+
+        return local_model_status()
+    if _is_gemini_name(spec):
+        if _vertex() or any(os.environ.get(key) for key in _GEMINI_KEYS):
+            return None
+        return (
+            f"model {spec!r} needs a Gemini API key: set GOOGLE_API_KEY (or GEMINI_API_KEY), "
+            "or GOOGLE_GENAI_USE_VERTEXAI=true for Vertex AI, or choose another model"
+        )
+    provider = spec.split("/", 1)[0] if "/" in spec else ""
+    if not provider or provider in _KEYLESS:
+        return None
+    import litellm
+
+    missing = litellm.validate_environment(spec).get("missing_keys") or []
+    if not missing:
+        return None
+    return f"model {spec!r} needs {' and '.join(missing)}: set it, or choose another model"
+
+
+@dataclass(frozen=True)
+class ProviderStatus:
+    """Whether a provider can be used here (never the secret itself).
+
+    Attributes:
+        name: Provider name.
+        configured: Whether its credentials (or install) are present.
+        detail: Which variable is set or missing, or what to install.
+    """
+
+    name: str
+    configured: bool
+    detail: str
+
+
+def _key_status(name: str, keys: tuple[str, ...], extra: str = "") -> ProviderStatus:
+    present = [key for key in keys if os.environ.get(key)]
+    if present:
+        return ProviderStatus(name, True, f"{present[0]} is set{extra}")
+    return ProviderStatus(name, False, f"set {' or '.join(keys)}")
+
+
+def provider_statuses() -> list[ProviderStatus]:
+    """The providers a user can pick, and whether each is ready here."""
+    from .local_model import local_model_status
+
+    gemini = (
+        ProviderStatus("gemini", True, "Vertex AI (GOOGLE_GENAI_USE_VERTEXAI)")
+        if _vertex()
+        else _key_status("gemini", _GEMINI_KEYS)
+    )
+    base = os.environ.get("OPENAI_API_BASE") or os.environ.get("OPENAI_BASE_URL")
+    local = local_model_status()
+    return [
+        gemini,
+        _key_status("openai", ("OPENAI_API_KEY",), f" (base {base})" if base else ""),
+        _key_status("anthropic", ("ANTHROPIC_API_KEY",)),
+        ProviderStatus(
+            "local",
+            local is None,
+            "SmolLM2-135M on llama.cpp, installed" if local is None else local,
+        ),
+    ]

@@ -26,6 +26,7 @@ from google.adk.apps import App
 from google.adk.artifacts import InMemoryArtifactService
 from google.adk.events import Event, EventActions
 from google.adk.memory import InMemoryMemoryService
+from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService, Session
 from google.genai import types
@@ -33,6 +34,7 @@ from google.genai import types
 from .errors import AdkEvalError, EvalSetupError
 from .interception import InterceptionPlugin, ToolPolicy
 from .state import flatten_state
+from .termination import ModelCallLimit
 
 __all__ = ["DEFAULT_USER_ID", "EvalRunner", "as_user_content"]
 
@@ -68,6 +70,8 @@ class EvalRunner:
             (checked against the agent's tools).
         clock: What `MockToolContext.now()` returns.
         user_id: The ADK user id of the sessions.
+        max_model_calls: Most model calls of the agent over the runner's life
+            (None: no limit); see `TerminateWhen.max_model_calls`.
     """
 
     def __init__(
@@ -78,6 +82,7 @@ class EvalRunner:
         yield_tools: tuple[str, ...] | frozenset[str] = (),
         clock: Callable[[], datetime] | None = None,
         user_id: str = DEFAULT_USER_ID,
+        max_model_calls: int | None = None,
     ) -> None:
         if not isinstance(agent, BaseAgent | App):
             raise EvalSetupError(
@@ -87,16 +92,18 @@ class EvalRunner:
         self._yield_tools = tuple(yield_tools)
         self.user_id = user_id
         self.plugin = InterceptionPlugin(None, clock=clock)
+        self.model_calls = ModelCallLimit(max_model_calls)
+        plugins: list[BasePlugin] = [self.model_calls, self.plugin]
         if isinstance(agent, App):
             root = agent.root_agent
             if not isinstance(root, BaseAgent):
                 raise EvalSetupError(
                     f"EvalRunner needs an App whose root is an agent, got {type(root).__name__}"
                 )
-            app = agent.model_copy(update={"plugins": [self.plugin, *agent.plugins]})
+            app = agent.model_copy(update={"plugins": [*plugins, *agent.plugins]})
         else:
             root = agent
-            app = App(name=_app_name(agent), root_agent=agent, plugins=[self.plugin])
+            app = App(name=_app_name(agent), root_agent=agent, plugins=plugins)
         self.root_agent: BaseAgent = root
         self.app_name: str = app.name
         self.session_service = InMemorySessionService()

@@ -40,7 +40,12 @@ from .metrics.types import MetricResult
 from .result import ErrorPhase, EvalErrorInfo, EvalResult, EvalStatus, TokenUsage
 from .runner import EvalRunner
 from .state import merge_changes, scoped_view
-from .termination import Termination, compile_state_query, state_query_matches
+from .termination import (
+    MODEL_CALL_LIMIT_CODE,
+    Termination,
+    compile_state_query,
+    state_query_matches,
+)
 from .trace import EvalTrace
 from .user_runner import UserAgentAnswer, UserAgentRunner
 
@@ -108,6 +113,7 @@ class _Simulation:
             case.tool_mocks,
             yield_tools=tuple(case.user_agents.tools),
             clock=case.resolve_clock(),
+            max_model_calls=case.terminate_when.max_model_calls,
         )
         users = UserAgentRunner(case.user_agents)
         error: EvalErrorInfo | None = None
@@ -209,6 +215,10 @@ class _Simulation:
                 events.append(event)
         except Exception as error:
             raise _Failed("system", error) from error
+        if events and events[-1].error_code == MODEL_CALL_LIMIT_CODE:
+            limit = self.case.terminate_when.max_model_calls
+            self.termination = Termination("max_model_calls", limit, system.model_calls.calls)
+            raise _Finished
         if events and events[-1].error_code:
             last = events[-1]
             raise _Failed(

@@ -224,6 +224,11 @@ class _Recorder(BasePlugin):
         self._stored = len(events)
 
 
+def adk_sessions_path(db_path: Path) -> Path:
+    """Where ADK's `SqliteSessionService` keeps a studio's sessions (``studio.adk.db``)."""
+    return db_path.with_suffix(".adk.db")
+
+
 class StudioEngine:
     """Owns the studio's sessions, their ADK runs and what waits for the person."""
 
@@ -231,7 +236,9 @@ class StudioEngine:
         self.targets = {target.name: target for target in targets}
         self.db_path = db_path
         self.store = StudioStore(db_path)
-        self.sessions = SqliteSessionService(str(db_path))
+        # ADK's sessions live next to the studio's tables, in their own file: two writers
+        # on one SQLite file lock each other out under load.
+        self.sessions = SqliteSessionService(str(adk_sessions_path(db_path)))
         self._runners: dict[str, Runner] = {}
         self._waiters: dict[str, _Waiter] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}

@@ -1,6 +1,7 @@
-"""The studio's own tables, next to ADK's session tables in one SQLite file.
+"""The studio's own tables, in SQLite (``--db``), next to ADK's session file.
 
-ADK's `SqliteSessionService` keeps the sessions and events of agent sessions.
+ADK's `SqliteSessionService` keeps the sessions and events of agent sessions
+(in ``<db>.adk.db``: one writer per file keeps SQLite from locking under load).
 These tables keep what the studio adds: which target a session plays, its
 phase, the model requests waiting for the person and the answers given, and
 (for eval-case and remote sessions, whose ADK sessions live elsewhere) a copy
@@ -109,7 +110,7 @@ class StudioStore:
         self._db = await aiosqlite.connect(self.path)
         self._db.row_factory = aiosqlite.Row
         await self._db.execute("PRAGMA journal_mode=WAL")
-        await self._db.execute("PRAGMA busy_timeout=5000")
+        await self._db.execute("PRAGMA busy_timeout=30000")
         await self._db.executescript(_SCHEMA)
         await self._db.commit()
 
