@@ -53,8 +53,30 @@ def test_the_reply_schema_is_one_tool_call_or_the_final_answer():
         "type": "string",
         "enum": ["add"],
     }
-    assert call["properties"]["tool_call"]["properties"]["arguments"]["required"] == ["a", "b"]
+    arguments = call["properties"]["tool_call"]["properties"]["arguments"]
+    assert arguments["required"] == ["a", "b"]
+    assert arguments["properties"]["a"] == {"type": "integer"}
     assert final["required"] == ["final_answer"]
+
+
+def test_strings_in_tool_arguments_are_capped():
+    note = types.FunctionDeclaration(
+        name="note",
+        parameters_json_schema={
+            "type": "object",
+            "properties": {
+                "text": {"type": "string"},
+                "kind": {"type": "string", "enum": ["a", "b"]},
+                "tags": {"type": "array", "items": {"type": "string"}},
+            },
+        },
+    )
+    arguments = tool_call_schema([note])["anyOf"][0]["properties"]["tool_call"]["properties"][
+        "arguments"
+    ]["properties"]
+    assert arguments["text"] == {"type": "string", "maxLength": 200}
+    assert arguments["kind"] == {"type": "string", "enum": ["a", "b"]}
+    assert arguments["tags"]["items"] == {"type": "string", "maxLength": 200}
 
 
 def test_replies_become_function_calls_or_text():

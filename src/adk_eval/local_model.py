@@ -165,6 +165,22 @@ def _parameters(declaration: types.FunctionDeclaration) -> dict[str, Any]:
     return {"type": "object", "properties": {}}
 
 
+MAX_STRING = 200
+"""Longest string the constrained decoder lets the model write in a tool argument."""
+
+
+def _bounded(schema: Any) -> Any:
+    """The schema with every string capped (a small model can ramble in a string forever)."""
+    if isinstance(schema, list):
+        return [_bounded(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    bounded = {key: _bounded(value) for key, value in schema.items()}
+    if bounded.get("type") == "string" and "enum" not in bounded:
+        bounded.setdefault("maxLength", MAX_STRING)
+    return bounded
+
+
 def tool_call_schema(declarations: list[types.FunctionDeclaration]) -> dict[str, Any]:
     """The JSON schema a reply must match: one tool call, or the final answer."""
     options: list[dict[str, Any]] = [
@@ -175,7 +191,7 @@ def tool_call_schema(declarations: list[types.FunctionDeclaration]) -> dict[str,
                     "type": "object",
                     "properties": {
                         "name": {"type": "string", "enum": [d.name]},
-                        "arguments": _parameters(d),
+                        "arguments": _bounded(_parameters(d)),
                     },
                     "required": ["name", "arguments"],
                 }
@@ -187,7 +203,7 @@ def tool_call_schema(declarations: list[types.FunctionDeclaration]) -> dict[str,
     options.append(
         {
             "type": "object",
-            "properties": {"final_answer": {"type": "string"}},
+            "properties": {"final_answer": {"type": "string", "maxLength": 4 * MAX_STRING}},
             "required": ["final_answer"],
         }
     )
