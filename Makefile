@@ -38,8 +38,8 @@ example: $(STAMP)
 	$(BIN)/adk-eval run examples/clinician
 
 lint: $(STAMP)
-	$(BIN)/ruff format --check src tests examples
-	$(BIN)/ruff check src tests examples
+	$(BIN)/ruff format --check src tests examples bench
+	$(BIN)/ruff check src tests examples bench
 	$(BIN)/mypy
 
 test: lint $(ADK_STAMP)

@@ -83,7 +83,9 @@ def make_case(agent: LlmAgent, turns: int) -> EvalCase:
         terminate_when=TerminateWhen(max_turns=2 * turns),
         metrics=[
             state_metric("n", "session", "n", lambda v: v == 0),
-            event_count_metric("lookups", "tool_call", lambda c: c.name == "lookup", lambda n: n > 0),
+            event_count_metric(
+                "lookups", "tool_call", lambda c: c.name == "lookup", lambda n: n > 0
+            ),
         ],
     )
 

@@ -1,0 +1,156 @@
+"""Suite throughput against the latency limit: many cases through LiteLlm to a slow fake provider.
+
+A `FakeProviderServer` runs in its own process on 127.0.0.1 and answers every
+call after a fixed delay: two tool calls, then text, so each case makes 3 model
+calls (ADK's real `LiteLlm`, i.e. litellm and the OpenAI SDK). The suite runs
+at several concurrencies. For each, the wall time is compared with:
+
+* the ideal: ``cases x calls x delay / concurrency`` (pure waiting);
+* the CPU bound: ``cases x`` the client CPU time one case costs (measured with
+  zero delay), since one Python process runs the harness on one core.
+
+    python bench/throughput.py                         # 1000 cases, delay 0.2 s, c=1,16,64,256
+    python bench/throughput.py --cases 100 --concurrency 1 16 --delay 0.05
+
+At concurrency c the run uses ``min(cases, 25 x c)`` cases (concurrency 1 would
+otherwise wait 10 minutes for nothing). Peak RSS growth per concurrent case is
+reported too. Writes ``bench/results/throughput.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import resource
+import subprocess
+import sys
+import time
+from typing import Any
+
+from _common import machine, rss_mib, write_result
+from google.adk.agents import LlmAgent
+from google.adk.models.lite_llm import LiteLlm
+
+from adk_eval import EvalCase, TerminateWhen, ToolMock, run_eval_suite
+
+CALLS = 3
+
+
+def lookup(key: str) -> dict:
+    """Looks a key up."""
+    return {"value": key}
+
+
+def start_provider(delay: float) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "adk_eval.fake_provider", "--delay", str(delay), "--calls", "2"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    url = process.stdout.readline().strip()
+    return process, url
+
+
+def make_cases(url: str, count: int) -> list[EvalCase]:
+    model = LiteLlm(
+        model="openai/fake", api_base=f"{url}/v1", api_key="bench", _skip_mcp_handler=True
+    )
+    agent = LlmAgent(name="worker", model=model, tools=[lookup], instruction="Use lookup.")
+    mock = ToolMock(lambda args, ctx: {"value": args.get("key")})
+    return [
+        EvalCase(
+            name=f"case-{i}",
+            agent=agent,
+            tool_mocks={"lookup": mock},
+            first_message="Go.",
+            terminate_when=TerminateWhen(max_turns=1),
+        )
+        for i in range(count)
+    ]
+
+
+async def run_level(url: str, cases: int, concurrency: int) -> dict[str, float]:
+    suite_cases = make_cases(url, cases)
+    cpu0, rss0 = time.process_time(), rss_mib()
+    peak0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    started = time.perf_counter()
+    suite = await run_eval_suite(suite_cases, max_concurrency=concurrency)
+    wall = time.perf_counter() - started
+    cpu = time.process_time() - cpu0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    bad = [r for r in suite.results if r.status != "passed"]
+    assert not bad, bad[0].explain()
+    return {
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "rss_growth_mib": max(peak - max(peak0, rss0), 0.0),
+    }
+
+
+async def measure(cases: int, levels: list[int], delay: float) -> dict[str, Any]:
+    fast, fast_url = start_provider(0.0)
+    slow, slow_url = start_provider(delay)
+    try:
+        await run_level(fast_url, 16, 16)  # warm-up: imports, connection pools
+        probe = min(cases, 200)
+        zero = await run_level(fast_url, probe, 64)
+        cpu_per_case = zero["cpu_s"] / probe
+        print(
+            f"client CPU per case (3 LiteLlm calls + harness, zero delay): "
+            f"{cpu_per_case * 1000:.1f} ms",
+            flush=True,
+        )
+        rows = []
+        for concurrency in levels:
+            count = min(cases, 25 * concurrency)
+            level = await run_level(slow_url, count, concurrency)
+            ideal = count * CALLS * delay / concurrency
+            cpu_bound = count * cpu_per_case
+            bound = max(ideal, cpu_bound)
+            row = {
+                "concurrency": concurrency,
+                "cases": count,
+                "ideal_s": ideal,
+                "cpu_bound_s": cpu_bound,
+                "vs_ideal": level["wall_s"] / ideal,
+                "vs_bound": level["wall_s"] / bound,
+                "rss_mib_per_concurrent_case": level["rss_growth_mib"] / concurrency,
+                **level,
+            }
+            rows.append(row)
+            print(
+                f"c={concurrency:>4} cases={count:>5}  wall {level['wall_s']:7.2f}s  "
+                f"ideal {ideal:7.2f}s (x{row['vs_ideal']:.2f})  cpu bound {cpu_bound:7.2f}s  "
+                f"vs max(ideal, cpu) x{row['vs_bound']:.2f}  "
+                f"rss +{level['rss_growth_mib']:.0f} MiB",
+                flush=True,
+            )
+        return {
+            "delay_s": delay,
+            "calls_per_case": CALLS,
+            "cpu_per_case_ms": cpu_per_case * 1000,
+            "rows": rows,
+            "target_vs_ideal": 1.3,
+        }
+    finally:
+        for process in (fast, slow):
+            process.terminate()
+            process.wait(10)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=1000)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64, 256])
+    parser.add_argument("--delay", type=float, default=0.2)
+    parser.add_argument("--json", default="bench/results/throughput.json")
+    args = parser.parse_args()
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    result = asyncio.run(measure(args.cases, args.concurrency, args.delay))
+    write_result(args.json, {"bench": "throughput", "machine": machine(), **result})
+
+
+if __name__ == "__main__":
+    main()
