@@ -81,6 +81,11 @@ FormatResponse: TypeAlias = Callable[[Any, Session, YieldInfo], Any]
 
 def default_format_prompt(main_session: Session, yield_info: YieldInfo) -> str:
     """The seed's default prompt: the agent's last text, or the tool call."""
+    return default_prompt(yield_info)
+
+
+def default_prompt(yield_info: YieldInfo) -> str:
+    """`default_format_prompt` without the session it does not need."""
     if yield_info.type == "tool":
         args = json.dumps(yield_info.args or {}, ensure_ascii=False, default=repr)
         return f"Tool: {yield_info.tool_name}\nArgs: {args}"
@@ -108,20 +113,31 @@ class Bridge:
     format_prompt: FormatPrompt | None = None
     format_response: FormatResponse | None = None
 
-    async def prompt(self, main_session: Session, yield_info: YieldInfo) -> str:
-        """Runs `format_prompt` (or the default)."""
-        fn = self.format_prompt or default_format_prompt
-        prompt = await maybe_await(fn(main_session, yield_info))
+    async def prompt(
+        self, main_session: Callable[[], Awaitable[Session]], yield_info: YieldInfo
+    ) -> str:
+        """Runs `format_prompt` (or the default).
+
+        `main_session` fetches a copy of the main session; it is called only
+        for a custom `format_prompt` (ADK deep-copies a session on every fetch,
+        and the copy grows with the conversation).
+        """
+        if self.format_prompt is None:
+            return default_prompt(yield_info)
+        prompt = await maybe_await(self.format_prompt(await main_session(), yield_info))
         if not isinstance(prompt, str):
             raise TypeError(
                 f"Bridge.format_prompt must return a str, got {type(prompt).__name__}: {prompt!r}"
             )
         return prompt
 
-    async def response(self, output: Any, user_session: Session, yield_info: YieldInfo) -> Any:
-        """Runs `format_response` (or the default)."""
-        fn = self.format_response or default_format_response
-        return await maybe_await(fn(output, user_session, yield_info))
+    async def response(
+        self, output: Any, user_session: Callable[[], Awaitable[Session]], yield_info: YieldInfo
+    ) -> Any:
+        """Runs `format_response` (or the default); `user_session` as in `prompt`."""
+        if self.format_response is None:
+            return output
+        return await maybe_await(self.format_response(output, await user_session(), yield_info))
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,13 @@ import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import anyio
 from google.adk.agents import BaseAgent
 from google.adk.events import Event
+from google.adk.sessions import Session
 from google.genai import types
 from mongoquery import Query
 
@@ -252,10 +254,9 @@ class _Simulation:
         agent = self.case.user_agents.loop
         assert agent is not None
         try:
-            main = await system.get_session(session_id)
-            prompt = await self.bridge.prompt(main, info)
+            prompt = await self.bridge.prompt(partial(system.get_session, session_id), info)
             answer = await users.answer(agent, prompt, info)
-            response = await self.bridge.response(answer.output, answer.session, info)
+            response = await self.bridge.response(answer.output, users.session, info)
         except EvalUserAgentError as error:
             raise _Failed("user_agent", error) from error
         except Exception as error:
@@ -274,7 +275,13 @@ class _Simulation:
         for call in turn.pending:
             if call.name not in tool_agents:
                 raise _Failed("user_agent", EvalUserAgentError(tool_name=call.name, args=call.args))
-        main = await system.get_session(session_id)
+        main: list[Session] = []  # fetched once, and only for a custom format_prompt
+
+        async def main_session() -> Session:
+            if not main:
+                main.append(await system.get_session(session_id))
+            return main[0]
+
         answers: dict[str, tuple[UserAgentAnswer, Any]] = {}
 
         async def answer_in_order(agent: BaseAgent, calls: list[_PendingCall]) -> None:
@@ -287,9 +294,9 @@ class _Simulation:
                     call_id=call.call_id,
                     args=call.args,
                 )
-                prompt = await self.bridge.prompt(main, info)
+                prompt = await self.bridge.prompt(main_session, info)
                 answer = await users.answer(agent, prompt, info)
-                response = await self.bridge.response(answer.output, answer.session, info)
+                response = await self.bridge.response(answer.output, users.session, info)
                 answers[call.call_id] = (answer, _tool_response(call.name, response))
 
         by_agent: dict[int, tuple[BaseAgent, list[_PendingCall]]] = {}

@@ -65,14 +65,12 @@ class UserAgentAnswer:
         text: Its last text.
         stop: Whether it asked to end the conversation.
         state_changes: `with_state_change` changes from its tool results, in order.
-        session: The shared user-agent session after it answered.
     """
 
     agent_name: str
     output: Any
     text: str
     stop: bool
-    session: Session
     state_changes: list[Mapping[str, Mapping[str, Any]]] = field(default_factory=list)
 
 
@@ -174,7 +172,6 @@ class UserAgentRunner:
             text=text,
             stop=is_stop_signal(text),
             state_changes=list(sink),
-            session=await self.session(),
         )
 
     async def close(self) -> None:
