@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -37,3 +38,22 @@ def write_result(path: str, result: dict[str, Any]) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(result, indent=2, default=str) + "\n")
     print(f"wrote {target}")
+
+
+def start_provider(delay: float, calls: int = 2) -> tuple[subprocess.Popen[str], str]:
+    """A `FakeProviderServer` in its own process: `calls` tool calls, then text; its URL."""
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "adk_eval.fake_provider",
+            "--delay",
+            str(delay),
+            "--calls",
+            str(calls),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    return process, process.stdout.readline().strip()

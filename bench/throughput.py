@@ -23,12 +23,10 @@ import argparse
 import asyncio
 import os
 import resource
-import subprocess
-import sys
 import time
 from typing import Any
 
-from _common import machine, rss_mib, write_result
+from _common import machine, rss_mib, start_provider, write_result
 from google.adk.agents import LlmAgent
 from google.adk.models.lite_llm import LiteLlm
 
@@ -40,17 +38,6 @@ CALLS = 3
 def lookup(key: str) -> dict:
     """Looks a key up."""
     return {"value": key}
-
-
-def start_provider(delay: float) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "adk_eval.fake_provider", "--delay", str(delay), "--calls", "2"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None
-    url = process.stdout.readline().strip()
-    return process, url
 
 
 def make_cases(url: str, count: int) -> list[EvalCase]:

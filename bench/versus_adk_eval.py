@@ -28,22 +28,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _common import machine, write_result
+from _common import machine, start_provider, write_result
 
 from adk_eval import EvalCase, TerminateWhen, run_eval
 from adk_eval.goldens import append_eval_case, to_eval_case
 
 HERE = Path(__file__).resolve().parent
-
-
-def start_provider(delay: float) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "adk_eval.fake_provider", "--delay", str(delay), "--calls", "2"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None
-    return process, process.stdout.readline().strip()
 
 
 async def export_goldens(url: str, count: int, path: Path) -> None:
