@@ -52,6 +52,8 @@ def test_throughput_bench(tmp_path):
     not os.environ.get("ADK_EVAL_ADK_CLI"), reason="needs `adk eval` (ADK_EVAL_ADK_CLI)"
 )
 def test_adk_eval_side_by_side_bench(tmp_path):
-    result = run_bench("versus_adk_eval", tmp_path, "--cases", "2", "--delay", "0.01")
+    result = run_bench(
+        "versus_adk_eval", tmp_path, "--cases", "2", "--delay", "0.01", "--repeats", "1"
+    )
     assert result["adk_eval"]["wall_s"] > 0
     assert result["adk_eval_cli"]["wall_s"] > 0
