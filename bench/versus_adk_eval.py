@@ -56,6 +56,20 @@ async def export_goldens(url: str, count: int, path: Path) -> None:
         append_eval_case(path, golden, "adk_agent")
 
 
+def our_cli(concurrency: int) -> list[str]:
+    """``adk-eval run`` on the goldens at `concurrency`."""
+    return [
+        sys.executable,
+        "-m",
+        "adk_eval",
+        "run",
+        str(HERE / "golden_cases.py"),
+        "--concurrency",
+        str(concurrency),
+        "--no-store",
+    ]
+
+
 def timed(command: list[str], env: dict[str, str]) -> float:
     started = time.perf_counter()
     completed = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
@@ -89,26 +103,8 @@ def main() -> None:
         }
         commands = {
             "adk_eval": [adk, "eval", str(HERE / "adk_agent"), str(eval_set)],
-            "adk_eval_cli": [
-                sys.executable,
-                "-m",
-                "adk_eval",
-                "run",
-                str(HERE / "golden_cases.py"),
-                "--concurrency",
-                "4",
-                "--no-store",
-            ],
-            "adk_eval_cli_c32": [
-                sys.executable,
-                "-m",
-                "adk_eval",
-                "run",
-                str(HERE / "golden_cases.py"),
-                "--concurrency",
-                "32",
-                "--no-store",
-            ],
+            "adk_eval_cli": our_cli(4),
+            "adk_eval_cli_c32": our_cli(32),
         }
         times: dict[str, list[float]] = {name: [] for name in commands}
         for index in range(args.repeats):

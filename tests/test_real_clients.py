@@ -60,6 +60,15 @@ def calculator(model) -> LlmAgent:
     )
 
 
+def tool_responses(result) -> list:
+    return [
+        p.function_response.response
+        for e in result.events
+        for p in (e.content.parts if e.content else [])
+        if p.function_response
+    ]
+
+
 def case(model, **kwargs) -> EvalCase:
     defaults = dict(
         name="adds",
@@ -88,12 +97,7 @@ async def test_a_multi_turn_run_with_tool_calls_and_token_usage(client):
             )
         )
     assert result.status == "passed", result.explain()
-    responses = [
-        p.function_response.response
-        for e in result.events
-        for p in (e.content.parts if e.content else [])
-        if p.function_response
-    ]
+    responses = tool_responses(result)
     assert responses == [{"result": 4}, {"result": 5}]  # the real tool ran on the parsed args
     assert result.events[-1].content.parts[0].text == "Plus one is 5."
     assert result.token_usage.input_tokens == 100 + 120 + 140 + 160
@@ -174,12 +178,7 @@ async def test_a_hallucinated_tool_name_goes_back_to_the_model_as_an_error():
     with FakeProviderServer([tool_reply("multiply", {"a": 2, "b": 3}), "Sorry."]) as server:
         result = await run_eval(case(litellm_model(server)))
     assert result.status == "passed", result.explain()
-    errors = [
-        p.function_response.response
-        for e in result.events
-        for p in (e.content.parts if e.content else [])
-        if p.function_response
-    ]
+    errors = tool_responses(result)
     assert len(errors) == 1
     assert "multiply" in str(errors[0])
     assert server.requests[1].body["messages"][-1]["role"] == "tool"

@@ -144,16 +144,8 @@ class ScriptedUserAgent(BaseAgent):
             session=session,
         )
         reply = await self._next_reply(script_ctx)
-        text, output = _render(reply)
         delta = {k: v for k, v in state.items() if k not in before or before[k] != v}
-        yield Event(
-            invocation_id=ctx.invocation_id,
-            author=self.name,
-            branch=ctx.branch,
-            content=types.Content(role="model", parts=[types.Part(text=text)]),
-            output=output,
-            actions=EventActions(state_delta=delta),
-        )
+        yield _reply_event(ctx, self.name, reply, EventActions(state_delta=delta))
 
     async def _next_reply(self, ctx: ScriptContext) -> Any:
         if self.step is not None:
@@ -185,14 +177,20 @@ class HumanUserAgent(BaseAgent):
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         reply = await self.respond(_text_of(ctx.user_content), CURRENT_YIELD.get())
-        text, output = _render(reply)
-        yield Event(
-            invocation_id=ctx.invocation_id,
-            author=self.name,
-            branch=ctx.branch,
-            content=types.Content(role="model", parts=[types.Part(text=text)]),
-            output=output,
-        )
+        yield _reply_event(ctx, self.name, reply, EventActions())
+
+
+def _reply_event(ctx: InvocationContext, author: str, reply: Any, actions: EventActions) -> Event:
+    """The event a user agent answers with: its reply as text, plus structured output."""
+    text, output = _render(reply)
+    return Event(
+        invocation_id=ctx.invocation_id,
+        author=author,
+        branch=ctx.branch,
+        content=types.Content(role="model", parts=[types.Part(text=text)]),
+        output=output,
+        actions=actions,
+    )
 
 
 def _text_of(content: types.Content | None) -> str:

@@ -224,6 +224,19 @@ class _Recorder(BasePlugin):
         self._stored = len(events)
 
 
+def _summary(row: SessionRow) -> dict[str, Any]:
+    """A session in brief: what the list and the full view share."""
+    return {
+        "id": row.id,
+        "target": row.target,
+        "kind": row.kind,
+        "role": row.role,
+        "status": row.status,
+        "phase": row.phase,
+        "created_at": row.created_at,
+    }
+
+
 def adk_sessions_path(db_path: Path) -> Path:
     """Where ADK's `SqliteSessionService` keeps a studio's sessions (``studio.adk.db``)."""
     return db_path.with_suffix(".adk.db")
@@ -786,18 +799,7 @@ class StudioEngine:
 
     async def list_sessions(self) -> list[dict[str, Any]]:
         """Every session, newest first, in brief."""
-        return [
-            {
-                "id": row.id,
-                "target": row.target,
-                "kind": row.kind,
-                "role": row.role,
-                "status": row.status,
-                "phase": row.phase,
-                "created_at": row.created_at,
-            }
-            for row in await self.store.sessions()
-        ]
+        return [_summary(row) for row in await self.store.sessions()]
 
     async def view(self, session_id: str) -> dict[str, Any]:
         """Everything the page shows of a session.
@@ -847,14 +849,8 @@ class StudioEngine:
         target = self.targets.get(row.target)
         agent = target.agent if target is not None else None
         return {
-            "id": row.id,
+            **_summary(row),
             "version": version,
-            "target": row.target,
-            "kind": row.kind,
-            "role": row.role,
-            "status": row.status,
-            "phase": row.phase,
-            "created_at": row.created_at,
             "agent": _agent_view(agent),
             "entries": entries,
             "pending": pending,
