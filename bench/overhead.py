@@ -9,19 +9,30 @@ zero latency, so the figures are the harness's own cost.
 
     python bench/overhead.py                 # turns 1,5,10,20; 7 repeats
     python bench/overhead.py --turns 1 5 --repeats 5 --json out.json
+    python bench/overhead.py --instructions  # instruction counts under valgrind
 
-Prints per-turn CPU times and the ratio (b)/(a) per length (median of the
-repeats, (a) and (b) interleaved in each repeat), the per-case set-up time, and writes
-a JSON result (``bench/results/overhead.json`` by default).
+Prints per-turn CPU times (or, with ``--instructions``, instructions counted by
+valgrind's callgrind: slow, but independent of the machine's load) and the ratio
+(b)/(a) per length (median of the repeats, (a) and (b) interleaved in each
+repeat), the per-case set-up time, and writes a JSON result
+(``bench/results/overhead.json``, or ``overhead_instructions.json``).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import ctypes
 import gc
+import os
+import re
+import shutil
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from _common import machine, write_result
@@ -131,16 +142,57 @@ async def through_harness(agent: LlmAgent, turns: int) -> None:
     assert result.status in ("passed", "terminated"), result.explain()
 
 
-async def timed(coro: Any) -> float:
-    """CPU seconds of the run (both sides are single-threaded and never wait on I/O:
-    CPU time is what the harness costs, without the VM's steal time and scheduling noise)."""
-    gc.collect()
-    started = time.process_time()
-    await coro
-    return time.process_time() - started
+class CpuMeter:
+    """CPU seconds of a run. Both sides are single-threaded and never wait on I/O,
+    so CPU time is what they cost, without the VM's steal time and scheduling."""
+
+    unit = "ms"
+    scale = 1000.0
+
+    async def measure(self, coro: Any, label: str) -> float:
+        gc.collect()
+        started = time.process_time()
+        await coro
+        return time.process_time() - started
 
 
-async def measure(turns_list: list[int], repeats: int) -> dict[str, Any]:
+class InstructionMeter:
+    """Instructions executed by a run, counted by valgrind's callgrind.
+
+    The process runs under ``valgrind --tool=callgrind --instr-atstart=no``
+    (see `main`); `bench_begin` / `bench_end` (bench/callgrind_marks.c) start the
+    count and dump it to a numbered file, read back here. Counts do not depend
+    on the machine's load, so the ratio is stable where CPU time is not.
+    """
+
+    unit = "M instr"
+    scale = 1e-6
+
+    def __init__(self, library: str, out_file: str) -> None:
+        self.lib = ctypes.CDLL(library)
+        self.out_file = Path(out_file)
+        self.dumps = 0
+
+    async def measure(self, coro: Any, label: str) -> float:
+        gc.collect()
+        self.lib.bench_begin()
+        await coro
+        self.lib.bench_end(label.encode())
+        return self.last_count()
+
+    def last_count(self) -> float:
+        """The instruction count in the newest dump (callgrind numbers them 1, 2, ...)."""
+        self.dumps += 1
+        dump = Path(f"{self.out_file}.{self.dumps}").read_text()
+        found = re.search(r"^summary: (\d+)", dump, re.MULTILINE)
+        if found is None:
+            raise RuntimeError(f"no instruction count in {self.out_file}.{self.dumps}")
+        return float(found.group(1))
+
+
+async def measure(
+    turns_list: list[int], repeats: int, meter: CpuMeter | InstructionMeter
+) -> dict[str, Any]:
     agent = make_agent()
     await bare_adk(agent, 1)  # warm-up: imports, caches
     await through_harness(agent, 1)
@@ -152,30 +204,34 @@ async def measure(turns_list: list[int], repeats: int) -> dict[str, Any]:
             if index % 2:
                 pair.reverse()  # alternate the order: neither side always runs warm
             for name, run in pair:
-                elapsed = await timed(run(agent, turns))
+                elapsed = await meter.measure(run(agent, turns), f"{name}-{turns}-{index}")
                 (bare if name == "a" else harness).append(elapsed)
         a, b = statistics.median(bare), statistics.median(harness)
         best_a, best_b = min(bare), min(harness)
+        unit, scale = meter.unit, meter.scale
         rows.append(
             {
                 "turns": turns,
+                "unit": f"{unit} per turn",
                 "best_ratio": best_b / best_a,
-                "best_bare_ms_per_turn": best_a / turns * 1000,
-                "best_harness_ms_per_turn": best_b / turns * 1000,
-                "bare_ms_per_turn": a / turns * 1000,
-                "harness_ms_per_turn": b / turns * 1000,
+                "best_bare_per_turn": best_a / turns * scale,
+                "best_harness_per_turn": best_b / turns * scale,
+                "bare_per_turn": a / turns * scale,
+                "harness_per_turn": b / turns * scale,
                 "ratio": b / a,
-                "bare_s": bare,
-                "harness_s": harness,
+                "bare": bare,
+                "harness": harness,
             }
         )
         print(
-            f"turns={turns:>3}  bare {a / turns * 1000:7.2f} ms/turn   "
-            f"run_eval {b / turns * 1000:7.2f} ms/turn   ratio {b / a:5.3f}   "
-            f"(fastest runs: {best_a / turns * 1000:6.2f} vs {best_b / turns * 1000:6.2f} ms/turn, "
+            f"turns={turns:>3}  bare {a / turns * scale:7.2f} {unit}/turn   "
+            f"run_eval {b / turns * scale:7.2f} {unit}/turn   ratio {b / a:5.3f}   "
+            f"(fastest runs: {best_a / turns * scale:6.2f} vs {best_b / turns * scale:6.2f}, "
             f"ratio {best_b / best_a:5.3f})",
             flush=True,
         )
+    if isinstance(meter, InstructionMeter):  # wall-clock set-up under valgrind means nothing
+        return {"rows": rows, "setup_ms": None, "target_ratio": 1.10}
     setups = []
     for _ in range(max(repeats, 5) * 20):
         started = time.perf_counter()
@@ -186,13 +242,62 @@ async def measure(turns_list: list[int], repeats: int) -> dict[str, Any]:
     return {"rows": rows, "setup_ms": setup_ms, "target_ratio": 1.10, "target_setup_ms": 1.0}
 
 
+def under_callgrind(args: argparse.Namespace) -> int:
+    """Reruns this script under callgrind with the client-request library built."""
+    for tool in ("valgrind", "gcc"):
+        if shutil.which(tool) is None:
+            sys.exit(f"--instructions needs `{tool}` (Debian: apt-get install valgrind gcc)")
+    workdir = Path(tempfile.mkdtemp(prefix="adk_eval_callgrind_"))
+    library = workdir / "callgrind_marks.so"
+    source = Path(__file__).with_name("callgrind_marks.c")
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", library, source], check=True)
+    out_file = workdir / "callgrind.out"
+    command = [
+        "valgrind",
+        "--tool=callgrind",
+        "--instr-atstart=no",
+        f"--callgrind-out-file={out_file}",
+        sys.executable,
+        __file__,
+        "--turns",
+        *map(str, args.turns),
+        "--repeats",
+        str(args.repeats),
+        "--json",
+        args.json,
+        "--callgrind-child",
+        f"{library}:{out_file}",
+    ]
+    # PYTHONHASHSEED fixed: set and dict iteration orders, so counts, repeat exactly.
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    completed = subprocess.run(command, env=env, stderr=subprocess.DEVNULL, check=False)
+    shutil.rmtree(workdir, ignore_errors=True)
+    return completed.returncode
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, nargs="+", default=[1, 5, 10, 20])
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--json", default="bench/results/overhead.json")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count instructions with valgrind's callgrind instead of CPU time (slow, stable)",
+    )
+    parser.add_argument("--callgrind-child", help=argparse.SUPPRESS)
+    parser.add_argument("--json", default=None)
     args = parser.parse_args()
-    result = asyncio.run(measure(args.turns, args.repeats))
+    if args.json is None:
+        name = "overhead_instructions" if args.instructions else "overhead"
+        args.json = f"bench/results/{name}.json"
+    if args.instructions:
+        sys.exit(under_callgrind(args))
+    meter: CpuMeter | InstructionMeter = CpuMeter()
+    if args.callgrind_child:
+        library, out_file = args.callgrind_child.split(":", 1)
+        meter = InstructionMeter(library, out_file)
+    result = asyncio.run(measure(args.turns, args.repeats, meter))
+    result["meter"] = "instructions" if args.callgrind_child else "cpu_time"
     write_result(args.json, {"bench": "overhead", "machine": machine(), **result})
 
 

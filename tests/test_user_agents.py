@@ -128,3 +128,104 @@ async def test_two_different_user_agents_with_one_name_are_refused():
                 ),
             )
         )
+
+
+def _record(events):
+    """What a user-agent session holds, without ids and timestamps."""
+    return [
+        (e.author, e.content.role, e.content.parts[0].text, e.output, e.actions.state_delta)
+        for e in events
+    ]
+
+
+async def _answers(agent, prompts):
+    from adk_eval.bridge import YieldInfo
+    from adk_eval.user_runner import UserAgentRunner
+
+    users = UserAgentRunner(UserAgents(loop=agent))
+    await users.start()
+    info = YieldInfo(type="loop", invocation_id="", awaiting_input=True)
+    answers = [await users.answer(agent, prompt, info) for prompt in prompts]
+    events = await users.events()
+    await users.close()
+    return answers, events
+
+
+def _counting_step(ctx):
+    ctx.state["seen"] = ctx.turn
+    return {"turn": ctx.turn, "prompt": ctx.prompt} if ctx.turn < 2 else STOP
+
+
+async def test_scripted_agent_answers_directly_with_the_events_a_runner_would_append():
+    from adk_eval.user_agents import answers_directly
+
+    direct = ScriptedUserAgent(name="p", step=_counting_step)
+    # Any agent callback sends the agent through a real ADK runner invocation.
+    through_runner = ScriptedUserAgent(
+        name="p", step=_counting_step, before_agent_callback=lambda callback_context: None
+    )
+    assert answers_directly(direct)
+    assert not answers_directly(through_runner)
+
+    prompts = ["first?", "second?", "third?"]
+    direct_answers, direct_events = await _answers(direct, prompts)
+    runner_answers, runner_events = await _answers(through_runner, prompts)
+
+    assert direct_answers == runner_answers
+    assert [a.output for a in direct_answers] == [
+        {"turn": 0, "prompt": "first?"},
+        {"turn": 1, "prompt": "second?"},
+        "</finished>",
+    ]
+    assert _record(direct_events) == _record(runner_events)
+    assert len(direct_events) == 6  # a user event and a reply per answer
+    assert all(
+        e.invocation_id == r.invocation_id
+        for e, r in zip(direct_events[::2], direct_events[1::2], strict=True)
+    )
+
+
+async def test_a_subclass_that_overrides_its_run_goes_through_the_runner():
+    from adk_eval.user_agents import answers_directly
+
+    class Custom(ScriptedUserAgent):
+        async def _run_async_impl(self, ctx):
+            async for event in super()._run_async_impl(ctx):
+                yield event
+
+    assert not answers_directly(Custom(name="c", script=["x"]))
+
+
+async def test_direct_answers_see_what_an_llm_user_agent_said_on_the_shared_session():
+    """A scripted tool answerer after an LLM loop agent (runner-run) sees its events."""
+
+    def ask() -> None:
+        """Asks the helper (long-running)."""
+
+    seen: list[list[str]] = []
+
+    def helper_step(ctx):
+        seen.append([e.author for e in ctx.session.events])
+        return "helped"
+
+    system = LlmAgent(
+        name="clinician",
+        model=ScriptedLlm(["Hello?", tool_call("ask"), "Bye."]),
+        tools=[LongRunningFunctionTool(ask)],
+    )
+    patient = LlmAgent(name="patient", model=ScriptedLlm(["I feel ill", "</finished>"]))
+    result = await run_eval(
+        EvalCase(
+            name="mixed",
+            agent=system,
+            first_message="hi",
+            user_agents=UserAgents(
+                loop=patient, tools={"ask": ScriptedUserAgent(name="helper", step=helper_step)}
+            ),
+        )
+    )
+
+    assert result.status == "passed", result.explain()
+    assert seen == [["user", "patient", "user"]]  # the patient's run, then the helper's prompt
+    authors = [e.author for e in result.user_agent_events]
+    assert authors == ["user", "patient", "user", "helper", "user", "patient"]

@@ -304,17 +304,23 @@ class _Simulation:
             agent = tool_agents[call.name]
             by_agent.setdefault(id(agent), (agent, []))[1].append(call)
         failures: list[BaseException] = []
-        async with anyio.create_task_group() as group:
+        if len(by_agent) == 1:  # one agent answers in order: no task group needed
+            try:
+                await answer_in_order(*next(iter(by_agent.values())))
+            except Exception as error:
+                failures.append(_bridge_error(error))
+        else:
+            async with anyio.create_task_group() as group:
 
-            async def answer_or_cancel(agent: BaseAgent, calls: list[_PendingCall]) -> None:
-                try:
-                    await answer_in_order(agent, calls)
-                except Exception as error:  # the first failure cancels the other answers
-                    failures.append(_bridge_error(error))
-                    group.cancel_scope.cancel()
+                async def answer_or_cancel(agent: BaseAgent, calls: list[_PendingCall]) -> None:
+                    try:
+                        await answer_in_order(agent, calls)
+                    except Exception as error:  # the first failure cancels the other answers
+                        failures.append(_bridge_error(error))
+                        group.cancel_scope.cancel()
 
-            for agent, calls in by_agent.values():
-                group.start_soon(answer_or_cancel, agent, calls)
+                for agent, calls in by_agent.values():
+                    group.start_soon(answer_or_cancel, agent, calls)
         if failures:
             raise _Failed("user_agent", failures[0])
         self.turns += 1

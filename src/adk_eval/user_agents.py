@@ -16,7 +16,7 @@ import contextvars
 import json
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from google.adk.agents import BaseAgent
 from google.adk.agents.invocation_context import InvocationContext
@@ -130,7 +130,9 @@ class ScriptedUserAgent(BaseAgent):
             )
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
-        session = ctx.session
+        yield await self._reply(ctx.session, _text_of(ctx.user_content), ctx.invocation_id)
+
+    async def _reply(self, session: Session, prompt: str, invocation_id: str) -> Event:
         turn = sum(
             1 for event in session.events if event.author == self.name and event.content is not None
         )
@@ -138,14 +140,14 @@ class ScriptedUserAgent(BaseAgent):
         before = dict(state)
         script_ctx = ScriptContext(
             turn=turn,
-            prompt=_text_of(ctx.user_content),
+            prompt=prompt,
             yield_info=CURRENT_YIELD.get(),
             state=state,
             session=session,
         )
         reply = await self._next_reply(script_ctx)
         delta = {k: v for k, v in state.items() if k not in before or before[k] != v}
-        yield _reply_event(ctx, self.name, reply, EventActions(state_delta=delta))
+        return _reply_event(invocation_id, self.name, reply, EventActions(state_delta=delta))
 
     async def _next_reply(self, ctx: ScriptContext) -> Any:
         if self.step is not None:
@@ -176,17 +178,44 @@ class HumanUserAgent(BaseAgent):
     respond: HumanResponder
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
-        reply = await self.respond(_text_of(ctx.user_content), CURRENT_YIELD.get())
-        yield _reply_event(ctx, self.name, reply, EventActions())
+        yield await self._reply(ctx.session, _text_of(ctx.user_content), ctx.invocation_id)
+
+    async def _reply(self, session: Session, prompt: str, invocation_id: str) -> Event:
+        reply = await self.respond(prompt, CURRENT_YIELD.get())
+        return _reply_event(invocation_id, self.name, reply, EventActions())
 
 
-def _reply_event(ctx: InvocationContext, author: str, reply: Any, actions: EventActions) -> Event:
+def answers_directly(agent: BaseAgent) -> TypeGuard[ScriptedUserAgent | HumanUserAgent]:
+    """Whether `agent` can answer without an ADK runner invocation.
+
+    True for a `ScriptedUserAgent` or `HumanUserAgent` whose run is not
+    overridden and that has no agent callbacks: its answer is one event computed
+    from the session, which `direct_reply` builds at a fraction of a runner's
+    cost (no invocation, no session copy).
+    """
+    kind = type(agent)
+    return (
+        isinstance(agent, ScriptedUserAgent | HumanUserAgent)
+        and kind._run_async_impl
+        in (ScriptedUserAgent._run_async_impl, HumanUserAgent._run_async_impl)
+        and not agent.before_agent_callback
+        and not agent.after_agent_callback
+    )
+
+
+async def direct_reply(
+    agent: ScriptedUserAgent | HumanUserAgent, session: Session, prompt: str, invocation_id: str
+) -> Event:
+    """The event `agent` answers `prompt` with, the same one its run would yield."""
+    return await agent._reply(session, prompt, invocation_id)
+
+
+def _reply_event(invocation_id: str, author: str, reply: Any, actions: EventActions) -> Event:
     """The event a user agent answers with: its reply as text, plus structured output."""
     text, output = _render(reply)
     return Event(
-        invocation_id=ctx.invocation_id,
+        invocation_id=invocation_id,
         author=author,
-        branch=ctx.branch,
         content=types.Content(role="model", parts=[types.Part(text=text)]),
         output=output,
         actions=actions,

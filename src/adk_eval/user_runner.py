@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from google.adk.agents import BaseAgent, LlmAgent
+from google.adk.agents.invocation_context import new_invocation_context_id
 from google.adk.apps import App
 from google.adk.events import Event
 from google.adk.runners import Runner
@@ -21,7 +22,14 @@ from .bridge import StateChangeCollector, YieldInfo, collect_state_changes, stop
 from .case import UserAgents
 from .errors import EvalSetupError, EvalUserAgentError
 from .runner import DEFAULT_USER_ID, as_user_content
-from .user_agents import CURRENT_YIELD, is_stop_signal
+from .user_agents import (
+    CURRENT_YIELD,
+    HumanUserAgent,
+    ScriptedUserAgent,
+    answers_directly,
+    direct_reply,
+    is_stop_signal,
+)
 
 __all__ = ["UserAgentAnswer", "UserAgentRunner"]
 
@@ -81,7 +89,11 @@ def _text(event: Event) -> str:
 
 
 class UserAgentRunner:
-    """One ADK runner per distinct user agent, all on one shared session."""
+    """Runs the user agents of a case on one shared session.
+
+    One ADK runner per distinct user agent, except scripted and human ones,
+    whose answers are appended to the session directly (the same events).
+    """
 
     def __init__(self, user_agents: UserAgents) -> None:
         agents: list[BaseAgent] = []
@@ -97,14 +109,18 @@ class UserAgentRunner:
                 )
             names[agent.name] = agent
         self.session_service = InMemorySessionService()
+        # Scripted and human user agents answer without a runner (see _answer_directly).
         self._runners = {
             id(agent): Runner(
                 app=App(name=USER_APP_NAME, root_agent=agent, plugins=[StateChangeCollector()]),
                 session_service=self.session_service,
             )
             for agent in agents
+            if not answers_directly(agent)
         }
         self._session_id: str | None = None
+        # The shared session as direct answers left it (None: fetch a fresh copy).
+        self._direct_session: Session | None = None
 
     async def start(self) -> None:
         """Creates the shared user-agent session."""
@@ -126,6 +142,8 @@ class UserAgentRunner:
         """The shared session's events (empty before `start`)."""
         if self._session_id is None:
             return ()
+        if self._direct_session is not None:  # current: every answer since was direct
+            return tuple(self._direct_session.events)
         return tuple((await self.session()).events)
 
     async def answer(self, agent: BaseAgent, prompt: str, yield_info: YieldInfo) -> UserAgentAnswer:
@@ -136,21 +154,13 @@ class UserAgentRunner:
                 `output_schema`.
         """
         assert self._session_id is not None, "call start() first"
-        runner = self._runners[id(agent)]
         sink, sink_token = collect_state_changes()
         yield_token = CURRENT_YIELD.set(yield_info)
-        quiet_token = _IN_USER_AGENT_RUN.set(True)
-        events: list[Event] = []
         try:
-            async with aclosing(
-                runner.run_async(
-                    user_id=DEFAULT_USER_ID,
-                    session_id=self._session_id,
-                    new_message=as_user_content(prompt),
-                )
-            ) as stream:
-                async for event in stream:
-                    events.append(event)
+            if answers_directly(agent):
+                events = await self._answer_directly(agent, prompt)
+            else:
+                events = await self._run(agent, prompt)
         except EvalUserAgentError:
             raise
         except Exception as error:
@@ -162,7 +172,6 @@ class UserAgentRunner:
                 f"{type(error).__name__}: {error}"
             ) from error
         finally:
-            _IN_USER_AGENT_RUN.reset(quiet_token)
             CURRENT_YIELD.reset(yield_token)
             stop_collecting(sink_token)
         output, text = _output_of(agent, events, yield_info)
@@ -173,6 +182,48 @@ class UserAgentRunner:
             stop=is_stop_signal(text),
             state_changes=list(sink),
         )
+
+    async def _run(self, agent: BaseAgent, prompt: str) -> list[Event]:
+        """One ADK runner invocation of `agent` on the shared session."""
+        assert self._session_id is not None
+        self._direct_session = None  # the runner appends to its own copy
+        quiet_token = _IN_USER_AGENT_RUN.set(True)
+        events: list[Event] = []
+        try:
+            async with aclosing(
+                self._runners[id(agent)].run_async(
+                    user_id=DEFAULT_USER_ID,
+                    session_id=self._session_id,
+                    new_message=as_user_content(prompt),
+                )
+            ) as stream:
+                async for event in stream:
+                    events.append(event)
+        finally:
+            _IN_USER_AGENT_RUN.reset(quiet_token)
+            self._direct_session = None
+        return events
+
+    async def _answer_directly(
+        self, agent: ScriptedUserAgent | HumanUserAgent, prompt: str
+    ) -> list[Event]:
+        """Appends the prompt and the agent's reply to the shared session, as a run would.
+
+        A scripted or human user agent's answer is one event computed from the
+        session; building it here skips a runner invocation and its session copy
+        (the same events, authors and state deltas land in the session).
+        """
+        if self._direct_session is None:
+            self._direct_session = await self.session()
+        session = self._direct_session
+        invocation_id = new_invocation_context_id()
+        await self.session_service.append_event(
+            session,
+            Event(invocation_id=invocation_id, author="user", content=as_user_content(prompt)),
+        )
+        event = await direct_reply(agent, session, prompt, invocation_id)
+        await self.session_service.append_event(session, event)
+        return [event]
 
     async def close(self) -> None:
         """Closes every runner."""
