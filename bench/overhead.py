@@ -86,12 +86,14 @@ def make_case(agent: LlmAgent, turns: int) -> EvalCase:
         agent=agent,
         tool_mocks={"lookup": ToolMock(lambda args, ctx: {"value": args["key"].upper()})},
         user_agents=UserAgents(
-            loop=ScriptedUserAgent(name="next_user", script=["Again."] * turns),
+            # "Again." after each of the first turns - 1 turns, then STOP (the script
+            # is exhausted): the agent runs exactly as often as in the bare loop.
+            loop=ScriptedUserAgent(name="next_user", script=["Again."] * (turns - 1)),
             tools={"ask": ScriptedUserAgent(name="asker", step=lambda ctx: "the key")},
         ),
         initial_state={"session": {"n": 0}},
         first_message="Start.",
-        terminate_when=TerminateWhen(max_turns=2 * turns),
+        terminate_when=TerminateWhen(max_turns=2 * turns + 1),  # checked, never reached
         metrics=[
             state_metric("n", "session", "n", lambda v: v == 0),
             event_count_metric(
@@ -139,7 +141,8 @@ async def bare_adk(agent: LlmAgent, turns: int) -> None:
 async def through_harness(agent: LlmAgent, turns: int) -> None:
     """(b) The same conversation through run_eval."""
     result = await run_eval(make_case(agent, turns))
-    assert result.status in ("passed", "terminated"), result.explain()
+    assert result.status == "passed", result.explain()
+    assert result.turns == 2 * turns, result.turns  # per turn: the yield's answer, the next message
 
 
 class CpuMeter:

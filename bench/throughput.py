@@ -12,9 +12,11 @@ at several concurrencies. For each, the wall time is compared with:
     python bench/throughput.py                         # 1000 cases, delay 0.2 s, c=1,16,64,256
     python bench/throughput.py --cases 100 --concurrency 1 16 --delay 0.05
 
-At concurrency c the run uses ``min(cases, 25 x c)`` cases (concurrency 1 would
-otherwise wait 10 minutes for nothing). Peak RSS growth per concurrent case is
-reported too. Writes ``bench/results/throughput.json``.
+At concurrency c the run uses ``min(cases, 100 x c)`` cases (``--cases-per-slot``:
+concurrency 1 would otherwise wait 10 minutes per repeat for pure latency).
+Each level is run ``--repeats`` times (levels in alternating order; medians), and
+the CPU bound is measured again in every repeat. Peak RSS growth per concurrent
+case is reported too. Writes ``bench/results/throughput.json``.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import argparse
 import asyncio
 import os
 import resource
+import statistics
 import time
 from typing import Any
 
@@ -76,48 +79,77 @@ async def run_level(url: str, cases: int, concurrency: int) -> dict[str, float]:
     }
 
 
-async def measure(cases: int, levels: list[int], delay: float) -> dict[str, Any]:
+def level_size(cases: int, concurrency: int, per_slot: int) -> int:
+    """Cases run at `concurrency`: all of them, or `per_slot` per concurrent slot."""
+    return min(cases, per_slot * concurrency)
+
+
+async def measure(
+    cases: int, levels: list[int], delay: float, repeats: int, per_slot: int
+) -> dict[str, Any]:
     fast, fast_url = start_provider(0.0)
     slow, slow_url = start_provider(delay)
     try:
         await run_level(fast_url, 16, 16)  # warm-up: imports, connection pools
         probe = min(cases, 200)
-        zero = await run_level(fast_url, probe, 64)
-        cpu_per_case = zero["cpu_s"] / probe
-        print(
-            f"client CPU per case (3 LiteLlm calls + harness, zero delay): "
-            f"{cpu_per_case * 1000:.1f} ms",
-            flush=True,
-        )
+        cpu_per_case: list[float] = []
+        runs: dict[int, list[dict[str, float]]] = {c: [] for c in levels}
+        for index in range(repeats):
+            zero = await run_level(fast_url, probe, 64)
+            cpu_per_case.append(zero["cpu_s"] / probe)
+            print(
+                f"repeat {index + 1}/{repeats}: client CPU per case (3 LiteLlm calls + "
+                f"harness, zero delay): {cpu_per_case[-1] * 1000:.1f} ms",
+                flush=True,
+            )
+            # Alternate the order of the levels: neither always runs first.
+            for concurrency in levels if index % 2 == 0 else list(reversed(levels)):
+                count = level_size(cases, concurrency, per_slot)
+                level = await run_level(slow_url, count, concurrency)
+                runs[concurrency].append(level)
+                print(
+                    f"  c={concurrency:>4} cases={count:>5}  wall {level['wall_s']:7.2f}s  "
+                    f"(ideal {count * CALLS * delay / concurrency:7.2f}s)  "
+                    f"cpu {level['cpu_s']:6.2f}s  rss +{level['rss_growth_mib']:.0f} MiB",
+                    flush=True,
+                )
+        cpu_case = statistics.median(cpu_per_case)
+        print(f"client CPU per case, median of {repeats}: {cpu_case * 1000:.1f} ms")
         rows = []
         for concurrency in levels:
-            count = min(cases, 25 * concurrency)
-            level = await run_level(slow_url, count, concurrency)
+            count = level_size(cases, concurrency, per_slot)
+            walls = [run["wall_s"] for run in runs[concurrency]]
+            wall = statistics.median(walls)
             ideal = count * CALLS * delay / concurrency
-            cpu_bound = count * cpu_per_case
+            cpu_bound = count * cpu_case
             bound = max(ideal, cpu_bound)
+            growth = max(run["rss_growth_mib"] for run in runs[concurrency])
             row = {
                 "concurrency": concurrency,
                 "cases": count,
+                "wall_s": wall,
+                "walls_s": walls,
+                "cpu_s": statistics.median(run["cpu_s"] for run in runs[concurrency]),
                 "ideal_s": ideal,
                 "cpu_bound_s": cpu_bound,
-                "vs_ideal": level["wall_s"] / ideal,
-                "vs_bound": level["wall_s"] / bound,
-                "rss_mib_per_concurrent_case": level["rss_growth_mib"] / concurrency,
-                **level,
+                "vs_ideal": wall / ideal,
+                "vs_bound": wall / bound,
+                "rss_growth_mib": growth,
+                "rss_mib_per_concurrent_case": growth / concurrency,
             }
             rows.append(row)
             print(
-                f"c={concurrency:>4} cases={count:>5}  wall {level['wall_s']:7.2f}s  "
+                f"c={concurrency:>4} cases={count:>5}  wall {wall:7.2f}s (median of {repeats})  "
                 f"ideal {ideal:7.2f}s (x{row['vs_ideal']:.2f})  cpu bound {cpu_bound:7.2f}s  "
-                f"vs max(ideal, cpu) x{row['vs_bound']:.2f}  "
-                f"rss +{level['rss_growth_mib']:.0f} MiB",
+                f"vs max(ideal, cpu) x{row['vs_bound']:.2f}  rss +{growth:.0f} MiB",
                 flush=True,
             )
         return {
             "delay_s": delay,
             "calls_per_case": CALLS,
-            "cpu_per_case_ms": cpu_per_case * 1000,
+            "repeats": repeats,
+            "cpu_per_case_ms": cpu_case * 1000,
+            "cpu_per_case_ms_runs": [value * 1000 for value in cpu_per_case],
             "rows": rows,
             "target_vs_ideal": 1.3,
         }
@@ -132,10 +164,19 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64, 256])
     parser.add_argument("--delay", type=float, default=0.2)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--cases-per-slot",
+        type=int,
+        default=100,
+        help="at concurrency c, run min(cases, this x c) cases (c=1 waits 0.6 s per case)",
+    )
     parser.add_argument("--json", default="bench/results/throughput.json")
     args = parser.parse_args()
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    result = asyncio.run(measure(args.cases, args.concurrency, args.delay))
+    result = asyncio.run(
+        measure(args.cases, args.concurrency, args.delay, args.repeats, args.cases_per_slot)
+    )
     write_result(args.json, {"bench": "throughput", "machine": machine(), **result})
 
 

@@ -8,7 +8,9 @@ whole EvalSet against a fake provider answering after `--delay` seconds:
 * ``adk eval bench/adk_agent SET`` (needs `google-adk[eval]`: ``ADK_EVAL_ADK_CLI``
   names its ``adk``; `make test` builds it in ``.venv-adkeval``), with ADK's
   default parallelism (LocalEvalService: 4);
-* ``adk-eval run bench/golden_cases.py`` at concurrency 4 (matching) and 32.
+* ADK's `LocalEvalService` with its parallelism raised to 32 (``adk eval`` has no
+  option for it: ``bench/adk_local_eval.py``, run by the python next to that ``adk``);
+* ``adk-eval run bench/golden_cases.py`` at concurrency 4 and 32 (matching each).
 
 Both are timed as subprocesses, start-up included, `--repeats` times (median).
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -101,8 +104,17 @@ def main() -> None:
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
             "PYTHONPATH": str(HERE.parent),
         }
+        adk_python = str(Path(shutil.which(adk) or adk).with_name("python"))
         commands = {
             "adk_eval": [adk, "eval", str(HERE / "adk_agent"), str(eval_set)],
+            "adk_local_eval_service_p32": [
+                adk_python,
+                str(HERE / "adk_local_eval.py"),
+                str(HERE / "adk_agent"),
+                str(eval_set),
+                "--parallelism",
+                "32",
+            ],
             "adk_eval_cli": our_cli(4),
             "adk_eval_cli_c32": our_cli(32),
         }
@@ -118,7 +130,12 @@ def main() -> None:
         base = result["adk_eval"]["wall_s"]
         for name, row in result.items():
             row["ratio_to_adk_eval"] = row["wall_s"] / base
-            print(f"{name:<18} {row['wall_s']:7.2f}s   x{row['ratio_to_adk_eval']:.2f} of adk eval")
+            print(f"{name:<28} {row['wall_s']:7.2f}s   x{row['ratio_to_adk_eval']:.2f} of adk eval")
+        matched = (
+            result["adk_eval_cli_c32"]["wall_s"] / result["adk_local_eval_service_p32"]["wall_s"]
+        )
+        result["ratio_at_32"] = matched
+        print(f"at 32 in parallel: adk-eval run takes x{matched:.2f} of LocalEvalService's time")
         ideal4 = args.cases * 3 * args.delay / 4
         print(f"ideal at parallelism 4: {ideal4:.2f}s ({args.cases} x 3 x {args.delay}s / 4)")
     finally:

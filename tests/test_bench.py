@@ -42,7 +42,17 @@ def test_overhead_bench(tmp_path):
 
 def test_throughput_bench(tmp_path):
     result = run_bench(
-        "throughput", tmp_path, "--cases", "4", "--concurrency", "1", "2", "--delay", "0.01"
+        "throughput",
+        tmp_path,
+        "--cases",
+        "4",
+        "--concurrency",
+        "1",
+        "2",
+        "--delay",
+        "0.01",
+        "--repeats",
+        "1",
     )
     assert [row["concurrency"] for row in result["rows"]] == [1, 2]
     assert all(row["wall_s"] > 0 and row["ideal_s"] > 0 for row in result["rows"])
@@ -56,4 +66,6 @@ def test_adk_eval_side_by_side_bench(tmp_path):
         "versus_adk_eval", tmp_path, "--cases", "2", "--delay", "0.01", "--repeats", "1"
     )
     assert result["adk_eval"]["wall_s"] > 0
+    assert result["adk_local_eval_service_p32"]["wall_s"] > 0
     assert result["adk_eval_cli"]["wall_s"] > 0
+    assert result["ratio_at_32"] > 0
