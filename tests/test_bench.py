@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -40,6 +41,20 @@ def test_overhead_bench(tmp_path):
     assert result["setup_ms"] > 0
 
 
+@pytest.mark.skipif(
+    not (shutil.which("valgrind") and shutil.which("gcc")),
+    reason="needs valgrind and gcc (.ci/run installs them)",
+)
+def test_overhead_bench_counts_instructions_under_callgrind(tmp_path):
+    result = run_bench("overhead", tmp_path, "--instructions", "--turns", "1", "--repeats", "1")
+    assert result["meter"] == "instructions"
+    (row,) = result["rows"]
+    # Whole instruction counts of one run each: millions, never a time in seconds.
+    assert row["bare"][0] > 1e6
+    assert row["harness"][0] > 1e6
+    assert row["bare"][0] == int(row["bare"][0])
+
+
 def test_throughput_bench(tmp_path):
     result = run_bench(
         "throughput",
@@ -56,6 +71,13 @@ def test_throughput_bench(tmp_path):
     )
     assert [row["concurrency"] for row in result["rows"]] == [1, 2]
     assert all(row["wall_s"] > 0 and row["ideal_s"] > 0 for row in result["rows"])
+
+
+def test_client_profile_bench(tmp_path):
+    result = run_bench("profile_client", tmp_path, "--cases", "4", "--concurrency", "2")
+    shares = result["self_time_percent"]
+    assert shares["adk_eval (this project)"] > 0
+    assert sum(shares.values()) == pytest.approx(100)
 
 
 @pytest.mark.skipif(
