@@ -226,7 +226,13 @@ stuck_2 = case("stuck-2", ScriptedLlm(responder=hang))
         if "quick" in line:
             break
     process.send_signal(signal.SIGINT)
-    rest, _ = process.communicate(timeout=60)
+    try:
+        rest, _ = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        # -X faulthandler: SIGABRT makes the child print every thread's stack, then die.
+        process.send_signal(signal.SIGABRT)
+        dump, _ = process.communicate(timeout=30)
+        pytest.fail(f"adk-eval run ignored Ctrl-C for 60 s; its threads:\n{dump[-8000:]}")
     output = "".join(lines) + rest
     assert process.returncode == 130, output
     assert "Interrupted: 1 of 3 runs finished" in output
