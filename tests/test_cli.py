@@ -192,6 +192,10 @@ def test_compare_errors_are_clear(tmp_path):
     assert corrupt.read_text() == "this is not a database"
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_stops_the_run_and_reports_what_finished(tmp_path):
     (tmp_path / "slow_eval.py").write_text(
         """
@@ -212,12 +216,24 @@ stuck_2 = case("stuck-2", ScriptedLlm(responder=hang))
 """
     )
     process = subprocess.Popen(
-        [sys.executable, "-m", "adk_eval", "run", str(tmp_path / "slow_eval.py"), "--no-store"],
+        [
+            sys.executable,
+            "-X",
+            "faulthandler",
+            "-m",
+            "adk_eval",
+            "run",
+            str(tmp_path / "slow_eval.py"),
+            "--no-store",
+        ],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        # A shell's background jobs inherit SIGINT as ignored, and so would this child
+        # (it then ignores Ctrl-C, as it should): give it a terminal's default disposition.
+        preexec_fn=_default_sigint,
     )
     assert process.stdout is not None
     lines = []
