@@ -103,8 +103,8 @@ def make_case(agent: LlmAgent, turns: int) -> EvalCase:
     )
 
 
-async def bare_adk(agent: LlmAgent, turns: int) -> None:
-    """(a) The same conversation with a hand-written Runner loop."""
+async def bare_adk(agent: LlmAgent, turns: int, keep: list[Any] | None = None) -> None:
+    """(a) The same conversation with a hand-written Runner loop (`keep` gets its events)."""
     runner = InMemoryRunner(agent=agent, app_name="bench")
     session = await runner.session_service.create_session(
         app_name="bench", user_id="u", state={"n": 0}
@@ -135,6 +135,12 @@ async def bare_adk(agent: LlmAgent, turns: int) -> None:
         else:
             done += 1
             message = types.Content(role="user", parts=[types.Part(text="Again.")])
+    if keep is not None:
+        final = await runner.session_service.get_session(
+            app_name="bench", user_id="u", session_id=session.id
+        )
+        assert final is not None
+        keep.extend(final.events)
     await runner.close()
 
 
@@ -143,6 +149,33 @@ async def through_harness(agent: LlmAgent, turns: int) -> None:
     result = await run_eval(make_case(agent, turns))
     assert result.status == "passed", result.explain()
     assert result.turns == 2 * turns, result.turns  # per turn: the yield's answer, the next message
+
+
+def shape(events: Any) -> list[tuple[str, str]]:
+    """Each event's author and what it holds (text, call or response), for comparing runs."""
+    out = []
+    for event in events:
+        part = event.content.parts[0] if event.content and event.content.parts else None
+        kind = (
+            "none"
+            if part is None
+            else "text"
+            if part.text
+            else "call"
+            if part.function_call
+            else "response"
+        )
+        out.append((event.author, kind))
+    return out
+
+
+async def check_same_runs(agent: LlmAgent, turns: int = 3) -> None:
+    """Both sides must run the agent alike: their main sessions hold the same events."""
+    bare: list[Any] = []
+    await bare_adk(agent, turns, keep=bare)
+    result = await run_eval(make_case(agent, turns))
+    if shape(bare) != shape(result.events):
+        raise AssertionError(f"the two sides differ:\n{shape(bare)}\n{shape(result.events)}")
 
 
 class CpuMeter:
@@ -197,7 +230,8 @@ async def measure(
     turns_list: list[int], repeats: int, meter: CpuMeter | InstructionMeter
 ) -> dict[str, Any]:
     agent = make_agent()
-    await bare_adk(agent, 1)  # warm-up: imports, caches
+    await check_same_runs(agent)  # also the warm-up: imports, caches
+    await bare_adk(agent, 1)
     await through_harness(agent, 1)
     rows = []
     for turns in turns_list:
