@@ -40,7 +40,9 @@ def write_result(path: str, result: dict[str, Any]) -> None:
     print(f"wrote {target}")
 
 
-def start_provider(delay: float, calls: int = 2) -> tuple[subprocess.Popen[str], str]:
+def start_provider(
+    delay: float, calls: int = 2, jitter: float = 0.0
+) -> tuple[subprocess.Popen[str], str]:
     """A `FakeProviderServer` in its own process: `calls` tool calls, then text; its URL."""
     process = subprocess.Popen(
         [
@@ -51,6 +53,8 @@ def start_provider(delay: float, calls: int = 2) -> tuple[subprocess.Popen[str],
             str(delay),
             "--calls",
             str(calls),
+            "--jitter",
+            str(jitter),
         ],
         stdout=subprocess.PIPE,
         text=True,

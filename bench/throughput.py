@@ -11,6 +11,7 @@ at several concurrencies. For each, the wall time is compared with:
 
     python bench/throughput.py                         # 1000 cases, delay 0.2 s, c=1,16,64,256
     python bench/throughput.py --cases 100 --concurrency 1 16 --delay 0.05
+    python bench/throughput.py --concurrency 16 --jitter 0.5   # latency spread 0.1-0.3 s
 
 At concurrency c the run uses ``min(cases, 100 x c)`` cases (``--cases-per-slot``:
 concurrency 1 would otherwise wait 10 minutes per repeat for pure latency).
@@ -85,10 +86,10 @@ def level_size(cases: int, concurrency: int, per_slot: int) -> int:
 
 
 async def measure(
-    cases: int, levels: list[int], delay: float, repeats: int, per_slot: int
+    cases: int, levels: list[int], delay: float, repeats: int, per_slot: int, jitter: float = 0.0
 ) -> dict[str, Any]:
     fast, fast_url = start_provider(0.0)
-    slow, slow_url = start_provider(delay)
+    slow, slow_url = start_provider(delay, jitter=jitter)
     try:
         await run_level(fast_url, 16, 16)  # warm-up: imports, connection pools
         probe = min(cases, 200)
@@ -146,6 +147,7 @@ async def measure(
             )
         return {
             "delay_s": delay,
+            "jitter": jitter,
             "calls_per_case": CALLS,
             "repeats": repeats,
             "cpu_per_case_ms": cpu_case * 1000,
@@ -164,6 +166,12 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64, 256])
     parser.add_argument("--delay", type=float, default=0.2)
+    parser.add_argument(
+        "--jitter",
+        type=float,
+        default=0.0,
+        help="spread the delay: each answer waits delay x uniform(1 - jitter, 1 + jitter)",
+    )
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument(
         "--cases-per-slot",
@@ -175,7 +183,14 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     result = asyncio.run(
-        measure(args.cases, args.concurrency, args.delay, args.repeats, args.cases_per_slot)
+        measure(
+            args.cases,
+            args.concurrency,
+            args.delay,
+            args.repeats,
+            args.cases_per_slot,
+            args.jitter,
+        )
     )
     write_result(args.json, {"bench": "throughput", "machine": machine(), **result})
 

@@ -216,3 +216,20 @@ async def test_an_empty_reply_ends_the_turn_and_the_run_completes(client):
         result = await run_eval(case(CLIENTS[client](server)))
     assert result.status in ("passed", "error"), result.explain()
     assert result.status == "error" or result.turns == 0
+
+
+async def test_jitter_spreads_the_delay_around_its_mean_and_repeats_with_its_seed():
+    waits = []
+    for _ in range(2):  # the same seed draws the same waits
+        with FakeProviderServer(["hi"], delay=0.02, jitter=0.5, seed=7) as server:
+            for _ in range(6):
+                result = await run_eval(
+                    EvalCase(name="j", agent=calculator(litellm_model(server)), first_message="1")
+                )
+                assert result.status == "passed", result.explain()
+            waits.append([request.waited for request in server.requests])
+    assert waits[0] == waits[1]
+    assert all(0.01 <= wait <= 0.03 for wait in waits[0])
+    assert len(set(waits[0])) == len(waits[0])  # spread, not one fixed delay
+    with pytest.raises(ValueError, match="jitter must be between 0 and 1"):
+        FakeProviderServer(["hi"], jitter=1.5)

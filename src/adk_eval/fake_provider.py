@@ -23,11 +23,12 @@ import argparse
 import asyncio
 import itertools
 import json
+import random
 import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any
 
@@ -74,12 +75,15 @@ class FakeRequest:
         body: The JSON body.
         model: The model named in the request.
         turn: How many assistant (model) turns the request already holds.
+        waited: Seconds the server waited before answering (delay, jitter and
+            the reply's own delay).
     """
 
     api: str
     body: dict[str, Any]
     model: str
     turn: int
+    waited: float = 0.0
 
 
 def text_reply(text: str, **kwargs: Any) -> FakeReply:
@@ -178,6 +182,11 @@ class FakeProviderServer:
             one (the last one repeats). Strings are text replies.
         responder: Decides the reply from the request instead of `script`.
         delay: Seconds every answer waits (like a real provider's latency).
+        jitter: Spread of that wait: each answer waits ``delay`` times a factor
+            drawn uniformly from ``[1 - jitter, 1 + jitter]`` (mean ``delay``);
+            0 waits exactly ``delay``. Real latencies vary; a fixed one keeps
+            concurrent clients in lockstep.
+        seed: Seed of the jitter's random numbers (runs repeat exactly).
         host: Interface to bind (loopback).
     """
 
@@ -187,8 +196,12 @@ class FakeProviderServer:
         *,
         responder: Responder | None = None,
         delay: float = 0.0,
+        jitter: float = 0.0,
+        seed: int = 0,
         host: str = "127.0.0.1",
     ) -> None:
+        if not 0.0 <= jitter <= 1.0:
+            raise ValueError(f"jitter must be between 0 and 1, got {jitter}")
         if (script is None) == (responder is None):
             raise ValueError("give FakeProviderServer a script or a responder (one of them)")
         if script is not None and not script:
@@ -196,6 +209,8 @@ class FakeProviderServer:
         self.script = [text_reply(s) if isinstance(s, str) else s for s in script or []]
         self.responder = responder
         self.delay = delay
+        self.jitter = jitter
+        self._random = random.Random(seed)
         self.host = host
         self.requests: list[FakeRequest] = []
         self._ids = itertools.count(1)
@@ -245,10 +260,12 @@ class FakeProviderServer:
             else:
                 model, turn = request.path_params["model"], _gemini_turn(body)
             received = FakeRequest(api=api, body=body, model=model, turn=turn)
-            self.requests.append(received)
             reply = self._reply_for(received)
-            if self.delay + reply.delay > 0:
-                await asyncio.sleep(self.delay + reply.delay)
+            spread = self._random.uniform(1 - self.jitter, 1 + self.jitter) if self.jitter else 1.0
+            received = replace(received, waited=self.delay * spread + reply.delay)
+            self.requests.append(received)
+            if received.waited > 0:
+                await asyncio.sleep(received.waited)
             if reply.body is not None:
                 return Response(reply.body, reply.status, media_type="application/json")
             if reply.status != 200:
@@ -323,6 +340,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--delay", type=float, default=0.0, help="seconds per answer")
+    parser.add_argument(
+        "--jitter", type=float, default=0.0, help="spread of the delay: 0.5 is delay x [0.5, 1.5]"
+    )
     parser.add_argument("--calls", type=int, default=1, help="tool calls before the text answer")
     args = parser.parse_args(argv)
     script: list[FakeReply | str] = [
@@ -330,7 +350,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ] + ["done"]
     import uvicorn
 
-    server = FakeProviderServer(script, delay=args.delay)
+    server = FakeProviderServer(script, delay=args.delay, jitter=args.jitter)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", args.port))
     print(f"http://127.0.0.1:{sock.getsockname()[1]}", flush=True)
