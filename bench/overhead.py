@@ -151,22 +151,23 @@ async def through_harness(agent: LlmAgent, turns: int) -> None:
     assert result.turns == 2 * turns, result.turns  # per turn: the yield's answer, the next message
 
 
+def _kind(part: Any) -> str:
+    if part is None:
+        return "none"
+    if part.text:
+        return "text"
+    return "call" if part.function_call else "response"
+
+
 def shape(events: Any) -> list[tuple[str, str]]:
     """Each event's author and what it holds (text, call or response), for comparing runs."""
-    out = []
-    for event in events:
-        part = event.content.parts[0] if event.content and event.content.parts else None
-        kind = (
-            "none"
-            if part is None
-            else "text"
-            if part.text
-            else "call"
-            if part.function_call
-            else "response"
+    return [
+        (
+            event.author,
+            _kind(event.content.parts[0] if event.content and event.content.parts else None),
         )
-        out.append((event.author, kind))
-    return out
+        for event in events
+    ]
 
 
 async def check_same_runs(agent: LlmAgent, turns: int = 3) -> None:
@@ -230,9 +231,7 @@ async def measure(
     turns_list: list[int], repeats: int, meter: CpuMeter | InstructionMeter
 ) -> dict[str, Any]:
     agent = make_agent()
-    await check_same_runs(agent)  # also the warm-up: imports, caches
-    await bare_adk(agent, 1)
-    await through_harness(agent, 1)
+    await check_same_runs(agent)  # also the warm-up of both sides: imports, caches
     rows = []
     for turns in turns_list:
         bare, harness = [], []
@@ -291,6 +290,7 @@ def under_callgrind(args: argparse.Namespace) -> int:
     out_file = workdir / "callgrind.out"
     command = [
         "valgrind",
+        "--quiet",  # valgrind's own banner and summary; the script's errors still show
         "--tool=callgrind",
         "--instr-atstart=no",
         f"--callgrind-out-file={out_file}",
@@ -307,7 +307,7 @@ def under_callgrind(args: argparse.Namespace) -> int:
     ]
     # PYTHONHASHSEED fixed: set and dict iteration orders, so counts, repeat exactly.
     env = {**os.environ, "PYTHONHASHSEED": "0"}
-    completed = subprocess.run(command, env=env, stderr=subprocess.DEVNULL, check=False)
+    completed = subprocess.run(command, env=env, check=False)
     shutil.rmtree(workdir, ignore_errors=True)
     return completed.returncode
 

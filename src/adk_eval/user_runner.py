@@ -157,10 +157,12 @@ class UserAgentRunner:
         sink, sink_token = collect_state_changes()
         yield_token = CURRENT_YIELD.set(yield_info)
         try:
-            if answers_directly(agent):
+            runner = self._runners.get(id(agent))
+            if runner is None:  # a scripted or human agent (see __init__)
+                assert isinstance(agent, ScriptedUserAgent | HumanUserAgent)
                 events = await self._answer_directly(agent, prompt)
             else:
-                events = await self._run(agent, prompt)
+                events = await self._run(runner, prompt)
         except EvalUserAgentError:
             raise
         except Exception as error:
@@ -183,15 +185,15 @@ class UserAgentRunner:
             state_changes=list(sink),
         )
 
-    async def _run(self, agent: BaseAgent, prompt: str) -> list[Event]:
-        """One ADK runner invocation of `agent` on the shared session."""
+    async def _run(self, runner: Runner, prompt: str) -> list[Event]:
+        """One invocation of a user agent's runner on the shared session."""
         assert self._session_id is not None
         self._direct_session = None  # the runner appends to its own copy
         quiet_token = _IN_USER_AGENT_RUN.set(True)
         events: list[Event] = []
         try:
             async with aclosing(
-                self._runners[id(agent)].run_async(
+                runner.run_async(
                     user_id=DEFAULT_USER_ID,
                     session_id=self._session_id,
                     new_message=as_user_content(prompt),
