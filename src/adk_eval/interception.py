@@ -45,7 +45,13 @@ from .errors import EvalSetupError, EvalToolError
 from .mocks import MockToolContext, ToolMock, normalize_response
 from .state import ScopedState
 
-__all__ = ["FRAMEWORK_YIELD_TOOLS", "InterceptionPlugin", "ToolPolicy"]
+__all__ = [
+    "FRAMEWORK_YIELD_TOOLS",
+    "InterceptionPlugin",
+    "ToolPolicy",
+    "is_control_tool",
+    "is_framework_tool",
+]
 
 PLUGIN_NAME = "adk_eval_interception"
 
@@ -68,6 +74,15 @@ def _is_unknown_tool_placeholder(tool: BaseTool) -> bool:
     # For a name the model made up, ADK passes a bare BaseTool and answers the
     # call with "tool not found" after the callbacks; nothing runs.
     return type(tool) is BaseTool
+
+
+def is_framework_tool(tool: BaseTool) -> bool:
+    """Whether ADK runs `tool` as part of its own machinery (no side effect of the agent's).
+
+    ADK's control tools (see `is_control_tool`) and its placeholder for a tool
+    name the model made up.
+    """
+    return _is_unknown_tool_placeholder(tool) or is_control_tool(tool)
 
 
 @dataclass
@@ -302,7 +317,7 @@ class InterceptionPlugin(BasePlugin):
                 )
             self._refuse_nested_pause(tool, tool_args, tool_context)
             return None
-        if _is_unknown_tool_placeholder(tool) or is_control_tool(tool):
+        if is_framework_tool(tool):
             return None
         if tool.is_long_running:
             self._refuse_nested_pause(tool, tool_args, tool_context)

@@ -35,6 +35,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 
+from ._turns import content_text
 from .errors import EvalSetupError
 
 __all__ = [
@@ -305,6 +306,6 @@ class LocalLlm(LiteLlm):
         request.tools_dict = {}
         async for response in super().generate_content_async(request, stream=False):
             if response.content and response.content.parts:
-                text = "".join(p.text or "" for p in response.content.parts)
+                text = content_text(response.content)
                 response.content = types.Content(role="model", parts=[_parse_reply(text)])
             yield response

@@ -12,7 +12,6 @@ It can be used alone, to drive an agent by hand with every tool call checked::
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import aclosing
@@ -31,32 +30,13 @@ from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService, Session
 from google.genai import types
 
+from ._turns import DEFAULT_USER_ID, agent_app, user_content
 from .errors import AdkEvalError, EvalSetupError
 from .interception import InterceptionPlugin, ToolPolicy
 from .state import flatten_state
 from .termination import ModelCallLimit
 
-__all__ = ["DEFAULT_USER_ID", "EvalRunner", "as_user_content"]
-
-DEFAULT_USER_ID = "eval_user"
-STATE_CHANGE_MARKER = "adk_eval_state_change"
-"""`Event.custom_metadata` key marking the events adk_eval appends to apply state."""
-
-_APP_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
-
-
-def as_user_content(message: str | types.Content) -> types.Content:
-    """Turns a str into a user `Content` (a `Content` is returned as is)."""
-    if isinstance(message, types.Content):
-        return message
-    return types.Content(role="user", parts=[types.Part(text=message)])
-
-
-def _app_name(agent: BaseAgent | App) -> str:
-    name = agent.name
-    if _APP_NAME.match(name) and name != "user":
-        return name
-    return "adk_eval_app"
+__all__ = ["EvalRunner"]
 
 
 class EvalRunner:
@@ -94,17 +74,9 @@ class EvalRunner:
         self.plugin = InterceptionPlugin(None, clock=clock)
         self.model_calls = ModelCallLimit(max_model_calls)
         plugins: list[BasePlugin] = [self.model_calls, self.plugin]
-        if isinstance(agent, App):
-            root = agent.root_agent
-            if not isinstance(root, BaseAgent):
-                raise EvalSetupError(
-                    f"EvalRunner needs an App whose root is an agent, got {type(root).__name__}"
-                )
-            app = agent.model_copy(update={"plugins": [*plugins, *agent.plugins]})
-        else:
-            root = agent
-            app = App(name=_app_name(agent), root_agent=agent, plugins=plugins)
-        self.root_agent: BaseAgent = root
+        app = agent_app(agent, plugins)
+        assert isinstance(app.root_agent, BaseAgent)  # agent_app checks it
+        self.root_agent: BaseAgent = app.root_agent
         self.app_name: str = app.name
         self.session_service = InMemorySessionService()
         self.adk_runner = Runner(
@@ -183,7 +155,7 @@ class EvalRunner:
                 self.adk_runner.run_async(
                     user_id=self.user_id,
                     session_id=session_id,
-                    new_message=as_user_content(new_message),
+                    new_message=user_content(new_message),
                     run_config=run_config,
                 )
             ) as events:
@@ -209,7 +181,7 @@ class EvalRunner:
             author="user",
             invocation_id=f"adk_eval-{uuid.uuid4().hex[:12]}",
             actions=EventActions(state_delta=dict(state_delta)),
-            custom_metadata={STATE_CHANGE_MARKER: True, "source": source},
+            custom_metadata={"source": source},
         )
         await self.session_service.append_event(session, event)
         return event

@@ -24,8 +24,7 @@ import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import partial
-from typing import Any
+from typing import Any, TypeAlias
 
 import anyio
 from google.adk.agents import BaseAgent
@@ -34,6 +33,7 @@ from google.adk.sessions import Session
 from google.genai import types
 from mongoquery import Query
 
+from ._turns import PendingCall, RunEnd, classify_run, resume_message, tool_response
 from .bridge import Bridge, YieldInfo
 from .case import EvalCase
 from .errors import EvalRunError, EvalUserAgentError
@@ -45,6 +45,7 @@ from .state import merge_changes, scoped_view
 from .termination import (
     MODEL_CALL_LIMIT_CODE,
     Termination,
+    TerminationKind,
     compile_state_query,
     state_query_matches,
 )
@@ -54,35 +55,19 @@ from .user_runner import UserAgentAnswer, UserAgentRunner
 __all__ = ["run_eval"]
 
 
-class _Failed(Exception):
-    """Carries an error out of the loop with the phase it happened in."""
-
-    def __init__(self, phase: ErrorPhase, error: BaseException) -> None:
-        super().__init__(str(error))
-        self.phase = phase
-        self.error = error
-
-
-class _Finished(Exception):
-    """The conversation ended (completed, stopped by a user agent, or a stop condition)."""
-
-
 @dataclass(frozen=True)
-class _PendingCall:
-    call_id: str
-    name: str
-    args: dict[str, Any]
-    invocation_id: str
-    author: str
+class _Stop:
+    """The conversation is over (with the error that ended it, if one did)."""
+
+    error: EvalErrorInfo | None = None
 
 
-@dataclass(frozen=True)
-class _SystemTurn:
-    events: Sequence[Event]
-    pending: Sequence[_PendingCall]
-    text: str
-    author: str | None
-    invocation_id: str
+_Next: TypeAlias = str | types.Content | _Stop
+"""What a step of the loop leads to: the system's next message, or the end."""
+
+
+def _failed(phase: ErrorPhase, error: BaseException) -> _Stop:
+    return _Stop(EvalErrorInfo.from_exception(phase, error))
 
 
 async def run_eval(case: EvalCase) -> EvalResult:
@@ -96,6 +81,8 @@ async def run_eval(case: EvalCase) -> EvalResult:
 
 
 class _Simulation:
+    """One run of one case: the system, its session, the user agents, and the count."""
+
     def __init__(self, case: EvalCase) -> None:
         self.case = case
         self.bridge = case.bridge or Bridge()
@@ -103,54 +90,61 @@ class _Simulation:
         self.query: Query | None = (
             compile_state_query(limits.state_matches) if limits.state_matches is not None else None
         )
+        self.system = EvalRunner(
+            case.agent,
+            case.tool_mocks,
+            yield_tools=tuple(case.user_agents.tools),
+            clock=case.resolve_clock(),
+            max_model_calls=limits.max_model_calls,
+        )
+        self.users = UserAgentRunner(case.user_agents)
+        self.session_id = ""
         self.turns = 0
         self.termination: Termination | None = None
         self.started = 0.0
 
     async def run(self) -> EvalResult:
-        case = self.case
         self.started = time.perf_counter()
-        system = EvalRunner(
-            case.agent,
-            case.tool_mocks,
-            yield_tools=tuple(case.user_agents.tools),
-            clock=case.resolve_clock(),
-            max_model_calls=case.terminate_when.max_model_calls,
-        )
-        users = UserAgentRunner(case.user_agents)
-        error: EvalErrorInfo | None = None
         try:
-            session = await system.create_session(case.initial_state)
-            await users.start()
-            limit = case.terminate_when.max_duration
-            scope = anyio.move_on_after(limit) if limit is not None else anyio.CancelScope()
-            with scope:
-                try:
-                    await self._converse(system, session.id, users)
-                except _Finished:
-                    pass
-                except _Failed as failed:
-                    error = EvalErrorInfo.from_exception(failed.phase, failed.error)
-            if scope.cancelled_caught:
-                self.termination = Termination(
-                    "max_duration", limit, time.perf_counter() - self.started
-                )
-            final = await system.get_session(session.id)
-            user_events = await users.events()
-            trace = EvalTrace(
-                events=tuple(final.events),
-                final_state=scoped_view(final.state),
-                initial_state=copy.deepcopy({k: dict(v) for k, v in case.initial_state.items()}),
-                user_agent_events=tuple(user_events),
-                case_name=case.name,
-            )
-            metrics, failures = await score_trace(case.metrics, trace)
-            metric_error = _metric_error(failures[0]) if failures else None
+            self.session_id = (await self.system.create_session(self.case.initial_state)).id
+            await self.users.start()
+            error = await self._converse_within_limit()
+            trace = await self._trace()
+            metrics, failures = await score_trace(self.case.metrics, trace)
         finally:
             with anyio.CancelScope(shield=True):
-                await system.close()
-                await users.close()
-        error = error or metric_error
+                await self.system.close()
+                await self.users.close()
+        return self._result(
+            trace, metrics, error or (_metric_error(failures[0]) if failures else None)
+        )
+
+    async def _converse_within_limit(self) -> EvalErrorInfo | None:
+        limit = self.case.terminate_when.max_duration
+        scope = anyio.move_on_after(limit) if limit is not None else anyio.CancelScope()
+        error = None
+        with scope:
+            error = await self._converse()
+        if scope.cancelled_caught:
+            self.termination = Termination(
+                "max_duration", limit, time.perf_counter() - self.started
+            )
+        return error
+
+    async def _trace(self) -> EvalTrace:
+        final = await self.system.get_session(self.session_id)
+        return EvalTrace(
+            events=tuple(final.events),
+            final_state=scoped_view(final.state),
+            initial_state=copy.deepcopy({k: dict(v) for k, v in self.case.initial_state.items()}),
+            user_agent_events=tuple(await self.users.events()),
+            case_name=self.case.name,
+        )
+
+    def _result(
+        self, trace: EvalTrace, metrics: dict[str, MetricResult], error: EvalErrorInfo | None
+    ) -> EvalResult:
+        case = self.case
         return EvalResult(
             name=case.name,
             status=self._status(error, metrics),
@@ -164,7 +158,7 @@ class _Simulation:
             termination=self.termination,
             final_state=trace.final_state,
             user_agent_events=trace.user_agent_events,
-            user_agent_token_usage=TokenUsage.from_events(user_events),
+            user_agent_token_usage=TokenUsage.from_events(trace.user_agent_events),
             description=case.description,
             xfail=case.xfail,
             initial_state=trace.initial_state,
@@ -177,220 +171,193 @@ class _Simulation:
             return "terminated"
         return "passed" if all(result.passed for result in metrics.values()) else "failed"
 
+    def _stop(self, kind: TerminationKind, limit: Any, value: Any) -> _Stop:
+        self.termination = Termination(kind, limit, value)
+        return _Stop()
+
     # -- the loop ---------------------------------------------------------------
 
-    async def _converse(self, system: EvalRunner, session_id: str, users: UserAgentRunner) -> None:
-        case = self.case
-        message: str | types.Content
-        if case.first_message is not None:
-            message = case.first_message
+    async def _converse(self) -> EvalErrorInfo | None:
+        step: _Next
+        if self.case.first_message is not None:
+            step = self.case.first_message
         else:
             opening = YieldInfo(type="loop", invocation_id="", awaiting_input=True)
-            message = await self._answer_loop(system, session_id, users, opening, opening=True)
-        while True:
-            turn = await self._run_system(system, session_id, message)
-            await self._check_state(system, session_id)
-            if not turn.pending and case.user_agents.loop is None:
-                raise _Finished
-            max_turns = case.terminate_when.max_turns
-            if max_turns is not None and self.turns >= max_turns:
-                self.termination = Termination("max_turns", max_turns, self.turns)
-                raise _Finished
-            if turn.pending:
-                message = await self._answer_tools(system, session_id, users, turn)
-            else:
-                info = YieldInfo(
-                    type="loop",
-                    invocation_id=turn.invocation_id,
-                    agent_name=turn.author,
-                    awaiting_input=True,
-                    text=turn.text,
-                )
-                message = await self._answer_loop(system, session_id, users, info)
+            step = await self._answer_loop(opening, opening=True)
+        while not isinstance(step, _Stop):
+            step = await self._turn(step)
+        return step.error
 
-    async def _run_system(
-        self, system: EvalRunner, session_id: str, message: str | types.Content
-    ) -> _SystemTurn:
+    async def _turn(self, message: str | types.Content) -> _Next:
+        """Runs the system on `message` and asks whoever must answer how it ended."""
+        end = await self._run_system(message)
+        if isinstance(end, _Stop):
+            return end
+        if stop := await self._state_stop():
+            return stop
+        if not end.pending and self.case.user_agents.loop is None:
+            return _Stop()
+        max_turns = self.case.terminate_when.max_turns
+        if max_turns is not None and self.turns >= max_turns:
+            return self._stop("max_turns", max_turns, self.turns)
+        if end.pending:
+            return await self._answer_tools(end.pending)
+        info = YieldInfo(
+            type="loop",
+            invocation_id=end.invocation_id,
+            agent_name=end.author,
+            awaiting_input=True,
+            text=end.text,
+        )
+        return await self._answer_loop(info)
+
+    async def _run_system(self, message: str | types.Content) -> RunEnd | _Stop:
         events: list[Event] = []
         try:
-            async for event in system.run_async(session_id=session_id, new_message=message):
+            async for event in self.system.run_async(
+                session_id=self.session_id, new_message=message
+            ):
                 events.append(event)
         except Exception as error:
-            raise _Failed("system", error) from error
-        if events and events[-1].error_code == MODEL_CALL_LIMIT_CODE:
+            return _failed("system", error)
+        last = events[-1] if events else None
+        if last is not None and last.error_code == MODEL_CALL_LIMIT_CODE:
             limit = self.case.terminate_when.max_model_calls
-            self.termination = Termination("max_model_calls", limit, system.model_calls.calls)
-            raise _Finished
-        if events and events[-1].error_code:
-            last = events[-1]
-            raise _Failed(
+            return self._stop("max_model_calls", limit, self.system.model_calls.calls)
+        if last is not None and last.error_code:
+            return _failed(
                 "system",
                 EvalRunError(
                     f"agent `{last.author}` ended with error `{last.error_code}`: "
                     f"{last.error_message or '(no message)'}"
                 ),
             )
-        return _classify(events)
+        return classify_run(events)
 
-    async def _check_state(self, system: EvalRunner, session_id: str) -> None:
+    async def _state_stop(self) -> _Stop | None:
         if self.query is None:
-            return
-        session = await system.get_session(session_id)
-        if state_query_matches(self.query, session.state):
-            self.termination = Termination(
-                "state_matches", self.case.terminate_when.state_matches, scoped_view(session.state)
-            )
-            raise _Finished
+            return None
+        session = await self.system.get_session(self.session_id)
+        if not state_query_matches(self.query, session.state):
+            return None
+        return self._stop(
+            "state_matches", self.case.terminate_when.state_matches, scoped_view(session.state)
+        )
 
-    async def _answer_loop(
-        self,
-        system: EvalRunner,
-        session_id: str,
-        users: UserAgentRunner,
-        info: YieldInfo,
-        *,
-        opening: bool = False,
-    ) -> str | types.Content:
+    async def _main_session(self) -> Session:
+        return await self.system.get_session(self.session_id)
+
+    async def _ask(self, agent: BaseAgent, info: YieldInfo) -> tuple[UserAgentAnswer, Any]:
+        """One user agent's answer to one yield, through the bridge."""
+        try:
+            prompt = await self.bridge.prompt(self._main_session, info)
+            answer = await self.users.answer(agent, prompt, info)
+            return answer, await self.bridge.response(answer.output, self.users.session, info)
+        except EvalUserAgentError:
+            raise
+        except Exception as error:
+            raise _bridge_error(error) from error
+
+    async def _answer_loop(self, info: YieldInfo, *, opening: bool = False) -> _Next:
         agent = self.case.user_agents.loop
         assert agent is not None
         try:
-            prompt = await self.bridge.prompt(partial(system.get_session, session_id), info)
-            answer = await users.answer(agent, prompt, info)
-            response = await self.bridge.response(answer.output, users.session, info)
+            answer, response = await self._ask(agent, info)
         except EvalUserAgentError as error:
-            raise _Failed("user_agent", error) from error
-        except Exception as error:
-            raise _Failed("user_agent", _bridge_error(error)) from error
+            return _failed("user_agent", error)
         if not opening:
             self.turns += 1
-        await self._apply_changes(system, session_id, [answer])
-        if answer.stop:
-            raise _Finished
-        return _as_message(response)
+        if stop := await self._apply_changes([answer]):
+            return stop
+        return _Stop() if answer.stop else _as_message(response)
 
-    async def _answer_tools(
-        self, system: EvalRunner, session_id: str, users: UserAgentRunner, turn: _SystemTurn
-    ) -> types.Content:
+    async def _answer_tools(self, pending: Sequence[PendingCall]) -> _Next:
         tool_agents = self.case.user_agents.tools
-        for call in turn.pending:
-            if call.name not in tool_agents:
-                raise _Failed("user_agent", EvalUserAgentError(tool_name=call.name, args=call.args))
-        main: list[Session] = []  # fetched once, and only for a custom format_prompt
+        missing = next((call for call in pending if call.name not in tool_agents), None)
+        if missing is not None:
+            return _failed(
+                "user_agent", EvalUserAgentError(tool_name=missing.name, args=missing.args)
+            )
+        try:
+            answers = await self._collect_tool_answers(pending)
+        except EvalUserAgentError as error:
+            return _failed("user_agent", error)
+        self.turns += 1
+        ordered = [answers[call.call_id] for call in pending]
+        if stop := await self._apply_changes([answer for answer, _ in ordered]):
+            return stop
+        if any(answer.stop for answer, _ in ordered):
+            return _Stop()
+        return resume_message(
+            [
+                (call, tool_response(call.name, response))
+                for call, (_, response) in zip(pending, ordered, strict=True)
+            ]
+        )
 
-        async def main_session() -> Session:
-            if not main:
-                main.append(await system.get_session(session_id))
-            return main[0]
+    async def _collect_tool_answers(
+        self, pending: Sequence[PendingCall]
+    ) -> dict[str, tuple[UserAgentAnswer, Any]]:
+        """Every pending call's answer: distinct user agents in parallel, each in call order.
 
+        Raises:
+            EvalUserAgentError: The first failure (it cancels the other answers).
+        """
+        by_agent: dict[int, tuple[BaseAgent, list[PendingCall]]] = {}
+        for call in pending:
+            agent = self.case.user_agents.tools[call.name]
+            by_agent.setdefault(id(agent), (agent, []))[1].append(call)
         answers: dict[str, tuple[UserAgentAnswer, Any]] = {}
 
-        async def answer_in_order(agent: BaseAgent, calls: list[_PendingCall]) -> None:
+        async def answer_in_order(agent: BaseAgent, calls: list[PendingCall]) -> None:
             for call in calls:
-                info = YieldInfo(
-                    type="tool",
-                    invocation_id=call.invocation_id,
-                    agent_name=call.author,
-                    tool_name=call.name,
-                    call_id=call.call_id,
-                    args=call.args,
-                )
-                prompt = await self.bridge.prompt(main_session, info)
-                answer = await users.answer(agent, prompt, info)
-                response = await self.bridge.response(answer.output, users.session, info)
-                answers[call.call_id] = (answer, _tool_response(call.name, response))
+                answers[call.call_id] = await self._ask(agent, _tool_yield(call))
 
-        by_agent: dict[int, tuple[BaseAgent, list[_PendingCall]]] = {}
-        for call in turn.pending:
-            agent = tool_agents[call.name]
-            by_agent.setdefault(id(agent), (agent, []))[1].append(call)
-        failures: list[BaseException] = []
         if len(by_agent) == 1:  # one agent answers in order: no task group needed
-            try:
-                await answer_in_order(*next(iter(by_agent.values())))
-            except Exception as error:
-                failures.append(_bridge_error(error))
-        else:
-            async with anyio.create_task_group() as group:
+            await answer_in_order(*next(iter(by_agent.values())))
+            return answers
+        failures: list[EvalUserAgentError] = []
+        async with anyio.create_task_group() as group:
 
-                async def answer_or_cancel(agent: BaseAgent, calls: list[_PendingCall]) -> None:
-                    try:
-                        await answer_in_order(agent, calls)
-                    except Exception as error:  # the first failure cancels the other answers
-                        failures.append(_bridge_error(error))
-                        group.cancel_scope.cancel()
+            async def answer_or_cancel(agent: BaseAgent, calls: list[PendingCall]) -> None:
+                try:
+                    await answer_in_order(agent, calls)
+                except EvalUserAgentError as error:
+                    failures.append(error)
+                    group.cancel_scope.cancel()
 
-                for agent, calls in by_agent.values():
-                    group.start_soon(answer_or_cancel, agent, calls)
+            for agent, calls in by_agent.values():
+                group.start_soon(answer_or_cancel, agent, calls)
         if failures:
-            raise _Failed("user_agent", failures[0])
-        self.turns += 1
-        ordered = [answers[call.call_id] for call in turn.pending]
-        await self._apply_changes(system, session_id, [answer for answer, _ in ordered])
-        if any(answer.stop for answer, _ in ordered):
-            raise _Finished
-        parts = [
-            types.Part(
-                function_response=types.FunctionResponse(
-                    id=call.call_id, name=call.name, response=response
-                )
-            )
-            for call, (_, response) in zip(turn.pending, ordered, strict=True)
-        ]
-        return types.Content(role="user", parts=parts)
+            raise failures[0]
+        return answers
 
-    async def _apply_changes(
-        self, system: EvalRunner, session_id: str, answers: Sequence[UserAgentAnswer]
-    ) -> None:
+    async def _apply_changes(self, answers: Sequence[UserAgentAnswer]) -> _Stop | None:
+        """Applies the answers' state changes to the main session (in order)."""
         changes = [change for answer in answers for change in answer.state_changes]
         if not changes:
-            return
-        session = await system.get_session(session_id)
+            return None
+        session = await self.system.get_session(self.session_id)
         try:
             delta = merge_changes(session.state, changes)
         except Exception as error:
-            raise _Failed("user_agent", error) from error
+            return _failed("user_agent", error)
         source = ", ".join(
             sorted({answer.agent_name for answer in answers if answer.state_changes})
         )
-        await system.apply_state_delta(session_id, delta, source=source)
-        await self._check_state(system, session_id)
+        await self.system.apply_state_delta(self.session_id, delta, source=source)
+        return await self._state_stop()
 
 
-def _classify(events: Sequence[Event]) -> _SystemTurn:
-    answered = {fr.id for event in events for fr in event.get_function_responses() if fr.id}
-    pending: list[_PendingCall] = []
-    for event in events:
-        waiting = event.long_running_tool_ids or set()
-        for call in event.get_function_calls():
-            if call.id and call.id in waiting and call.id not in answered:
-                pending.append(
-                    _PendingCall(
-                        call_id=call.id,
-                        name=call.name or "",
-                        args=dict(call.args or {}),
-                        invocation_id=event.invocation_id,
-                        author=event.author,
-                    )
-                )
-    text, author, invocation_id = "", None, events[-1].invocation_id if events else ""
-    for event in reversed(events):
-        if event.author == "user" or event.content is None or not event.content.parts:
-            continue
-        parts_text = "".join(p.text for p in event.content.parts if p.text and not p.thought)
-        if parts_text:
-            text, author, invocation_id = parts_text, event.author, event.invocation_id
-            break
-    return _SystemTurn(
-        events=events, pending=pending, text=text, author=author, invocation_id=invocation_id
+def _tool_yield(call: PendingCall) -> YieldInfo:
+    return YieldInfo(
+        type="tool",
+        invocation_id=call.invocation_id,
+        agent_name=call.author,
+        tool_name=call.name,
+        call_id=call.call_id,
+        args=call.args,
     )
-
-
-def _tool_response(tool_name: str, response: Any) -> dict[str, Any]:
-    if tool_name == "adk_request_confirmation" and isinstance(response, bool):
-        return {"confirmed": response}
-    if isinstance(response, dict):
-        return response
-    return {"result": response}
 
 
 def _as_message(response: Any) -> str | types.Content:
@@ -399,7 +366,7 @@ def _as_message(response: Any) -> str | types.Content:
     return json.dumps(response, ensure_ascii=False, default=repr)
 
 
-def _bridge_error(error: BaseException) -> BaseException:
+def _bridge_error(error: BaseException) -> EvalUserAgentError:
     if isinstance(error, EvalUserAgentError):
         return error
     return EvalUserAgentError(f"the bridge raised {type(error).__name__}: {error}")

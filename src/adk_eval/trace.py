@@ -14,6 +14,7 @@ from typing import Any, Literal, TypeAlias
 from google.adk.events import Event
 from google.adk.sessions import Session
 
+from ._turns import event_text
 from .state import SESSION, scoped_view
 
 __all__ = [
@@ -106,12 +107,6 @@ class ErrorEntry:
 TraceItem: TypeAlias = ToolCall | ToolResponse | Message | StateChange | ErrorEntry
 
 
-def _text(event: Event) -> str:
-    if event.content is None or not event.content.parts:
-        return ""
-    return "".join(part.text for part in event.content.parts if part.text and not part.thought)
-
-
 @dataclass(frozen=True)
 class EvalTrace:
     """What metrics score: the main session's events and the final state.
@@ -161,7 +156,7 @@ class EvalTrace:
 
     @staticmethod
     def _items_of(event: Event, responses: Mapping[str, dict[str, Any]]) -> Iterable[TraceItem]:
-        text = _text(event)
+        text = event_text(event)
         has_fr = bool(event.get_function_responses())
         if text and not has_fr:
             role: Literal["user", "agent"] = "user" if event.author == "user" else "agent"

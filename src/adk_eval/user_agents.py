@@ -26,6 +26,7 @@ from google.genai import types
 from pydantic import BaseModel
 
 from ._callables import maybe_await
+from ._turns import content_text
 from .bridge import YieldInfo
 from .errors import EvalUserAgentError
 
@@ -130,7 +131,11 @@ class ScriptedUserAgent(BaseAgent):
             )
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
-        yield await self._reply(ctx.session, _text_of(ctx.user_content), ctx.invocation_id)
+        yield await self._reply(
+            ctx.session,
+            content_text(ctx.user_content),
+            ctx.invocation_id,
+        )
 
     async def _reply(self, session: Session, prompt: str, invocation_id: str) -> Event:
         turn = sum(
@@ -178,7 +183,11 @@ class HumanUserAgent(BaseAgent):
     respond: HumanResponder
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
-        yield await self._reply(ctx.session, _text_of(ctx.user_content), ctx.invocation_id)
+        yield await self._reply(
+            ctx.session,
+            content_text(ctx.user_content),
+            ctx.invocation_id,
+        )
 
     async def _reply(self, session: Session, prompt: str, invocation_id: str) -> Event:
         reply = await self.respond(prompt, CURRENT_YIELD.get())
@@ -220,12 +229,6 @@ def _reply_event(invocation_id: str, author: str, reply: Any, actions: EventActi
         output=output,
         actions=actions,
     )
-
-
-def _text_of(content: types.Content | None) -> str:
-    if content is None or not content.parts:
-        return ""
-    return "".join(part.text or "" for part in content.parts)
 
 
 def _render(reply: Any) -> tuple[str, Any]:

@@ -18,10 +18,10 @@ from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService, Session
 from pydantic import BaseModel, ValidationError
 
+from ._turns import DEFAULT_USER_ID, event_text, user_content
 from .bridge import StateChangeCollector, YieldInfo, collect_state_changes, stop_collecting
 from .case import UserAgents
 from .errors import EvalSetupError, EvalUserAgentError
-from .runner import DEFAULT_USER_ID, as_user_content
 from .user_agents import (
     CURRENT_YIELD,
     HumanUserAgent,
@@ -80,12 +80,6 @@ class UserAgentAnswer:
     text: str
     stop: bool
     state_changes: list[Mapping[str, Mapping[str, Any]]] = field(default_factory=list)
-
-
-def _text(event: Event) -> str:
-    if event.content is None or not event.content.parts:
-        return ""
-    return "".join(p.text for p in event.content.parts if p.text and not p.thought)
 
 
 class UserAgentRunner:
@@ -196,7 +190,7 @@ class UserAgentRunner:
                 runner.run_async(
                     user_id=DEFAULT_USER_ID,
                     session_id=self._session_id,
-                    new_message=as_user_content(prompt),
+                    new_message=user_content(prompt),
                 )
             ) as stream:
                 async for event in stream:
@@ -221,7 +215,7 @@ class UserAgentRunner:
         invocation_id = new_invocation_context_id()
         await self.session_service.append_event(
             session,
-            Event(invocation_id=invocation_id, author="user", content=as_user_content(prompt)),
+            Event(invocation_id=invocation_id, author="user", content=user_content(prompt)),
         )
         event = await direct_reply(agent, session, prompt, invocation_id)
         await self.session_service.append_event(session, event)
@@ -245,8 +239,8 @@ def _output_of(agent: BaseAgent, events: Sequence[Event], info: YieldInfo) -> tu
         if event.author == "user" or event.partial:
             continue
         if event.output is not None:
-            return event.output, _text(event)
-        text = _text(event)
+            return event.output, event_text(event)
+        text = event_text(event)
         if not text:
             continue
         schema = agent.output_schema if isinstance(agent, LlmAgent) else None

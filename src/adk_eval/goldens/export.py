@@ -20,8 +20,8 @@ from google.adk.events import Event
 from google.adk.sessions import Session
 from google.genai import types
 
+from .._turns import DEFAULT_USER_ID, event_text
 from ..result import EvalResult
-from ..runner import DEFAULT_USER_ID
 from ..state import flatten_state
 
 __all__ = ["golden_eval_id", "snake_case", "to_eval_case"]
@@ -42,16 +42,10 @@ def golden_eval_id(agent_name: str, when: float | None = None) -> str:
     return f"{snake_case(agent_name)}_{moment.strftime('%Y-%m-%dT%H:%M:%S')}"
 
 
-def _text(event: Event) -> str:
-    if event.content is None or not event.content.parts:
-        return ""
-    return "".join(p.text for p in event.content.parts if p.text and not p.thought)
-
-
 def _is_user_turn(event: Event) -> bool:
     if event.author != "user" or event.content is None or not event.content.parts:
         return False
-    return not event.get_function_responses() and bool(_text(event))
+    return not event.get_function_responses() and bool(event_text(event))
 
 
 def _tool_response(response: types.FunctionResponse) -> types.FunctionResponse:
@@ -105,7 +99,7 @@ def _turns(events: Iterable[Event]) -> list[_Turn]:
         for response in event.get_function_responses():
             if response.name not in _FRAMEWORK_CALLS:
                 turn.tool_responses.append(_tool_response(response))
-        text = _text(event)
+        text = event_text(event)
         if text and event.author != "user" and not event.get_function_calls():
             turn.texts.append((event.author, text))
     return turns

@@ -11,6 +11,7 @@ from google.adk.apps import App
 from google.adk.evaluation.eval_case import EvalCase as AdkEvalCase
 from google.adk.evaluation.eval_set import EvalSet
 
+from .._turns import content_text
 from ..case import EvalCase, TerminateWhen, UserAgents
 from ..metrics.trajectory import (
     ArgsMode,
@@ -39,11 +40,7 @@ def expected_trajectories(source: str | Path | EvalSet) -> dict[str, list[Expect
 
 
 def _texts(golden: AdkEvalCase) -> list[str]:
-    texts = []
-    for invocation in golden.conversation or []:
-        parts = invocation.user_content.parts or []
-        texts.append("".join(part.text or "" for part in parts))
-    return texts
+    return [content_text(invocation.user_content) for invocation in golden.conversation or []]
 
 
 def eval_case_from_golden(

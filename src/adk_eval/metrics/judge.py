@@ -24,6 +24,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.genai import types
 from pydantic import BaseModel, Field, ValidationError
 
+from .._turns import content_text
 from ..models import ModelSpec, default_judge_model, resolve_model
 from ..trace import EvalTrace
 from ..transcript import render_transcript
@@ -123,11 +124,8 @@ class LlmJudge:
                 texts: list[str] = []
                 try:
                     async for response in llm.generate_content_async(request.model_copy(deep=True)):
-                        if response.partial:
-                            continue
-                        for part in (response.content.parts or []) if response.content else []:
-                            if part.text and not part.thought:
-                                texts.append(part.text)
+                        if not response.partial:
+                            texts.append(content_text(response.content))
                 except Exception as error:  # the judge could not run: the metric errors
                     errors.append(error)
                     group.cancel_scope.cancel()

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
 
+from .._turns import jsonable
 from ..result import EvalResult, TokenUsage
 from ..suite import CaseStats, EvalSuiteResult
 from ..transcript import render_transcript
@@ -20,11 +21,6 @@ __all__ = ["REPORT_SCHEMA", "REPORT_VERSION", "load_report_schema", "suite_repor
 
 REPORT_SCHEMA = "adk-eval.report"
 REPORT_VERSION = 1
-
-
-def jsonable(value: Any) -> Any:
-    """`value` as plain JSON data (anything JSON cannot hold becomes its repr)."""
-    return json.loads(json.dumps(value, default=repr))
 
 
 def _usage(usage: TokenUsage) -> dict[str, int]:

@@ -58,7 +58,8 @@ from ..goldens.evalset import append_eval_case
 from ..goldens.export import to_eval_case
 from ..interception import is_control_tool
 from ..mocks import ToolMock, normalize_response
-from ..simulation import _classify, run_eval
+from .._turns import classify_run
+from ..simulation import run_eval
 from ..state import flatten_state
 from ..user_agents import STOP, HumanUserAgent
 from .config import StudioTarget
@@ -586,7 +587,7 @@ class StudioEngine:
         )
         assert session is not None
         last = session.events[-1].invocation_id if session.events else ""
-        turn = _classify([e for e in session.events if e.invocation_id == last])
+        turn = classify_run([e for e in session.events if e.invocation_id == last])
         if not turn.pending:
             await self.store.update_session(session_id, phase="idle")
             return

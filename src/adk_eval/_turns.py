@@ -1,0 +1,225 @@
+"""Turn mechanics shared by the simulation loop and the studio.
+
+One run of an ADK agent ends in one of three ways: an error, pending
+long-running calls (a tool yield), or a final text (the agent waits for the
+user). Everything both drivers need to take a run to its next turn lives here:
+
+* `agent_app`: an ADK `App` around an agent (or a user's `App`) with the
+  harness's plugins placed first;
+* `classify_run`: how a run ended, with its pending calls and its last text;
+* `tool_response`, `tool_error_response`: what a tool yield is answered with;
+* `resume_message`: the one user message that answers every pending call;
+* `event_text`, `content_text`, `parts_text`, `jsonable`: text and JSON-safe values of events.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from google.adk.agents import BaseAgent
+from google.adk.apps import App, ResumabilityConfig
+from google.adk.events import Event
+from google.adk.plugins.base_plugin import BasePlugin
+from google.genai import types
+
+from .errors import EvalSetupError
+
+__all__ = [
+    "DEFAULT_USER_ID",
+    "PendingCall",
+    "RunEnd",
+    "agent_app",
+    "app_name_for",
+    "classify_run",
+    "content_text",
+    "event_text",
+    "jsonable",
+    "parts_text",
+    "resume_message",
+    "tool_error_response",
+    "tool_response",
+    "user_content",
+]
+
+DEFAULT_USER_ID = "eval_user"
+"""The ADK user id of every session the harness and the studio create."""
+
+
+def parts_text(parts: Iterable[types.Part] | None) -> str:
+    """The text of some parts, thoughts left out."""
+    return "".join(part.text for part in parts or () if part.text and not part.thought)
+
+
+def content_text(content: types.Content | None) -> str:
+    """The text a content holds (thoughts left out; "" for None)."""
+    return parts_text(content.parts) if content is not None else ""
+
+
+def event_text(event: Event) -> str:
+    """The text an event's content holds (thoughts left out; "" without content)."""
+    return content_text(event.content)
+
+
+def jsonable(value: Any) -> Any:
+    """`value` as plain JSON data (what JSON cannot hold becomes its ``repr``)."""
+    return json.loads(json.dumps(value, ensure_ascii=False, default=repr))
+
+
+_APP_NAME = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def app_name_for(name: str) -> str:
+    """A valid ADK app name for an agent or target name (valid names are kept)."""
+    cleaned = _APP_NAME.sub("_", name).strip("_") or "app"
+    if not cleaned[0].isalpha() or cleaned == "user":
+        cleaned = f"a_{cleaned}"
+    return cleaned
+
+
+def agent_app(
+    agent: BaseAgent | App,
+    plugins: Sequence[BasePlugin],
+    *,
+    name: str | None = None,
+    resumable: bool = False,
+) -> App:
+    """An App that runs `agent` with `plugins` first.
+
+    An `App` given as `agent` keeps its settings and its own plugins, which run
+    after `plugins`. A plain agent gets an App named after it (or `name`).
+
+    Raises:
+        EvalSetupError: `agent` is neither an agent nor an App whose root is one.
+    """
+    if isinstance(agent, App):
+        if not isinstance(agent.root_agent, BaseAgent):
+            raise EvalSetupError(
+                f"adk_eval needs an App whose root is an agent, got "
+                f"{type(agent.root_agent).__name__}"
+            )
+        update: dict[str, Any] = {"plugins": [*plugins, *agent.plugins]}
+        if name is not None:
+            update["name"] = name
+        if resumable:
+            update["resumability_config"] = ResumabilityConfig(is_resumable=True)
+        return agent.model_copy(update=update)
+    if not isinstance(agent, BaseAgent):
+        raise EvalSetupError(f"adk_eval needs an ADK agent or App, got {type(agent).__name__}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # ResumabilityConfig is experimental
+        return App(
+            name=name or app_name_for(agent.name),
+            root_agent=agent,
+            plugins=list(plugins),
+            resumability_config=ResumabilityConfig(is_resumable=True) if resumable else None,
+        )
+
+
+@dataclass(frozen=True)
+class PendingCall:
+    """A long-running call a run ended on, waiting for its answer.
+
+    Attributes:
+        call_id: The function call id the answer must carry.
+        name: The tool.
+        args: The call's arguments.
+        invocation_id: The invocation that made the call.
+        author: The agent that made the call.
+    """
+
+    call_id: str
+    name: str
+    args: dict[str, Any]
+    invocation_id: str
+    author: str
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    """How one run of the agent ended.
+
+    Attributes:
+        events: The run's events.
+        pending: Long-running calls still waiting for an answer (a tool yield).
+        text: The last text an agent said ("" if none).
+        author: Who said it (None if nobody did).
+        invocation_id: The invocation of that text (or of the last event).
+    """
+
+    events: Sequence[Event]
+    pending: Sequence[PendingCall]
+    text: str
+    author: str | None
+    invocation_id: str
+
+
+def classify_run(events: Sequence[Event]) -> RunEnd:
+    """Finds the pending long-running calls and the last agent text of a run's events."""
+    answered = {fr.id for event in events for fr in event.get_function_responses() if fr.id}
+    pending = [
+        PendingCall(
+            call_id=call.id,
+            name=call.name or "",
+            args=dict(call.args or {}),
+            invocation_id=event.invocation_id,
+            author=event.author,
+        )
+        for event in events
+        for call in event.get_function_calls()
+        if call.id and call.id in (event.long_running_tool_ids or ()) and call.id not in answered
+    ]
+    invocation_id = events[-1].invocation_id if events else ""
+    for event in reversed(events):
+        text = event_text(event) if event.author != "user" else ""
+        if text:
+            return RunEnd(events, pending, text, event.author, event.invocation_id)
+    return RunEnd(events, pending, "", None, invocation_id)
+
+
+def tool_response(tool_name: str, value: Any) -> dict[str, Any]:
+    """The `FunctionResponse` payload answering a call to `tool_name` with `value`.
+
+    A dict is kept; ``True``/``False`` answering ADK's confirmation request is
+    ``{"confirmed": value}``; anything else is ``{"result": value}``.
+    """
+    if tool_name == "adk_request_confirmation" and isinstance(value, bool):
+        return {"confirmed": value}
+    if isinstance(value, dict):
+        return value
+    return {"result": value}
+
+
+def tool_error_response(
+    error: BaseException | str, error_type: str | None = None
+) -> dict[str, Any]:
+    """The response of a tool that failed: ``{"error": {"type": ..., "message": ...}}``."""
+    if isinstance(error, BaseException):
+        return {"error": {"type": error_type or type(error).__name__, "message": str(error)}}
+    return {"error": {"type": error_type or "ToolError", "message": error}}
+
+
+def user_content(message: str | types.Content) -> types.Content:
+    """A user message: a str becomes one text part (a `Content` is kept as is)."""
+    if isinstance(message, types.Content):
+        return message
+    return types.Content(role="user", parts=[types.Part(text=message)])
+
+
+def resume_message(answers: Sequence[tuple[PendingCall, dict[str, Any]]]) -> types.Content:
+    """One user message answering pending calls, one `FunctionResponse` each, in order."""
+    return types.Content(
+        role="user",
+        parts=[
+            types.Part(
+                function_response=types.FunctionResponse(
+                    id=call.call_id, name=call.name, response=response
+                )
+            )
+            for call, response in answers
+        ],
+    )
