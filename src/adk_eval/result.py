@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
@@ -11,7 +10,8 @@ from google.adk.events import Event
 
 from .metrics.types import MetricResult
 from .termination import Termination, TerminationKind
-from .trace import EvalTrace, Message, ToolCall
+from .trace import EvalTrace
+from .transcript import transcript_lines
 
 __all__ = ["ErrorPhase", "EvalErrorInfo", "EvalResult", "EvalStatus", "TokenUsage"]
 
@@ -179,29 +179,9 @@ class EvalResult:
                 lines.append(f"    error: {result.error}")
             if not result.passed:
                 lines.extend(f"    - {item}" for item in result.evidence)
-        transcript = _transcript(self.trace, last_turns)
+        transcript = transcript_lines(self.trace, max_chars_per_entry=200, brief=True)
+        transcript = transcript[-last_turns:] if last_turns > 0 else []
         if transcript:
             lines.append(f"last {min(last_turns, len(transcript))} entries of the conversation:")
             lines.extend("  " + line for line in transcript)
         return "\n".join(lines)
-
-
-def _transcript(trace: EvalTrace, last: int) -> list[str]:
-    entries: list[str] = []
-    for item in trace.items:
-        if isinstance(item, Message):
-            entries.append(f"{item.author}: {_short(item.text)}")
-        elif isinstance(item, ToolCall):
-            args = json.dumps(item.args, ensure_ascii=False, default=repr)
-            answer = (
-                "(no response)"
-                if item.response is None
-                else _short(json.dumps(item.response, ensure_ascii=False, default=repr))
-            )
-            entries.append(f"{item.author} -> {item.name}({_short(args)}) = {answer}")
-    return entries[-last:] if last > 0 else []
-
-
-def _short(text: str, limit: int = 200) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"

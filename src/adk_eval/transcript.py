@@ -18,7 +18,7 @@ from typing import Any
 
 from .trace import EvalTrace, Message, ToolCall
 
-__all__ = ["render_transcript"]
+__all__ = ["render_transcript", "transcript_lines"]
 
 
 def _json(value: Any) -> str:
@@ -31,6 +31,51 @@ def _clip(text: str, limit: int | None) -> str:
     return text[:limit] + f"… [{len(text) - limit} more characters]"
 
 
+def _short(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def transcript_lines(
+    trace: EvalTrace, *, max_chars_per_entry: int | None = 4000, brief: bool = False
+) -> list[str]:
+    """The conversation, one entry per message or tool call.
+
+    Args:
+        trace: What to render.
+        max_chars_per_entry: Longer values are cut (None keeps everything).
+        brief: One line per entry (``author: text``, ``author -> tool(args) =
+            result``) with whitespace collapsed, as `EvalResult.explain` shows it.
+    """
+
+    def clip(text: str) -> str:
+        if brief:
+            return _short(text, max_chars_per_entry or len(text) or 1)
+        return _clip(text, max_chars_per_entry)
+
+    lines: list[str] = []
+    for item in trace.items:
+        if isinstance(item, Message):
+            speaker = "user" if item.role == "user" else item.author
+            lines.append(
+                f"{speaker}: {clip(item.text)}" if brief else f"[{speaker}] {clip(item.text)}"
+            )
+        elif isinstance(item, ToolCall):
+            call = f"{item.name}({clip(_json(item.args))})"
+            if item.response is None:
+                result, label = "(no response)", "result"
+            elif item.error is not None and not brief:
+                result, label = clip(_json(item.error)), "error"
+            else:
+                result, label = clip(_json(item.response)), "result"
+            if brief:
+                lines.append(f"{item.author} -> {call} = {result}")
+            else:
+                lines.append(f"[{item.author}] calls {call}")
+                lines.append(f"[{item.name} {label}] {result}")
+    return lines
+
+
 def render_transcript(
     trace: EvalTrace, *, include_state: bool = True, max_chars_per_entry: int | None = 4000
 ) -> str:
@@ -41,23 +86,7 @@ def render_transcript(
         include_state: Append the final scoped state.
         max_chars_per_entry: Longer entries are cut (None keeps everything).
     """
-    lines: list[str] = []
-    for item in trace.items:
-        if isinstance(item, Message):
-            speaker = "user" if item.role == "user" else item.author
-            lines.append(f"[{speaker}] {_clip(item.text, max_chars_per_entry)}")
-        elif isinstance(item, ToolCall):
-            lines.append(
-                f"[{item.author}] calls {item.name}({_clip(_json(item.args), max_chars_per_entry)})"
-            )
-            if item.response is None:
-                lines.append(f"[{item.name} result] (no response)")
-            elif item.error is not None:
-                lines.append(f"[{item.name} error] {_clip(_json(item.error), max_chars_per_entry)}")
-            else:
-                lines.append(
-                    f"[{item.name} result] {_clip(_json(item.response), max_chars_per_entry)}"
-                )
+    lines = transcript_lines(trace, max_chars_per_entry=max_chars_per_entry)
     if include_state:
         lines.append("")
         lines.append("Final state:")

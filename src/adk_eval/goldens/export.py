@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -20,9 +20,10 @@ from google.adk.events import Event
 from google.adk.sessions import Session
 from google.genai import types
 
-from .._turns import DEFAULT_USER_ID, event_text
+from .._turns import DEFAULT_USER_ID, tool_error_response
 from ..result import EvalResult
 from ..state import flatten_state
+from ..trace import EvalTrace, Message, ToolCall, ToolResponse
 
 __all__ = ["golden_eval_id", "snake_case", "to_eval_case"]
 
@@ -42,18 +43,12 @@ def golden_eval_id(agent_name: str, when: float | None = None) -> str:
     return f"{snake_case(agent_name)}_{moment.strftime('%Y-%m-%dT%H:%M:%S')}"
 
 
-def _is_user_turn(event: Event) -> bool:
-    if event.author != "user" or event.content is None or not event.content.parts:
-        return False
-    return not event.get_function_responses() and bool(event_text(event))
-
-
-def _tool_response(response: types.FunctionResponse) -> types.FunctionResponse:
-    payload = dict(response.response or {})
+def _tool_response(response: ToolResponse) -> types.FunctionResponse:
+    payload = dict(response.response)
     error = payload.get("error")
     if error is not None and not (isinstance(error, Mapping) and {"type", "message"} <= set(error)):
-        payload["error"] = {"type": "ToolError", "message": str(error)}
-    return types.FunctionResponse(id=response.id, name=response.name, response=payload)
+        payload.update(tool_error_response(str(error)))
+    return types.FunctionResponse(id=response.call_id, name=response.name, response=payload)
 
 
 @dataclass
@@ -82,26 +77,21 @@ class _Turn:
         )
 
 
-def _turns(events: Iterable[Event]) -> list[_Turn]:
+def _turns(events: Sequence[Event]) -> list[_Turn]:
     turns: list[_Turn] = []
-    for event in events:
-        if _is_user_turn(event):
-            turns.append(_Turn(user=event))
+    for item in EvalTrace(events=events).items:
+        if isinstance(item, Message) and item.role == "user":
+            turns.append(_Turn(user=item.event))
+        elif not turns:
             continue
-        if not turns or event.content is None:
-            continue
-        turn = turns[-1]
-        for call in event.get_function_calls():
-            if call.name not in _FRAMEWORK_CALLS:
-                turn.tool_uses.append(
-                    types.FunctionCall(id=call.id, name=call.name, args=dict(call.args or {}))
-                )
-        for response in event.get_function_responses():
-            if response.name not in _FRAMEWORK_CALLS:
-                turn.tool_responses.append(_tool_response(response))
-        text = event_text(event)
-        if text and event.author != "user" and not event.get_function_calls():
-            turn.texts.append((event.author, text))
+        elif isinstance(item, ToolCall) and item.name not in _FRAMEWORK_CALLS:
+            turns[-1].tool_uses.append(
+                types.FunctionCall(id=item.call_id, name=item.name, args=dict(item.args))
+            )
+        elif isinstance(item, ToolResponse) and item.name not in _FRAMEWORK_CALLS:
+            turns[-1].tool_responses.append(_tool_response(item))
+        elif isinstance(item, Message) and not item.event.get_function_calls():
+            turns[-1].texts.append((item.author, item.text))
     return turns
 
 
