@@ -29,12 +29,12 @@ def test_stop_signal_is_adk_simulators_token_case_insensitive():
     assert not is_stop_signal("finished")
 
 
-async def test_step_function_reads_and_writes_its_own_state_like_the_seed():
+async def test_step_function_reads_and_writes_its_own_state():
     def step(ctx):
         turn = ctx.state.get("turn", 0)
         ctx.state["turn"] = turn + 1
         script = ["I have chest pain", "About 30 minutes", "Yes, very severe"]
-        return ctx.respond(script[turn] if turn < len(script) else STOP)
+        return script[turn] if turn < len(script) else STOP
 
     result = await run_eval(
         EvalCase(

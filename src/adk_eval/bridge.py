@@ -10,7 +10,7 @@
     next user message or   <-  format_response() <-   output (structured, else text)
     function response
 
-Defaults (the seed's): the loop prompt is the agent's last text; a tool prompt is
+Defaults: the loop prompt is the agent's last text; a tool prompt is
 ``Tool: {name}`` and, on the next line, ``Args: {json}``; the response is the
 user agent's structured output if it has one, else its last text. A tool
 response that is not a dict is wrapped as ``{"result": value}`` so ADK accepts it.
@@ -80,7 +80,7 @@ FormatResponse: TypeAlias = Callable[[Any, Session, YieldInfo], Any]
 
 
 def default_format_prompt(main_session: Session, yield_info: YieldInfo) -> str:
-    """The seed's default prompt: the agent's last text, or the tool call."""
+    """The default prompt: the agent's last text, or the tool call."""
     return default_prompt(yield_info)
 
 
@@ -95,7 +95,7 @@ def default_prompt(yield_info: YieldInfo) -> str:
 
 
 def default_format_response(output: Any, user_session: Session, yield_info: YieldInfo) -> Any:
-    """The seed's default response: the user agent's output as is."""
+    """The default response: the user agent's output as is."""
     return output
 
 

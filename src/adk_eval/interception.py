@@ -158,8 +158,6 @@ class ToolPolicy:
 
     mocks: Mapping[str, ToolMock]
     passthrough: Mapping[str, _Passthrough]
-    yielding_with_agent: frozenset[str]
-    tool_names: frozenset[str]
 
     @classmethod
     async def build(
@@ -238,8 +236,6 @@ class ToolPolicy:
         return cls(
             mocks=mocks,
             passthrough=passthrough,
-            yielding_with_agent=frozenset(yield_names),
-            tool_names=frozenset(inventory.tools),
         )
 
 

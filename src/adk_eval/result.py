@@ -58,13 +58,11 @@ class EvalErrorInfo:
             the bridge) or ``"metric"`` (a metric raised).
         message: What happened and, where known, what to do.
         type: The exception's class name.
-        exception: The exception itself (not serialized).
     """
 
     phase: ErrorPhase
     message: str
     type: str
-    exception: BaseException | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_exception(cls, phase: ErrorPhase, error: BaseException) -> EvalErrorInfo:
@@ -73,7 +71,6 @@ class EvalErrorInfo:
             phase=phase,
             message=str(error) or repr(error),
             type=type(error).__name__,
-            exception=error,
         )
 
 

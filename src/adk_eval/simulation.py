@@ -377,5 +377,4 @@ def _metric_error(failure: MetricFailure) -> EvalErrorInfo:
         phase="metric",
         message=str(failure),
         type=type(failure.error).__name__,
-        exception=failure.error,
     )

@@ -3,7 +3,7 @@
 Any ADK agent can be a user agent (an `LlmAgent` persona, with or without
 `output_schema` and tools). `ScriptedUserAgent` is the deterministic kind: it
 plays a list of replies, or calls a step function that reads and writes its
-own state, like the seed's ``step``.
+own state.
 
 A user agent ends the conversation by answering with `STOP_SIGNAL`
 (``"</finished>"``, the same token ADK's own user simulator uses; it may appear
@@ -79,10 +79,6 @@ class ScriptContext:
     yield_info: YieldInfo | None
     state: dict[str, Any]
     session: Session
-
-    def respond(self, reply: Any) -> Any:
-        """Returns `reply` unchanged (reads like the seed's ``ctx.respond(...)``)."""
-        return reply
 
 
 StepFunction = Callable[[ScriptContext], Any]

@@ -1,6 +1,6 @@
 """Reading and appending ADK EvalSet files, safely.
 
-Appends follow seed 000's rules: a missing file is created (``eval_set_id``
+Appends: a missing file is created (``eval_set_id``
 ``{snake_name}_evals``, a ``creation_timestamp``); an existing one gets the case
 appended, its ``eval_id`` made unique. Every write goes to a temporary file that
 replaces the target in one rename, under an exclusive lock on the folder, so
