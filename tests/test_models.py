@@ -12,6 +12,7 @@ from adk_eval.models import (
     configured_model,
     default_judge_model,
     missing_credentials,
+    model_setting,
     resolve_model,
 )
 from adk_eval.testing import ScriptedLlm
@@ -74,6 +75,17 @@ def test_model_objects_are_used_as_they_are():
     assert missing_credentials(model) is None
     with pytest.raises(EvalSetupError, match="unknown model 'not-a-model'"):
         resolve_model("not-a-model")
+
+
+def test_model_setting_names_the_variable_a_role_falls_back_to(monkeypatch):
+    for key in KEYS:
+        monkeypatch.delenv(key, raising=False)
+    assert model_setting("judge_model") is None
+    monkeypatch.setenv("ADK_EVAL_MODEL", "openai/gpt-4o-mini")
+    assert model_setting("judge_model") == ("openai/gpt-4o-mini", "ADK_EVAL_MODEL")
+    monkeypatch.setenv("ADK_EVAL_JUDGE_MODEL", " gemini-2.5-flash ")
+    assert model_setting("judge_model") == ("gemini-2.5-flash", "ADK_EVAL_JUDGE_MODEL")
+    assert model_setting("model") == ("openai/gpt-4o-mini", "ADK_EVAL_MODEL")
 
 
 def test_the_models_command_shows_what_is_set_but_never_a_secret(monkeypatch):

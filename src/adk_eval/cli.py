@@ -27,6 +27,7 @@ from .models import (
     ModelRole,
     configured_model,
     missing_credentials,
+    model_setting,
     provider_statuses,
     resolve_model,
 )
@@ -389,14 +390,12 @@ def models() -> None:
     console = _console()
     console.print("roles:")
     for role, env in ROLE_ENV.items():
-        value = os.environ.get(env, "").strip()
-        if value:
-            source = f"from {env}"
-        elif role != "model" and os.environ.get(ROLE_ENV["model"], "").strip():
-            value, source = os.environ[ROLE_ENV["model"]].strip(), f"from {ROLE_ENV['model']}"
+        setting = model_setting(role)
+        if setting is not None:
+            value, source = setting[0], f"from {setting[1]}"
         else:
             value, source = "(not set)", f"set {env} or --{role.replace('_', '-')}"
-        problem = missing_credentials(value) if value != "(not set)" else None
+        problem = missing_credentials(value) if setting is not None else None
         console.print(
             f"  {role:<12} {value}  ({source})" + (f"  NOT READY: {problem}" if problem else "")
         )

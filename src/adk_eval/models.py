@@ -44,6 +44,7 @@ __all__ = [
     "ROLE_ENV",
     "configured_model",
     "default_judge_model",
+    "model_setting",
     "missing_credentials",
     "provider_statuses",
     "resolve_model",
@@ -78,14 +79,27 @@ def configured_model(role: ModelRole, default: ModelSpec | None = None) -> Model
     ``ADK_EVAL_MODEL``. ``"local"`` comes back as a ready `LocalLlm`, so it can
     go straight into ``LlmAgent(model=...)``.
     """
+    setting = model_setting(role)
+    if setting is None:
+        return default
+    value = setting[0]
+    return resolve_model(value) if value == LOCAL else value
+
+
+def model_setting(role: ModelRole) -> tuple[str, str] | None:
+    """The model name configured for `role` and the variable it came from (None: unset).
+
+    The role's own variable wins; ``user_model`` and ``judge_model`` fall back
+    to ``ADK_EVAL_MODEL``.
+    """
     if role not in ROLE_ENV:
         raise EvalSetupError(f"unknown model role {role!r}; use one of {sorted(ROLE_ENV)}")
-    value = os.environ.get(ROLE_ENV[role], "").strip() or (
-        os.environ.get(ROLE_ENV["model"], "").strip() if role != "model" else ""
-    )
-    if not value:
-        return default
-    return resolve_model(value) if value == LOCAL else value
+    fallback = (ROLE_ENV["model"],) if role != "model" else ()
+    for env in (ROLE_ENV[role], *fallback):
+        value = os.environ.get(env, "").strip()
+        if value:
+            return value, env
+    return None
 
 
 def default_judge_model() -> ModelSpec:
