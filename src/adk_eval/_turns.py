@@ -106,18 +106,22 @@ def agent_app(
         if name is not None:
             update["name"] = name
         if resumable:
-            update["resumability_config"] = ResumabilityConfig(is_resumable=True)
+            update["resumability_config"] = _resumable()
         return agent.model_copy(update=update)
     if not isinstance(agent, BaseAgent):
         raise EvalSetupError(f"adk_eval needs an ADK agent or App, got {type(agent).__name__}")
+    return App(
+        name=name or app_name_for(agent.name),
+        root_agent=agent,
+        plugins=list(plugins),
+        resumability_config=_resumable() if resumable else None,
+    )
+
+
+def _resumable() -> ResumabilityConfig:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # ResumabilityConfig is experimental
-        return App(
-            name=name or app_name_for(agent.name),
-            root_agent=agent,
-            plugins=list(plugins),
-            resumability_config=ResumabilityConfig(is_resumable=True) if resumable else None,
-        )
+        return ResumabilityConfig(is_resumable=True)
 
 
 @dataclass(frozen=True)
