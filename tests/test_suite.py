@@ -38,7 +38,7 @@ async def test_a_slow_case_does_not_serialise_the_others():
         ]
 
     parallel = await run_eval_suite(cases(), max_concurrency=2)
-    assert parallel.passed, parallel.explain()
+    assert parallel.ok, parallel.explain()
 
     fast_done = anyio.Event()
     serial = await run_eval_suite(cases(), parallel=False)
@@ -72,7 +72,7 @@ async def test_fifty_concurrent_cases_sharing_one_agent_are_isolated():
 
     suite = await run_eval_suite(cases, max_concurrency=50)
 
-    assert suite.passed, suite.explain()
+    assert suite.ok, suite.explain()
     assert suite.summary["passed"] == 50
     assert [r.final_state["user"]["count"] for r in suite.results] == [
         i * 10 + 2 for i in range(50)
@@ -142,7 +142,7 @@ async def test_repeat_reports_pass_hat_k_pass_at_k_and_stability():
     }
     assert sorted(r.attempt for r in suite.results if r.name == "flaky") == [0, 1, 2, 3]
     assert suite.pass_rate == 0.5
-    assert not suite.passed
+    assert not suite.ok
 
 
 async def test_stop_on_first_failure_cancels_the_rest_and_says_what_did_not_run():
@@ -177,7 +177,7 @@ async def test_stop_on_first_failure_cancels_the_rest_and_says_what_did_not_run(
     assert suite.not_run == ["slow-1", "slow-2", "queued"]
     assert suite.summary["not_run"] == 3
     assert len(hung_cancelled) == 2
-    assert not suite.passed
+    assert not suite.ok
     await asyncio.sleep(0)
     assert {t for t in asyncio.all_tasks() if t not in before} - {asyncio.current_task()} == set()
 
@@ -247,13 +247,13 @@ async def test_xfail_cases_count_as_expected_and_strictly():
     assert suite.results[0].status == "failed"
     assert suite.results[0].outcome == "xfailed"
     assert suite.summary["xfailed"] == 1
-    assert suite.passed
+    assert suite.ok
     assert "expected not to pass (xfail): gap #12" in suite.results[0].explain()
 
     passes = simple_case("fixed-gap", ScriptedLlm(["yes"]), xfail="gap #13")
     suite = await run_eval_suite([passes])
     assert suite.results[0].outcome == "xpassed"
-    assert not suite.passed
+    assert not suite.ok
 
 
 async def test_a_callback_that_raises_stops_the_suite_with_its_own_error():
@@ -262,3 +262,9 @@ async def test_a_callback_that_raises_stops_the_suite_with_its_own_error():
 
     with pytest.raises(RuntimeError, match="progress display broke"):
         await run_eval_suite([simple_case("one", ScriptedLlm(["x"]))], on_result=explode)
+
+
+async def test_the_old_passed_name_still_answers_but_warns():
+    suite = await run_eval_suite([simple_case("one", ScriptedLlm(["hi"]))])
+    with pytest.warns(DeprecationWarning, match="use EvalSuiteResult.ok"):
+        assert suite.passed is suite.ok is True

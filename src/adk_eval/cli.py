@@ -233,7 +233,7 @@ def run(
         ok = suite.pass_rate >= fail_under and not suite.not_run
         console.print(f"pass rate {suite.pass_rate:.0%} (required {fail_under:.0%})")
     else:
-        ok = suite.passed
+        ok = suite.ok
     sys.exit(0 if ok else EXIT_FAILED)
 
 

@@ -18,6 +18,7 @@ callback has already seen every run that finished.
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, TypeAlias
@@ -113,9 +114,23 @@ class EvalSuiteResult:
     stopped_early: bool = False
 
     @property
-    def passed(self) -> bool:
-        """Whether every run finished and is ok (passed, or failed as expected)."""
+    def ok(self) -> bool:
+        """Whether every run finished and is ok (passed, or failed as expected).
+
+        Like `EvalResult.ok` and `CaseStats.ok`: an xfailed run counts as ok.
+        """
         return not self.not_run and all(result.ok for result in self.results)
+
+    @property
+    def passed(self) -> bool:
+        """Deprecated alias of `ok` (it never meant "every status is passed")."""
+        warnings.warn(
+            "EvalSuiteResult.passed is deprecated (it meant `ok`: xfailed runs count); "
+            "use EvalSuiteResult.ok",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.ok
 
     @property
     def pass_rate(self) -> float:

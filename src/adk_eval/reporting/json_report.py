@@ -102,7 +102,7 @@ def suite_report(suite: EvalSuiteResult, *, created_at: datetime | None = None) 
         "adk_eval_version": __version__,
         "repeat": suite.repeat,
         "duration_ms": round(suite.duration_ms, 3),
-        "passed": suite.passed,
+        "passed": suite.ok,
         "pass_rate": suite.pass_rate,
         "stopped_early": suite.stopped_early,
         "summary": dict(suite.summary),
