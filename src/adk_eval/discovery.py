@@ -34,7 +34,16 @@ from types import ModuleType
 from .case import EvalCase
 from .errors import AdkEvalError
 
-__all__ = ["DiscoveredCase", "DiscoveryError", "discover", "filter_cases", "keyword_matches"]
+__all__ = [
+    "DiscoveredCase",
+    "DiscoveryError",
+    "discover",
+    "filter_cases",
+    "import_file",
+    "import_module",
+    "keyword_matches",
+    "looks_like_module",
+]
 
 EVAL_FILE_PATTERNS = ("evals.py", "eval_*.py", "*_eval.py", "*_evals.py")
 _SKIP_DIRS = {"__pycache__", "node_modules", "venv", "site-packages"}
@@ -89,7 +98,12 @@ def _user_location(error: BaseException, path: Path) -> str:
     return f"{user[-1].filename}:{user[-1].lineno}" if user else str(path)
 
 
-def _import_file(path: Path) -> ModuleType:
+def import_file(path: Path) -> ModuleType:
+    """Imports a Python file as a module of its package (folders with ``__init__.py``).
+
+    Raises:
+        DiscoveryError: The file does not import, or another module has its name.
+    """
     path = path.resolve()
     parts = [path.stem]
     root = path.parent
@@ -117,7 +131,12 @@ def _import_file(path: Path) -> ModuleType:
         ) from error
 
 
-def _import_module(name: str) -> ModuleType:
+def import_module(name: str) -> ModuleType:
+    """Imports a module by its dotted name.
+
+    Raises:
+        DiscoveryError: The module does not import.
+    """
     try:
         return importlib.import_module(name)
     except Exception as error:
@@ -140,7 +159,8 @@ def _cases_in(module: ModuleType) -> list[tuple[str, EvalCase]]:
     return found
 
 
-def _looks_like_module(text: str) -> bool:
+def looks_like_module(text: str) -> bool:
+    """Whether `text` is a dotted module name (``package.module``)."""
     return bool(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*", text))
 
 
@@ -156,16 +176,16 @@ def discover(paths: Sequence[str | Path]) -> list[DiscoveredCase]:
         if path.is_file():
             if path.suffix != ".py":
                 raise DiscoveryError(f"{path} is not a Python file")
-            modules.append((str(path), _import_file(path)))
+            modules.append((str(path), import_file(path)))
         elif path.is_dir():
             files = _eval_files(path)
             if not files:
                 raise DiscoveryError(
                     f"no eval files under {path} (looked for {', '.join(EVAL_FILE_PATTERNS)})"
                 )
-            modules.extend((str(file), _import_file(file)) for file in files)
-        elif _looks_like_module(str(raw)) and importlib.util.find_spec(str(raw).split(".")[0]):
-            modules.append((str(raw), _import_module(str(raw))))
+            modules.extend((str(file), import_file(file)) for file in files)
+        elif looks_like_module(str(raw)) and importlib.util.find_spec(str(raw).split(".")[0]):
+            modules.append((str(raw), import_module(str(raw))))
         else:
             raise DiscoveryError(f"no such file, folder or module: {raw}")
 

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,16 +18,17 @@ from typing import Any
 from google.adk.agents import BaseAgent
 
 from ..case import EvalCase
-from ..discovery import DiscoveryError, _import_file, _import_module, _looks_like_module
+from ..discovery import DiscoveryError, import_file, import_module, looks_like_module
 from ..goldens.evalset import resolve_path
 from ..goldens.export import snake_case
+from .errors import StudioError
 
-__all__ = ["SimulatedAgentConfig", "StudioTarget", "load_targets"]
+__all__ = ["SimulatedAgentConfig", "StudioTarget", "find_target", "load_targets"]
 
 
 @dataclass(frozen=True)
 class SimulatedAgentConfig:
-    """An agent the person can play in the studio (seed 000).
+    """An agent the person can play in the studio: they answer its model calls.
 
     Attributes:
         name: Display name.
@@ -80,6 +81,18 @@ class StudioTarget:
         return self.eval_set_path
 
 
+def find_target(targets: Mapping[str, StudioTarget], name: str) -> StudioTarget:
+    """The target named `name`.
+
+    Raises:
+        StudioError: There is no such target (404).
+    """
+    try:
+        return targets[name]
+    except KeyError:
+        raise StudioError(f"no target named {name!r}", 404) from None
+
+
 def _flatten(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list | tuple) else [value]
 
@@ -109,11 +122,11 @@ def load_targets(target: str, *, eval_set: str | Path | None = None) -> list[Stu
     location, _, attribute = target.rpartition(":") if ":" in target else (target, "", "")
     path = Path(location)
     if path.is_file():
-        module = _import_file(path)
+        module = import_file(path)
     elif path.suffix == ".py":
         raise DiscoveryError(f"no such file: {location}")
-    elif _looks_like_module(location):
-        module = _import_module(location)
+    elif looks_like_module(location):
+        module = import_module(location)
     else:
         raise DiscoveryError(f"no such file or module: {location}")
     export = resolve_path(eval_set) if eval_set is not None else None

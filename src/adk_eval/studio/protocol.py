@@ -25,6 +25,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 
+from .._turns import content_text, jsonable
 from .schemas import declaration_schema, model_schema, validate_against, validate_model
 
 __all__ = [
@@ -44,16 +45,12 @@ class AnswerError(ValueError):
         self.problems = problems
 
 
-def _jsonable(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=repr))
-
-
 def part_to_json(part: types.Part) -> dict[str, Any] | None:
     """One part of a conversation, as the page shows it (None for parts it does not)."""
     if part.function_call is not None:
         call = part.function_call
         return {
-            "function_call": {"id": call.id, "name": call.name, "args": _jsonable(call.args or {})}
+            "function_call": {"id": call.id, "name": call.name, "args": jsonable(call.args or {})}
         }
     if part.function_response is not None:
         response = part.function_response
@@ -61,7 +58,7 @@ def part_to_json(part: types.Part) -> dict[str, Any] | None:
             "function_response": {
                 "id": response.id,
                 "name": response.name,
-                "response": _jsonable(response.response or {}),
+                "response": jsonable(response.response or {}),
             }
         }
     if part.text and not part.thought:
@@ -82,7 +79,7 @@ def _instruction(request: LlmRequest) -> str:
     if isinstance(instruction, str):
         return instruction
     if isinstance(instruction, types.Content):
-        return "".join(part.text or "" for part in instruction.parts or [])
+        return content_text(instruction)
     if isinstance(instruction, list):
         return "\n".join(str(getattr(item, "text", item) or "") for item in instruction)
     return str(instruction)

@@ -1,4 +1,4 @@
-"""Remote mode (seed 004): `StudioPlugin` sends an app's model calls to a running studio.
+"""Remote mode: `StudioPlugin` sends an app's model calls to a running studio.
 
 Add it to your own ADK `App` (served by ``adk web``, ``adk run`` or your server)::
 

@@ -9,12 +9,13 @@ JSON Schema (with ``$ref``/``$defs``) and, for pydantic schemas, pydantic itself
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import jsonschema
 from google.genai import types
 from pydantic import BaseModel, ValidationError
+
+from .._turns import jsonable
 
 __all__ = ["declaration_schema", "model_schema", "validate_against", "validate_model"]
 
@@ -25,7 +26,7 @@ def declaration_schema(declaration: types.FunctionDeclaration) -> dict[str, Any]
     """The parameters of a tool declaration, as a JSON Schema object."""
     if declaration.parameters_json_schema is not None:
         schema = declaration.parameters_json_schema
-        return dict(schema) if isinstance(schema, dict) else json.loads(json.dumps(schema))
+        return dict(schema) if isinstance(schema, dict) else jsonable(schema)
     if declaration.parameters is not None:
         converted = declaration.parameters.json_schema.model_dump(mode="json", exclude_none=True)
         return dict(converted)

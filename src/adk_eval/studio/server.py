@@ -21,7 +21,10 @@ from typing import Any
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 
-from .engine import StudioEngine, StudioError
+from .engine import StudioEngine
+from .errors import StudioError
+from .kinds import Role, tool_user_role
+from .views import agent_view
 
 __all__ = ["COOKIE", "HEADER", "create_app"]
 
@@ -100,22 +103,20 @@ def create_app(engine: StudioEngine, token: str) -> FastAPI:
 
     @app.get("/api/targets")
     async def targets() -> list[dict[str, Any]]:
-        from .engine import _agent_view
-
         result = []
         for target in engine.targets.values():
             case = target.case
-            roles = ["model"]
+            roles: list[Role] = ["model"]
             if case is not None:
-                roles += (["loop_user"] if case.user_agents.loop is not None else []) + [
-                    f"tool_user:{name}" for name in case.user_agents.tools
-                ]
+                if case.user_agents.loop is not None:
+                    roles.append("loop_user")
+                roles += [tool_user_role(name) for name in case.user_agents.tools]
             result.append(
                 {
                     "name": target.name,
                     "kind": "case" if case is not None else "agent",
                     "description": (case.description if case else None) or target.agent.description,
-                    "agent": _agent_view(target.agent),
+                    "agent": agent_view(target.agent),
                     "roles": roles,
                     "eval_set_path": str(target.export_path),
                     "first_message": case.first_message

@@ -18,6 +18,9 @@ from typing import Any
 
 import aiosqlite
 
+from .errors import StudioError
+from .kinds import Phase, RequestKind, RequestStatus, Role, SessionKind, SessionStatus
+
 __all__ = ["RequestRow", "SessionRow", "StudioStore"]
 
 _SCHEMA = """
@@ -72,10 +75,10 @@ class SessionRow:
 
     id: str
     target: str
-    kind: str
-    role: str
-    status: str = "active"
-    phase: str = "running"
+    kind: SessionKind
+    role: Role
+    status: SessionStatus = "active"
+    phase: Phase = "running"
     invocation_id: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
     created_at: float = field(default_factory=time.time)
@@ -88,10 +91,10 @@ class RequestRow:
 
     id: str
     session_id: str
-    kind: str
+    kind: RequestKind
     agent_name: str
     payload: dict[str, Any]
-    status: str = "pending"
+    status: RequestStatus = "pending"
     answer: Any = None
     created_at: float = field(default_factory=time.time)
     answered_at: float | None = None
@@ -147,10 +150,26 @@ class StudioStore:
         )
         await self.db.commit()
 
-    async def update_session(self, session_id: str, **fields: Any) -> None:
-        """Changes some fields of a session."""
-        if "detail" in fields:
-            fields["detail"] = json.dumps(fields["detail"], default=repr)
+    async def update_session(
+        self,
+        session_id: str,
+        *,
+        status: SessionStatus | None = None,
+        phase: Phase | None = None,
+        invocation_id: str | None = None,
+        detail: dict[str, Any] | None = None,
+    ) -> None:
+        """Changes the fields given (None leaves a field as it is)."""
+        fields: dict[str, Any] = {
+            name: value
+            for name, value in (
+                ("status", status),
+                ("phase", phase),
+                ("invocation_id", invocation_id),
+                ("detail", json.dumps(detail, default=repr) if detail is not None else None),
+            )
+            if value is not None
+        }
         fields["updated_at"] = time.time()
         columns = ", ".join(f"{name} = ?" for name in fields)
         await self.db.execute(
@@ -171,6 +190,17 @@ class StudioStore:
         ) as cursor:
             row = await cursor.fetchone()
         return self._session(row) if row else None
+
+    async def require_session(self, session_id: str) -> SessionRow:
+        """One session.
+
+        Raises:
+            StudioError: There is no such session (404).
+        """
+        row = await self.get_session(session_id)
+        if row is None:
+            raise StudioError(f"no session {session_id}", 404)
+        return row
 
     async def sessions(self) -> list[SessionRow]:
         """Every session, newest first."""
@@ -232,7 +262,9 @@ class StudioStore:
             row = await cursor.fetchone()
         return self._request(row) if row else None
 
-    async def requests(self, session_id: str, *, status: str | None = None) -> list[RequestRow]:
+    async def requests(
+        self, session_id: str, *, status: RequestStatus | None = None
+    ) -> list[RequestRow]:
         """A session's requests, oldest first."""
         query = "SELECT * FROM studio_requests WHERE session_id = ?"
         params: tuple[Any, ...] = (session_id,)
@@ -250,6 +282,15 @@ class StudioStore:
             "INSERT INTO studio_events VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 "
             "FROM studio_events WHERE session_id = ?), ?)",
             (session_id, session_id, event_json),
+        )
+        await self.db.commit()
+
+    async def replace_events(self, session_id: str, events_json: list[str]) -> None:
+        """Replaces a session's event copies with `events_json`, in order."""
+        await self.db.execute("DELETE FROM studio_events WHERE session_id = ?", (session_id,))
+        await self.db.executemany(
+            "INSERT INTO studio_events VALUES (?, ?, ?)",
+            [(session_id, seq, event) for seq, event in enumerate(events_json, start=1)],
         )
         await self.db.commit()
 
