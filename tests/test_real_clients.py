@@ -7,8 +7,11 @@ SDK underneath) and `Gemini` (google-genai) send real HTTP requests to a
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
 
+import httpx
 import pytest
 from google.adk.agents import LlmAgent
 from google.adk.models.google_llm import Gemini
@@ -233,3 +236,23 @@ async def test_jitter_spreads_the_delay_around_its_mean_and_repeats_with_its_see
     assert len(set(waits[0])) == len(waits[0])  # spread, not one fixed delay
     with pytest.raises(ValueError, match="jitter must be between 0 and 1"):
         FakeProviderServer(["hi"], jitter=1.5)
+
+
+async def test_stop_returns_at_once_and_drops_a_delayed_reply():
+    asked = threading.Event()
+
+    def respond(request: FakeRequest) -> FakeReply:
+        asked.set()
+        return text_reply("too late", delay=60)
+
+    server = FakeProviderServer(responder=respond).start()
+    url = f"{server.openai_base}/chat/completions"
+    async with httpx.AsyncClient() as client:
+        pending = asyncio.create_task(client.post(url, json={"messages": []}))
+        assert await asyncio.to_thread(asked.wait, 10)
+        await asyncio.to_thread(server.stop)
+        response = await pending  # a stop that waited out the delay would answer 200
+        assert response.status_code == 503
+        assert response.json()["error"]["message"] == "the fake provider stopped"
+        with pytest.raises(httpx.ConnectError):  # the port is closed
+            await client.post(url, json={"messages": []})

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
 import random
@@ -217,6 +218,9 @@ class FakeProviderServer:
         self._server: Any = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
+        # The serving thread's loop, and the event stop() sets there to cut delays short.
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping: asyncio.Event | None = None
         self.port = 0
 
     # -- addresses ----------------------------------------------------------------
@@ -243,6 +247,18 @@ class FakeProviderServer:
             return self.responder(request)
         return self.script[min(request.turn, len(self.script) - 1)]
 
+    async def _wait(self, seconds: float) -> bool:
+        """Waits `seconds`; False when stop() cut the wait short."""
+        stopping = self._stopping
+        if stopping is None:  # app() served by someone else's server: nothing cuts it short
+            await asyncio.sleep(seconds)
+            return True
+        try:
+            await asyncio.wait_for(stopping.wait(), seconds)
+        except TimeoutError:
+            return True
+        return False
+
     def app(self) -> Any:
         """The ASGI app (Starlette)."""
         from starlette.applications import Starlette
@@ -264,8 +280,10 @@ class FakeProviderServer:
             spread = self._random.uniform(1 - self.jitter, 1 + self.jitter) if self.jitter else 1.0
             received = replace(received, waited=self.delay * spread + reply.delay)
             self.requests.append(received)
-            if received.waited > 0:
-                await asyncio.sleep(received.waited)
+            if received.waited > 0 and not await self._wait(received.waited):
+                # stop() dropped this reply: the server is going away.
+                stopped = FakeReply(text="the fake provider stopped", status=503)
+                return JSONResponse(_error_body(api, stopped), 503)
             if reply.body is not None:
                 return Response(reply.body, reply.status, media_type="application/json")
             if reply.status != 200:
@@ -302,9 +320,7 @@ class FakeProviderServer:
             self.app(), log_level="warning", access_log=False, timeout_keep_alive=30
         )
         self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [sock]}, daemon=True
-        )
+        self._thread = threading.Thread(target=self._serve, args=(self._server, sock), daemon=True)
         self._thread.start()
         deadline = time.monotonic() + 30
         while not self._server.started:
@@ -313,15 +329,32 @@ class FakeProviderServer:
             time.sleep(0.01)
         return self
 
+    def _serve(self, server: Any, sock: socket.socket) -> None:
+        async def serve() -> None:
+            self._loop = asyncio.get_running_loop()
+            self._stopping = asyncio.Event()
+            await server.serve(sockets=[sock])
+
+        asyncio.run(serve())
+
     def stop(self) -> None:
-        """Stops serving."""
+        """Stops serving at once: the port is closed when it returns.
+
+        Replies still waiting out a delay are dropped, not awaited: a client still
+        waiting for one gets a 503 ("the fake provider stopped") right away.
+        """
         if self._server is not None:
             self._server.should_exit = True
+        loop, stopping = self._loop, self._stopping
+        if loop is not None and stopping is not None:
+            with contextlib.suppress(RuntimeError):  # RuntimeError: the loop has ended
+                loop.call_soon_threadsafe(stopping.set)
         if self._thread is not None:
             self._thread.join(30)
         if self._socket is not None:
             self._socket.close()
         self._server = self._thread = self._socket = None
+        self._loop = self._stopping = None
 
     def __enter__(self) -> FakeProviderServer:
         return self.start()
