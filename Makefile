@@ -2,6 +2,7 @@
 #   make example   # creates .venv, installs adk-eval, runs the clinician example suite
 #                  # (adk-eval run examples/clinician)
 #   make test      # the same install, then lint, type check and the test suite
+# While developing, `make test-fast` runs the tests but the slow kinds (about 90 s).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -13,7 +14,7 @@ ADK_STAMP := $(ADK_VENV)/.installed-stamp
 # litellm must not try to fetch its cost map from the internet.
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: example test lint install adk-cli clean
+.PHONY: example test test-fast lint install adk-cli clean
 
 install: $(STAMP)
 
@@ -46,6 +47,10 @@ test: lint $(ADK_STAMP)
 	ADK_EVAL_ADK_CLI=$(CURDIR)/$(ADK_VENV)/bin/adk ADK_EVAL_REQUIRE_ADK_CLI=1 \
 		ADK_EVAL_REQUIRE_LOCAL_MODEL=1 \
 		$(BIN)/python -m pytest
+
+# Everything but the browser, the local model, `adk eval` and the slow tests (about 90 s).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not browser and not local_model and not adk_cli and not slow"
 
 clean:
 	rm -rf $(VENV) $(ADK_VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -10,6 +10,17 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
+# A test using one of these fixtures needs the marker of the same name, so that
+# `make test-fast` (which deselects the markers) never starts a browser or the model.
+_MARKED_FIXTURES = ("browser", "local_model")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for name in _MARKED_FIXTURES:
+            if name in getattr(item, "fixturenames", ()) and not item.get_closest_marker(name):
+                raise pytest.UsageError(f"{item.nodeid} uses the {name} fixture: mark it {name}")
+
 
 class ToolLog:
     """Records which real tool functions actually ran."""

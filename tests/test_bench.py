@@ -18,6 +18,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
+pytestmark = pytest.mark.slow
+
 
 def run_bench(script: str, tmp_path: Path, *args: str) -> dict:
     out = tmp_path / f"{script}.json"
@@ -80,6 +82,7 @@ def test_client_profile_bench(tmp_path):
     assert sum(shares.values()) == pytest.approx(100)
 
 
+@pytest.mark.adk_cli
 @pytest.mark.skipif(
     not os.environ.get("ADK_EVAL_ADK_CLI"), reason="needs `adk eval` (ADK_EVAL_ADK_CLI)"
 )

@@ -1,4 +1,4 @@
-"""Bridge defaults (the seed's) and custom transforms, sync and async."""
+"""Bridge defaults (the README's) and custom transforms, sync and async."""
 
 from __future__ import annotations
 

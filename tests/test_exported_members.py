@@ -1,4 +1,4 @@
-"""The public API is exactly the documented names (STYLE.md rule 1)."""
+"""The public API is exactly the documented names (docs/api.md lists them)."""
 
 import subprocess
 import sys
@@ -10,7 +10,6 @@ import adk_eval.studio
 import adk_eval.testing
 
 DOCUMENTED_ROOT = {
-    # DESIGN.md's public names
     "EvalCase",
     "UserAgents",
     "TerminateWhen",

@@ -110,10 +110,12 @@ def test_tool_calls_and_results_in_the_history_become_text():
     assert flat[2].parts[0].text == 'Result of add: {"result": 5}'
 
 
+@pytest.mark.local_model
 def test_the_weights_are_found_through_package_metadata(local_model):
     assert smollm2_gguf_path().endswith("SmolLM2-135M-Instruct.Q4_1.gguf")
 
 
+@pytest.mark.local_model
 async def test_its_tool_calls_are_always_well_formed(local_model):
     calls = []
 
@@ -143,6 +145,8 @@ async def test_its_tool_calls_are_always_well_formed(local_model):
     assert result.token_usage.total_tokens > 0
 
 
+@pytest.mark.local_model
+@pytest.mark.slow
 async def test_the_clinician_suite_on_the_local_model_ends_every_case_with_a_reason(
     local_model, monkeypatch
 ):

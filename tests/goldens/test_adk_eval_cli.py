@@ -23,6 +23,8 @@ from examples.calculator.agent import add, multiply, root_agent
 
 ROOT = Path(__file__).resolve().parents[2]
 
+pytestmark = pytest.mark.adk_cli
+
 
 def adk_cli() -> Path:
     configured = os.environ.get("ADK_EVAL_ADK_CLI")

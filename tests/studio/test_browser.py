@@ -1,4 +1,4 @@
-"""The studio page in Debian's Chromium, driven by Playwright: seed 003's acceptance scenarios.
+"""The studio page in Debian's Chromium, driven by Playwright: the studio's acceptance scenarios.
 
 Needs ``/usr/bin/chromium`` (``apt-get install chromium``; Playwright's own browser
 download is not used). Without it the tests are skipped locally; CI sets
@@ -25,6 +25,8 @@ from .conftest import TOKEN, agent_targets, clinic_case, running_server
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path(shutil.which("chromium") or "/usr/bin/chromium")
 SHOTS = os.environ.get("ADK_EVAL_SCREENSHOTS")
+
+pytestmark = pytest.mark.browser
 
 # The first ADK run in a fresh server does its lazy imports (seconds on a busy CI machine).
 expect.set_options(timeout=20_000)
@@ -304,6 +306,7 @@ def test_an_eval_case_the_person_plays_the_patient(case_studio):
     expect(page.locator(".result")).to_contain_text("Eval result: failed")  # no note was taken
 
 
+@pytest.mark.adk_cli
 def test_export_creates_then_appends_and_the_file_passes_adk_eval(studio):
     page, folder = studio
     for index, (question, a, b, answer) in enumerate(
