@@ -49,11 +49,12 @@ def case_for(agent, **kwargs) -> EvalCase:
 
 
 SEED_MESSAGE_PARTS = [
-    "Tool `send_email` was called during eval but no mock was provided.",
+    "Tool `send_email` was called by agent `mailer` during eval but no mock was provided.",
     "Add a mock:",
     '"send_email": ToolMock(lambda args, ctx: {"result": ...})',
     "Or if this tool has no side effects, provide the actual tool:",
-    "from my_agent.tools import send_email",
+    # a function defined inside another cannot be imported: the message says what to pass
+    'tool_mocks={"send_email": <the agent\'s own `send_email` tool object>}',
     "Tool was called with args:",
     '"to": "bob@example.com"',
 ]
@@ -92,7 +93,10 @@ async def test_unmocked_tool_of_a_sub_agent_is_intercepted(tool_log):
     result = await run_eval(case_for(root))
 
     assert result.status == "error"
-    assert "Tool `refund` was called during eval but no mock was provided" in result.error.message
+    assert (
+        "Tool `refund` was called by sub-agent `billing` of `front_desk` during eval but no "
+        "mock was provided" in result.error.message
+    )
     assert tool_log.calls == []
     assert [c.name for c in result.trace.tool_calls] == ["transfer_to_agent", "refund"]
 
@@ -115,7 +119,10 @@ async def test_unmocked_inner_tool_of_an_agent_tool_is_intercepted(tool_log):
 
     assert result.status == "error"
     assert result.error.type == "EvalToolError"
-    assert "Tool `refund` was called during eval" in result.error.message
+    assert (
+        "Tool `refund` was called by agent `refunder` inside AgentTool `refunder` of "
+        "`front_desk` during eval" in result.error.message
+    )
     assert tool_log.calls == []
 
 
@@ -443,3 +450,27 @@ def test_workflow_root_fails_closed():
         EvalSetupError, match="Workflow nodes run code outside ADK's tool callbacks"
     ):
         case_for(app)
+
+
+async def test_an_unmocked_call_stops_the_run_without_adk_logging_a_traceback(tool_log, caplog):
+    send_email, _, _, _ = make_tools(tool_log)
+    billing = LlmAgent(
+        name="billing",
+        model=ScriptedLlm([tool_call("send_email", {"to": "a@b.c", "body": "x"}), "sent"]),
+        tools=[send_email],
+    )
+    root = LlmAgent(
+        name="desk",
+        model=ScriptedLlm([tool_call("transfer_to_agent", {"agent_name": "billing"})]),
+        sub_agents=[billing],
+    )
+    with caplog.at_level("DEBUG"):
+        result = await run_eval(case_for(root))
+    assert result.status == "error"
+    assert result.error is not None
+    assert result.error.message.startswith(
+        "Tool `send_email` was called by sub-agent `billing` of `desk` during eval"
+    )
+    assert [r.getMessage() for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")] == []
+    assert [r for r in caplog.records if r.exc_info] == []
+    assert tool_log.calls == []

@@ -43,11 +43,15 @@ async def test_unmocked_tool_raises_the_eval_tool_error_itself():
     agent = LlmAgent(name="a", model=ScriptedLlm([tool_call("delete_all")]), tools=[delete_all])
     runner = EvalRunner(agent, {})
     session = await runner.create_session()
-    with pytest.raises(EvalToolError, match="Tool `delete_all` was called during eval"):
+    with pytest.raises(
+        EvalToolError, match="Tool `delete_all` was called by agent `a` during eval"
+    ) as caught:
         await collect(runner, session.id, "go")
+    # the fix-it names the module the real function comes from
+    assert "from tests.test_runner import delete_all" in str(caught.value)
 
 
-async def test_app_plugins_run_after_interception():
+async def test_app_plugins_see_a_mocked_call_as_they_would_the_real_one():
     seen = []
 
     class Audit(BasePlugin):
@@ -61,8 +65,8 @@ async def test_app_plugins_run_after_interception():
     runner = EvalRunner(app, {"lookup": ToolMock.returning({"mock": True})})
     session = await runner.create_session()
     await collect(runner, session.id, "hi")
-    # the mock answered first, so the app's plugin was never asked about the call
-    assert seen == []
+    # only the tool's body is replaced: the app's plugin sees the call as it would the real tool's
+    assert seen == ["lookup"]
     assert runner.app_name == "my_app"
 
 

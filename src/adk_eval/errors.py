@@ -55,20 +55,42 @@ class EvalToolError(EvalRunError):
     Attributes:
         tool_name: Name of the tool the model called.
         tool_args: Arguments of the call.
+        caller: Where the calling agent sits (``sub-agent `billing` of `root```).
+        module: The module the tool's function comes from, when it has one.
     """
 
-    def __init__(self, tool_name: str, args: Any, *, detail: str | None = None) -> None:
+    def __init__(
+        self,
+        tool_name: str,
+        args: Any,
+        *,
+        detail: str | None = None,
+        caller: str | None = None,
+        module: str | None = None,
+    ) -> None:
         self.tool_name = tool_name
         self.tool_args = args
         self.detail = detail
+        self.caller = caller
+        self.module = module
         super().__init__(self._message())
+
+    @property
+    def summary(self) -> str:
+        """The first line of the message."""
+        return str(self).splitlines()[0]
 
     def _message(self) -> str:
         if self.detail is not None:
             return f"{self.detail}\n\nTool was called with args:\n{format_args(self.tool_args)}"
         name = self.tool_name
+        by = f" by {self.caller}" if self.caller else ""
+        if self.module:
+            provide = f'  from {self.module} import {name}\n  tool_mocks={{"{name}": {name}}}\n'
+        else:
+            provide = f'  tool_mocks={{"{name}": <the agent\'s own `{name}` tool object>}}\n'
         return (
-            f"Tool `{name}` was called during eval but no mock was provided.\n"
+            f"Tool `{name}` was called{by} during eval but no mock was provided.\n"
             "\n"
             "Add a mock:\n"
             "  tool_mocks={\n"
@@ -76,8 +98,7 @@ class EvalToolError(EvalRunError):
             "  }\n"
             "\n"
             "Or if this tool has no side effects, provide the actual tool:\n"
-            f"  from my_agent.tools import {name}\n"
-            f'  tool_mocks={{"{name}": {name}}}\n'
+            f"{provide}"
             "\n"
             f"Tool was called with args:\n{format_args(self.tool_args)}"
         )

@@ -24,15 +24,20 @@ anything else                       `EvalToolError`: the run stops
 
 from __future__ import annotations
 
+import copy
 import difflib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from functools import partial
+from typing import Any, TypeAlias
 
 from google.adk.agents import BaseAgent, LlmAgent
+from google.adk.agents.callback_context import CallbackContext
 from google.adk.agents.readonly_context import ReadonlyContext
 from google.adk.code_executors import BuiltInCodeExecutor
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.base_tool import BaseTool
@@ -90,6 +95,8 @@ class _Inventory:
     tools: dict[str, list[BaseTool]] = field(default_factory=dict)
     owners: dict[int, str] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    agents: dict[str, str] = field(default_factory=dict)
+    """Agent name -> where it sits in the tree (``sub-agent `billing` of `root```)."""
 
     def add(self, agent: BaseAgent, tool: BaseTool) -> None:
         same_name = self.tools.setdefault(tool.name, [])
@@ -109,10 +116,11 @@ async def _collect(root: BaseAgent, ctx: ReadonlyContext | None) -> _Inventory:
     inventory = _Inventory()
     seen: set[int] = set()
 
-    async def visit(agent: BaseAgent) -> None:
+    async def visit(agent: BaseAgent, where: str) -> None:
         if id(agent) in seen:
             return
         seen.add(id(agent))
+        inventory.agents.setdefault(agent.name, where)
         if isinstance(agent, LlmAgent):
             executor = agent.code_executor
             if executor is not None and not isinstance(executor, BuiltInCodeExecutor):
@@ -125,11 +133,15 @@ async def _collect(root: BaseAgent, ctx: ReadonlyContext | None) -> _Inventory:
             for tool in await agent.canonical_tools(ctx):
                 inventory.add(agent, tool)
                 if isinstance(tool, AgentTool):
-                    await visit(tool.agent)
+                    await visit(
+                        tool.agent,
+                        f"agent `{tool.agent.name}` inside AgentTool `{tool.name}` of "
+                        f"`{agent.name}`",
+                    )
         for sub_agent in agent.sub_agents:
-            await visit(sub_agent)
+            await visit(sub_agent, f"sub-agent `{sub_agent.name}` of `{agent.name}`")
 
-    await visit(root)
+    await visit(root, f"agent `{root.name}`")
     return inventory
 
 
@@ -158,6 +170,12 @@ class ToolPolicy:
 
     mocks: Mapping[str, ToolMock]
     passthrough: Mapping[str, _Passthrough]
+    agents: Mapping[str, str] = field(default_factory=dict)
+    """Agent name -> where it sits in the tree, for messages."""
+
+    def describe_agent(self, name: str) -> str:
+        """Where agent `name` sits, e.g. ``sub-agent `billing` of `root```."""
+        return self.agents.get(name, f"agent `{name}`")
 
     @classmethod
     async def build(
@@ -233,10 +251,7 @@ class ToolPolicy:
         if problems:
             raise EvalSetupError("\n".join(problems))
 
-        return cls(
-            mocks=mocks,
-            passthrough=passthrough,
-        )
+        return cls(mocks=mocks, passthrough=passthrough, agents=dict(inventory.agents))
 
 
 def _not_the_agents_tool(name: str, value: Any) -> str:
@@ -257,11 +272,53 @@ def _not_the_agents_tool(name: str, value: Any) -> str:
     )
 
 
+TOOL_ERROR_CODE = "ADK_EVAL_TOOL_ERROR"
+"""The error code of the event that ends a run after a call the case does not allow."""
+
+_ORIGINAL = "_adk_eval_original_tool"
+"""Attribute of a tool copy whose body the harness replaced: the agent's own tool."""
+
+ToolBody: TypeAlias = Callable[..., Awaitable[Any]]
+
+
+def replaced_tool(tool: BaseTool) -> BaseTool | None:
+    """The agent's own tool, if `tool` is a copy whose body the harness replaced."""
+    original = getattr(tool, _ORIGINAL, None)
+    return original if isinstance(original, BaseTool) else None
+
+
+def _with_body(tool: BaseTool, body: ToolBody) -> BaseTool:
+    """A shallow copy of `tool` (same class, name, declaration, flags) that runs `body`."""
+    clone = copy.copy(tool)
+    setattr(clone, "run_async", body)  # noqa: B010 - an instance attribute shadows the method
+    setattr(clone, _ORIGINAL, tool)
+    return clone
+
+
+def _tool_module(tool: BaseTool) -> str | None:
+    """The module a tool's function can be imported from (None if it cannot)."""
+    func = getattr(tool, "func", None)
+    module = getattr(func, "__module__", None)
+    if not isinstance(module, str) or module == "__main__":
+        return None
+    return None if "<locals>" in getattr(func, "__qualname__", "<locals>") else module
+
+
 class InterceptionPlugin(BasePlugin):
     """ADK plugin that applies a `ToolPolicy` to every tool call of the system agent.
 
-    It is placed first in the App's plugins, so no other plugin or agent
-    callback sees a call before the policy decides it.
+    Only a tool's *body* is replaced. Before every model call it swaps, in the
+    request's tools, each tool the policy does not let run for real for a copy
+    whose body answers with the mock, pauses (a tool a user agent answers), or
+    records the call as not allowed. ADK then runs everything else around the
+    copy as it would around the real tool: the agent's own before-tool callbacks
+    first (their answer wins), the confirmation gate, the error callbacks, the
+    after-tool callbacks. A call the policy does not allow ends the run with an
+    error event (`TOOL_ERROR_CODE`) rather than an exception, so ADK logs no
+    traceback for it; `EvalRunner.run_async` raises the recorded `EvalToolError`.
+
+    Calls whose tool was not swapped (ADK replays calls of a resumed invocation
+    without a model call) are decided in ``before_tool_callback``, the same way.
     """
 
     def __init__(
@@ -274,10 +331,53 @@ class InterceptionPlugin(BasePlugin):
         self.policy = policy
         self._clock = clock
         self._session_ids: set[str] = set()
+        self.violation: EvalToolError | None = None
+        """The first call the case does not allow (the run stops at the next model call)."""
+        self.mock_errors: dict[int, tuple[str, dict[str, Any]]] = {}
+        """id of an exception a mock raised -> the tool and its args."""
 
     def watch_session(self, session_id: str) -> None:
         """Registers a main session (calls from other sessions come from nested runners)."""
         self._session_ids.add(session_id)
+
+    def take_violation(self) -> EvalToolError | None:
+        """The recorded violation, cleared (a runner used by hand can go on)."""
+        violation, self.violation = self.violation, None
+        return violation
+
+    async def before_model_callback(
+        self, *, callback_context: CallbackContext, llm_request: LlmRequest
+    ) -> LlmResponse | None:
+        """Ends the run after a call that is not allowed; else swaps the tools' bodies."""
+        if self.violation is not None:
+            return LlmResponse(
+                error_code=TOOL_ERROR_CODE,
+                error_message=self.violation.summary,
+                turn_complete=True,
+            )
+        if self.policy is None:  # before_tool_callback fails closed
+            return None
+        for name, tool in list(llm_request.tools_dict.items()):
+            body = self._body(tool)
+            if body is not None:
+                llm_request.tools_dict[name] = _with_body(tool, body)
+        return None
+
+    def _body(self, tool: BaseTool) -> ToolBody | None:
+        """What runs instead of `tool`'s body (None: the real tool runs)."""
+        policy = self.policy
+        assert policy is not None
+        if replaced_tool(tool) is not None:
+            return None
+        mock = policy.mocks.get(tool.name)
+        if mock is not None:
+            return partial(self._run_mock, mock, tool)
+        provided = policy.passthrough.get(tool.name)
+        if provided is not None:
+            return None if provided.allows(tool) else partial(self._refuse, tool, shared=True)
+        if is_framework_tool(tool):
+            return None
+        return _pause if tool.is_long_running else partial(self._refuse, tool)
 
     async def before_tool_callback(
         self,
@@ -286,40 +386,32 @@ class InterceptionPlugin(BasePlugin):
         tool_args: dict[str, Any],
         tool_context: ToolContext,
     ) -> dict[str, Any] | None:
-        """Decides one call: a mock's answer, None to run the tool, ``{}`` to pause, or raise."""
-        name = tool.name
+        """Lets a swapped tool through to ADK; decides a call whose tool was not swapped."""
         policy = self.policy
         if policy is None:  # fail closed: nothing runs before the policy is resolved
             raise EvalToolError(
-                name,
+                tool.name,
                 tool_args,
                 detail="adk_eval has not resolved its tool policy yet; create sessions "
                 "with EvalRunner.create_session() before running the agent.",
             )
-        mock = policy.mocks.get(name)
-        if mock is not None:
-            return await self._answer_with_mock(mock, tool, tool_args, tool_context)
-        provided = policy.passthrough.get(name)
-        if provided is not None:
-            if not provided.allows(tool):
-                raise EvalToolError(
-                    name,
-                    tool_args,
-                    detail=(
-                        f"Tool `{name}` called by agent `{tool_context.agent_name}` is not the "
-                        f"`{name}` tool provided in tool_mocks (two different tools share the "
-                        "name). Provide this one too by mocking the name with a ToolMock."
-                    ),
-                )
+        original = replaced_tool(tool)
+        if original is not None:
+            if original.name not in policy.mocks:
+                self._refuse_nested_pause(original, tool_args, tool_context)
+            return None
+        body = self._body(tool)
+        if body is None:
             self._refuse_nested_pause(tool, tool_args, tool_context)
             return None
-        if is_framework_tool(tool):
-            return None
-        if tool.is_long_running:
+        if body is _pause:
             self._refuse_nested_pause(tool, tool_args, tool_context)
-            # `{}` skips the function and, being falsy, keeps ADK's pause.
-            return {}
-        raise EvalToolError(name, tool_args)
+            return {}  # `{}` skips the function and, being falsy, keeps ADK's pause.
+        gate = await _confirmation_gate(tool, tool_args, tool_context)
+        if gate is not None:
+            return gate
+        response: dict[str, Any] = await body(args=tool_args, tool_context=tool_context)
+        return response
 
     def _refuse_nested_pause(
         self, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext
@@ -338,16 +430,43 @@ class InterceptionPlugin(BasePlugin):
             ),
         )
 
-    async def _answer_with_mock(
+    async def _refuse(
+        self,
+        tool: BaseTool,
+        *,
+        args: dict[str, Any],
+        tool_context: ToolContext,
+        shared: bool = False,
+    ) -> dict[str, Any]:
+        """Records a call the case does not allow; the run stops before the next model call."""
+        policy = self.policy
+        assert policy is not None
+        caller = policy.describe_agent(tool_context.agent_name)
+        if shared:
+            error = EvalToolError(
+                tool.name,
+                args,
+                detail=(
+                    f"Tool `{tool.name}` called by {caller} is not the `{tool.name}` tool "
+                    "provided in tool_mocks (two different tools share the name). Provide this "
+                    "one too by mocking the name with a ToolMock."
+                ),
+            )
+        else:
+            error = EvalToolError(tool.name, args, caller=caller, module=_tool_module(tool))
+        if self.violation is None:
+            self.violation = error
+        tool_context.actions.skip_summarization = True
+        return {"error": f"adk_eval stopped the run: {error.summary}"}
+
+    async def _run_mock(
         self,
         mock: ToolMock,
         tool: BaseTool,
-        tool_args: dict[str, Any],
+        *,
+        args: dict[str, Any],
         tool_context: ToolContext,
     ) -> dict[str, Any]:
-        gate = await _confirmation_gate(tool, tool_args, tool_context)
-        if gate is not None:
-            return gate
         ctx = MockToolContext(
             call_id=tool_context.function_call_id or "",
             tool_name=tool.name,
@@ -357,17 +476,37 @@ class InterceptionPlugin(BasePlugin):
             **({"_clock": self._clock} if self._clock is not None else {}),
         )
         try:
-            response = normalize_response(await mock.call(dict(tool_args), ctx))
-        except Exception as error:
-            raise EvalToolError(
-                tool.name,
-                tool_args,
-                detail=f"The mock for tool `{tool.name}` raised {type(error).__name__}: {error}",
-            ) from error
+            response = normalize_response(await mock.call(dict(args), ctx))
+        except Exception as error:  # ADK hands it to the error callbacks, as a tool's
+            self.mock_errors[id(error)] = (tool.name, dict(args))
+            raise
         if tool.is_long_running and not response:
             # An empty answer would keep ADK's pause; a mock answers at once.
             response = {"result": response}
         return response
+
+    def mock_error(self, error: BaseException) -> EvalToolError | None:
+        """An `EvalToolError` for an exception a mock raised (None for any other)."""
+        seen: set[int] = set()
+        current: BaseException | None = error
+        while current is not None and id(current) not in seen:
+            seen.add(id(current))
+            if id(current) in self.mock_errors:
+                name, args = self.mock_errors[id(current)]
+                return EvalToolError(
+                    name,
+                    args,
+                    detail=(
+                        f"The mock for tool `{name}` raised {type(current).__name__}: {current}"
+                    ),
+                )
+            current = current.__cause__ or current.__context__
+        return None
+
+
+async def _pause(**_: Any) -> None:
+    """The body of a tool a user agent answers: nothing, so ADK keeps the pause."""
+    return None
 
 
 async def _confirmation_gate(

@@ -32,7 +32,7 @@ from google.genai import types
 
 from ._turns import DEFAULT_USER_ID, agent_app, user_content
 from .errors import AdkEvalError, EvalSetupError
-from .interception import InterceptionPlugin, ToolPolicy
+from .interception import TOOL_ERROR_CODE, InterceptionPlugin, ToolPolicy
 from .state import flatten_state
 from .termination import ModelCallLimit
 
@@ -73,7 +73,7 @@ class EvalRunner:
         self.user_id = user_id
         self.plugin = InterceptionPlugin(None, clock=clock)
         self.model_calls = ModelCallLimit(max_model_calls)
-        plugins: list[BasePlugin] = [self.model_calls, self.plugin]
+        plugins: list[BasePlugin] = [self.plugin, self.model_calls]
         app = agent_app(agent, plugins)
         assert isinstance(app.root_agent, BaseAgent)  # agent_app checks it
         self.root_agent: BaseAgent = app.root_agent
@@ -160,12 +160,20 @@ class EvalRunner:
                 )
             ) as events:
                 async for event in events:
+                    if event.error_code == TOOL_ERROR_CODE:
+                        break
                     yield event
-        except RuntimeError as error:
+        except Exception as error:
+            mock_error = self.plugin.mock_error(error)
+            if mock_error is not None:
+                raise mock_error from error
             cause = error.__cause__
-            if isinstance(cause, AdkEvalError):
+            if isinstance(error, RuntimeError) and isinstance(cause, AdkEvalError):
                 raise cause from cause.__cause__
             raise
+        violation = self.plugin.take_violation()
+        if violation is not None:
+            raise violation
 
     async def apply_state_delta(
         self, session_id: str, state_delta: Mapping[str, Any], *, source: str

@@ -1,0 +1,311 @@
+"""Only a tool's body is replaced: the agent's own tool callbacks run around a mock as around
+the real tool (guardrails that refuse or answer, rewrites, error handlers, confirmations),
+in sub-agents, inside AgentTools and for tools a user agent answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from google.adk.agents import LlmAgent
+from google.adk.tools import AgentTool, FunctionTool, LongRunningFunctionTool
+
+from adk_eval import EvalCase, ScriptedUserAgent, ToolMock, UserAgents, run_eval
+from adk_eval.testing import ScriptedLlm, tool_call
+
+PROFILE = {"customer_id": "c-1"}
+
+
+def make_shop(log: list[str]):
+    """Tools and callbacks shaped like ADK's customer-service sample."""
+
+    def get_discount(customer_id: str, value: int) -> dict:
+        """Asks the CRM for a discount (a real side effect)."""
+        log.append(f"real get_discount {customer_id} {value}")
+        return {"approved": True, "value": value, "by": "crm"}
+
+    def guardrail(tool, args, tool_context):
+        log.append(f"guardrail {tool.name}")
+        if args.get("customer_id") != PROFILE["customer_id"]:
+            return {"error": "customer_id does not match the profile"}
+        if tool.name == "get_discount" and args.get("value", 0) <= 10:
+            return {"approved": True, "value": args["value"], "by": "auto"}
+        return None
+
+    async def audit(tool, args, tool_context, tool_response):
+        log.append(f"audit {tool.name} {tool_response}")
+        if isinstance(tool_response, dict) and tool_response.get("approved"):
+            return {**tool_response, "audited": True}
+        return None
+
+    def on_error(tool, args, tool_context, error):
+        log.append(f"on_error {tool.name} {type(error).__name__}")
+        return {"error": f"CRM unavailable: {error}"}
+
+    return get_discount, guardrail, audit, on_error
+
+
+def shop_agent(log: list[str], calls: list[dict[str, Any]], **callbacks: Any) -> LlmAgent:
+    get_discount, guardrail, audit, on_error = make_shop(log)
+    steps: list[Any] = [tool_call("get_discount", args) for args in calls] + ["done"]
+    return LlmAgent(
+        name="shop",
+        model=ScriptedLlm(steps),
+        tools=[get_discount],
+        before_tool_callback=callbacks.get("before", guardrail),
+        after_tool_callback=callbacks.get("after", audit),
+        on_tool_error_callback=callbacks.get("on_error", on_error),
+    )
+
+
+def responses(result, name: str = "get_discount") -> list[dict[str, Any]]:
+    return [call.response for call in result.trace.tool_calls if call.name == name]
+
+
+def mock_log(log: list[str]) -> ToolMock:
+    def execute(args, ctx):
+        log.append(f"mock get_discount {args['value']}")
+        return {"approved": True, "value": args["value"], "by": "mock"}
+
+    return ToolMock(execute)
+
+
+async def test_guardrails_that_refuse_or_answer_win_over_the_mock():
+    log: list[str] = []
+    agent = shop_agent(
+        log,
+        [
+            {"customer_id": "c-2", "value": 50},  # refused by the guardrail
+            {"customer_id": "c-1", "value": 5},  # auto-approved by the guardrail
+            {"customer_id": "c-1", "value": 50},  # the mock answers
+        ],
+    )
+    result = await run_eval(
+        EvalCase(
+            name="g",
+            agent=agent,
+            tool_mocks={"get_discount": mock_log(log)},
+            first_message="discount please",
+        )
+    )
+    assert result.status == "passed", result.explain()
+    assert responses(result) == [
+        {"error": "customer_id does not match the profile"},
+        {"approved": True, "value": 5, "by": "auto", "audited": True},
+        {"approved": True, "value": 50, "by": "mock", "audited": True},
+    ]
+    assert [line for line in log if line.startswith(("mock", "real"))] == ["mock get_discount 50"]
+
+
+async def test_sync_and_async_callback_lists_run_in_adks_order():
+    log: list[str] = []
+
+    def first(tool, args, tool_context):
+        log.append("first")
+
+    async def second(tool, args, tool_context):
+        log.append("second")
+        return {"approved": False, "by": "second"}
+
+    def third(tool, args, tool_context):  # never reached: `second` answered
+        log.append("third")
+
+    def rewrite(tool, args, tool_context, tool_response):
+        log.append("rewrite")
+        return {**tool_response, "rewritten": True}
+
+    agent = shop_agent(
+        log, [{"customer_id": "c-1", "value": 50}], before=[first, second, third], after=[rewrite]
+    )
+    result = await run_eval(
+        EvalCase(
+            name="o", agent=agent, tool_mocks={"get_discount": mock_log(log)}, first_message="hi"
+        )
+    )
+    assert responses(result) == [{"approved": False, "by": "second", "rewritten": True}]
+    assert log == ["first", "second", "rewrite"]
+
+
+async def test_a_raising_mock_goes_through_the_agents_error_callback():
+    log: list[str] = []
+    agent = shop_agent(log, [{"customer_id": "c-1", "value": 50}])
+    result = await run_eval(
+        EvalCase(
+            name="e",
+            agent=agent,
+            tool_mocks={"get_discount": ToolMock.raising(TimeoutError("CRM timed out"))},
+            first_message="hi",
+        )
+    )
+    assert result.status == "passed", result.explain()
+    assert responses(result) == [{"error": "CRM unavailable: CRM timed out"}]
+    assert "on_error get_discount TimeoutError" in log
+
+
+async def test_a_raising_mock_nobody_handles_is_the_mocks_error():
+    log: list[str] = []
+    agent = shop_agent(log, [{"customer_id": "c-1", "value": 50}], on_error=None)
+    result = await run_eval(
+        EvalCase(
+            name="e",
+            agent=agent,
+            tool_mocks={"get_discount": ToolMock.raising(TimeoutError("CRM timed out"))},
+            first_message="hi",
+        )
+    )
+    assert result.status == "error"
+    assert result.error is not None
+    assert result.error.type == "EvalToolError"
+    assert "The mock for tool `get_discount` raised TimeoutError: CRM timed out" in (
+        result.error.message
+    )
+
+
+async def test_a_confirmation_is_asked_before_the_mock_answers():
+    log: list[str] = []
+    get_discount, guardrail, audit, _ = make_shop(log)
+    agent = LlmAgent(
+        name="shop",
+        model=ScriptedLlm([tool_call("get_discount", {"customer_id": "c-1", "value": 50}), "done"]),
+        tools=[FunctionTool(get_discount, require_confirmation=True)],
+        before_tool_callback=guardrail,
+        after_tool_callback=audit,
+    )
+    seen: list[str] = []
+
+    def approve(ctx):
+        seen.append(ctx.prompt)
+        return True
+
+    result = await run_eval(
+        EvalCase(
+            name="c",
+            agent=agent,
+            tool_mocks={"get_discount": mock_log(log)},
+            user_agents=UserAgents(
+                tools={"adk_request_confirmation": ScriptedUserAgent(name="manager", step=approve)}
+            ),
+            first_message="hi",
+        )
+    )
+    assert result.status == "passed", result.explain()
+    assert len(seen) == 1
+    assert responses(result)[-1] == {"approved": True, "value": 50, "by": "mock", "audited": True}
+    assert log.index("guardrail get_discount") < log.index("mock get_discount 50")
+
+
+async def test_callbacks_of_a_sub_agent_and_of_an_agent_inside_an_agent_tool_run_too():
+    log: list[str] = []
+    get_discount, guardrail, audit, _ = make_shop(log)
+
+    def worker(name: str) -> LlmAgent:
+        return LlmAgent(
+            name=name,
+            description="Gives discounts.",
+            model=ScriptedLlm(
+                [tool_call("get_discount", {"customer_id": "c-1", "value": 5}), "ok"]
+            ),
+            tools=[get_discount],
+            before_tool_callback=guardrail,
+        )
+
+    deep = LlmAgent(
+        name="deep",
+        description="Delegates.",
+        model=ScriptedLlm([tool_call("inner", {"request": "discount"}), "ok"]),
+        tools=[AgentTool(worker("inner"))],
+    )
+    root = LlmAgent(
+        name="root",
+        model=ScriptedLlm([tool_call("deep", {"request": "discount"}), "done"]),
+        tools=[AgentTool(deep)],
+        sub_agents=[worker("billing")],
+    )
+    result = await run_eval(
+        EvalCase(
+            name="n", agent=root, tool_mocks={"get_discount": mock_log(log)}, first_message="hi"
+        )
+    )
+    assert result.status == "passed", result.explain()
+    assert "guardrail get_discount" in log
+    assert not any(line.startswith(("mock", "real")) for line in log)  # auto-approved
+
+
+async def test_a_guardrail_answers_a_long_running_tool_before_its_user_agent_is_asked():
+    log: list[str] = []
+
+    def ask_manager(question: str) -> None:
+        """Asks a manager and waits for the answer."""
+        log.append("real ask_manager")
+
+    def auto_answer(tool, args, tool_context):
+        if "small" in args.get("question", ""):
+            return {"answer": "yes, auto"}
+        return None
+
+    agent = LlmAgent(
+        name="shop",
+        model=ScriptedLlm(
+            [
+                tool_call("ask_manager", {"question": "small refund?"}),
+                tool_call("ask_manager", {"question": "big refund?"}),
+                "done",
+            ]
+        ),
+        tools=[LongRunningFunctionTool(ask_manager)],
+        before_tool_callback=auto_answer,
+    )
+    manager = ScriptedUserAgent(name="manager", script=[{"answer": "no"}])
+    result = await run_eval(
+        EvalCase(
+            name="l",
+            agent=agent,
+            user_agents=UserAgents(tools={"ask_manager": manager}),
+            first_message="hi",
+        )
+    )
+    assert result.status == "passed", result.explain()
+    answers = [r.response for r in result.trace.select("tool_response") if r.name == "ask_manager"]
+    assert answers == [{"answer": "yes, auto"}, {"answer": "no"}]
+    assert result.turns == 1  # only the big refund yielded
+    assert log == []
+
+
+def _shape(result) -> list[tuple[Any, ...]]:
+    """What the agent and its callbacks produced, without ids and timestamps."""
+    shape = []
+    for event in result.events:
+        calls = [(c.name, dict(c.args or {})) for c in event.get_function_calls()]
+        answers = [(r.name, dict(r.response or {})) for r in event.get_function_responses()]
+        text = "".join(p.text or "" for p in (event.content.parts or [])) if event.content else ""
+        shape.append((event.author, text, calls, answers, dict(event.actions.state_delta)))
+    return shape
+
+
+@pytest.mark.parametrize(
+    "calls",
+    [
+        [{"customer_id": "c-1", "value": 50}],
+        [{"customer_id": "c-2", "value": 50}, {"customer_id": "c-1", "value": 5}],
+    ],
+)
+async def test_a_mock_that_returns_what_the_real_tool_returns_gives_the_same_events(calls):
+    def real_case(log: list[str]) -> EvalCase:
+        agent = shop_agent(log, calls)
+        real = next(t for t in agent.tools if getattr(t, "__name__", "") == "get_discount")
+        return EvalCase(name="d", agent=agent, tool_mocks={"get_discount": real}, first_message="x")
+
+    real_log: list[str] = []
+    with_real = await run_eval(real_case(real_log))
+    mocked_log: list[str] = []
+    agent = shop_agent(mocked_log, calls)
+    same = ToolMock(lambda args, ctx: {"approved": True, "value": args["value"], "by": "crm"})
+    with_mock = await run_eval(
+        EvalCase(name="d", agent=agent, tool_mocks={"get_discount": same}, first_message="x")
+    )
+    assert with_real.status == with_mock.status == "passed"
+    assert _shape(with_real) == _shape(with_mock)
+    assert [line for line in mocked_log if line.startswith("real")] == []
+    assert [line for line in real_log if not line.startswith("real")] == [
+        line for line in mocked_log if not line.startswith("mock")
+    ]
