@@ -196,7 +196,7 @@ async def test_a_confirmation_is_asked_before_the_mock_answers():
 
 async def test_callbacks_of_a_sub_agent_and_of_an_agent_inside_an_agent_tool_run_too():
     log: list[str] = []
-    get_discount, guardrail, audit, _ = make_shop(log)
+    get_discount, guardrail, _, _ = make_shop(log)
 
     def worker(name: str) -> LlmAgent:
         return LlmAgent(
