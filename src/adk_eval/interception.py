@@ -24,6 +24,7 @@ anything else                       `EvalToolError`: the run stops
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import difflib
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -34,8 +35,10 @@ from typing import Any, TypeAlias
 
 from google.adk.agents import BaseAgent, LlmAgent
 from google.adk.agents.callback_context import CallbackContext
+from google.adk.agents.invocation_context import InvocationContext
 from google.adk.agents.readonly_context import ReadonlyContext
 from google.adk.code_executors import BuiltInCodeExecutor
+from google.adk.events import Event
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
@@ -49,6 +52,7 @@ from google.adk.tools.transfer_to_agent_tool import TransferToAgentTool
 from .errors import EvalSetupError, EvalToolError
 from .mocks import MockToolContext, ToolMock, normalize_response
 from .state import ScopedState
+from .trace import NestedEvent
 
 __all__ = [
     "FRAMEWORK_YIELD_TOOLS",
@@ -280,6 +284,15 @@ _ORIGINAL = "_adk_eval_original_tool"
 
 ToolBody: TypeAlias = Callable[..., Awaitable[Any]]
 
+_INSIDE: contextvars.ContextVar[tuple[tuple[str, str], ...]] = contextvars.ContextVar(
+    "adk_eval_inside_agent_tools", default=()
+)
+"""The `AgentTool` calls (name, call id) the current code runs inside, outermost first.
+
+ADK runs each tool call in a task of its own with a copy of the context, so a
+value set in ``before_tool_callback`` reaches exactly what that call runs.
+"""
+
 
 def replaced_tool(tool: BaseTool) -> BaseTool | None:
     """The agent's own tool, if `tool` is a copy whose body the harness replaced."""
@@ -335,6 +348,8 @@ class InterceptionPlugin(BasePlugin):
         """The first call the case does not allow (the run stops at the next model call)."""
         self.mock_errors: dict[int, tuple[str, dict[str, Any]]] = {}
         """id of an exception a mock raised -> the tool and its args."""
+        self.nested_events: list[NestedEvent] = []
+        """Events of the agents that ran inside `AgentTool` calls, in order."""
 
     def watch_session(self, session_id: str) -> None:
         """Registers a main session (calls from other sessions come from nested runners)."""
@@ -395,6 +410,9 @@ class InterceptionPlugin(BasePlugin):
                 detail="adk_eval has not resolved its tool policy yet; create sessions "
                 "with EvalRunner.create_session() before running the agent.",
             )
+        if isinstance(tool, AgentTool):
+            inside = (*_INSIDE.get(), (tool.name, tool_context.function_call_id or ""))
+            _INSIDE.set(inside)
         original = replaced_tool(tool)
         if original is not None:
             if original.name not in policy.mocks:
@@ -429,6 +447,21 @@ class InterceptionPlugin(BasePlugin):
                 f"user agent can answer. Mock it: tool_mocks={{{tool.name!r}: ToolMock(...)}}."
             ),
         )
+
+    async def on_event_callback(
+        self, *, invocation_context: InvocationContext, event: Event
+    ) -> Event | None:
+        """Keeps the events of agents inside `AgentTool` calls (they have their own session)."""
+        inside = _INSIDE.get()
+        if inside and invocation_context.session.id not in self._session_ids:
+            self.nested_events.append(
+                NestedEvent(
+                    path=tuple(name for name, _ in inside),
+                    call_ids=tuple(call_id for _, call_id in inside),
+                    event=event,
+                )
+            )
+        return None
 
     async def _refuse(
         self,

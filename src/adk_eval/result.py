@@ -10,7 +10,7 @@ from google.adk.events import Event
 
 from .metrics.types import MetricResult
 from .termination import Termination, TerminationKind
-from .trace import EvalTrace
+from .trace import EvalTrace, NestedEvent
 from .transcript import transcript_lines
 
 __all__ = ["ErrorPhase", "EvalErrorInfo", "EvalResult", "EvalStatus", "TokenUsage"]
@@ -98,6 +98,7 @@ class EvalResult:
         xfail: The case's reason for being expected not to pass, if any.
         attempt: Which repetition of the case this is (0 when not repeated).
         initial_state: Scoped view of the state the run started with.
+        nested_events: Events of the agents that ran inside `AgentTool` calls.
     """
 
     name: str
@@ -117,6 +118,7 @@ class EvalResult:
     xfail: str | None = None
     attempt: int = 0
     initial_state: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    nested_events: Sequence[NestedEvent] = ()
 
     @property
     def passed(self) -> bool:
@@ -151,6 +153,7 @@ class EvalResult:
             initial_state=self.initial_state,
             user_agent_events=tuple(self.user_agent_events),
             case_name=self.name,
+            nested_events=tuple(self.nested_events),
         )
 
     def explain(self, *, last_turns: int = 6) -> str:

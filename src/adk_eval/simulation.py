@@ -139,6 +139,7 @@ class _Simulation:
             initial_state=copy.deepcopy({k: dict(v) for k, v in self.case.initial_state.items()}),
             user_agent_events=tuple(await self.users.events()),
             case_name=self.case.name,
+            nested_events=tuple(self.system.plugin.nested_events),
         )
 
     def _result(
@@ -162,6 +163,7 @@ class _Simulation:
             description=case.description,
             xfail=case.xfail,
             initial_state=trace.initial_state,
+            nested_events=tuple(trace.nested_events),
         )
 
     def _status(self, error: EvalErrorInfo | None, metrics: dict[str, MetricResult]) -> EvalStatus:

@@ -21,6 +21,7 @@ __all__ = [
     "ErrorEntry",
     "EvalTrace",
     "Message",
+    "NestedEvent",
     "StateChange",
     "ToolCall",
     "ToolResponse",
@@ -46,6 +47,8 @@ class ToolCall:
         invocation_id: ADK invocation of the call.
         response: The matching function response, or None if it never came.
         long_running: Whether the call was long-running (a tool yield).
+        path: The `AgentTool` calls the item was made inside, outermost first
+            (empty for the conversation itself).
         event: The ADK event holding the call.
     """
 
@@ -57,6 +60,7 @@ class ToolCall:
     response: dict[str, Any] | None
     long_running: bool
     event: Event = field(repr=False, compare=False)
+    path: tuple[str, ...] = ()
 
     @property
     def error(self) -> Any:
@@ -73,6 +77,7 @@ class ToolResponse:
     response: dict[str, Any]
     author: str
     event: Event = field(repr=False, compare=False)
+    path: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,7 @@ class Message:
     author: str
     text: str
     event: Event = field(repr=False, compare=False)
+    path: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -92,6 +98,7 @@ class StateChange:
     delta: dict[str, Any]
     author: str
     event: Event = field(repr=False, compare=False)
+    path: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -102,9 +109,25 @@ class ErrorEntry:
     message: str | None
     author: str
     event: Event = field(repr=False, compare=False)
+    path: tuple[str, ...] = ()
 
 
 TraceItem: TypeAlias = ToolCall | ToolResponse | Message | StateChange | ErrorEntry
+
+
+@dataclass(frozen=True)
+class NestedEvent:
+    """An event of an agent that ran inside an `AgentTool` call (its own session).
+
+    Attributes:
+        path: The names of the `AgentTool`s it ran inside, outermost first.
+        call_ids: The function call ids of those `AgentTool` calls, in the same order.
+        event: The ADK event.
+    """
+
+    path: tuple[str, ...]
+    call_ids: tuple[str, ...]
+    event: Event
 
 
 @dataclass(frozen=True)
@@ -117,6 +140,7 @@ class EvalTrace:
         initial_state: Scoped view of the state the run started with.
         user_agent_events: Events of the shared user-agent session.
         case_name: Name of the case (None for a stored session).
+        nested_events: Events of the agents that ran inside `AgentTool` calls.
     """
 
     events: Sequence[Event]
@@ -124,6 +148,7 @@ class EvalTrace:
     initial_state: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     user_agent_events: Sequence[Event] = ()
     case_name: str | None = None
+    nested_events: Sequence[NestedEvent] = ()
 
     @classmethod
     def from_session(
@@ -143,24 +168,45 @@ class EvalTrace:
 
     @cached_property
     def items(self) -> tuple[TraceItem, ...]:
-        """Every item of the trace, in event order."""
-        responses: dict[str, dict[str, Any]] = {}
-        for event in self.events:
-            for fr in event.get_function_responses():
-                if fr.id:
-                    responses[fr.id] = dict(fr.response or {})
+        """Every item of the conversation, in event order (not what ran inside AgentTools)."""
+        responses = _responses(self.events)
         items: list[TraceItem] = []
         for event in self.events:
             items.extend(self._items_of(event, responses))
         return tuple(items)
 
+    @cached_property
+    def all_items(self) -> tuple[TraceItem, ...]:
+        """`items` with what ran inside each `AgentTool` call right after that call."""
+        if not self.nested_events:
+            return self.items
+        responses = _responses(nested.event for nested in self.nested_events)
+        inside: dict[str, list[NestedEvent]] = {}
+        for nested in self.nested_events:
+            inside.setdefault(nested.call_ids[-1], []).append(nested)
+
+        def walk(items: Iterable[TraceItem]) -> Iterable[TraceItem]:
+            for item in items:
+                yield item
+                if isinstance(item, ToolCall) and item.call_id in inside:
+                    for nested in inside.pop(item.call_id):
+                        yield from walk(self._items_of(nested.event, responses, nested.path))
+
+        ordered = list(walk(self.items))
+        for rest in list(inside.values()):  # AgentTool calls the trace does not hold
+            for nested in rest:
+                ordered.extend(self._items_of(nested.event, responses, nested.path))
+        return tuple(ordered)
+
     @staticmethod
-    def _items_of(event: Event, responses: Mapping[str, dict[str, Any]]) -> Iterable[TraceItem]:
+    def _items_of(
+        event: Event, responses: Mapping[str, dict[str, Any]], path: tuple[str, ...] = ()
+    ) -> Iterable[TraceItem]:
         text = event_text(event)
         has_fr = bool(event.get_function_responses())
         if text and not has_fr:
             role: Literal["user", "agent"] = "user" if event.author == "user" else "agent"
-            yield Message(role=role, author=event.author, text=text, event=event)
+            yield Message(role=role, author=event.author, text=text, event=event, path=path)
         long_running = event.long_running_tool_ids or set()
         for fc in event.get_function_calls():
             yield ToolCall(
@@ -172,6 +218,7 @@ class EvalTrace:
                 response=responses.get(fc.id) if fc.id else None,
                 long_running=bool(fc.id and fc.id in long_running),
                 event=event,
+                path=path,
             )
         for fr in event.get_function_responses():
             yield ToolResponse(
@@ -180,10 +227,14 @@ class EvalTrace:
                 response=dict(fr.response or {}),
                 author=event.author,
                 event=event,
+                path=path,
             )
         if event.actions.state_delta:
             yield StateChange(
-                delta=dict(event.actions.state_delta), author=event.author, event=event
+                delta=dict(event.actions.state_delta),
+                author=event.author,
+                event=event,
+                path=path,
             )
         if event.error_code:
             yield ErrorEntry(
@@ -191,12 +242,21 @@ class EvalTrace:
                 message=event.error_message,
                 author=event.author,
                 event=event,
+                path=path,
             )
 
     def select(
-        self, event_type: TraceEventType, where: Callable[[Any], bool] | None = None
+        self,
+        event_type: TraceEventType,
+        where: Callable[[Any], bool] | None = None,
+        *,
+        nested: bool = False,
     ) -> list[Any]:
-        """Returns the items of one kind, optionally filtered by `where(item)`."""
+        """Returns the items of one kind, optionally filtered by `where(item)`.
+
+        With `nested`, what ran inside `AgentTool` calls counts too (each item's
+        ``path`` names the AgentTools it ran inside).
+        """
         kinds: dict[str, Callable[[TraceItem], bool]] = {
             "tool_call": lambda i: isinstance(i, ToolCall),
             "tool_response": lambda i: isinstance(i, ToolResponse),
@@ -207,7 +267,8 @@ class EvalTrace:
         }
         if event_type not in kinds:
             raise ValueError(f"event_type must be one of {sorted(kinds)}, got {event_type!r}")
-        chosen = [item for item in self.items if kinds[event_type](item)]
+        pool = self.all_items if nested else self.items
+        chosen = [item for item in pool if kinds[event_type](item)]
         return [item for item in chosen if where is None or where(item)]
 
     @property
@@ -226,6 +287,20 @@ class EvalTrace:
         agent_texts = self.select("agent_message")
         return agent_texts[-1].text if agent_texts else None
 
+    @property
+    def nested_tool_calls(self) -> list[ToolCall]:
+        """Every function call, those made inside `AgentTool` calls included, in order."""
+        return self.select("tool_call", nested=True)
+
     def state(self, scope: str = SESSION) -> dict[str, Any]:
         """The final state of one scope (empty if the scope was never written)."""
         return dict(self.final_state.get(scope, {}))
+
+
+def _responses(events: Iterable[Event]) -> dict[str, dict[str, Any]]:
+    return {
+        fr.id: dict(fr.response or {})
+        for event in events
+        for fr in event.get_function_responses()
+        if fr.id
+    }

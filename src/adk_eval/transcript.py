@@ -54,13 +54,23 @@ def transcript_lines(
         return _clip(text, max_chars_per_entry)
 
     lines: list[str] = []
-    for item in trace.items:
+    # A call's result line waits until what ran inside it (an AgentTool's agent) is shown.
+    waiting: list[tuple[int, str]] = []
+
+    def flush(depth: int) -> None:
+        while waiting and waiting[-1][0] >= depth:
+            lines.append(waiting.pop()[1])
+
+    for item in trace.all_items:
+        depth = len(item.path)
+        indent = "    " * depth
         if isinstance(item, Message):
+            flush(depth)
             speaker = "user" if item.role == "user" else item.author
-            lines.append(
-                f"{speaker}: {clip(item.text)}" if brief else f"[{speaker}] {clip(item.text)}"
-            )
+            text = clip(item.text)
+            lines.append(indent + (f"{speaker}: {text}" if brief else f"[{speaker}] {text}"))
         elif isinstance(item, ToolCall):
+            flush(depth)
             call = f"{item.name}({clip(_json(item.args))})"
             if item.response is None:
                 result, label = "(no response)", "result"
@@ -69,10 +79,11 @@ def transcript_lines(
             else:
                 result, label = clip(_json(item.response)), "result"
             if brief:
-                lines.append(f"{item.author} -> {call} = {result}")
+                lines.append(f"{indent}{item.author} -> {call} = {result}")
             else:
-                lines.append(f"[{item.author}] calls {call}")
-                lines.append(f"[{item.name} {label}] {result}")
+                lines.append(f"{indent}[{item.author}] calls {call}")
+                waiting.append((depth, f"{indent}[{item.name} {label}] {result}"))
+    flush(0)
     return lines
 
 

@@ -24,18 +24,21 @@ class EventCountMetric:
         event_type: ``"tool_call"``, ``"tool_response"``, ``"user_message"``,
             ``"agent_message"``, ``"state_change"`` or ``"error"``.
         filter: ``item -> bool`` choosing which items count (None counts all);
-            a tool call item has ``.name``, ``.args``, ``.response``.
+            a tool call item has ``.name``, ``.args``, ``.response``, ``.author``
+            and ``.path`` (the `AgentTool` calls it was made inside).
         assertion: ``count -> bool``, sync or async.
+        nested: Count what ran inside `AgentTool` calls too.
     """
 
     name: str
     event_type: TraceEventType
     assertion: CountAssertion
     filter: Callable[[Any], bool] | None = None
+    nested: bool = False
 
     async def evaluate(self, trace: EvalTrace) -> MetricResult:
         """Counts and applies the assertion."""
-        items = trace.select(self.event_type, self.filter)
+        items = trace.select(self.event_type, self.filter, nested=self.nested)
         count = len(items)
         passed = bool(await maybe_await(self.assertion(count)))
         what = self.event_type + ("" if self.filter is None else " (filtered)")
@@ -49,6 +52,8 @@ def event_count_metric(
     event_type: TraceEventType,
     filter: Callable[[Any], bool] | None = None,
     assertion: CountAssertion | None = None,
+    *,
+    nested: bool = False,
 ) -> EventCountMetric:
     """An assertion on a count of trace items.
 
@@ -70,4 +75,6 @@ def event_count_metric(
             f"event_count_metric `{name}`: event_type must be one of {sorted(valid)}, "
             f"got {event_type!r}"
         )
-    return EventCountMetric(name=name, event_type=event_type, assertion=assertion, filter=filter)
+    return EventCountMetric(
+        name=name, event_type=event_type, assertion=assertion, filter=filter, nested=nested
+    )

@@ -103,6 +103,8 @@ class TrajectoryMetric:
         mode: ``exact``, ``in_order``, ``any_order`` or ``subset``.
         args: ``exact``, ``ignore`` or ``(expected_args, actual_args) -> bool``.
         ignore_tools: Tool names left out of the actual calls (e.g. ``transfer_to_agent``).
+        nested: Count the calls made inside `AgentTool` calls too, each right
+            after its AgentTool call (ADK goldens hold only the top-level calls).
     """
 
     name: str
@@ -110,6 +112,7 @@ class TrajectoryMetric:
     mode: MatchMode = "exact"
     args: ArgsMode = "exact"
     ignore_tools: frozenset[str] = frozenset()
+    nested: bool = False
 
     def _same(self, expected: ExpectedCall, actual: _Actual) -> bool:
         if expected.name != actual.name:
@@ -124,7 +127,7 @@ class TrajectoryMetric:
         """Matches the actual calls against the expected ones."""
         actual = [
             _Actual(call.name, call.args)
-            for call in trace.tool_calls
+            for call in (trace.nested_tool_calls if self.nested else trace.tool_calls)
             if call.name not in self.ignore_tools
         ]
         matched, problem = {
@@ -217,6 +220,7 @@ def trajectory_match(
     args: ArgsMode = "exact",
     *,
     ignore_tools: Iterable[str] = (),
+    nested: bool = False,
 ) -> TrajectoryMetric:
     """The agent's tool calls against an expected list or an ADK `EvalCase` golden.
 
@@ -245,4 +249,5 @@ def trajectory_match(
         mode=mode,
         args=args,
         ignore_tools=frozenset(ignore_tools),
+        nested=nested,
     )
