@@ -59,3 +59,27 @@ async def test_explain_shows_status_failed_metrics_reason_and_last_turns():
     assert "[PASS] replied" in text
     assert "clinician: Please rest at home." in text
     assert "user: still hurts" in text
+
+
+async def test_explain_keeps_failing_evidence_whole_and_passing_evidence_short():
+    profile = {f"field_{i}": "x" * 30 for i in range(60)}
+    agent = LlmAgent(name="cs", model=ScriptedLlm(["Here you go"]))
+    result = await run_eval(
+        EvalCase(
+            name="profile",
+            agent=agent,
+            first_message="hi",
+            initial_state={"session": {"profile": profile}},
+            metrics=[
+                event_count_metric("replied", "agent_message", assertion=lambda n: n == 1),
+                state_metric("long", "session", "profile", lambda v: False),
+            ],
+        )
+    )
+    text = result.explain()
+    passing = text.splitlines()[text.splitlines().index("[PASS] replied score=1") + 1]
+    assert passing == "    - 1 agent_message"
+    failing = [line for line in text.splitlines() if "field_59" in line]
+    assert failing  # the failing metric's evidence names the whole value
+    assert "user: hi" in text
+    assert "cs: Here you go" in text

@@ -438,7 +438,7 @@ async def test_loop_user_agent_opens_the_conversation_without_a_first_message():
 
     assert result.status == "passed", result.explain()
     assert [m.text for m in result.trace.messages] == ["I feel sick", "Hello! How can I help?"]
-    assert result.turns == 1  # the opening is not a turn; answering the greeting (STOP) is
+    assert result.turns == 0  # neither the opening nor the STOP that ends it is a turn
 
 
 async def test_llm_user_agent_stop_signal_ends_the_conversation():

@@ -66,7 +66,7 @@ async def test_exhausted_script_stops_by_default():
     )
 
     assert result.status == "passed", result.explain()
-    assert result.turns == 3
+    assert result.turns == 2  # "one", "two"; the exhausted script's STOP is not a turn
 
 
 async def test_exhausted_script_can_be_an_error():

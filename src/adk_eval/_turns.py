@@ -14,10 +14,11 @@ user). Everything both drivers need to take a run to its next turn lives here:
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +31,7 @@ from google.genai import types
 from .errors import EvalSetupError
 
 __all__ = [
+    "CONFIRMATION_CALL",
     "DEFAULT_USER_ID",
     "PendingCall",
     "RunEnd",
@@ -41,6 +43,7 @@ __all__ = [
     "jsonable",
     "parts_text",
     "resume_message",
+    "stable_call_args",
     "tool_error_response",
     "tool_response",
     "user_content",
@@ -185,13 +188,32 @@ def classify_run(events: Sequence[Event]) -> RunEnd:
     return RunEnd(events, pending, "", None, invocation_id)
 
 
+CONFIRMATION_CALL = "adk_request_confirmation"
+"""The call ADK makes to ask for a tool confirmation (answered like any tool yield)."""
+
+
+def stable_call_args(name: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    """A call's args as goldens keep and compare them.
+
+    ADK's confirmation request carries the id of the call it confirms, made up
+    anew in every run; it is left out so a replay can match the golden.
+    """
+    if name != CONFIRMATION_CALL:
+        return dict(args)
+    stable = copy.deepcopy(dict(args))
+    original = stable.get("originalFunctionCall")
+    if isinstance(original, dict):
+        original.pop("id", None)
+    return stable
+
+
 def tool_response(tool_name: str, value: Any) -> dict[str, Any]:
     """The `FunctionResponse` payload answering a call to `tool_name` with `value`.
 
     A dict is kept; ``True``/``False`` answering ADK's confirmation request is
     ``{"confirmed": value}``; anything else is ``{"result": value}``.
     """
-    if tool_name == "adk_request_confirmation" and isinstance(value, bool):
+    if tool_name == CONFIRMATION_CALL and isinstance(value, bool):
         return {"confirmed": value}
     if isinstance(value, dict):
         return value

@@ -177,11 +177,18 @@ class EvalResult:
             lines.append(f"[{mark}] {name}{score}")
             if result.error:
                 lines.append(f"    error: {result.error}")
-            if not result.passed:
+            if not result.passed:  # a failure's evidence is shown whole
                 lines.extend(f"    - {item}" for item in result.evidence)
+            elif result.evidence:  # a pass gets one short line, so the conversation stays in view
+                lines.append(f"    - {_one_line(str(result.evidence[0]))}")
         transcript = transcript_lines(self.trace, max_chars_per_entry=200, brief=True)
         transcript = transcript[-last_turns:] if last_turns > 0 else []
         if transcript:
             lines.append(f"last {min(last_turns, len(transcript))} entries of the conversation:")
             lines.extend("  " + line for line in transcript)
         return "\n".join(lines)
+
+
+def _one_line(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

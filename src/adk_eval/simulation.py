@@ -267,7 +267,7 @@ class _Simulation:
             answer, response = await self._ask(agent, info)
         except EvalUserAgentError as error:
             return _failed("user_agent", error)
-        if not opening:
+        if not opening and not answer.stop:  # a turn is an answer the system gets
             self.turns += 1
         if stop := await self._apply_changes([answer]):
             return stop
@@ -284,12 +284,12 @@ class _Simulation:
             answers = await self._collect_tool_answers(pending)
         except EvalUserAgentError as error:
             return _failed("user_agent", error)
-        self.turns += 1
         ordered = [answers[call.call_id] for call in pending]
         if stop := await self._apply_changes([answer for answer, _ in ordered]):
             return stop
         if any(answer.stop for answer, _ in ordered):
             return _Stop()
+        self.turns += 1
         return resume_message(
             [
                 (call, tool_response(call.name, response))

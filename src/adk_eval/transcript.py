@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .trace import EvalTrace, Message, ToolCall
+from .trace import EvalTrace, Message, ToolCall, ToolResponse
 
 __all__ = ["render_transcript", "transcript_lines"]
 
@@ -54,36 +54,27 @@ def transcript_lines(
         return _clip(text, max_chars_per_entry)
 
     lines: list[str] = []
-    # A call's result line waits until what ran inside it (an AgentTool's agent) is shown.
-    waiting: list[tuple[int, str]] = []
-
-    def flush(depth: int) -> None:
-        while waiting and waiting[-1][0] >= depth:
-            lines.append(waiting.pop()[1])
-
     for item in trace.all_items:
-        depth = len(item.path)
-        indent = "    " * depth
+        indent = "    " * len(item.path)  # what ran inside an AgentTool, under its call
         if isinstance(item, Message):
-            flush(depth)
             speaker = "user" if item.role == "user" else item.author
             text = clip(item.text)
             lines.append(indent + (f"{speaker}: {text}" if brief else f"[{speaker}] {text}"))
         elif isinstance(item, ToolCall):
-            flush(depth)
             call = f"{item.name}({clip(_json(item.args))})"
-            if item.response is None:
-                result, label = "(no response)", "result"
-            elif item.error is not None and not brief:
-                result, label = clip(_json(item.error)), "error"
-            else:
-                result, label = clip(_json(item.response)), "result"
             if brief:
+                result = "(no response)" if item.response is None else clip(_json(item.response))
                 lines.append(f"{indent}{item.author} -> {call} = {result}")
-            else:
-                lines.append(f"{indent}[{item.author}] calls {call}")
-                waiting.append((depth, f"{indent}[{item.name} {label}] {result}"))
-    flush(0)
+                continue
+            lines.append(f"{indent}[{item.author}] calls {call}")
+            if item.response is None:
+                lines.append(f"{indent}[{item.name} result] (no response)")
+        elif isinstance(item, ToolResponse) and not brief:
+            # Every response where it happened: a confirmed tool's result comes after
+            # the confirmation, a yield's answer after the pause.
+            error = item.response.get("error")
+            label, value = ("error", error) if error is not None else ("result", item.response)
+            lines.append(f"{indent}[{item.name} {label}] {clip(_json(value))}")
     return lines
 
 

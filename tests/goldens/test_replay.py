@@ -49,7 +49,7 @@ async def test_a_golden_scores_a_later_run(tmp_path):
 
     same = await run_eval(eval_case_from_golden(golden, root_agent, tool_mocks=TOOLS))
     assert same.passed, same.explain()
-    assert same.turns == 2  # "And 4*5?", then the script's end (STOP)
+    assert same.turns == 1  # "And 4*5?"; the script's end (STOP) is not a turn
 
     def add(a: int, b: int) -> dict:
         """Adds."""

@@ -3,12 +3,18 @@
 * export: `to_eval_case` (a run or an ADK session -> an ADK `EvalCase`)
 * files: `append_eval_case`, `load_eval_set` (atomic, locked, never overwriting
   an invalid file)
-* replay: `expected_trajectories`, `eval_case_from_golden`, `load_goldens`
+* replay: `expected_trajectories`, `eval_case_from_golden`, `load_goldens`,
+  `recorded_user_agent`
 """
 
 from .evalset import AppendResult, EvalSetFileError, append_eval_case, load_eval_set, resolve_path
 from .export import golden_eval_id, snake_case, to_eval_case
-from .replay import eval_case_from_golden, expected_trajectories, load_goldens
+from .replay import (
+    eval_case_from_golden,
+    expected_trajectories,
+    load_goldens,
+    recorded_user_agent,
+)
 
 __all__ = [
     # export
@@ -25,4 +31,5 @@ __all__ = [
     "expected_trajectories",
     "eval_case_from_golden",
     "load_goldens",
+    "recorded_user_agent",
 ]

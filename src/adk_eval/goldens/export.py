@@ -20,15 +20,12 @@ from google.adk.events import Event
 from google.adk.sessions import Session
 from google.genai import types
 
-from .._turns import DEFAULT_USER_ID, tool_error_response
+from .._turns import DEFAULT_USER_ID, stable_call_args, tool_error_response
 from ..result import EvalResult
 from ..state import flatten_state
 from ..trace import EvalTrace, Message, ToolCall, ToolResponse
 
 __all__ = ["golden_eval_id", "snake_case", "to_eval_case"]
-
-_FRAMEWORK_CALLS = {"adk_request_confirmation"}
-"""Calls ADK makes itself, not the model: left out of goldens."""
 
 
 def snake_case(name: str) -> str:
@@ -84,11 +81,13 @@ def _turns(events: Sequence[Event]) -> list[_Turn]:
             turns.append(_Turn(user=item.event))
         elif not turns:
             continue
-        elif isinstance(item, ToolCall) and item.name not in _FRAMEWORK_CALLS:
+        elif isinstance(item, ToolCall):
             turns[-1].tool_uses.append(
-                types.FunctionCall(id=item.call_id, name=item.name, args=dict(item.args))
+                types.FunctionCall(
+                    id=item.call_id, name=item.name, args=stable_call_args(item.name, item.args)
+                )
             )
-        elif isinstance(item, ToolResponse) and item.name not in _FRAMEWORK_CALLS:
+        elif isinstance(item, ToolResponse):
             turns[-1].tool_responses.append(_tool_response(item))
         elif isinstance(item, Message) and not item.event.get_function_calls():
             turns[-1].texts.append((item.author, item.text))

@@ -25,6 +25,7 @@ from google.adk.evaluation.eval_case import EvalCase as AdkEvalCase
 from google.adk.evaluation.eval_case import get_all_tool_calls
 from google.genai import types
 
+from .._turns import stable_call_args
 from ..trace import EvalTrace
 from .types import MetricResult
 
@@ -60,7 +61,7 @@ def _as_expected(item: ExpectedLike) -> ExpectedCall:
     if isinstance(item, ExpectedCall):
         return item
     if isinstance(item, types.FunctionCall):
-        return ExpectedCall(item.name or "", dict(item.args or {}))
+        return ExpectedCall(item.name or "", stable_call_args(item.name or "", item.args or {}))
     if isinstance(item, str):
         return ExpectedCall(item)
     if isinstance(item, tuple) and len(item) == 2:
@@ -126,7 +127,7 @@ class TrajectoryMetric:
     def evaluate(self, trace: EvalTrace) -> MetricResult:
         """Matches the actual calls against the expected ones."""
         actual = [
-            _Actual(call.name, call.args)
+            _Actual(call.name, stable_call_args(call.name, call.args))
             for call in (trace.nested_tool_calls if self.nested else trace.tool_calls)
             if call.name not in self.ignore_tools
         ]
