@@ -56,6 +56,16 @@ def approver() -> LlmAgent:
     )
 
 
+def hitl_case() -> EvalCase:
+    manager = ScriptedUserAgent(name="manager", script=[{"approved": True}, {"approved": False}])
+    return EvalCase(
+        name="hitl",
+        agent=approver(),
+        user_agents=UserAgents(tools={"ask_manager": manager}),
+        first_message="Two refunds please",
+    )
+
+
 TRANSFER_MOCK = {"transfer": ToolMock(lambda args, ctx: {"moved": args["amount"]})}
 
 
@@ -91,20 +101,7 @@ async def test_a_confirmation_agent_round_trips_through_export_and_replay():
 
 
 async def test_a_long_running_tool_agent_round_trips_through_export_and_replay():
-    original = await run_eval(
-        EvalCase(
-            name="hitl",
-            agent=approver(),
-            user_agents=UserAgents(
-                tools={
-                    "ask_manager": ScriptedUserAgent(
-                        name="manager", script=[{"approved": True}, {"approved": False}]
-                    )
-                }
-            ),
-            first_message="Two refunds please",
-        )
-    )
+    original = await run_eval(hitl_case())
     assert original.status == "passed", original.explain()
     golden = to_eval_case(original, "hitl")
     assert [c.name for c in expected_trajectories_of(golden)] == ["ask_manager", "ask_manager"]
@@ -117,20 +114,7 @@ async def test_a_long_running_tool_agent_round_trips_through_export_and_replay()
 
 
 async def test_the_recording_prefers_the_call_with_the_same_args_and_says_when_it_runs_out():
-    original = await run_eval(
-        EvalCase(
-            name="hitl",
-            agent=approver(),
-            user_agents=UserAgents(
-                tools={
-                    "ask_manager": ScriptedUserAgent(
-                        name="manager", script=[{"approved": True}, {"approved": False}]
-                    )
-                }
-            ),
-            first_message="Two refunds please",
-        )
-    )
+    original = await run_eval(hitl_case())
     golden = to_eval_case(original, "hitl")
     swapped = LlmAgent(
         name="approver",
