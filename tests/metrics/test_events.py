@@ -19,7 +19,7 @@ EVENTS = [
 ]
 
 
-async def test_counts_filtered_tool_calls_like_the_seed():
+async def test_counts_filtered_tool_calls():
     metric = event_count_metric(
         "efficient_triage",
         "tool_call",
@@ -29,6 +29,7 @@ async def test_counts_filtered_tool_calls_like_the_seed():
     result = await metric.evaluate(EvalTrace(events=EVENTS))
     assert result.passed
     assert result.value == 2
+    assert result.score == 1.0  # the count is the value; the score is pass/fail, 0..1
     assert result.evidence == ["2 tool_call (filtered)"]
 
 
@@ -37,6 +38,7 @@ async def test_fails_when_the_count_assertion_fails():
     result = await metric.evaluate(EvalTrace(events=EVENTS))
     assert not result.passed
     assert result.value == 3
+    assert result.score == 0.0
 
 
 async def test_async_assertion_and_message_kinds():

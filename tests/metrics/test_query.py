@@ -22,11 +22,26 @@ def test_matches():
     assert "matches" in result.evidence[0]
 
 
-def test_does_not_match_and_shows_the_state():
-    result = state_query("old", {"patient.age": {"$gte": 65}}).evaluate(TRACE)
+def test_a_failure_names_the_condition_that_failed_and_the_value_it_saw():
+    result = state_query(
+        "old", {"patient.age": {"$gte": 65}, "session.escalation.urgencyLevel": "urgent_111"}
+    ).evaluate(TRACE)
     assert not result.passed
-    assert "does not match" in result.evidence[0]
-    assert '"age": 55' in result.evidence[0]
+    assert result.evidence == ['`patient.age` is 55; expected {"$gte": 65}']
+
+
+def test_a_failure_shows_a_bounded_excerpt_of_a_large_value_and_missing_keys():
+    profile = {f"field_{i}": "x" * 30 for i in range(60)}
+    trace = EvalTrace(events=[], final_state={"session": {"profile": profile}})
+    result = state_query(
+        "q", {"session.profile": {"$size": 3}, "session.missing": {"$exists": True}}
+    ).evaluate(trace)
+    assert not result.passed
+    assert len(result.evidence) == 2
+    assert result.evidence[0].startswith('`session.profile` is {"field_0": "xxx')
+    assert "more characters)" in result.evidence[0]
+    assert len(result.evidence[0]) < 300
+    assert result.evidence[1] == '`session.missing` is not set; expected {"$exists": true}'
 
 
 def test_invalid_query_is_refused_up_front():

@@ -42,8 +42,10 @@ class EventCountMetric:
         count = len(items)
         passed = bool(await maybe_await(self.assertion(count)))
         what = self.event_type + ("" if self.filter is None else " (filtered)")
+        # The count is the value; the score is 0 or 1 like every pass/fail metric's, so
+        # reports can average scores across metrics.
         return MetricResult(
-            passed=passed, score=float(count), value=count, evidence=[f"{count} {what}"]
+            passed=passed, score=float(passed), value=count, evidence=[f"{count} {what}"]
         )
 
 
