@@ -99,6 +99,7 @@ class EvalResult:
         attempt: Which repetition of the case this is (0 when not repeated).
         initial_state: Scoped view of the state the run started with.
         nested_events: Events of the agents that ran inside `AgentTool` calls.
+        agent_name: The root agent of the system under test.
     """
 
     name: str
@@ -119,6 +120,7 @@ class EvalResult:
     attempt: int = 0
     initial_state: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     nested_events: Sequence[NestedEvent] = ()
+    agent_name: str | None = None
 
     @property
     def passed(self) -> bool:

@@ -164,6 +164,7 @@ class _Simulation:
             xfail=case.xfail,
             initial_state=trace.initial_state,
             nested_events=tuple(trace.nested_events),
+            agent_name=self.system.root_agent.name,
         )
 
     def _status(self, error: EvalErrorInfo | None, metrics: dict[str, MetricResult]) -> EvalStatus:

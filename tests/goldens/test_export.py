@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from google.adk.agents import LlmAgent
+from google.adk.agents import LlmAgent, SequentialAgent
 from google.adk.evaluation.eval_set import EvalSet
 from google.adk.sessions import Session
 
@@ -116,7 +116,20 @@ def test_no_user_turn_is_an_error():
         to_eval_case(session)
 
 
-def test_ids_follow_the_seed_format():
+def test_ids_are_the_snake_case_agent_name_and_a_timestamp():
     assert snake_case("MathAgent") == "math_agent"
     assert snake_case("math-agent 2") == "math_agent_2"
     assert golden_eval_id("MathAgent", 1_766_500_200) == "math_agent_2025-12-23T14:30:00"
+
+
+# ADK 2.13 deprecates SequentialAgent for Workflow; real agents still use it.
+@pytest.mark.filterwarnings("ignore:SequentialAgent is deprecated:DeprecationWarning")
+async def test_a_runs_golden_is_named_after_the_root_agent_not_the_first_to_speak():
+    intake = LlmAgent(name="intake", model=ScriptedLlm(["Noted."]))
+    billing = LlmAgent(name="billing", model=ScriptedLlm(["Refunded."]))
+    root = SequentialAgent(name="front_desk", sub_agents=[intake, billing])
+    result = await run_eval(EvalCase(name="t", agent=root, first_message="refund"))
+    assert [e.author for e in result.events if e.author != "user"] == ["intake", "billing"]
+    golden = to_eval_case(result)
+    assert golden.eval_id.startswith("front_desk_20")
+    assert golden.session_input.app_name == "front_desk"

@@ -112,8 +112,8 @@ def to_eval_case(
     Args:
         result_or_session: An `EvalResult` from `run_eval`, or any ADK `Session`.
         eval_id: Defaults to ``{snake_case_agent_name}_{iso_timestamp}``.
-        agent_name: Used for the default eval id; defaults to the first agent
-            that speaks in the events.
+        agent_name: Used for the default eval id; defaults to the root agent of
+            a run (else the first agent that speaks in the session's events).
         app_name: ``session_input.app_name``; defaults to the agent name. `adk
             eval` reports the final session only when it equals the agent
             folder's name.
@@ -139,7 +139,8 @@ def to_eval_case(
         raise ValueError(
             "the conversation has no user message, so there is no invocation to export"
         )
-    agent = agent_name or next((e.author for e in events if e.author != "user"), "agent")
+    root = result_or_session.agent_name if isinstance(result_or_session, EvalResult) else None
+    agent = agent_name or root or next((e.author for e in events if e.author != "user"), "agent")
     return AdkEvalCase(
         eval_id=eval_id or golden_eval_id(agent, turns[0].user.timestamp),
         conversation=[turn.invocation() for turn in turns],
