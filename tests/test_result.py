@@ -6,9 +6,17 @@ from google.adk.agents import LlmAgent
 from google.adk.events import Event
 from google.genai import types
 
-from adk_eval import EvalCase, ScriptedUserAgent, TerminateWhen, TokenUsage, UserAgents, run_eval
-from adk_eval.metrics import event_count_metric, state_metric
-from adk_eval.testing import ScriptedLlm
+from adk_eval import (
+    EvalCase,
+    ScriptedUserAgent,
+    TerminateWhen,
+    TokenUsage,
+    ToolMock,
+    UserAgents,
+    run_eval,
+)
+from adk_eval.metrics import event_count_metric, llm_judge, state_metric
+from adk_eval.testing import ScriptedLlm, tool_call
 
 
 def test_token_usage_sums_usage_metadata():
@@ -83,3 +91,51 @@ async def test_explain_keeps_failing_evidence_whole_and_passing_evidence_short()
     assert failing  # the failing metric's evidence names the whole value
     assert "user: hi" in text
     assert "cs: Here you go" in text
+
+
+async def test_metrics_of_a_run_that_errored_are_not_applicable_and_judges_are_not_called():
+    def pay(amount: int) -> dict:
+        """Pays (never mocked here, so the run errors before paying)."""
+        raise AssertionError("never runs")
+
+    asked = []
+    verdict = '{"passed": true, "score": 1, "reasoning": "fine"}'
+    judge_model = ScriptedLlm(responder=lambda request: asked.append(request) or verdict)
+    agent = LlmAgent(
+        name="shop",
+        model=ScriptedLlm([tool_call("lookup_price", {}), tool_call("pay", {"amount": 5}), "ok"]),
+        tools=[pay, lookup_price],
+    )
+    result = await run_eval(
+        EvalCase(
+            name="never-paid",
+            agent=agent,
+            tool_mocks={"lookup_price": ToolMock.returning({"price": 5})},
+            first_message="buy",
+            metrics=[
+                event_count_metric(
+                    "no_double_payment",
+                    "tool_call",
+                    lambda c: c.name == "pay" and c.response is not None,
+                    lambda n: n <= 1,
+                ),
+                llm_judge("polite", "Was the agent polite?", model=judge_model),
+            ],
+        )
+    )
+    assert result.status == "error"
+    paid = result.metrics["no_double_payment"]
+    assert (paid.passed, paid.applicable, paid.verdict, paid.score) == (False, False, "n/a", None)
+    assert paid.evidence[0].startswith("not applicable: the run stopped with an error (system)")
+    assert paid.evidence[1].startswith("on the partial trace: ")
+    assert result.metrics["polite"].verdict == "n/a"
+    assert asked == []  # the judge was never asked
+    assert result.failed_metrics == {}
+    text = result.explain()
+    assert "[N/A] no_double_payment" in text
+    assert "[PASS]" not in text
+
+
+def lookup_price() -> dict:
+    """Looks up a price (mocked)."""
+    raise AssertionError("never runs")

@@ -125,9 +125,7 @@ class EvalChecker:
             ]
             for name, metric in result.metrics.items():
                 score = "" if metric.score is None else f" {metric.score:g}"
-                properties.append(
-                    (f"{prefix}.metric.{name}", ("pass" if metric.passed else "fail") + score)
-                )
+                properties.append((f"{prefix}.metric.{name}", metric.verdict + score))
         self._node.user_properties.extend(properties)
 
 

@@ -143,8 +143,12 @@ class EvalResult:
 
     @property
     def failed_metrics(self) -> dict[str, MetricResult]:
-        """The metrics that did not pass."""
-        return {name: result for name, result in self.metrics.items() if not result.passed}
+        """The metrics that did not pass (not-applicable ones are not failures)."""
+        return {
+            name: result
+            for name, result in self.metrics.items()
+            if not result.passed and result.applicable
+        }
 
     @property
     def trace(self) -> EvalTrace:
@@ -174,12 +178,14 @@ class EvalResult:
         if self.termination is not None:
             lines.append(f"stopped by {self.termination}")
         for name, result in self.metrics.items():
-            mark = "PASS" if result.passed else "FAIL"
+            mark = result.verdict.upper()
             score = "" if result.score is None else f" score={result.score:g}"
             lines.append(f"[{mark}] {name}{score}")
             if result.error:
                 lines.append(f"    error: {result.error}")
-            if not result.passed:  # a failure's evidence is shown whole
+            if not result.applicable:
+                lines.append(f"    - {result.evidence[0]}")
+            elif not result.passed:  # a failure's evidence is shown whole
                 lines.extend(f"    - {item}" for item in result.evidence)
             elif result.evidence:  # a pass gets one short line, so the conversation stays in view
                 lines.append(f"    - {_one_line(str(result.evidence[0]))}")

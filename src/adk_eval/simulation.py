@@ -38,7 +38,7 @@ from .bridge import Bridge, YieldInfo
 from .case import EvalCase
 from .errors import EvalRunError, EvalUserAgentError
 from .metrics.scoring import MetricFailure, score_trace
-from .metrics.types import MetricResult
+from .metrics.types import Metric, MetricResult
 from .result import ErrorPhase, EvalErrorInfo, EvalResult, EvalStatus, TokenUsage
 from .runner import EvalRunner
 from .state import merge_changes, scoped_view
@@ -110,7 +110,10 @@ class _Simulation:
             await self.users.start()
             error = await self._converse_within_limit()
             trace = await self._trace()
-            metrics, failures = await score_trace(self.case.metrics, trace)
+            if error is None:
+                metrics, failures = await score_trace(self.case.metrics, trace)
+            else:
+                metrics, failures = await _not_applicable(self.case.metrics, trace, error), []
         finally:
             with anyio.CancelScope(shield=True):
                 await self.system.close()
@@ -350,6 +353,27 @@ class _Simulation:
         )
         await self.system.apply_state_delta(self.session_id, delta, source=source)
         return await self._state_stop()
+
+
+async def _not_applicable(
+    metrics: Sequence[Metric], trace: EvalTrace, error: EvalErrorInfo
+) -> dict[str, MetricResult]:
+    """Every metric marked not applicable: the conversation stopped before its end.
+
+    What holds on a partial trace says nothing (no payment was made "once" when the
+    run stopped before paying), so each metric is neither passed nor failed. Those
+    that can still look at the partial trace do, for the evidence; metrics that
+    set ``score_errored_runs = False`` (judges) are not called at all.
+    """
+    reason = f"not applicable: the run stopped with an error ({error.phase}) before it finished"
+    scored = [m for m in metrics if getattr(m, "score_errored_runs", True)]
+    results, _ = await score_trace(scored, trace)
+    return {
+        m.name: (
+            results[m.name] if m.name in results else MetricResult(passed=False, evidence=[])
+        ).not_applicable(reason)
+        for m in metrics
+    }
 
 
 def _tool_yield(call: PendingCall) -> YieldInfo:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import anyio
 from google.adk.models.llm_request import LlmRequest
@@ -92,6 +92,8 @@ class LlmJudge:
     num_samples: int = 1
     aggregate: Literal["majority", "mean"] = "majority"
     include_state: bool = True
+    score_errored_runs: ClassVar[bool] = False
+    """A judge is not called on a run that errored: it would read an unfinished conversation."""
 
     async def evaluate(self, trace: EvalTrace) -> MetricResult:
         """Collects `num_samples` verdicts and aggregates them."""

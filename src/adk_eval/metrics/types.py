@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..trace import EvalTrace
 
@@ -21,6 +21,9 @@ class MetricResult:
         value: What was measured (a state value, a count, ...).
         evidence: Human-readable reasons, shown in reports.
         error: Set when the metric itself raised; then `passed` is False.
+        applicable: False when the run errored before the conversation finished:
+            the metric says nothing then (neither passed nor failed; its
+            evidence tells what it saw on the partial trace).
     """
 
     passed: bool
@@ -28,6 +31,19 @@ class MetricResult:
     value: Any = None
     evidence: list[str] = field(default_factory=list)
     error: str | None = None
+    applicable: bool = True
+
+    @property
+    def verdict(self) -> Literal["pass", "fail", "n/a"]:
+        """``pass``, ``fail``, or ``n/a`` (not applicable), as reports show it."""
+        if not self.applicable:
+            return "n/a"
+        return "pass" if self.passed else "fail"
+
+    def not_applicable(self, reason: str) -> MetricResult:
+        """This result marked not applicable (no pass, no score), with `reason` first."""
+        seen = [f"on the partial trace: {item}" for item in self.evidence]
+        return replace(self, passed=False, score=None, applicable=False, evidence=[reason, *seen])
 
 
 @runtime_checkable

@@ -63,6 +63,7 @@ def result_record(result: EvalResult) -> dict[str, Any]:
                     "value": metric.value,
                     "evidence": list(metric.evidence),
                     "error": metric.error,
+                    "applicable": metric.applicable,
                 }
             )
             for name, metric in result.metrics.items()

@@ -32,8 +32,7 @@ def _testcase(result: EvalResult, repeat: int) -> ET.Element:
             properties,
             "property",
             name=f"metric.{metric_name}",
-            value=("pass" if metric.passed else "fail")
-            + ("" if metric.score is None else f" {metric.score:g}"),
+            value=metric.verdict + ("" if metric.score is None else f" {metric.score:g}"),
         )
     outcome = result.outcome
     if outcome == "error":
