@@ -111,8 +111,12 @@ def _failed_metrics(result: EvalResult) -> str:
 def suite_table(suite: EvalSuiteResult) -> Table:
     """One row per run (repeat 1) or per case (with repeats)."""
     table = Table(title=None, show_lines=False, header_style="bold")
+    names = [result.name for result in suite.results] + list(suite.not_run)
+    # Case names are never cut (two names sharing a prefix must not look alike): the
+    # column keeps its width and folds what does not fit; the others give way.
+    table.add_column("Case", min_width=min(max(map(len, names), default=4), 60), overflow="fold")
     if suite.repeat == 1:
-        for column in ("Case", "Status", "Turns", "Duration", "Failed metrics"):
+        for column in ("Status", "Turns", "Duration", "Failed metrics"):
             table.add_column(column, justify="right" if column in ("Turns", "Duration") else "left")
         for result in suite.results:
             table.add_row(
@@ -124,7 +128,6 @@ def suite_table(suite: EvalSuiteResult) -> Table:
             )
     else:
         for column in (
-            "Case",
             "pass^k",
             "pass@k",
             "Pass rate",

@@ -1,0 +1,30 @@
+"""The CLI's tables: every case recognisable, however narrow the terminal."""
+
+from __future__ import annotations
+
+import pytest
+from google.adk.agents import LlmAgent
+from rich.console import Console
+
+from adk_eval import EvalCase, run_eval_suite
+from adk_eval.cli_output import suite_table
+from adk_eval.testing import ScriptedLlm
+
+NAMES = [
+    "travel-itinerary-planning-with-two-stops-paris",
+    "travel-itinerary-planning-with-two-stops-rome",
+]
+
+
+@pytest.mark.parametrize("repeat", [1, 2])
+async def test_two_cases_sharing_a_long_prefix_never_look_the_same(repeat):
+    cases = [
+        EvalCase(name=name, agent=LlmAgent(name="a", model=ScriptedLlm(["ok"])), first_message="hi")
+        for name in NAMES
+    ]
+    suite = await run_eval_suite(cases, repeat=repeat)
+    console = Console(width=70, record=True, color_system=None)
+    console.print(suite_table(suite))
+    text = console.export_text()
+    for name in NAMES:
+        assert name in text, text
