@@ -11,6 +11,7 @@ from google.adk.agents import BaseAgent
 from google.adk.apps import App
 from google.genai import types
 
+from .agent_tree import check_model_names, with_models
 from .errors import EvalSetupError
 from .state import flatten_state
 
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from .bridge import Bridge
     from .metrics.types import Metric
     from .mocks import Clock
+    from .models import ModelSpec
 
 __all__ = ["DEFAULT_MAX_TURNS", "EvalCase", "TerminateWhen", "UserAgents"]
 
@@ -148,6 +150,10 @@ class EvalCase:
             status, but suites count a ``failed`` or ``terminated`` run as
             expected; a run that passes anyway fails the suite (strict), so a
             fixed gap is noticed. Errors still count as errors.
+        models: Models for this case only, by agent name (``"*"``: every other
+            `LlmAgent`). The case runs on a copy of the agent tree with them;
+            the agent objects you pass are never changed, so many eval files can
+            script one module-level agent differently.
     """
 
     name: str
@@ -162,6 +168,7 @@ class EvalCase:
     description: str | None = None
     clock: datetime | Clock | None = None
     xfail: str | None = None
+    models: Mapping[str, ModelSpec] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -207,6 +214,13 @@ class EvalCase:
                 f"got {type(self.first_message).__name__}"
             )
         self._check_metrics()
+        if self.models is not None:
+            if not isinstance(self.models, Mapping):
+                raise EvalSetupError(
+                    f'EvalCase `{self.name}`: `models` must map agent names (or "*") to '
+                    f"models, got {type(self.models).__name__}"
+                )
+            check_model_names(self.root_agent, self.models, case=self.name)
         if self.clock is not None and not (
             isinstance(self.clock, datetime) or callable(self.clock)
         ):
@@ -239,6 +253,16 @@ class EvalCase:
             assert isinstance(root, BaseAgent)  # checked in __post_init__
             return root
         return self.agent
+
+    @property
+    def agent_under_test(self) -> BaseAgent | App:
+        """`agent`, or a copy of its tree running on `models` (the original is not changed)."""
+        if not self.models:
+            return self.agent
+        root = with_models(self.root_agent, self.models)
+        if isinstance(self.agent, App):
+            return self.agent.model_copy(update={"root_agent": root})
+        return root
 
     def resolve_clock(self) -> Callable[[], datetime] | None:
         """Returns the case's clock as a function (or None for the system clock)."""

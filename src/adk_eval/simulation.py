@@ -34,6 +34,7 @@ from google.genai import types
 from mongoquery import Query
 
 from ._turns import PendingCall, RunEnd, classify_run, resume_message, tool_response
+from .agent_tree import check_models
 from .bridge import Bridge, YieldInfo
 from .case import EvalCase
 from .errors import EvalRunError, EvalUserAgentError
@@ -91,13 +92,15 @@ class _Simulation:
             compile_state_query(limits.state_matches) if limits.state_matches is not None else None
         )
         self.system = EvalRunner(
-            case.agent,
+            case.agent_under_test,
             case.tool_mocks,
             yield_tools=tuple(case.user_agents.tools),
             clock=case.resolve_clock(),
             max_model_calls=limits.max_model_calls,
         )
         self.users = UserAgentRunner(case.user_agents)
+        for agent in (self.system.root_agent, *self.users.agents):
+            check_models(agent, case=case.name)
         self.session_id = ""
         self.turns = 0
         self.termination: Termination | None = None

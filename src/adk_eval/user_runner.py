@@ -102,6 +102,8 @@ class UserAgentRunner:
                     "session, so give each a distinct name"
                 )
             names[agent.name] = agent
+        self.agents: tuple[BaseAgent, ...] = tuple(agents)
+        """Every distinct user agent of the case."""
         self.session_service = InMemorySessionService()
         # Scripted and human user agents answer without a runner (see _answer_directly).
         self._runners = {

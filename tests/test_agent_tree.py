@@ -1,0 +1,128 @@
+"""Per-case models on a copy of the agent tree, and the model check before a run."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+from google.adk.agents import LlmAgent
+from google.adk.tools import AgentTool
+
+from adk_eval import EvalCase, EvalSetupError, ToolMock, run_eval
+from adk_eval.agent_tree import walk, with_models
+from adk_eval.cli import main
+from adk_eval.testing import ScriptedLlm, tool_call
+
+
+def lookup(q: str) -> dict:
+    """Looks something up (mocked)."""
+    raise AssertionError("never runs")
+
+
+def travel_tree() -> LlmAgent:
+    """A module-level singleton in real code: a sub-agent that holds an AgentTool."""
+    finder = LlmAgent(name="finder", description="Finds flights.", tools=[lookup])
+    planner = LlmAgent(name="planner", description="Plans trips.", tools=[AgentTool(finder)])
+    return LlmAgent(name="concierge", sub_agents=[planner])
+
+
+def scripted_models() -> dict:
+    return {
+        "concierge": ScriptedLlm([tool_call("transfer_to_agent", {"agent_name": "planner"})]),
+        "planner": ScriptedLlm([tool_call("finder", {"request": "flights"}), "Booked."]),
+        "finder": ScriptedLlm([tool_call("lookup", {"q": "PAR"}), "Found AF1."]),
+    }
+
+
+def test_the_copy_runs_other_models_and_the_original_is_untouched():
+    root = travel_tree()
+    models = scripted_models()
+    copy = with_models(root, models)
+    agents = {agent.name: agent for agent, _ in walk(copy)}
+    assert {name: agents[name].model for name in models} == models
+    originals = {agent.name: agent for agent, _ in walk(root)}
+    assert all(originals[name].model == "" for name in models)
+    assert all(agents[name] is not originals[name] for name in models)
+    assert agents["planner"].parent_agent is copy
+    assert agents["planner"].tools[0].agent is agents["finder"]  # the AgentTool's copy
+    assert originals["planner"].tools[0].agent is originals["finder"]
+    assert agents["finder"].tools == originals["finder"].tools  # tools are shared, not copied
+
+
+def test_a_star_gives_every_other_agent_a_model():
+    default = ScriptedLlm(["hi"])
+    copy = with_models(travel_tree(), {"*": default, "finder": ScriptedLlm(["x"])})
+    models = {agent.name: agent.model for agent, _ in walk(copy)}
+    assert models["concierge"] is default
+    assert models["planner"] is default
+    assert models["finder"] is not default
+
+
+async def test_a_case_runs_on_its_models_and_the_shared_agent_keeps_its_own():
+    root = travel_tree()
+    result = await run_eval(
+        EvalCase(
+            name="books",
+            agent=root,
+            models=scripted_models(),
+            tool_mocks={"lookup": ToolMock.returning({"flight": "AF1"})},
+            first_message="a trip to Paris",
+        )
+    )
+    assert result.status == "passed", result.explain()
+    assert [c.name for c in result.trace.nested_tool_calls][-1] == "lookup"
+    assert root.model == ""
+
+
+def test_model_names_are_checked_against_the_tree():
+    with pytest.raises(EvalSetupError, match=r"models names `fnider`.*Did you mean `finder`\?"):
+        EvalCase(name="x", agent=travel_tree(), models={"fnider": "x"}, first_message="hi")
+
+
+async def test_an_agent_without_a_usable_model_is_named_before_anything_runs(monkeypatch):
+    for key in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"):
+        monkeypatch.delenv(key, raising=False)
+    models = scripted_models()
+    del models["finder"]
+    with pytest.raises(
+        EvalSetupError,
+        match=r"agent `finder` inside AgentTool `finder` of `planner` cannot run: model "
+        r"'gemini-.*' needs a Gemini API key.*\(inherited: the agent sets no model\)",
+    ):
+        await run_eval(EvalCase(name="x", agent=travel_tree(), models=models, first_message="hi"))
+
+
+SHARED_AGENT = """
+from google.adk.agents import LlmAgent
+
+root_agent = LlmAgent(name="greeter")
+"""
+
+FILE_A = """
+from shared_agent import root_agent
+
+hello = EvalCase(
+    name="says-hello", agent=root_agent, first_message="hi",
+    models={"greeter": ScriptedLlm(["Hello!"])},
+    metrics=[event_count_metric("said_hello", "agent_message",
+                                lambda m: m.text == "Hello!", lambda n: n == 1)],
+)
+"""
+
+FILE_B = """
+from shared_agent import root_agent
+
+bye = EvalCase(
+    name="says-bye", agent=root_agent, first_message="bye",
+    models={"greeter": ScriptedLlm(["Goodbye!"])},
+    metrics=[event_count_metric("said_bye", "agent_message",
+                                lambda m: m.text == "Goodbye!", lambda n: n == 1)],
+)
+"""
+
+
+def test_two_eval_files_script_one_shared_agent_each_their_own_way(write_evals, monkeypatch):
+    root = write_evals({"shared_agent.py": SHARED_AGENT, "a_eval.py": FILE_A, "b_eval.py": FILE_B})
+    monkeypatch.syspath_prepend(str(root))
+    result = CliRunner().invoke(main, ["run", str(root), "--no-store"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "2 passed" in result.output
