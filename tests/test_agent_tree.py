@@ -126,3 +126,29 @@ def test_two_eval_files_script_one_shared_agent_each_their_own_way(write_evals, 
     result = CliRunner().invoke(main, ["run", str(root), "--no-store"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "2 passed" in result.output
+
+
+MUTATES_A = """
+from shared_agent import root_agent
+
+root_agent.model = ScriptedLlm(["Hello!"])
+hello = EvalCase(name="says-hello", agent=root_agent, first_message="hi")
+"""
+
+MUTATES_B = """
+from shared_agent import root_agent
+
+root_agent.model = ScriptedLlm(["Goodbye!"])
+bye = EvalCase(name="says-bye", agent=root_agent, first_message="bye")
+"""
+
+
+def test_two_eval_files_that_set_one_shared_agents_model_get_a_warning(write_evals, monkeypatch):
+    root = write_evals(
+        {"shared_agent.py": SHARED_AGENT, "a_eval.py": MUTATES_A, "b_eval.py": MUTATES_B}
+    )
+    monkeypatch.syspath_prepend(str(root))
+    result = CliRunner().invoke(main, ["run", str(root), "--no-store"], catch_exceptions=False)
+    assert "adk-eval: warning: " in result.output
+    assert "changed the model of agent `greeter`, which cases of" in result.output
+    assert 'EvalCase(models={"greeter": ...})' in result.output

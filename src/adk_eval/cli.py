@@ -11,6 +11,7 @@ import os
 import shlex
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -20,7 +21,13 @@ from rich.console import Console
 
 from . import __version__
 from .cli_output import LiveProgress, comparison_table, runs_table, suite_table, summary_line
-from .discovery import DiscoveredCase, DiscoveryError, discover, filter_cases
+from .discovery import (
+    DiscoveredCase,
+    DiscoveryError,
+    SharedModelWarning,
+    discover,
+    filter_cases,
+)
 from .errors import AdkEvalError
 from .models import (
     ROLE_ENV,
@@ -97,10 +104,19 @@ def _configure_models(model: str | None, user_model: str | None, judge_model: st
 
 def _discover(paths: tuple[str, ...], keyword: str | None) -> list[DiscoveredCase]:
     try:
-        found = discover(paths)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", SharedModelWarning)
+            found = discover(paths)
         selected = filter_cases(found, keyword)
     except DiscoveryError as error:
         _fail(str(error))
+    for warning in caught:
+        if issubclass(warning.category, SharedModelWarning):
+            click.echo(f"adk-eval: warning: {warning.message}", err=True)
+        else:
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
     if not selected:
         names = ", ".join(f.case.name for f in found)
         _fail(f"no case matches -k {keyword!r} (found: {names})", EXIT_NO_CASES)

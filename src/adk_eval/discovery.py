@@ -15,7 +15,9 @@ starting with ``_`` are left out. A file inside a package (its folder has an
 
 Every problem is one `DiscoveryError` line: a path that does not exist, a file
 that fails to import (with the file and line), an eval file with no cases, two
-cases with one name.
+cases with one name. An eval file that changes the model of an agent object
+that an earlier file's cases run (``root_agent.model = ScriptedLlm(...)`` in
+two files) gets a `SharedModelWarning`: only the last model set would run.
 """
 
 from __future__ import annotations
@@ -26,17 +28,24 @@ import importlib.util
 import re
 import sys
 import traceback
-from collections.abc import Iterable, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
+from google.adk.agents import LlmAgent
+
+from .agent_tree import walk
 from .case import EvalCase
 from .errors import AdkEvalError
 
 __all__ = [
     "DiscoveredCase",
     "DiscoveryError",
+    "SharedModelWarning",
     "discover",
     "filter_cases",
     "import_file",
@@ -170,28 +179,31 @@ def discover(paths: Sequence[str | Path]) -> list[DiscoveredCase]:
     Raises:
         DiscoveryError: With one line naming the problem (see the module doc).
     """
-    modules: list[tuple[str, ModuleType]] = []
+    loaders: list[tuple[str, Callable[[], ModuleType]]] = []
     for raw in paths:
         path = Path(raw)
         if path.is_file():
             if path.suffix != ".py":
                 raise DiscoveryError(f"{path} is not a Python file")
-            modules.append((str(path), import_file(path)))
+            loaders.append((str(path), partial(import_file, path)))
         elif path.is_dir():
             files = _eval_files(path)
             if not files:
                 raise DiscoveryError(
                     f"no eval files under {path} (looked for {', '.join(EVAL_FILE_PATTERNS)})"
                 )
-            modules.extend((str(file), import_file(file)) for file in files)
+            loaders.extend((str(file), partial(import_file, file)) for file in files)
         elif looks_like_module(str(raw)) and importlib.util.find_spec(str(raw).split(".")[0]):
-            modules.append((str(raw), import_module(str(raw))))
+            loaders.append((str(raw), partial(import_module, str(raw))))
         else:
             raise DiscoveryError(f"no such file, folder or module: {raw}")
 
     discovered: list[DiscoveredCase] = []
     owners: dict[str, str] = {}
-    for source, module in modules:
+    models = _ModelWatch()
+    for source, load in loaders:
+        module = load()
+        models.check(source)
         cases = _cases_in(module)
         if not cases:
             raise DiscoveryError(
@@ -208,7 +220,38 @@ def discover(paths: Sequence[str | Path]) -> list[DiscoveredCase]:
                 )
             owners[case.name] = f"{source}:{attribute}"
             discovered.append(DiscoveredCase(case=case, source=source, attribute=attribute))
+            models.watch(case, source)
     return discovered
+
+
+class SharedModelWarning(UserWarning):
+    """Two eval files set the model of one shared agent object: one of them loses."""
+
+
+class _ModelWatch:
+    """Notices an eval file that changes the model of an agent an earlier file's case runs."""
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[LlmAgent, Any, str]] = {}
+
+    def watch(self, case: EvalCase, source: str) -> None:
+        for agent, _ in walk(case.root_agent):
+            if isinstance(agent, LlmAgent) and id(agent) not in self._seen:
+                self._seen[id(agent)] = (agent, agent.model, source)
+
+    def check(self, source: str) -> None:
+        for key, (agent, model, first) in list(self._seen.items()):
+            if agent.model is model:
+                continue
+            warnings.warn(
+                f"{source} changed the model of agent `{agent.name}`, which cases of {first} "
+                "also run: every case now runs on the last model set, not its own. Give each "
+                f'case its model with EvalCase(models={{"{agent.name}": ...}}) instead of '
+                "setting it on the shared agent.",
+                SharedModelWarning,
+                stacklevel=2,
+            )
+            self._seen[key] = (agent, agent.model, source)
 
 
 _TOKEN = re.compile(r"\s*(\(|\)|[^\s()]+)")
