@@ -32,7 +32,8 @@ from google.genai import types
 
 from ._turns import DEFAULT_USER_ID, agent_app, user_content
 from .errors import AdkEvalError, EvalSetupError
-from .interception import TOOL_ERROR_CODE, InterceptionPlugin, ToolPolicy
+from .interception import ToolPolicy
+from .interception_plugin import TOOL_ERROR_CODE, InterceptionPlugin
 from .state import flatten_state
 from .termination import ModelCallLimit
 
