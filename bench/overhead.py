@@ -93,7 +93,7 @@ def make_case(agent: LlmAgent, turns: int) -> EvalCase:
         ),
         initial_state={"session": {"n": 0}},
         first_message="Start.",
-        terminate_when=TerminateWhen(max_turns=2 * turns + 1),  # checked, never reached
+        terminate_when=TerminateWhen(max_turns=2 * turns),  # checked, never reached
         metrics=[
             state_metric("n", "session", "n", lambda v: v == 0),
             event_count_metric(
@@ -148,7 +148,8 @@ async def through_harness(agent: LlmAgent, turns: int) -> None:
     """(b) The same conversation through run_eval."""
     result = await run_eval(make_case(agent, turns))
     assert result.status == "passed", result.explain()
-    assert result.turns == 2 * turns, result.turns  # per turn: the yield's answer, the next message
+    # Per turn the yield's answer and the next message; the last turn's STOP is not a turn.
+    assert result.turns == 2 * turns - 1, result.turns
 
 
 def _kind(part: Any) -> str:

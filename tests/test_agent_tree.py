@@ -8,8 +8,8 @@ from google.adk.agents import LlmAgent
 from google.adk.tools import AgentTool
 
 from adk_eval import EvalCase, EvalSetupError, ToolMock, run_eval
-from adk_eval.agent_tree import walk, with_models
-from adk_eval.cli import main
+from adk_eval._agent_tree import walk, with_models
+from adk_eval._cli import main
 from adk_eval.testing import ScriptedLlm, tool_call
 
 

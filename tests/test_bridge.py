@@ -10,7 +10,7 @@ from google.adk.sessions import Session
 from google.adk.tools import LongRunningFunctionTool
 
 from adk_eval import STOP, Bridge, EvalCase, ScriptedUserAgent, UserAgents, YieldInfo, run_eval
-from adk_eval.bridge import default_format_prompt, default_format_response
+from adk_eval._bridge import default_format_prompt, default_format_response
 from adk_eval.testing import ScriptedLlm, model_turn_index, tool_call
 
 

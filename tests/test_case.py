@@ -4,7 +4,7 @@ import pytest
 from google.adk.agents import LlmAgent
 
 from adk_eval import EvalCase, EvalSetupError, ScriptedUserAgent, TerminateWhen, UserAgents
-from adk_eval.case import DEFAULT_MAX_TURNS
+from adk_eval._case import DEFAULT_MAX_TURNS
 from adk_eval.metrics import state_metric
 from adk_eval.testing import ScriptedLlm
 

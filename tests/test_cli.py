@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from adk_eval.cli import main
+from adk_eval._cli import main
 from adk_eval.reporting import RunStore, load_report_schema
 
 MIXED = """

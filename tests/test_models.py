@@ -6,8 +6,8 @@ import pytest
 from click.testing import CliRunner
 from google.adk.models.lite_llm import LiteLlm
 
-from adk_eval.cli import main
-from adk_eval.errors import EvalSetupError
+from adk_eval._cli import main
+from adk_eval._errors import EvalSetupError
 from adk_eval.models import (
     configured_model,
     default_judge_model,

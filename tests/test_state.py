@@ -3,7 +3,7 @@
 import pytest
 
 from adk_eval import EvalSetupError, replace_value
-from adk_eval.state import ScopedState, flatten_state, merge_changes, scoped_view, state_key
+from adk_eval._state import ScopedState, flatten_state, merge_changes, scoped_view, state_key
 
 
 def test_scopes_map_to_adk_prefixes():

@@ -7,9 +7,9 @@ from google.adk.agents import LlmAgent
 from google.adk.tools import AgentTool
 
 from adk_eval import EvalCase, ToolMock, run_eval
+from adk_eval._transcript import render_transcript
 from adk_eval.metrics import event_count_metric, trajectory_match
 from adk_eval.testing import ScriptedLlm, tool_call
-from adk_eval.transcript import render_transcript
 
 
 def lookup(q: str) -> dict:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from adk_eval import EvalTrace
+from adk_eval._transcript import render_transcript
 from adk_eval.testing import function_response_event, text_event, tool_call_event, user_event
-from adk_eval.transcript import render_transcript
 
 
 def test_renders_turns_calls_results_errors_and_state():

@@ -11,6 +11,7 @@ from google.adk.events import Event
 from google.adk.plugins.base_plugin import BasePlugin
 from google.genai import types
 
+from adk_eval._errors import EvalSetupError
 from adk_eval._turns import (
     DEFAULT_USER_ID,
     PendingCall,
@@ -26,7 +27,6 @@ from adk_eval._turns import (
     tool_response,
     user_content,
 )
-from adk_eval.errors import EvalSetupError
 from adk_eval.testing import (
     ScriptedLlm,
     function_response_event,

@@ -8,8 +8,8 @@ from google.adk.tools import LongRunningFunctionTool
 from pydantic import BaseModel
 
 from adk_eval import STOP, STOP_SIGNAL, EvalCase, ScriptedUserAgent, UserAgents, run_eval
+from adk_eval._user_agents import is_stop_signal
 from adk_eval.testing import ScriptedLlm, tool_call
-from adk_eval.user_agents import is_stop_signal
 
 
 def chatty_system() -> LlmAgent:
@@ -139,8 +139,8 @@ def _record(events):
 
 
 async def _answers(agent, prompts):
-    from adk_eval.bridge import YieldInfo
-    from adk_eval.user_runner import UserAgentRunner
+    from adk_eval._bridge import YieldInfo
+    from adk_eval._user_runner import UserAgentRunner
 
     users = UserAgentRunner(UserAgents(loop=agent))
     await users.start()
@@ -157,7 +157,7 @@ def _counting_step(ctx):
 
 
 async def test_scripted_agent_answers_directly_with_the_events_a_runner_would_append():
-    from adk_eval.user_agents import answers_directly
+    from adk_eval._user_agents import answers_directly
 
     direct = ScriptedUserAgent(name="p", step=_counting_step)
     # Any agent callback sends the agent through a real ADK runner invocation.
@@ -186,7 +186,7 @@ async def test_scripted_agent_answers_directly_with_the_events_a_runner_would_ap
 
 
 async def test_a_subclass_that_overrides_its_run_goes_through_the_runner():
-    from adk_eval.user_agents import answers_directly
+    from adk_eval._user_agents import answers_directly
 
     class Custom(ScriptedUserAgent):
         async def _run_async_impl(self, ctx):

@@ -6,8 +6,15 @@ import json
 
 from google.adk.sessions import Session
 
-from adk_eval import Bridge, EvalCase, TerminateWhen, ToolMock, UserAgents, YieldInfo
-from adk_eval.bridge import default_format_prompt
+from adk_eval import (
+    Bridge,
+    EvalCase,
+    TerminateWhen,
+    ToolMock,
+    UserAgents,
+    YieldInfo,
+    default_format_prompt,
+)
 from adk_eval.metrics import (
     event_count_metric,
     llm_judge,

@@ -24,65 +24,77 @@ from typing import TYPE_CHECKING, Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 if TYPE_CHECKING:
-    from .bridge import Bridge, YieldInfo, with_state_change
-    from .case import EvalCase, TerminateWhen, UserAgents
-    from .errors import (
+    from ._bridge import (
+        Bridge,
+        YieldInfo,
+        default_format_prompt,
+        default_format_response,
+        with_state_change,
+    )
+    from ._case import EvalCase, TerminateWhen, UserAgents
+    from ._discovery import SharedModelWarning
+    from ._errors import (
         AdkEvalError,
         EvalRunError,
         EvalSetupError,
         EvalToolError,
         EvalUserAgentError,
     )
-    from .metrics.scoring import score_session
-    from .mocks import MockToolContext, ToolMock
-    from .result import EvalErrorInfo, EvalResult, TokenUsage
-    from .runner import EvalRunner
-    from .simulation import run_eval
-    from .state import replace_value
-    from .suite import CaseStats, EvalSuiteResult, run_eval_suite
-    from .termination import Termination
-    from .trace import EvalTrace
-    from .user_agents import STOP, STOP_SIGNAL, HumanUserAgent, ScriptContext, ScriptedUserAgent
+    from ._mocks import MockToolContext, ToolMock
+    from ._result import EvalErrorInfo, EvalResult, TokenUsage
+    from ._runner import EvalRunner
+    from ._simulation import run_eval
+    from ._state import replace_value
+    from ._suite import CaseStats, EvalSuiteResult, run_eval_suite
+    from ._termination import Termination
+    from ._trace import EvalTrace, NestedEvent
+    from ._user_agents import STOP, STOP_SIGNAL, HumanUserAgent, ScriptContext, ScriptedUserAgent
+    from .metrics._scoring import score_session
 
 __version__ = "0.1.0"
 
 _EXPORTS = {
     # the case
-    "EvalCase": "case",
-    "UserAgents": "case",
-    "TerminateWhen": "case",
-    "Bridge": "bridge",
-    "YieldInfo": "bridge",
+    "EvalCase": "_case",
+    "UserAgents": "_case",
+    "TerminateWhen": "_case",
+    "Bridge": "_bridge",
+    "YieldInfo": "_bridge",
+    "default_format_prompt": "_bridge",
+    "default_format_response": "_bridge",
     # tools
-    "ToolMock": "mocks",
-    "MockToolContext": "mocks",
+    "ToolMock": "_mocks",
+    "MockToolContext": "_mocks",
     # user agents
-    "ScriptedUserAgent": "user_agents",
-    "HumanUserAgent": "user_agents",
-    "ScriptContext": "user_agents",
-    "STOP": "user_agents",
-    "STOP_SIGNAL": "user_agents",
-    "with_state_change": "bridge",
-    "replace_value": "state",
+    "ScriptedUserAgent": "_user_agents",
+    "HumanUserAgent": "_user_agents",
+    "ScriptContext": "_user_agents",
+    "STOP": "_user_agents",
+    "STOP_SIGNAL": "_user_agents",
+    "with_state_change": "_bridge",
+    "replace_value": "_state",
     # running
-    "EvalRunner": "runner",
-    "run_eval": "simulation",
-    "run_eval_suite": "suite",
-    "score_session": "metrics.scoring",
+    "EvalRunner": "_runner",
+    "run_eval": "_simulation",
+    "run_eval_suite": "_suite",
+    "score_session": "metrics._scoring",
     # results
-    "EvalResult": "result",
-    "EvalSuiteResult": "suite",
-    "CaseStats": "suite",
-    "EvalErrorInfo": "result",
-    "EvalTrace": "trace",
-    "Termination": "termination",
-    "TokenUsage": "result",
+    "EvalResult": "_result",
+    "EvalSuiteResult": "_suite",
+    "CaseStats": "_suite",
+    "EvalErrorInfo": "_result",
+    "EvalTrace": "_trace",
+    "NestedEvent": "_trace",
+    "Termination": "_termination",
+    "TokenUsage": "_result",
     # errors
-    "AdkEvalError": "errors",
-    "EvalSetupError": "errors",
-    "EvalRunError": "errors",
-    "EvalToolError": "errors",
-    "EvalUserAgentError": "errors",
+    "AdkEvalError": "_errors",
+    "EvalSetupError": "_errors",
+    "EvalRunError": "_errors",
+    "EvalToolError": "_errors",
+    "EvalUserAgentError": "_errors",
+    # warnings
+    "SharedModelWarning": "_discovery",
 }
 
 __all__ = [
@@ -92,6 +104,8 @@ __all__ = [
     "TerminateWhen",
     "Bridge",
     "YieldInfo",
+    "default_format_prompt",
+    "default_format_response",
     # tools
     "ToolMock",
     "MockToolContext",
@@ -114,6 +128,7 @@ __all__ = [
     "CaseStats",
     "EvalErrorInfo",
     "EvalTrace",
+    "NestedEvent",
     "Termination",
     "TokenUsage",
     # errors
@@ -122,6 +137,8 @@ __all__ = [
     "EvalRunError",
     "EvalToolError",
     "EvalUserAgentError",
+    # warnings
+    "SharedModelWarning",
 ]
 
 

@@ -1,5 +1,5 @@
 """``python -m adk_eval`` is the `adk-eval` command."""
 
-from .cli import main
+from ._cli import main
 
 main(prog_name="adk-eval")

@@ -28,7 +28,7 @@ from google.adk.events import Event
 from google.adk.plugins.base_plugin import BasePlugin
 from google.genai import types
 
-from .errors import EvalSetupError
+from ._errors import EvalSetupError
 
 __all__ = [
     "CONFIRMATION_CALL",

@@ -2,7 +2,7 @@
 
 A model is a Gemini name (``"gemini-2.5-flash"``), any LiteLLM
 ``provider/model`` (``"openai/gpt-4o-mini"``, ``"anthropic/..."``, ``"ollama/..."``),
-``"local"`` (the embedded SmolLM2, see `adk_eval.local_model`) or a `BaseLlm`
+``"local"`` (the embedded SmolLM2, see docs/models.md) or a `BaseLlm`
 object. Names are resolved by ADK's own registry, so anything ADK runs works.
 
 Roles and where they are configured, first match wins:
@@ -33,7 +33,7 @@ from typing import Literal, TypeAlias
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.registry import LLMRegistry
 
-from .errors import EvalSetupError
+from ._errors import EvalSetupError
 
 __all__ = [
     "DEFAULT_JUDGE_MODEL",
@@ -123,7 +123,7 @@ def resolve_model(spec: ModelSpec) -> BaseLlm:
     if problem is not None:
         raise EvalSetupError(problem)
     if spec == LOCAL:
-        from .local_model import LocalLlm
+        from ._local_model import LocalLlm
 
         return LocalLlm()
     try:
@@ -152,7 +152,7 @@ def missing_credentials(spec: ModelSpec) -> str | None:
     if not isinstance(spec, str):
         return None
     if spec == LOCAL:
-        from .local_model import local_model_status
+        from ._local_model import local_model_status
 
         return local_model_status()
     if _is_gemini_name(spec):
@@ -197,7 +197,7 @@ def _key_status(name: str, keys: tuple[str, ...], extra: str = "") -> ProviderSt
 
 def provider_statuses() -> list[ProviderStatus]:
     """The providers a user can pick, and whether each is ready here."""
-    from .local_model import local_model_status
+    from ._local_model import local_model_status
 
     gemini = (
         ProviderStatus("gemini", True, "Vertex AI (GOOGLE_GENAI_USE_VERTEXAI)")

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from .case import EvalCase
-    from .suite import EvalSuiteResult
+    from ._case import EvalCase
+    from ._suite import EvalSuiteResult
 
 __all__ = ["EvalChecker"]
 
@@ -81,7 +81,7 @@ class EvalChecker:
 
     async def run(self, case: EvalCase) -> EvalSuiteResult:
         """Runs `case` `repeat` times and records the outcome in the test's properties."""
-        from .suite import run_eval_suite
+        from ._suite import run_eval_suite
 
         suite = await run_eval_suite([case], max_concurrency=self.concurrency, repeat=self.repeat)
         self._record(suite)

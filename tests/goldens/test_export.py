@@ -1,4 +1,4 @@
-"""to_eval_case: one invocation per user turn, tool errors as error responses."""
+"""to_golden: one invocation per user turn, tool errors as error responses."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from google.adk.evaluation.eval_set import EvalSet
 from google.adk.sessions import Session
 
 from adk_eval import EvalCase, ScriptedUserAgent, ToolMock, UserAgents, run_eval
-from adk_eval.goldens import golden_eval_id, snake_case, to_eval_case
+from adk_eval.goldens import snake_case, to_eval_case, to_golden
+from adk_eval.goldens._export import golden_eval_id
 from adk_eval.testing import (
     ScriptedLlm,
     function_response_event,
@@ -36,7 +37,7 @@ async def two_turn_run():
 
 async def test_a_run_becomes_one_invocation_per_user_turn():
     result = await two_turn_run()
-    golden = to_eval_case(result)
+    golden = to_golden(result)
 
     assert golden.eval_id.startswith("calculator_20")
     first, second = golden.conversation
@@ -75,7 +76,7 @@ async def test_tool_errors_become_typed_error_responses():
             },
         )
     )
-    golden = to_eval_case(result, eval_id="fixed-id")
+    golden = to_golden(result, eval_id="fixed-id")
 
     assert golden.eval_id == "fixed-id"
     responses = [r.response for r in golden.conversation[0].intermediate_data.tool_responses]
@@ -100,7 +101,7 @@ def test_a_session_works_too_and_hidden_state_events_are_skipped():
             text_event("bot", "Escalated.", invocation_id="i1"),
         ],
     )
-    golden = to_eval_case(session, agent_name="HelpDesk", app_name="helpdesk")
+    golden = to_golden(session, agent_name="HelpDesk", app_name="helpdesk")
 
     [invocation] = golden.conversation
     assert invocation.invocation_id == "i1"
@@ -113,7 +114,7 @@ def test_a_session_works_too_and_hidden_state_events_are_skipped():
 def test_no_user_turn_is_an_error():
     session = Session(id="s", app_name="a", user_id="u", events=[text_event("bot", "hi")])
     with pytest.raises(ValueError, match="no user message"):
-        to_eval_case(session)
+        to_golden(session)
 
 
 def test_ids_are_the_snake_case_agent_name_and_a_timestamp():
@@ -130,6 +131,19 @@ async def test_a_runs_golden_is_named_after_the_root_agent_not_the_first_to_spea
     root = SequentialAgent(name="front_desk", sub_agents=[intake, billing])
     result = await run_eval(EvalCase(name="t", agent=root, first_message="refund"))
     assert [e.author for e in result.events if e.author != "user"] == ["intake", "billing"]
-    golden = to_eval_case(result)
+    golden = to_golden(result)
     assert golden.eval_id.startswith("front_desk_20")
     assert golden.session_input.app_name == "front_desk"
+
+
+async def test_the_old_to_eval_case_name_still_exports_but_warns():
+    result = await run_eval(
+        EvalCase(
+            name="alias", agent=LlmAgent(name="a", model=ScriptedLlm(["hi"])), first_message="yo"
+        )
+    )
+    with pytest.warns(DeprecationWarning, match="use to_golden"):
+        golden = to_eval_case(result, eval_id="same")
+    assert golden.model_dump(exclude={"creation_timestamp"}) == to_golden(
+        result, eval_id="same"
+    ).model_dump(exclude={"creation_timestamp"})

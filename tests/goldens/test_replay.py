@@ -10,7 +10,7 @@ from adk_eval.goldens import (
     eval_case_from_golden,
     expected_trajectories,
     load_goldens,
-    to_eval_case,
+    to_golden,
 )
 from adk_eval.metrics import ExpectedCall
 from adk_eval.testing import ScriptedLlm, tool_call
@@ -30,7 +30,7 @@ async def golden_file(tmp_path):
         )
     )
     path = tmp_path / "calculator.evalset.json"
-    append_eval_case(path, to_eval_case(result, eval_id="two_questions"), "calculator")
+    append_eval_case(path, to_golden(result, eval_id="two_questions"), "calculator")
     return path
 
 

@@ -10,7 +10,7 @@ from adk_eval.goldens import (
     eval_case_from_golden,
     expected_trajectories,
     recorded_user_agent,
-    to_eval_case,
+    to_golden,
 )
 from adk_eval.metrics import trajectory_match
 from adk_eval.testing import ScriptedLlm, tool_call
@@ -87,7 +87,7 @@ async def test_a_confirmation_agent_round_trips_through_export_and_replay():
         )
     )
     assert original.status == "passed", original.explain()
-    golden = to_eval_case(original, "confirm")
+    golden = to_golden(original, "confirm")
     names = [c.name for inv in golden.conversation for c in inv.intermediate_data.tool_uses]
     assert names == ["transfer", "adk_request_confirmation"] * 2
     # the agent's own golden matches its run exactly, confirmation requests included
@@ -103,7 +103,7 @@ async def test_a_confirmation_agent_round_trips_through_export_and_replay():
 async def test_a_long_running_tool_agent_round_trips_through_export_and_replay():
     original = await run_eval(hitl_case())
     assert original.status == "passed", original.explain()
-    golden = to_eval_case(original, "hitl")
+    golden = to_golden(original, "hitl")
     assert [c.name for c in expected_trajectories_of(golden)] == ["ask_manager", "ask_manager"]
 
     replay = await run_eval(eval_case_from_golden(golden, approver()))
@@ -115,7 +115,7 @@ async def test_a_long_running_tool_agent_round_trips_through_export_and_replay()
 
 async def test_the_recording_prefers_the_call_with_the_same_args_and_says_when_it_runs_out():
     original = await run_eval(hitl_case())
-    golden = to_eval_case(original, "hitl")
+    golden = to_golden(original, "hitl")
     swapped = LlmAgent(
         name="approver",
         model=ScriptedLlm(

@@ -10,7 +10,7 @@ from google.adk.agents import LlmAgent
 
 from adk_eval import EvalCase, EvalSetupError, EvalTrace, run_eval
 from adk_eval.metrics import llm_judge
-from adk_eval.metrics.judge import parse_verdict
+from adk_eval.metrics._judge import parse_verdict
 from adk_eval.testing import (
     ScriptedLlm,
     function_response_event,

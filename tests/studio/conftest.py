@@ -17,9 +17,9 @@ from google.adk.tools import LongRunningFunctionTool
 
 from adk_eval import STOP, EvalCase, ScriptedUserAgent, TerminateWhen, ToolMock, UserAgents
 from adk_eval.metrics import state_metric
-from adk_eval.studio.config import SimulatedAgentConfig, StudioTarget
-from adk_eval.studio.engine import StudioEngine
-from adk_eval.studio.server import create_app
+from adk_eval.studio._config import SimulatedAgentConfig, StudioTarget
+from adk_eval.studio._engine import StudioEngine
+from adk_eval.studio._server import create_app
 from adk_eval.testing import ScriptedLlm, tool_call
 from examples.toolbox.agent import root_agent, structured_agent
 

@@ -7,10 +7,10 @@ import asyncio
 import pytest
 
 from adk_eval import STOP, YieldInfo
-from adk_eval.studio.broker import Broker
-from adk_eval.studio.errors import StudioError
-from adk_eval.studio.notify import Notifier
-from adk_eval.studio.store import SessionRow, StudioStore
+from adk_eval.studio._broker import Broker
+from adk_eval.studio._errors import StudioError
+from adk_eval.studio._notify import Notifier
+from adk_eval.studio._store import SessionRow, StudioStore
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ from google.adk.agents import LlmAgent
 from google.adk.tools import LongRunningFunctionTool
 
 from adk_eval.goldens import load_eval_set
-from adk_eval.studio.config import SimulatedAgentConfig, StudioTarget
-from adk_eval.studio.engine import StudioEngine, StudioError
+from adk_eval.studio._config import SimulatedAgentConfig, StudioTarget
+from adk_eval.studio._engine import StudioEngine, StudioError
 from adk_eval.testing import ScriptedLlm
 
 from .conftest import agent_targets, clinic_case, wait_for

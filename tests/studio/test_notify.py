@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from adk_eval.studio.notify import Notifier
+from adk_eval.studio._notify import Notifier
 
 
 async def test_wait_for_change_returns_the_sessions_changed_since_a_version():

@@ -6,9 +6,9 @@ import sqlite3
 
 import pytest
 
-from adk_eval.studio.errors import StudioError
-from adk_eval.studio.kinds import played_tool
-from adk_eval.studio.store import SessionRow, StudioStore
+from adk_eval.studio._errors import StudioError
+from adk_eval.studio._kinds import played_tool
+from adk_eval.studio._store import SessionRow, StudioStore
 
 
 @pytest.fixture

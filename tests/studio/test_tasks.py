@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from adk_eval.studio.tasks import SessionTasks, current_session
+from adk_eval.studio._tasks import SessionTasks, current_session
 
 
 async def test_a_task_knows_its_session_and_reports_when_it_ends():

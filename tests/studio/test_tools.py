@@ -11,9 +11,9 @@ from google.adk.sessions import InMemorySessionService
 from google.adk.tools import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 
-from adk_eval.studio.errors import StudioError
-from adk_eval.studio.notify import Notifier
-from adk_eval.studio.tools import ToolRunner
+from adk_eval.studio._errors import StudioError
+from adk_eval.studio._notify import Notifier
+from adk_eval.studio._tools import ToolRunner
 from adk_eval.testing import ScriptedLlm
 
 

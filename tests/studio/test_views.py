@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from google.genai import types
 
-from adk_eval.studio.protocol import content_to_json
-from adk_eval.studio.store import RequestRow, SessionRow
-from adk_eval.studio.views import entries_from_contents, session_view
+from adk_eval.studio._protocol import content_to_json
+from adk_eval.studio._store import RequestRow, SessionRow
+from adk_eval.studio._views import entries_from_contents, session_view
 
 CONTENTS = [
     types.Content(role="user", parts=[types.Part(text="What is 5+3?")]),

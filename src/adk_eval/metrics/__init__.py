@@ -9,16 +9,18 @@ Built-in metrics, by what they read:
 * judgement: `llm_judge` (a model reads the transcript and gives a verdict)
 
 Write your own: any object with a `name` and ``evaluate(trace) -> MetricResult``
-(sync or async) is a `Metric`. `score_session` scores a stored ADK session.
+(sync or async) is a `Metric`. `score_session` scores a stored ADK session;
+`render_transcript` renders a trace as the judges read it.
 """
 
-from .events import EventCountMetric, event_count_metric
-from .judge import LlmJudge, llm_judge
-from .query import StateQueryMetric, state_query
-from .scoring import score_session, score_trace
-from .state import StateMetric, state_metric
-from .trajectory import ExpectedCall, TrajectoryMetric, expected_calls_from, trajectory_match
-from .types import Metric, MetricResult
+from .._transcript import render_transcript
+from ._events import EventCountMetric, event_count_metric
+from ._judge import LlmJudge, llm_judge
+from ._query import StateQueryMetric, state_query
+from ._scoring import score_session
+from ._state import StateMetric, state_metric
+from ._trajectory import ExpectedCall, TrajectoryMetric, trajectory_match
+from ._types import Metric, MetricResult
 
 __all__ = [
     # the protocol and its result
@@ -34,12 +36,11 @@ __all__ = [
     "event_count_metric",
     "ExpectedCall",
     "TrajectoryMetric",
-    "expected_calls_from",
     "trajectory_match",
     # judgement
     "LlmJudge",
     "llm_judge",
     # scoring traces and stored sessions
     "score_session",
-    "score_trace",
+    "render_transcript",
 ]

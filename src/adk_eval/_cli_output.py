@@ -1,0 +1,227 @@
+"""What the `adk-eval` command prints: live progress, summary tables, comparisons."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import TracebackType
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+from ._result import EvalResult
+from ._suite import CaseStats, EvalSuiteResult
+from .reporting._compare import Comparison
+from .reporting._store import RunInfo
+
+__all__ = ["LiveProgress", "comparison_table", "runs_table", "suite_table"]
+
+_STYLE = {
+    "passed": "green",
+    "xfailed": "yellow",
+    "failed": "red",
+    "xpassed": "red",
+    "terminated": "magenta",
+    "error": "bold red",
+}
+
+
+def _outcome(result: EvalResult) -> Text:
+    return Text(result.outcome.upper(), style=_STYLE.get(result.outcome, ""))
+
+
+class LiveProgress:
+    """A progress bar with pass/fail counts on a terminal; one line per run elsewhere (CI logs)."""
+
+    def __init__(self, console: Console, total: int) -> None:
+        self.console = console
+        self.total = total
+        self.counts = {"passed": 0, "failed": 0, "error": 0}
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
+        if console.is_terminal:
+            self._progress = Progress(
+                TextColumn("[bold]Running[/]"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[counts]}"),
+                TimeElapsedColumn(),
+                console=console,
+                transient=True,
+            )
+
+    def _counts_text(self) -> str:
+        return " ".join(
+            f"[{_STYLE.get(outcome, '')}]{count} {outcome}[/]"
+            for outcome, count in self.counts.items()
+            if count or outcome in ("passed", "failed", "error")
+        )
+
+    def __enter__(self) -> LiveProgress:
+        if self._progress is not None:
+            self._progress.__enter__()
+            self._task = self._progress.add_task(
+                "run", total=self.total, counts=self._counts_text()
+            )
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._progress is not None:
+            self._progress.__exit__(exc_type, exc, tb)
+
+    def finished(self, result: EvalResult) -> None:
+        """Counts a finished run and shows it."""
+        self.counts[result.outcome] = self.counts.get(result.outcome, 0) + 1
+        if self._progress is not None and self._task is not None:
+            self._progress.update(self._task, advance=1, counts=self._counts_text())
+        else:
+            done = sum(self.counts.values())
+            line = Text.assemble(
+                f"[{done}/{self.total}] ",
+                _outcome(result),
+                f" {result.name}"
+                + (f" #{result.attempt}" if result.attempt else "")
+                + f" ({result.turns} turns, {result.duration_ms / 1000:.1f}s)",
+            )
+            self.console.print(line, highlight=False)
+
+
+def _failed_metrics(result: EvalResult) -> str:
+    if result.error is not None:
+        return f"error in {result.error.phase}: {result.error.message.splitlines()[0][:80]}"
+    names = list(result.failed_metrics)
+    if result.termination_reason in ("max_turns", "max_duration", "max_model_calls"):
+        names.append(f"({result.termination_reason})")
+    return ", ".join(names)
+
+
+def suite_table(suite: EvalSuiteResult) -> Table:
+    """One row per run (repeat 1) or per case (with repeats)."""
+    table = Table(title=None, show_lines=False, header_style="bold")
+    names = [result.name for result in suite.results] + list(suite.not_run)
+    # Case names are never cut (two names sharing a prefix must not look alike): the
+    # column keeps its width and folds what does not fit; the others give way.
+    table.add_column("Case", min_width=min(max(map(len, names), default=4), 60), overflow="fold")
+    if suite.repeat == 1:
+        for column in ("Status", "Turns", "Duration", "Failed metrics"):
+            table.add_column(column, justify="right" if column in ("Turns", "Duration") else "left")
+        for result in suite.results:
+            table.add_row(
+                result.name,
+                _outcome(result),
+                str(result.turns),
+                f"{result.duration_ms / 1000:.1f}s",
+                _failed_metrics(result),
+            )
+    else:
+        for column in (
+            "pass^k",
+            "pass@k",
+            "Pass rate",
+            "Label",
+            "Mean turns",
+            "Failed metrics",
+        ):
+            table.add_column(column)
+        for stats in suite.cases:
+            table.add_row(*_case_row(stats))
+    for name in suite.not_run:
+        if suite.repeat == 1:
+            table.add_row(name, Text("NOT RUN", style="dim"), "", "", "")
+    return table
+
+
+def _case_row(stats: CaseStats) -> list[str | Text]:
+    runs = stats.runs
+    mean_turns = sum(r.turns for r in runs) / len(runs) if runs else 0.0
+    failed: set[str] = set()
+    for result in runs:
+        failed.update(_failed_metrics(result).split(", ") if not result.passed else [])
+    label_style = {"stable-pass": "green", "flaky": "yellow", "stable-fail": "red"}[stats.label]
+    return [
+        stats.name,
+        Text("yes" if stats.pass_hat_k else "no", style="green" if stats.pass_hat_k else "red"),
+        Text("yes" if stats.pass_at_k else "no", style="green" if stats.pass_at_k else "red"),
+        f"{stats.passes}/{len(runs)}"
+        + ("" if len(runs) == stats.repeat else f" of {stats.repeat}"),
+        Text(stats.label, style=label_style),
+        f"{mean_turns:.1f}",
+        ", ".join(sorted(f for f in failed if f)),
+    ]
+
+
+def summary_line(suite: EvalSuiteResult) -> Text:
+    """``3 passed, 1 xfailed in 4.2s`` (counts that are zero are left out)."""
+    s = suite.summary
+    order = ["passed", "failed", "errors", "terminated", "xfailed", "xpassed", "not_run"]
+    labels = {"errors": "error(s)", "not_run": "not run"}
+    parts = [
+        Text(f"{s[key]} {labels.get(key, key)}", style=_STYLE.get(key, ""))
+        for key in order
+        if s[key]
+    ]
+    line = Text(", ").join(parts) if parts else Text("no runs")
+    return line.append(f" in {suite.duration_ms / 1000:.1f}s")
+
+
+def runs_table(runs: Sequence[RunInfo]) -> Table:
+    """The stored runs, newest first."""
+    table = Table(header_style="bold")
+    for column in ("Run", "When", "Passed", "Pass rate"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("Command", overflow="fold")
+    for run in runs:
+        table.add_row(
+            str(run.id),
+            run.created_at[:19].replace("T", " "),
+            f"{run.passed}/{run.total}",
+            f"{run.pass_rate:.0%}",
+            run.command,
+        )
+    return table
+
+
+def comparison_table(comparison: Comparison, run_a: int, run_b: int) -> Table:
+    """One row per case: status and pass rate before and after, metric deltas."""
+    table = Table(title=f"run {run_a} -> run {run_b}", header_style="bold")
+    for column in ("Case", "Change", f"Run {run_a}", f"Run {run_b}", "Metric score changes"):
+        table.add_column(column)
+    styles = {
+        "regression": "bold red",
+        "improvement": "green",
+        "unchanged": "dim",
+        "added": "cyan",
+        "removed": "cyan",
+    }
+    for change in comparison.changes:
+
+        def cell(status: str | None, rate: float | None) -> str:
+            if status is None:
+                return "-"
+            return status if rate is None else f"{status} ({rate:.0%})"
+
+        deltas = ", ".join(
+            f"{name} {before:.2f} -> {after:.2f}"
+            for name, (before, after) in change.metric_deltas.items()
+        )
+        table.add_row(
+            change.name,
+            Text(change.kind, style=styles[change.kind]),
+            cell(change.before, change.rate_before),
+            cell(change.after, change.rate_after),
+            deltas,
+        )
+    return table

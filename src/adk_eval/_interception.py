@@ -1,0 +1,260 @@
+"""Tool interception: every tool call of the system agent is checked, safe by default.
+
+`ToolPolicy.build` walks the agent tree once (root, sub-agents, agents inside
+`AgentTool`s, toolsets), resolves `tool_mocks` against the tools it finds, and
+refuses constructs it cannot intercept. `InterceptionPlugin`
+(``interception_plugin.py``) then applies it to every call; only the tool's body
+is replaced, the agent's own tool callbacks run around it:
+
+==================================  =============================================
+the call                            what happens
+==================================  =============================================
+tool has a `ToolMock`               the mock runs instead of the tool's body
+tool is provided (passthrough)      ADK runs the real tool
+framework control tool              ADK runs it (``transfer_to_agent``,
+                                    ``exit_loop``, `AgentTool` wrappers,
+                                    ``finish_task``, ``set_model_response``);
+                                    what runs inside them is intercepted too
+long-running tool, not provided     paused without running it; the simulation
+                                    asks the tool's user agent
+unknown tool name (hallucinated)    ADK answers "tool not found" to the model
+anything else                       the run stops with `EvalToolError`
+==================================  =============================================
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from google.adk.agents import BaseAgent, LlmAgent
+from google.adk.agents.readonly_context import ReadonlyContext
+from google.adk.code_executors import BuiltInCodeExecutor
+from google.adk.tools.agent_tool import AgentTool
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.exit_loop_tool import exit_loop
+from google.adk.tools.set_model_response_tool import SetModelResponseTool
+from google.adk.tools.transfer_to_agent_tool import TransferToAgentTool
+
+from ._errors import EvalSetupError
+from ._mocks import ToolMock
+
+__all__ = [
+    "FRAMEWORK_YIELD_TOOLS",
+    "ToolPolicy",
+    "is_control_tool",
+    "is_framework_tool",
+]
+
+FRAMEWORK_YIELD_TOOLS = frozenset({"adk_request_input", "adk_request_confirmation"})
+"""Yielding calls ADK makes on its own (input requests, tool confirmations)."""
+
+_FINISH_TASK_TOOL_NAME = "finish_task"  # ADK's task-mode tool lives in a private module.
+
+
+def is_control_tool(tool: BaseTool) -> bool:
+    """Whether `tool` is one of ADK's own control-flow tools (not a side effect)."""
+    if isinstance(tool, TransferToAgentTool | AgentTool | SetModelResponseTool):
+        return True
+    if getattr(tool, "func", None) is exit_loop:
+        return True
+    return tool.name == _FINISH_TASK_TOOL_NAME and type(tool).__name__ == "FinishTaskTool"
+
+
+def _is_unknown_tool_placeholder(tool: BaseTool) -> bool:
+    # For a name the model made up, ADK passes a bare BaseTool and answers the
+    # call with "tool not found" after the callbacks; nothing runs.
+    return type(tool) is BaseTool
+
+
+def is_framework_tool(tool: BaseTool) -> bool:
+    """Whether ADK runs `tool` as part of its own machinery (no side effect of the agent's).
+
+    ADK's control tools (see `is_control_tool`) and its placeholder for a tool
+    name the model made up.
+    """
+    return _is_unknown_tool_placeholder(tool) or is_control_tool(tool)
+
+
+@dataclass
+class _Inventory:
+    tools: dict[str, list[BaseTool]] = field(default_factory=dict)
+    owners: dict[int, str] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    agents: dict[str, str] = field(default_factory=dict)
+    """Agent name -> where it sits in the tree (``sub-agent `billing` of `root```)."""
+
+    def add(self, agent: BaseAgent, tool: BaseTool) -> None:
+        same_name = self.tools.setdefault(tool.name, [])
+        if not any(existing is tool for existing in same_name):
+            same_name.append(tool)
+        self.owners.setdefault(id(tool), agent.name)
+
+    @property
+    def yielding_names(self) -> set[str]:
+        names = {
+            name for name, tools in self.tools.items() if any(t.is_long_running for t in tools)
+        }
+        return names | FRAMEWORK_YIELD_TOOLS
+
+
+async def _collect(root: BaseAgent, ctx: ReadonlyContext | None) -> _Inventory:
+    inventory = _Inventory()
+    seen: set[int] = set()
+
+    async def visit(agent: BaseAgent, where: str) -> None:
+        if id(agent) in seen:
+            return
+        seen.add(id(agent))
+        inventory.agents.setdefault(agent.name, where)
+        if isinstance(agent, LlmAgent):
+            executor = agent.code_executor
+            if executor is not None and not isinstance(executor, BuiltInCodeExecutor):
+                inventory.problems.append(
+                    f"Agent `{agent.name}` has a code executor "
+                    f"(`{type(executor).__name__}`) that runs code outside ADK's tool "
+                    "callbacks, so adk_eval cannot intercept it. Evaluate a copy without it: "
+                    "`agent.clone(update={'code_executor': None})`."
+                )
+            for tool in await agent.canonical_tools(ctx):
+                inventory.add(agent, tool)
+                if isinstance(tool, AgentTool):
+                    await visit(
+                        tool.agent,
+                        f"agent `{tool.agent.name}` inside AgentTool `{tool.name}` of "
+                        f"`{agent.name}`",
+                    )
+        for sub_agent in agent.sub_agents:
+            await visit(sub_agent, f"sub-agent `{sub_agent.name}` of `{agent.name}`")
+
+    await visit(root, f"agent `{root.name}`")
+    return inventory
+
+
+@dataclass(frozen=True)
+class _Passthrough:
+    tools: tuple[BaseTool, ...]
+
+    def allows(self, tool: BaseTool) -> bool:
+        return any(tool is allowed for allowed in self.tools) or any(
+            getattr(tool, "func", None) is getattr(allowed, "func", object())
+            for allowed in self.tools
+        )
+
+
+def _did_you_mean(name: str, choices: Iterable[str]) -> str:
+    choices = sorted(choices)
+    close = difflib.get_close_matches(name, choices, n=1)
+    hint = f" Did you mean `{close[0]}`?" if close else ""
+    listed = ", ".join(f"`{c}`" for c in choices) or "(none)"
+    return f"{hint} Tools found: {listed}."
+
+
+@dataclass(frozen=True)
+class ToolPolicy:
+    """The resolved decision table for one case: which tool is mocked, provided or yields."""
+
+    mocks: Mapping[str, ToolMock]
+    passthrough: Mapping[str, _Passthrough]
+    agents: Mapping[str, str] = field(default_factory=dict)
+    """Agent name -> where it sits in the tree, for messages."""
+
+    def describe_agent(self, name: str) -> str:
+        """Where agent `name` sits, e.g. ``sub-agent `billing` of `root```."""
+        return self.agents.get(name, f"agent `{name}`")
+
+    @classmethod
+    async def build(
+        cls,
+        root: BaseAgent,
+        tool_mocks: Mapping[str, Any],
+        *,
+        yield_agents: Iterable[str] = (),
+        ctx: ReadonlyContext | None = None,
+    ) -> ToolPolicy:
+        """Resolves `tool_mocks` and tool user agents against the agent tree.
+
+        Raises:
+            EvalSetupError: For a mock or user agent naming no tool (with a
+                did-you-mean), a value that is neither a `ToolMock` nor the
+                agent's own tool, a name both mocked and answered by a user
+                agent, or a construct adk_eval cannot intercept.
+        """
+        inventory = await _collect(root, ctx)
+        mocks: dict[str, ToolMock] = {}
+        passthrough: dict[str, _Passthrough] = {}
+        for name, value in tool_mocks.items():
+            if not isinstance(name, str):
+                raise EvalSetupError(f"tool_mocks keys must be tool names (str), got {name!r}")
+            candidates = inventory.tools.get(name)
+            if not candidates:
+                raise EvalSetupError(
+                    f"tool_mocks names `{name}`, but agent `{root.name}` has no tool by that "
+                    f"name.{_did_you_mean(name, inventory.tools)}"
+                )
+            if isinstance(value, ToolMock):
+                mocks[name] = value
+                continue
+            matched = tuple(
+                tool
+                for tool in candidates
+                if value is tool or (callable(value) and getattr(tool, "func", None) is value)
+            )
+            if not matched:
+                raise EvalSetupError(_not_the_agents_tool(name, value))
+            passthrough[name] = _Passthrough(matched)
+
+        yield_names = set(yield_agents)
+        for name in yield_names:
+            if name not in inventory.yielding_names:
+                kind = "is not long-running" if name in inventory.tools else "does not exist"
+                raise EvalSetupError(
+                    f"user_agents.tools names `{name}`, but that tool {kind}, so it never "
+                    f"yields. Tools that can yield: "
+                    + ", ".join(f"`{n}`" for n in sorted(inventory.yielding_names))
+                    + "."
+                    + (
+                        f" Did you mean `{close[0]}`?"
+                        if (close := difflib.get_close_matches(name, inventory.yielding_names, 1))
+                        else ""
+                    )
+                )
+            if name in mocks:
+                raise EvalSetupError(
+                    f"Tool `{name}` has both a ToolMock and a tool user agent; keep the mock "
+                    "to answer it at once, or the user agent to answer it as a yield"
+                )
+
+        problems = list(inventory.problems)
+        for name, tools in inventory.tools.items():
+            for tool in tools:
+                if isinstance(tool, AgentTool) and not tool.include_plugins and name not in mocks:
+                    problems.append(
+                        f"AgentTool `{name}` was created with include_plugins=False, so the "
+                        "tools of its agent would run without interception. Create it with "
+                        f"include_plugins=True, or mock `{name}` with a ToolMock."
+                    )
+        if problems:
+            raise EvalSetupError("\n".join(problems))
+
+        return cls(mocks=mocks, passthrough=passthrough, agents=dict(inventory.agents))
+
+
+def _not_the_agents_tool(name: str, value: Any) -> str:
+    if isinstance(value, Mapping) and "execute" in value:
+        return (
+            f"tool_mocks[{name!r}] is a dict; wrap the function in ToolMock: "
+            f"tool_mocks={{{name!r}: ToolMock(execute)}}"
+        )
+    if callable(value) or isinstance(value, BaseTool):
+        return (
+            f"tool_mocks[{name!r}] is {value!r}, which is not the agent's `{name}` tool. "
+            "To run the real tool, pass the exact tool object or function the agent "
+            f"uses; to replace it, wrap your function: ToolMock({getattr(value, '__name__', 'fn')})"
+        )
+    return (
+        f"tool_mocks[{name!r}] must be a ToolMock or the agent's own `{name}` tool, "
+        f"got {value!r}; for a fixed answer use ToolMock.returning({value!r})"
+    )

@@ -1,0 +1,324 @@
+"""`InterceptionPlugin`: the ADK plugin that applies a `ToolPolicy` to every tool call.
+
+Only a tool's *body* is replaced: before every model call the plugin swaps each
+tool that must not run for real for a copy whose body is the mock, the pause of
+a tool a user agent answers, or the stop of a call the case does not allow.
+ADK runs everything around the copy as around the real tool (see
+`InterceptionPlugin`). The plugin also keeps the events of agents that run
+inside `AgentTool` calls, for the trace.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import copy
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from functools import partial
+from typing import Any, TypeAlias
+
+from google.adk.agents.callback_context import CallbackContext
+from google.adk.agents.invocation_context import InvocationContext
+from google.adk.events import Event
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.adk.plugins.base_plugin import BasePlugin
+from google.adk.tools.agent_tool import AgentTool
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.tool_context import ToolContext
+
+from ._errors import EvalToolError
+from ._interception import ToolPolicy, is_framework_tool
+from ._mocks import MockToolContext, ToolMock, normalize_response
+from ._state import ScopedState
+from ._trace import NestedEvent
+
+__all__ = ["PLUGIN_NAME", "TOOL_ERROR_CODE", "InterceptionPlugin", "replaced_tool"]
+
+PLUGIN_NAME = "adk_eval_interception"
+
+TOOL_ERROR_CODE = "ADK_EVAL_TOOL_ERROR"
+"""The error code of the event that ends a run after a call the case does not allow."""
+
+_ORIGINAL = "_adk_eval_original_tool"
+"""Attribute of a tool copy whose body the harness replaced: the agent's own tool."""
+
+ToolBody: TypeAlias = Callable[..., Awaitable[Any]]
+
+_INSIDE: contextvars.ContextVar[tuple[tuple[str, str], ...]] = contextvars.ContextVar(
+    "adk_eval_inside_agent_tools", default=()
+)
+"""The `AgentTool` calls (name, call id) the current code runs inside, outermost first.
+
+ADK runs each tool call in a task of its own with a copy of the context, so a
+value set in ``before_tool_callback`` reaches exactly what that call runs.
+"""
+
+
+def replaced_tool(tool: BaseTool) -> BaseTool | None:
+    """The agent's own tool, if `tool` is a copy whose body the harness replaced."""
+    original = getattr(tool, _ORIGINAL, None)
+    return original if isinstance(original, BaseTool) else None
+
+
+def _with_body(tool: BaseTool, body: ToolBody) -> BaseTool:
+    """A shallow copy of `tool` (same class, name, declaration, flags) that runs `body`."""
+    clone = copy.copy(tool)
+    setattr(clone, "run_async", body)  # noqa: B010 - an instance attribute shadows the method
+    setattr(clone, _ORIGINAL, tool)
+    return clone
+
+
+def _tool_module(tool: BaseTool) -> str | None:
+    """The module a tool's function can be imported from (None if it cannot)."""
+    func = getattr(tool, "func", None)
+    module = getattr(func, "__module__", None)
+    if not isinstance(module, str) or module == "__main__":
+        return None
+    return None if "<locals>" in getattr(func, "__qualname__", "<locals>") else module
+
+
+class InterceptionPlugin(BasePlugin):
+    """ADK plugin that applies a `ToolPolicy` to every tool call of the system agent.
+
+    Only a tool's *body* is replaced. Before every model call it swaps, in the
+    request's tools, each tool the policy does not let run for real for a copy
+    whose body answers with the mock, pauses (a tool a user agent answers), or
+    records the call as not allowed. ADK then runs everything else around the
+    copy as it would around the real tool: the agent's own before-tool callbacks
+    first (their answer wins), the confirmation gate, the error callbacks, the
+    after-tool callbacks. A call the policy does not allow ends the run with an
+    error event (`TOOL_ERROR_CODE`) rather than an exception, so ADK logs no
+    traceback for it; `EvalRunner.run_async` raises the recorded `EvalToolError`.
+
+    Calls whose tool was not swapped (ADK replays calls of a resumed invocation
+    without a model call) are decided in ``before_tool_callback``, the same way.
+    """
+
+    def __init__(
+        self,
+        policy: ToolPolicy | None,
+        *,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        super().__init__(name=PLUGIN_NAME)
+        self.policy = policy
+        self._clock = clock
+        self._session_ids: set[str] = set()
+        self.violation: EvalToolError | None = None
+        """The first call the case does not allow (the run stops at the next model call)."""
+        self.mock_errors: dict[int, tuple[BaseException, str, dict[str, Any]]] = {}
+        """id of an exception a mock raised -> the exception, the tool and its args."""
+        self.nested_events: list[NestedEvent] = []
+        """Events of the agents that ran inside `AgentTool` calls, in order."""
+
+    def watch_session(self, session_id: str) -> None:
+        """Registers a main session (calls from other sessions come from nested runners)."""
+        self._session_ids.add(session_id)
+
+    def take_violation(self) -> EvalToolError | None:
+        """The recorded violation, cleared (a runner used by hand can go on)."""
+        violation, self.violation = self.violation, None
+        return violation
+
+    async def before_model_callback(
+        self, *, callback_context: CallbackContext, llm_request: LlmRequest
+    ) -> LlmResponse | None:
+        """Ends the run after a call that is not allowed; else swaps the tools' bodies."""
+        if self.violation is not None:
+            return LlmResponse(
+                error_code=TOOL_ERROR_CODE,
+                error_message=self.violation.summary,
+                turn_complete=True,
+            )
+        if self.policy is None:  # before_tool_callback fails closed
+            return None
+        for name, tool in list(llm_request.tools_dict.items()):
+            body = self._body(tool)
+            if body is not None:
+                llm_request.tools_dict[name] = _with_body(tool, body)
+        return None
+
+    def _body(self, tool: BaseTool) -> ToolBody | None:
+        """What runs instead of `tool`'s body (None: the real tool runs)."""
+        policy = self.policy
+        assert policy is not None
+        if replaced_tool(tool) is not None:
+            return None
+        mock = policy.mocks.get(tool.name)
+        if mock is not None:
+            return partial(self._run_mock, mock, tool)
+        provided = policy.passthrough.get(tool.name)
+        if provided is not None:
+            return None if provided.allows(tool) else partial(self._refuse, tool, shared=True)
+        if is_framework_tool(tool):
+            return None
+        return _pause if tool.is_long_running else partial(self._refuse, tool)
+
+    async def before_tool_callback(
+        self,
+        *,
+        tool: BaseTool,
+        tool_args: dict[str, Any],
+        tool_context: ToolContext,
+    ) -> dict[str, Any] | None:
+        """Lets a swapped tool through to ADK; decides a call whose tool was not swapped."""
+        policy = self.policy
+        if policy is None:  # fail closed: nothing runs before the policy is resolved
+            raise EvalToolError(
+                tool.name,
+                tool_args,
+                detail="adk_eval has not resolved its tool policy yet; create sessions "
+                "with EvalRunner.create_session() before running the agent.",
+            )
+        if isinstance(tool, AgentTool):
+            inside = (*_INSIDE.get(), (tool.name, tool_context.function_call_id or ""))
+            _INSIDE.set(inside)
+        original = replaced_tool(tool)
+        if original is not None:
+            if original.name not in policy.mocks:
+                self._refuse_nested_pause(original, tool_args, tool_context)
+            return None
+        body = self._body(tool)
+        if body is None:
+            self._refuse_nested_pause(tool, tool_args, tool_context)
+            return None
+        if body is _pause:
+            self._refuse_nested_pause(tool, tool_args, tool_context)
+            return {}  # `{}` skips the function and, being falsy, keeps ADK's pause.
+        gate = await _confirmation_gate(tool, tool_args, tool_context)
+        if gate is not None:
+            return gate
+        response: dict[str, Any] = await body(args=tool_args, tool_context=tool_context)
+        return response
+
+    def _refuse_nested_pause(
+        self, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext
+    ) -> None:
+        if not tool.is_long_running or not self._session_ids:
+            return
+        if tool_context.session.id in self._session_ids:
+            return
+        raise EvalToolError(
+            tool.name,
+            tool_args,
+            detail=(
+                f"Long-running tool `{tool.name}` was called by agent `{tool_context.agent_name}` "
+                "inside an AgentTool. ADK cannot pause the outer conversation for it, so no "
+                f"user agent can answer. Mock it: tool_mocks={{{tool.name!r}: ToolMock(...)}}."
+            ),
+        )
+
+    async def on_event_callback(
+        self, *, invocation_context: InvocationContext, event: Event
+    ) -> Event | None:
+        """Keeps the events of agents inside `AgentTool` calls (they have their own session)."""
+        inside = _INSIDE.get()
+        if inside and invocation_context.session.id not in self._session_ids:
+            self.nested_events.append(
+                NestedEvent(
+                    path=tuple(name for name, _ in inside),
+                    call_ids=tuple(call_id for _, call_id in inside),
+                    event=event,
+                )
+            )
+        return None
+
+    async def _refuse(
+        self,
+        tool: BaseTool,
+        *,
+        args: dict[str, Any],
+        tool_context: ToolContext,
+        shared: bool = False,
+    ) -> dict[str, Any]:
+        """Records a call the case does not allow; the run stops before the next model call."""
+        policy = self.policy
+        assert policy is not None
+        caller = policy.describe_agent(tool_context.agent_name)
+        if shared:
+            error = EvalToolError(
+                tool.name,
+                args,
+                detail=(
+                    f"Tool `{tool.name}` called by {caller} is not the `{tool.name}` tool "
+                    "provided in tool_mocks (two different tools share the name). Provide this "
+                    "one too by mocking the name with a ToolMock."
+                ),
+            )
+        else:
+            error = EvalToolError(tool.name, args, caller=caller, module=_tool_module(tool))
+        if self.violation is None:
+            self.violation = error
+        tool_context.actions.skip_summarization = True
+        return {"error": f"adk_eval stopped the run: {error.summary}"}
+
+    async def _run_mock(
+        self,
+        mock: ToolMock,
+        tool: BaseTool,
+        *,
+        args: dict[str, Any],
+        tool_context: ToolContext,
+    ) -> dict[str, Any]:
+        ctx = MockToolContext(
+            call_id=tool_context.function_call_id or "",
+            tool_name=tool.name,
+            invocation_id=tool_context.invocation_id,
+            agent_name=tool_context.agent_name,
+            state=ScopedState(tool_context.state),
+            **({"_clock": self._clock} if self._clock is not None else {}),
+        )
+        try:
+            response = normalize_response(await mock.call(dict(args), ctx))
+        except Exception as error:  # ADK hands it to the error callbacks, as a tool's
+            self.mock_errors[id(error)] = (error, tool.name, dict(args))
+            raise
+        if tool.is_long_running and not response:
+            # An empty answer would keep ADK's pause; a mock answers at once.
+            response = {"result": response}
+        return response
+
+    def mock_error(self, error: BaseException) -> EvalToolError | None:
+        """An `EvalToolError` for an exception a mock raised (None for any other)."""
+        seen: set[int] = set()
+        current: BaseException | None = error
+        while current is not None and id(current) not in seen:
+            seen.add(id(current))
+            raised, name, args = self.mock_errors.get(id(current), (None, "", {}))
+            if raised is current:
+                return EvalToolError(
+                    name,
+                    args,
+                    detail=(
+                        f"The mock for tool `{name}` raised {type(current).__name__}: {current}"
+                    ),
+                )
+            current = current.__cause__ or current.__context__
+        return None
+
+
+async def _pause(**_: Any) -> None:
+    """The body of a tool a user agent answers: nothing, so ADK keeps the pause."""
+    return None
+
+
+async def _confirmation_gate(
+    tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext
+) -> dict[str, Any] | None:
+    """Keeps a mocked tool's confirmation step (ADK's gate runs after plugins)."""
+    if await tool.check_require_confirmation(tool_args, tool_context) is not True:
+        return None
+    confirmation = tool_context.tool_confirmation
+    if confirmation is None:
+        tool_context.request_confirmation(
+            hint=(
+                f"Please approve or reject the tool call {tool.name}() by responding with a "
+                "FunctionResponse with an expected ToolConfirmation payload."
+            )
+        )
+        tool_context.actions.skip_summarization = True
+        return {"error": "This tool call requires confirmation, please approve or reject."}
+    if not confirmation.confirmed:
+        return {"error": "This tool call is rejected."}
+    return None

@@ -1,0 +1,202 @@
+"""`EvalResult`: what one simulated conversation produced and how it scored."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from google.adk.events import Event
+
+from ._termination import Termination, TerminationKind
+from ._trace import EvalTrace, NestedEvent
+from ._transcript import transcript_lines
+from .metrics._types import MetricResult
+
+__all__ = ["ErrorPhase", "EvalErrorInfo", "EvalResult", "EvalStatus", "TokenUsage"]
+
+EvalStatus: TypeAlias = Literal["passed", "failed", "error", "terminated"]
+ErrorPhase: TypeAlias = Literal["setup", "system", "user_agent", "metric"]
+
+
+@dataclass(frozen=True)
+class TokenUsage:
+    """Tokens counted from the events' usage metadata."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.total_tokens + other.total_tokens,
+        )
+
+    @classmethod
+    def from_events(cls, events: Iterable[Event]) -> TokenUsage:
+        """Sums `usage_metadata` over model events."""
+        total = cls()
+        for event in events:
+            usage = event.usage_metadata
+            if usage is None:
+                continue
+            prompt = usage.prompt_token_count or 0
+            output = usage.candidates_token_count or 0
+            total += cls(prompt, output, usage.total_token_count or prompt + output)
+        return total
+
+
+@dataclass(frozen=True)
+class EvalErrorInfo:
+    """Why a run ended in ``error``.
+
+    Attributes:
+        phase: ``"setup"`` (the case is misconfigured), ``"system"`` (the agent
+            under test, its model, or a tool), ``"user_agent"`` (a user agent or
+            the bridge) or ``"metric"`` (a metric raised).
+        message: What happened and, where known, what to do.
+        type: The exception's class name.
+    """
+
+    phase: ErrorPhase
+    message: str
+    type: str
+
+    @classmethod
+    def from_exception(cls, phase: ErrorPhase, error: BaseException) -> EvalErrorInfo:
+        """Records `error` as having happened in `phase`."""
+        return cls(
+            phase=phase,
+            message=str(error) or repr(error),
+            type=type(error).__name__,
+        )
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    """The outcome of `run_eval` for one case.
+
+    Attributes:
+        name: The case's name.
+        status: ``passed`` (every metric passed), ``failed`` (a metric failed),
+            ``error`` (something raised; see `error`) or ``terminated`` (a
+            turn or time limit stopped the run; metrics still ran).
+        metrics: Metric name -> result.
+        events: The main session's ADK events.
+        duration_ms: Wall time of the conversation and metrics.
+        turns: Completed yield/resume cycles (user-agent answers delivered).
+        token_usage: Tokens of the system agent's model calls.
+        error: Set when status is ``error``.
+        termination_reason: Which condition stopped the run, if one did.
+        termination: The same, with the limit and the value reached.
+        final_state: Scoped view of the main session's final state.
+        user_agent_events: The shared user-agent session's events.
+        user_agent_token_usage: Tokens of the user agents' model calls.
+        description: The case's description.
+        xfail: The case's reason for being expected not to pass, if any.
+        attempt: Which repetition of the case this is (0 when not repeated).
+        initial_state: Scoped view of the state the run started with.
+        nested_events: Events of the agents that ran inside `AgentTool` calls.
+        agent_name: The root agent of the system under test.
+    """
+
+    name: str
+    status: EvalStatus
+    metrics: Mapping[str, MetricResult] = field(default_factory=dict)
+    events: Sequence[Event] = ()
+    duration_ms: float = 0.0
+    turns: int = 0
+    token_usage: TokenUsage = field(default_factory=TokenUsage)
+    error: EvalErrorInfo | None = None
+    termination_reason: TerminationKind | None = None
+    termination: Termination | None = None
+    final_state: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    user_agent_events: Sequence[Event] = ()
+    user_agent_token_usage: TokenUsage = field(default_factory=TokenUsage)
+    description: str | None = None
+    xfail: str | None = None
+    attempt: int = 0
+    initial_state: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    nested_events: Sequence[NestedEvent] = ()
+    agent_name: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        """Whether the status is ``passed``."""
+        return self.status == "passed"
+
+    @property
+    def outcome(self) -> Literal["passed", "failed", "error", "terminated", "xfailed", "xpassed"]:
+        """The status as a suite counts it: an `xfail` case ``xfailed`` or ``xpassed``."""
+        if self.xfail is not None and self.status in ("failed", "terminated"):
+            return "xfailed"
+        if self.xfail is not None and self.status == "passed":
+            return "xpassed"
+        return self.status
+
+    @property
+    def ok(self) -> bool:
+        """Whether this run leaves a suite green (passed, or failed as expected)."""
+        return self.outcome in ("passed", "xfailed")
+
+    @property
+    def failed_metrics(self) -> dict[str, MetricResult]:
+        """The metrics that did not pass (not-applicable ones are not failures)."""
+        return {
+            name: result
+            for name, result in self.metrics.items()
+            if not result.passed and result.applicable
+        }
+
+    @property
+    def trace(self) -> EvalTrace:
+        """The trace the metrics scored."""
+        return EvalTrace(
+            events=tuple(self.events),
+            final_state=self.final_state,
+            initial_state=self.initial_state,
+            user_agent_events=tuple(self.user_agent_events),
+            case_name=self.name,
+            nested_events=tuple(self.nested_events),
+        )
+
+    def explain(self, *, last_turns: int = 6) -> str:
+        """A readable account of the result: status, reason, failed metrics, last turns."""
+        lines = [
+            f"EvalCase `{self.name}`: {self.status.upper()} after {self.turns} turn(s), "
+            f"{self.duration_ms / 1000:.2f}s"
+        ]
+        if self.outcome == "xfailed":
+            lines.append(f"expected not to pass (xfail): {self.xfail}")
+        elif self.outcome == "xpassed":
+            lines.append(f"passed although marked xfail (remove the marker?): {self.xfail}")
+        if self.error is not None:
+            lines.append(f"error in {self.error.phase} ({self.error.type}):")
+            lines.extend("  " + line for line in self.error.message.splitlines())
+        if self.termination is not None:
+            lines.append(f"stopped by {self.termination}")
+        for name, result in self.metrics.items():
+            mark = result.verdict.upper()
+            score = "" if result.score is None else f" score={result.score:g}"
+            lines.append(f"[{mark}] {name}{score}")
+            if result.error:
+                lines.append(f"    error: {result.error}")
+            if not result.applicable:
+                lines.append(f"    - {result.evidence[0]}")
+            elif not result.passed:  # a failure's evidence is shown whole
+                lines.extend(f"    - {item}" for item in result.evidence)
+            elif result.evidence:  # a pass gets one short line, so the conversation stays in view
+                lines.append(f"    - {_one_line(str(result.evidence[0]))}")
+        transcript = transcript_lines(self.trace, max_chars_per_entry=200, brief=True)
+        transcript = transcript[-last_turns:] if last_turns > 0 else []
+        if transcript:
+            lines.append(f"last {min(last_turns, len(transcript))} entries of the conversation:")
+            lines.extend("  " + line for line in transcript)
+        return "\n".join(lines)
+
+
+def _one_line(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

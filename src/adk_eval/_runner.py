@@ -1,0 +1,200 @@
+"""`EvalRunner`: an ADK `Runner` with tool interception, on its own in-memory services.
+
+It can be used alone, to drive an agent by hand with every tool call checked::
+
+    runner = EvalRunner(root_agent, tool_mocks={"send_email": ToolMock(...), "lookup": lookup})
+    session = await runner.create_session({"patient": {"age": 55}})
+    async for event in runner.run_async(session_id=session.id, new_message="hello"):
+        ...
+
+`run_eval` builds one per case, so cases never share sessions or state.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncGenerator, Callable, Mapping
+from contextlib import aclosing
+from datetime import datetime
+from typing import Any
+
+from google.adk.agents import BaseAgent
+from google.adk.agents.invocation_context import InvocationContext
+from google.adk.agents.readonly_context import ReadonlyContext
+from google.adk.apps import App
+from google.adk.artifacts import InMemoryArtifactService
+from google.adk.events import Event, EventActions
+from google.adk.memory import InMemoryMemoryService
+from google.adk.plugins.base_plugin import BasePlugin
+from google.adk.runners import Runner
+from google.adk.sessions import InMemorySessionService, Session
+from google.genai import types
+
+from ._errors import AdkEvalError, EvalSetupError
+from ._interception import ToolPolicy
+from ._interception_plugin import TOOL_ERROR_CODE, InterceptionPlugin
+from ._state import flatten_state
+from ._termination import ModelCallLimit
+from ._turns import DEFAULT_USER_ID, agent_app, user_content
+
+__all__ = ["EvalRunner"]
+
+
+class EvalRunner:
+    """Runs an ADK agent with every tool call checked against `tool_mocks`.
+
+    Args:
+        agent: The agent or App under test. An App's plugins run after the
+            interception plugin; its other settings are kept.
+        tool_mocks: Tool name -> `ToolMock` or the agent's own tool (passthrough).
+        yield_tools: Names of long-running tools that a user agent will answer
+            (checked against the agent's tools).
+        clock: What `MockToolContext.now()` returns.
+        user_id: The ADK user id of the sessions.
+        max_model_calls: Most model calls of the agent over the runner's life
+            (None: no limit); see `TerminateWhen.max_model_calls`.
+    """
+
+    def __init__(
+        self,
+        agent: BaseAgent | App,
+        tool_mocks: Mapping[str, Any] | None = None,
+        *,
+        yield_tools: tuple[str, ...] | frozenset[str] = (),
+        clock: Callable[[], datetime] | None = None,
+        user_id: str = DEFAULT_USER_ID,
+        max_model_calls: int | None = None,
+    ) -> None:
+        if not isinstance(agent, BaseAgent | App):
+            raise EvalSetupError(
+                f"EvalRunner needs an ADK agent or App, got {type(agent).__name__}"
+            )
+        self._tool_mocks = dict(tool_mocks or {})
+        self._yield_tools = tuple(yield_tools)
+        self.user_id = user_id
+        self.plugin = InterceptionPlugin(None, clock=clock)
+        self.model_calls = ModelCallLimit(max_model_calls)
+        plugins: list[BasePlugin] = [self.plugin, self.model_calls]
+        app = agent_app(agent, plugins)
+        assert isinstance(app.root_agent, BaseAgent)  # agent_app checks it
+        self.root_agent: BaseAgent = app.root_agent
+        self.app_name: str = app.name
+        self.session_service = InMemorySessionService()
+        self.adk_runner = Runner(
+            app=app,
+            session_service=self.session_service,
+            artifact_service=InMemoryArtifactService(),
+            memory_service=InMemoryMemoryService(),
+        )
+        self._policy: ToolPolicy | None = None
+
+    @property
+    def policy(self) -> ToolPolicy:
+        """The resolved tool policy (available after the first `create_session`)."""
+        if self._policy is None:
+            raise RuntimeError("EvalRunner.policy is resolved by create_session(); call it first")
+        return self._policy
+
+    async def create_session(
+        self, initial_state: Mapping[str, Mapping[str, Any]] | None = None
+    ) -> Session:
+        """Creates a main session with the scoped `initial_state` (deep-copied).
+
+        The first call also resolves `tool_mocks` against the agent's tools.
+
+        Raises:
+            EvalSetupError: If a mock names no tool, a value is neither a mock nor
+                the agent's tool, or the agent holds a construct that cannot be
+                intercepted.
+        """
+        state = flatten_state(initial_state or {})
+        session = await self.session_service.create_session(
+            app_name=self.app_name, user_id=self.user_id, state=state
+        )
+        if self._policy is None:
+            ctx = ReadonlyContext(
+                InvocationContext(
+                    session_service=self.session_service,
+                    invocation_id=f"adk_eval-setup-{uuid.uuid4().hex[:8]}",
+                    agent=self.root_agent,
+                    session=session,
+                )
+            )
+            self._policy = await ToolPolicy.build(
+                self.root_agent, self._tool_mocks, yield_agents=self._yield_tools, ctx=ctx
+            )
+            self.plugin.policy = self._policy
+        self.plugin.watch_session(session.id)
+        return session
+
+    async def get_session(self, session_id: str) -> Session:
+        """Returns a fresh copy of a main session."""
+        session = await self.session_service.get_session(
+            app_name=self.app_name, user_id=self.user_id, session_id=session_id
+        )
+        if session is None:
+            raise KeyError(f"no session {session_id!r} in this EvalRunner")
+        return session
+
+    async def run_async(
+        self,
+        *,
+        session_id: str,
+        new_message: str | types.Content,
+        run_config: Any = None,
+    ) -> AsyncGenerator[Event, None]:
+        """Runs the agent on one message, yielding ADK's events.
+
+        Raises:
+            EvalToolError: The agent called a tool that is neither mocked nor
+                provided (or a mock raised); ADK's wrapping is removed.
+        """
+        if self._policy is None:
+            raise RuntimeError("call EvalRunner.create_session() before run_async()")
+        try:
+            async with aclosing(
+                self.adk_runner.run_async(
+                    user_id=self.user_id,
+                    session_id=session_id,
+                    new_message=user_content(new_message),
+                    run_config=run_config,
+                )
+            ) as events:
+                async for event in events:
+                    if event.error_code == TOOL_ERROR_CODE:
+                        break
+                    yield event
+        except Exception as error:
+            mock_error = self.plugin.mock_error(error)
+            if mock_error is not None:
+                raise mock_error from error
+            cause = error.__cause__
+            if isinstance(error, RuntimeError) and isinstance(cause, AdkEvalError):
+                raise cause from cause.__cause__
+            raise
+        violation = self.plugin.take_violation()
+        if violation is not None:
+            raise violation
+
+    async def apply_state_delta(
+        self, session_id: str, state_delta: Mapping[str, Any], *, source: str
+    ) -> Event:
+        """Appends a content-less event carrying `state_delta` to a main session.
+
+        The model never sees it; tools and instruction templates see the new
+        state. It is authored by ``user`` (the simulated world changed), which
+        keeps ADK's choice of the agent to resume unchanged.
+        """
+        session = await self.get_session(session_id)
+        event = Event(
+            author="user",
+            invocation_id=f"adk_eval-{uuid.uuid4().hex[:12]}",
+            actions=EventActions(state_delta=dict(state_delta)),
+            custom_metadata={"source": source},
+        )
+        await self.session_service.append_event(session, event)
+        return event
+
+    async def close(self) -> None:
+        """Closes the ADK runner (its plugins and toolsets)."""
+        await self.adk_runner.close()

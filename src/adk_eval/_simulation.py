@@ -1,0 +1,410 @@
+"""The simulation loop: run the system, route its yields to user agents, stop, score.
+
+1. Fresh main session (scoped initial state) and a fresh shared user-agent session.
+2. Send `first_message` (or the loop user agent's opening); run the system.
+3. Classify how the run ended: an exception or error event -> ``error``;
+   pending long-running calls -> tool yields; final text -> loop yield.
+4. Loop yield: no loop user agent -> completed. Otherwise prompt it through the
+   bridge, run it, apply its state changes, send its answer as the next message.
+5. Tool yields: every pending call goes to the user agent of its tool (missing
+   -> `EvalUserAgentError`). Distinct user agents answer in parallel; one user
+   agent answers its calls one after another, in call order. All answers go
+   back in one message; state changes are applied in call order first.
+6. `state_matches` is checked after every system run and after state changes;
+   `max_turns` before a user agent is asked again; `max_duration` cancels
+   whatever is running (a hung model or tool call included).
+7. Metrics score the trace; status is ``error`` if anything raised, else
+   ``terminated`` if a limit hit, else ``passed`` iff every metric passed.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+import anyio
+from google.adk.agents import BaseAgent
+from google.adk.events import Event
+from google.adk.sessions import Session
+from google.genai import types
+from mongoquery import Query
+
+from ._agent_tree import check_models
+from ._bridge import Bridge, YieldInfo
+from ._case import EvalCase
+from ._errors import EvalRunError, EvalUserAgentError
+from ._result import ErrorPhase, EvalErrorInfo, EvalResult, EvalStatus, TokenUsage
+from ._runner import EvalRunner
+from ._state import merge_changes, scoped_view
+from ._termination import (
+    MODEL_CALL_LIMIT_CODE,
+    Termination,
+    TerminationKind,
+    compile_state_query,
+    state_query_matches,
+)
+from ._trace import EvalTrace
+from ._turns import PendingCall, RunEnd, classify_run, resume_message, tool_response
+from ._user_runner import UserAgentAnswer, UserAgentRunner
+from .metrics._scoring import MetricFailure, score_trace
+from .metrics._types import Metric, MetricResult
+
+__all__ = ["run_eval"]
+
+
+@dataclass(frozen=True)
+class _Stop:
+    """The conversation is over (with the error that ended it, if one did)."""
+
+    error: EvalErrorInfo | None = None
+
+
+_Next: TypeAlias = str | types.Content | _Stop
+"""What a step of the loop leads to: the system's next message, or the end."""
+
+
+def _failed(phase: ErrorPhase, error: BaseException) -> _Stop:
+    return _Stop(EvalErrorInfo.from_exception(phase, error))
+
+
+async def run_eval(case: EvalCase) -> EvalResult:
+    """Runs one case and scores it.
+
+    Raises:
+        EvalSetupError: If the case is misconfigured (nothing ran). Every other
+            failure is recorded in the result (status ``error``, with its phase).
+    """
+    return await _Simulation(case).run()
+
+
+class _Simulation:
+    """One run of one case: the system, its session, the user agents, and the count."""
+
+    def __init__(self, case: EvalCase) -> None:
+        self.case = case
+        self.bridge = case.bridge or Bridge()
+        limits = case.terminate_when
+        self.query: Query | None = (
+            compile_state_query(limits.state_matches) if limits.state_matches is not None else None
+        )
+        self.system = EvalRunner(
+            case.agent_under_test,
+            case.tool_mocks,
+            yield_tools=tuple(case.user_agents.tools),
+            clock=case.resolve_clock(),
+            max_model_calls=limits.max_model_calls,
+        )
+        self.users = UserAgentRunner(case.user_agents)
+        for agent in (self.system.root_agent, *self.users.agents):
+            check_models(agent, case=case.name)
+        self.session_id = ""
+        self.turns = 0
+        self.termination: Termination | None = None
+        self.started = 0.0
+
+    async def run(self) -> EvalResult:
+        self.started = time.perf_counter()
+        try:
+            self.session_id = (await self.system.create_session(self.case.initial_state)).id
+            await self.users.start()
+            error = await self._converse_within_limit()
+            trace = await self._trace()
+            if error is None:
+                metrics, failures = await score_trace(self.case.metrics, trace)
+            else:
+                metrics, failures = await _not_applicable(self.case.metrics, trace, error), []
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.system.close()
+                await self.users.close()
+        return self._result(
+            trace, metrics, error or (_metric_error(failures[0]) if failures else None)
+        )
+
+    async def _converse_within_limit(self) -> EvalErrorInfo | None:
+        limit = self.case.terminate_when.max_duration
+        scope = anyio.move_on_after(limit) if limit is not None else anyio.CancelScope()
+        error = None
+        with scope:
+            error = await self._converse()
+        if scope.cancelled_caught:
+            self.termination = Termination(
+                "max_duration", limit, time.perf_counter() - self.started
+            )
+        return error
+
+    async def _trace(self) -> EvalTrace:
+        final = await self.system.get_session(self.session_id)
+        return EvalTrace(
+            events=tuple(final.events),
+            final_state=scoped_view(final.state),
+            initial_state=copy.deepcopy({k: dict(v) for k, v in self.case.initial_state.items()}),
+            user_agent_events=tuple(await self.users.events()),
+            case_name=self.case.name,
+            nested_events=tuple(self.system.plugin.nested_events),
+        )
+
+    def _result(
+        self, trace: EvalTrace, metrics: dict[str, MetricResult], error: EvalErrorInfo | None
+    ) -> EvalResult:
+        case = self.case
+        return EvalResult(
+            name=case.name,
+            status=self._status(error, metrics),
+            metrics=metrics,
+            events=trace.events,
+            duration_ms=(time.perf_counter() - self.started) * 1000,
+            turns=self.turns,
+            token_usage=TokenUsage.from_events(trace.events),
+            error=error,
+            termination_reason=self.termination.kind if self.termination else None,
+            termination=self.termination,
+            final_state=trace.final_state,
+            user_agent_events=trace.user_agent_events,
+            user_agent_token_usage=TokenUsage.from_events(trace.user_agent_events),
+            description=case.description,
+            xfail=case.xfail,
+            initial_state=trace.initial_state,
+            nested_events=tuple(trace.nested_events),
+            agent_name=self.system.root_agent.name,
+        )
+
+    def _status(self, error: EvalErrorInfo | None, metrics: dict[str, MetricResult]) -> EvalStatus:
+        if error is not None:
+            return "error"
+        if self.termination is not None and self.termination.kind != "state_matches":
+            return "terminated"
+        return "passed" if all(result.passed for result in metrics.values()) else "failed"
+
+    def _stop(self, kind: TerminationKind, limit: Any, value: Any) -> _Stop:
+        self.termination = Termination(kind, limit, value)
+        return _Stop()
+
+    # -- the loop ---------------------------------------------------------------
+
+    async def _converse(self) -> EvalErrorInfo | None:
+        step: _Next
+        if self.case.first_message is not None:
+            step = self.case.first_message
+        else:
+            opening = YieldInfo(type="loop", invocation_id="", awaiting_input=True)
+            step = await self._answer_loop(opening, opening=True)
+        while not isinstance(step, _Stop):
+            step = await self._turn(step)
+        return step.error
+
+    async def _turn(self, message: str | types.Content) -> _Next:
+        """Runs the system on `message` and asks whoever must answer how it ended."""
+        end = await self._run_system(message)
+        if isinstance(end, _Stop):
+            return end
+        if stop := await self._state_stop():
+            return stop
+        if not end.pending and self.case.user_agents.loop is None:
+            return _Stop()
+        max_turns = self.case.terminate_when.max_turns
+        if max_turns is not None and self.turns >= max_turns:
+            return self._stop("max_turns", max_turns, self.turns)
+        if end.pending:
+            return await self._answer_tools(end.pending)
+        info = YieldInfo(
+            type="loop",
+            invocation_id=end.invocation_id,
+            agent_name=end.author,
+            awaiting_input=True,
+            text=end.text,
+        )
+        return await self._answer_loop(info)
+
+    async def _run_system(self, message: str | types.Content) -> RunEnd | _Stop:
+        events: list[Event] = []
+        try:
+            async for event in self.system.run_async(
+                session_id=self.session_id, new_message=message
+            ):
+                events.append(event)
+        except Exception as error:
+            return _failed("system", error)
+        last = events[-1] if events else None
+        if last is not None and last.error_code == MODEL_CALL_LIMIT_CODE:
+            limit = self.case.terminate_when.max_model_calls
+            return self._stop("max_model_calls", limit, self.system.model_calls.calls)
+        if last is not None and last.error_code:
+            return _failed(
+                "system",
+                EvalRunError(
+                    f"agent `{last.author}` ended with error `{last.error_code}`: "
+                    f"{last.error_message or '(no message)'}"
+                ),
+            )
+        return classify_run(events)
+
+    async def _state_stop(self) -> _Stop | None:
+        if self.query is None:
+            return None
+        session = await self.system.get_session(self.session_id)
+        if not state_query_matches(self.query, session.state):
+            return None
+        return self._stop(
+            "state_matches", self.case.terminate_when.state_matches, scoped_view(session.state)
+        )
+
+    async def _main_session(self) -> Session:
+        return await self.system.get_session(self.session_id)
+
+    async def _ask(self, agent: BaseAgent, info: YieldInfo) -> tuple[UserAgentAnswer, Any]:
+        """One user agent's answer to one yield, through the bridge."""
+        try:
+            prompt = await self.bridge.prompt(self._main_session, info)
+            answer = await self.users.answer(agent, prompt, info)
+            return answer, await self.bridge.response(answer.output, self.users.session, info)
+        except EvalUserAgentError:
+            raise
+        except Exception as error:
+            raise _bridge_error(error) from error
+
+    async def _answer_loop(self, info: YieldInfo, *, opening: bool = False) -> _Next:
+        agent = self.case.user_agents.loop
+        assert agent is not None
+        try:
+            answer, response = await self._ask(agent, info)
+        except EvalUserAgentError as error:
+            return _failed("user_agent", error)
+        if not opening and not answer.stop:  # a turn is an answer the system gets
+            self.turns += 1
+        if stop := await self._apply_changes([answer]):
+            return stop
+        return _Stop() if answer.stop else _as_message(response)
+
+    async def _answer_tools(self, pending: Sequence[PendingCall]) -> _Next:
+        tool_agents = self.case.user_agents.tools
+        missing = next((call for call in pending if call.name not in tool_agents), None)
+        if missing is not None:
+            return _failed(
+                "user_agent", EvalUserAgentError(tool_name=missing.name, args=missing.args)
+            )
+        try:
+            answers = await self._collect_tool_answers(pending)
+        except EvalUserAgentError as error:
+            return _failed("user_agent", error)
+        ordered = [answers[call.call_id] for call in pending]
+        if stop := await self._apply_changes([answer for answer, _ in ordered]):
+            return stop
+        if any(answer.stop for answer, _ in ordered):
+            return _Stop()
+        self.turns += 1
+        return resume_message(
+            [
+                (call, tool_response(call.name, response))
+                for call, (_, response) in zip(pending, ordered, strict=True)
+            ]
+        )
+
+    async def _collect_tool_answers(
+        self, pending: Sequence[PendingCall]
+    ) -> dict[str, tuple[UserAgentAnswer, Any]]:
+        """Every pending call's answer: distinct user agents in parallel, each in call order.
+
+        Raises:
+            EvalUserAgentError: The first failure (it cancels the other answers).
+        """
+        by_agent: dict[int, tuple[BaseAgent, list[PendingCall]]] = {}
+        for call in pending:
+            agent = self.case.user_agents.tools[call.name]
+            by_agent.setdefault(id(agent), (agent, []))[1].append(call)
+        answers: dict[str, tuple[UserAgentAnswer, Any]] = {}
+
+        async def answer_in_order(agent: BaseAgent, calls: list[PendingCall]) -> None:
+            for call in calls:
+                answers[call.call_id] = await self._ask(agent, _tool_yield(call))
+
+        if len(by_agent) == 1:  # one agent answers in order: no task group needed
+            await answer_in_order(*next(iter(by_agent.values())))
+            return answers
+        failures: list[EvalUserAgentError] = []
+        async with anyio.create_task_group() as group:
+
+            async def answer_or_cancel(agent: BaseAgent, calls: list[PendingCall]) -> None:
+                try:
+                    await answer_in_order(agent, calls)
+                except EvalUserAgentError as error:
+                    failures.append(error)
+                    group.cancel_scope.cancel()
+
+            for agent, calls in by_agent.values():
+                group.start_soon(answer_or_cancel, agent, calls)
+        if failures:
+            raise failures[0]
+        return answers
+
+    async def _apply_changes(self, answers: Sequence[UserAgentAnswer]) -> _Stop | None:
+        """Applies the answers' state changes to the main session (in order)."""
+        changes = [change for answer in answers for change in answer.state_changes]
+        if not changes:
+            return None
+        session = await self.system.get_session(self.session_id)
+        try:
+            delta = merge_changes(session.state, changes)
+        except Exception as error:
+            return _failed("user_agent", error)
+        source = ", ".join(
+            sorted({answer.agent_name for answer in answers if answer.state_changes})
+        )
+        await self.system.apply_state_delta(self.session_id, delta, source=source)
+        return await self._state_stop()
+
+
+async def _not_applicable(
+    metrics: Sequence[Metric], trace: EvalTrace, error: EvalErrorInfo
+) -> dict[str, MetricResult]:
+    """Every metric marked not applicable: the conversation stopped before its end.
+
+    What holds on a partial trace says nothing (no payment was made "once" when the
+    run stopped before paying), so each metric is neither passed nor failed. Those
+    that can still look at the partial trace do, for the evidence; metrics that
+    set ``score_errored_runs = False`` (judges) are not called at all.
+    """
+    reason = f"not applicable: the run stopped with an error ({error.phase}) before it finished"
+    scored = [m for m in metrics if getattr(m, "score_errored_runs", True)]
+    results, _ = await score_trace(scored, trace)
+    return {
+        m.name: (
+            results[m.name] if m.name in results else MetricResult(passed=False, evidence=[])
+        ).not_applicable(reason)
+        for m in metrics
+    }
+
+
+def _tool_yield(call: PendingCall) -> YieldInfo:
+    return YieldInfo(
+        type="tool",
+        invocation_id=call.invocation_id,
+        agent_name=call.author,
+        tool_name=call.name,
+        call_id=call.call_id,
+        args=call.args,
+    )
+
+
+def _as_message(response: Any) -> str | types.Content:
+    if isinstance(response, str | types.Content):
+        return response
+    return json.dumps(response, ensure_ascii=False, default=repr)
+
+
+def _bridge_error(error: BaseException) -> EvalUserAgentError:
+    if isinstance(error, EvalUserAgentError):
+        return error
+    return EvalUserAgentError(f"the bridge raised {type(error).__name__}: {error}")
+
+
+def _metric_error(failure: MetricFailure) -> EvalErrorInfo:
+    return EvalErrorInfo(
+        phase="metric",
+        message=str(failure),
+        type=type(failure.error).__name__,
+    )

@@ -1,0 +1,275 @@
+"""`run_eval_suite`: many cases, isolated, concurrently, optionally repeated.
+
+Every run gets its own runner, services and sessions (see `run_eval`), so runs
+share nothing but the agent objects, and run concurrently under a bound. With
+``repeat=k`` each case runs k times and gets per-case statistics:
+
+* **pass^k**: all k runs passed (the case is reliable);
+* **pass@k**: at least one run passed (the case can pass);
+* **pass rate**: passed runs / k;
+* **label**: ``stable-pass`` (all passed), ``stable-fail`` (none passed) or ``flaky``.
+
+``stop_on_first_failure`` cancels what is still running at the first run that
+is not ok, and lists the cases that did not finish. Cancelling the suite (Ctrl-C
+in the CLI) cancels every run; no task outlives the call, and the `on_result`
+callback has already seen every run that finished.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal, TypeAlias
+
+import anyio
+
+from ._callables import maybe_await
+from ._case import EvalCase
+from ._errors import EvalSetupError
+from ._result import EvalErrorInfo, EvalResult
+from ._simulation import run_eval
+
+__all__ = ["DEFAULT_MAX_CONCURRENCY", "CaseStats", "EvalSuiteResult", "run_eval_suite"]
+
+DEFAULT_MAX_CONCURRENCY = 8
+"""Runs in flight at once when `max_concurrency` is not given."""
+
+StabilityLabel: TypeAlias = Literal["stable-pass", "flaky", "stable-fail"]
+ResultCallback: TypeAlias = Callable[[EvalResult], Awaitable[None] | None]
+StartCallback: TypeAlias = Callable[[EvalCase, int], Awaitable[None] | None]
+
+
+@dataclass(frozen=True)
+class CaseStats:
+    """How one case did over its repetitions.
+
+    Attributes:
+        name: The case's name.
+        runs: Its finished runs, by attempt.
+        repeat: How many runs were asked for.
+    """
+
+    name: str
+    runs: tuple[EvalResult, ...]
+    repeat: int
+
+    @property
+    def passes(self) -> int:
+        """Runs that passed."""
+        return sum(result.passed for result in self.runs)
+
+    @property
+    def pass_rate(self) -> float:
+        """Passed runs / finished runs (0.0 when none finished)."""
+        return self.passes / len(self.runs) if self.runs else 0.0
+
+    @property
+    def pass_hat_k(self) -> bool:
+        """pass^k: every one of the k runs finished and passed."""
+        return len(self.runs) == self.repeat and self.passes == self.repeat
+
+    @property
+    def pass_at_k(self) -> bool:
+        """pass@k: at least one run passed."""
+        return self.passes > 0
+
+    @property
+    def label(self) -> StabilityLabel:
+        """``stable-pass``, ``stable-fail`` or ``flaky``."""
+        if self.runs and self.passes == len(self.runs):
+            return "stable-pass"
+        if self.passes == 0:
+            return "stable-fail"
+        return "flaky"
+
+    @property
+    def ok(self) -> bool:
+        """Whether every run of the case leaves the suite green."""
+        return len(self.runs) == self.repeat and all(result.ok for result in self.runs)
+
+
+@dataclass(frozen=True)
+class EvalSuiteResult:
+    """What `run_eval_suite` produced.
+
+    Attributes:
+        summary: Counts of runs: ``total`` (asked for), ``passed``, ``failed``,
+            ``errors``, ``terminated``, ``xfailed``, ``xpassed``, ``not_run``.
+        results: Every finished run, ordered by case then attempt.
+        cases: Per-case statistics, in the order the cases were given.
+        not_run: Names of cases with at least one run that did not finish.
+        repeat: Runs per case.
+        duration_ms: Wall time of the suite.
+        stopped_early: True when `stop_on_first_failure` cancelled runs.
+    """
+
+    summary: dict[str, int]
+    results: list[EvalResult]
+    cases: list[CaseStats] = field(default_factory=list)
+    not_run: list[str] = field(default_factory=list)
+    repeat: int = 1
+    duration_ms: float = 0.0
+    stopped_early: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """Whether every run finished and is ok (passed, or failed as expected).
+
+        Like `EvalResult.ok` and `CaseStats.ok`: an xfailed run counts as ok.
+        """
+        return not self.not_run and all(result.ok for result in self.results)
+
+    @property
+    def passed(self) -> bool:
+        """Deprecated alias of `ok` (it never meant "every status is passed")."""
+        warnings.warn(
+            "EvalSuiteResult.passed is deprecated (it meant `ok`: xfailed runs count); "
+            "use EvalSuiteResult.ok",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.ok
+
+    @property
+    def pass_rate(self) -> float:
+        """Passed runs / finished runs (xfailed runs left out of both)."""
+        counted = [r for r in self.results if r.outcome != "xfailed"]
+        return sum(r.passed for r in counted) / len(counted) if counted else 1.0
+
+    def explain(self) -> str:
+        """Every run that is not ok, explained, after a one-line summary."""
+        s = self.summary
+        lines = [
+            f"{s['total']} runs: {s['passed']} passed, {s['failed']} failed, {s['errors']} errors, "
+            f"{s['terminated']} terminated, {s['xfailed']} xfailed, {s['xpassed']} xpassed, "
+            f"{s['not_run']} not run"
+        ]
+        if self.not_run:
+            lines.append("not run: " + ", ".join(self.not_run))
+        for result in self.results:
+            if not result.ok:
+                lines.append("")
+                lines.append(result.explain())
+        return "\n".join(lines)
+
+
+def _summary(results: Sequence[EvalResult], total: int) -> dict[str, int]:
+    outcomes = [result.outcome for result in results]
+    return {
+        "total": total,
+        "passed": outcomes.count("passed"),
+        "failed": outcomes.count("failed"),
+        "errors": outcomes.count("error"),
+        "terminated": outcomes.count("terminated"),
+        "xfailed": outcomes.count("xfailed"),
+        "xpassed": outcomes.count("xpassed"),
+        "not_run": total - len(results),
+    }
+
+
+async def _run_one(case: EvalCase, attempt: int) -> EvalResult:
+    try:
+        result = await run_eval(case)
+    except EvalSetupError as error:
+        result = EvalResult(
+            name=case.name,
+            status="error",
+            error=EvalErrorInfo.from_exception("setup", error),
+            description=case.description,
+            xfail=case.xfail,
+        )
+    return replace(result, attempt=attempt)
+
+
+async def run_eval_suite(
+    cases: Sequence[EvalCase],
+    parallel: bool = True,
+    max_concurrency: int | None = None,
+    stop_on_first_failure: bool = False,
+    repeat: int = 1,
+    *,
+    on_start: StartCallback | None = None,
+    on_result: ResultCallback | None = None,
+) -> EvalSuiteResult:
+    """Runs many cases, each isolated, concurrently under a bound.
+
+    Args:
+        cases: The cases; names must be unique.
+        parallel: Run concurrently (False runs one at a time).
+        max_concurrency: Most runs in flight (default `DEFAULT_MAX_CONCURRENCY`).
+        stop_on_first_failure: Cancel the rest at the first run that is not ok.
+        repeat: Runs per case (for pass^k, pass@k and flakiness).
+        on_start: Called with ``(case, attempt)`` as a run starts (sync or async).
+        on_result: Called with each finished `EvalResult` (sync or async).
+
+    A case with a setup mistake does not stop the suite: its runs are errors
+    with phase ``setup``.
+
+    Raises:
+        EvalSetupError: For duplicate case names, ``repeat < 1`` or ``max_concurrency < 1``.
+    """
+    if repeat < 1:
+        raise EvalSetupError(f"repeat must be >= 1, got {repeat}")
+    if max_concurrency is not None and max_concurrency < 1:
+        raise EvalSetupError(f"max_concurrency must be >= 1, got {max_concurrency}")
+    names = [case.name for case in cases]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise EvalSetupError(
+            "case names must be unique within a suite; repeated: "
+            + ", ".join(f"`{name}`" for name in duplicates)
+        )
+    started = time.perf_counter()
+    bound = (max_concurrency or DEFAULT_MAX_CONCURRENCY) if parallel else 1
+    limiter = anyio.CapacityLimiter(bound)
+    finished: dict[tuple[int, int], EvalResult] = {}
+    callback_errors: list[Exception] = []
+    stopped_early = False
+
+    async with anyio.create_task_group() as group:
+
+        async def run_job(index: int, case: EvalCase, attempt: int) -> None:
+            nonlocal stopped_early
+            async with limiter:
+                try:
+                    if on_start is not None:
+                        await maybe_await(on_start(case, attempt))
+                    result = await _run_one(case, attempt)
+                    finished[(index, attempt)] = result
+                    if on_result is not None:
+                        await maybe_await(on_result(result))
+                except Exception as error:  # a callback raised: stop, and raise it as is
+                    callback_errors.append(error)
+                    group.cancel_scope.cancel()
+                    return
+                if stop_on_first_failure and not result.ok:
+                    stopped_early = True
+                    group.cancel_scope.cancel()
+
+        for index, case in enumerate(cases):
+            for attempt in range(repeat):
+                group.start_soon(run_job, index, case, attempt)
+
+    if callback_errors:
+        raise callback_errors[0]
+
+    results = [finished[key] for key in sorted(finished)]
+    stats = [
+        CaseStats(
+            name=case.name,
+            runs=tuple(finished[(i, a)] for a in range(repeat) if (i, a) in finished),
+            repeat=repeat,
+        )
+        for i, case in enumerate(cases)
+    ]
+    return EvalSuiteResult(
+        summary=_summary(results, total=len(cases) * repeat),
+        results=results,
+        cases=stats,
+        not_run=[s.name for s in stats if len(s.runs) < repeat],
+        repeat=repeat,
+        duration_ms=(time.perf_counter() - started) * 1000,
+        stopped_early=stopped_early,
+    )

@@ -1,0 +1,306 @@
+"""`EvalTrace`: the events ledger that metrics read, with typed views of it.
+
+A trace is built from ADK `Event`s only, so the same metrics score a simulated
+run and a stored production session alike (`EvalTrace.from_session`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal, TypeAlias
+
+from google.adk.events import Event
+from google.adk.sessions import Session
+
+from ._state import SESSION, scoped_view
+from ._turns import event_text
+
+__all__ = [
+    "ErrorEntry",
+    "EvalTrace",
+    "Message",
+    "NestedEvent",
+    "StateChange",
+    "ToolCall",
+    "ToolResponse",
+    "TraceEventType",
+    "TraceItem",
+]
+
+TraceEventType: TypeAlias = Literal[
+    "tool_call", "tool_response", "user_message", "agent_message", "state_change", "error"
+]
+"""The kinds of items a trace holds (what `event_count_metric` counts)."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A function call the agent made, with the response it got (if any).
+
+    Attributes:
+        name: Tool name.
+        args: Call arguments.
+        call_id: Function call id.
+        author: The agent that made the call.
+        invocation_id: ADK invocation of the call.
+        response: The matching function response, or None if it never came.
+        long_running: Whether the call was long-running (a tool yield).
+        path: The `AgentTool` calls the item was made inside, outermost first
+            (empty for the conversation itself).
+        event: The ADK event holding the call.
+    """
+
+    name: str
+    args: dict[str, Any]
+    call_id: str | None
+    author: str
+    invocation_id: str
+    response: dict[str, Any] | None
+    long_running: bool
+    event: Event = field(repr=False, compare=False)
+    path: tuple[str, ...] = ()
+
+    @property
+    def error(self) -> Any:
+        """The ``error`` entry of the response, if the tool reported one."""
+        return (self.response or {}).get("error")
+
+
+@dataclass(frozen=True)
+class ToolResponse:
+    """A function response (from a tool, a mock, or a user agent answering a yield)."""
+
+    name: str
+    call_id: str | None
+    response: dict[str, Any]
+    author: str
+    event: Event = field(repr=False, compare=False)
+    path: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Message:
+    """Text from the user (``role="user"``) or an agent (``role="agent"``)."""
+
+    role: Literal["user", "agent"]
+    author: str
+    text: str
+    event: Event = field(repr=False, compare=False)
+    path: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class StateChange:
+    """A state delta recorded on an event (by a tool, or by adk_eval for a user agent)."""
+
+    delta: dict[str, Any]
+    author: str
+    event: Event = field(repr=False, compare=False)
+    path: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ErrorEntry:
+    """An ADK error event (a failed model call, tool or node)."""
+
+    code: str
+    message: str | None
+    author: str
+    event: Event = field(repr=False, compare=False)
+    path: tuple[str, ...] = ()
+
+
+TraceItem: TypeAlias = ToolCall | ToolResponse | Message | StateChange | ErrorEntry
+
+
+@dataclass(frozen=True)
+class NestedEvent:
+    """An event of an agent that ran inside an `AgentTool` call (its own session).
+
+    Attributes:
+        path: The names of the `AgentTool`s it ran inside, outermost first.
+        call_ids: The function call ids of those `AgentTool` calls, in the same order.
+        event: The ADK event.
+    """
+
+    path: tuple[str, ...]
+    call_ids: tuple[str, ...]
+    event: Event
+
+
+@dataclass(frozen=True)
+class EvalTrace:
+    """What metrics score: the main session's events and the final state.
+
+    Attributes:
+        events: The main session's events, in order.
+        final_state: Scoped view of the main session's state at the end.
+        initial_state: Scoped view of the state the run started with.
+        user_agent_events: Events of the shared user-agent session.
+        case_name: Name of the case (None for a stored session).
+        nested_events: Events of the agents that ran inside `AgentTool` calls.
+    """
+
+    events: Sequence[Event]
+    final_state: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    initial_state: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    user_agent_events: Sequence[Event] = ()
+    case_name: str | None = None
+    nested_events: Sequence[NestedEvent] = ()
+
+    @classmethod
+    def from_session(
+        cls,
+        session: Session,
+        *,
+        initial_state: Mapping[str, Mapping[str, Any]] | None = None,
+        case_name: str | None = None,
+    ) -> EvalTrace:
+        """Builds a trace from any ADK session (its events and current state)."""
+        return cls(
+            events=tuple(session.events),
+            final_state=scoped_view(session.state),
+            initial_state=initial_state or {},
+            case_name=case_name,
+        )
+
+    @cached_property
+    def items(self) -> tuple[TraceItem, ...]:
+        """Every item of the conversation, in event order (not what ran inside AgentTools)."""
+        responses = _responses(self.events)
+        items: list[TraceItem] = []
+        for event in self.events:
+            items.extend(self._items_of(event, responses))
+        return tuple(items)
+
+    @cached_property
+    def all_items(self) -> tuple[TraceItem, ...]:
+        """`items` with what ran inside each `AgentTool` call right after that call."""
+        if not self.nested_events:
+            return self.items
+        responses = _responses(nested.event for nested in self.nested_events)
+        inside: dict[str, list[NestedEvent]] = {}
+        for nested in self.nested_events:
+            inside.setdefault(nested.call_ids[-1], []).append(nested)
+
+        def walk(items: Iterable[TraceItem]) -> Iterable[TraceItem]:
+            for item in items:
+                yield item
+                if isinstance(item, ToolCall) and item.call_id in inside:
+                    for nested in inside.pop(item.call_id):
+                        yield from walk(self._items_of(nested.event, responses, nested.path))
+
+        ordered = list(walk(self.items))
+        for rest in list(inside.values()):  # AgentTool calls the trace does not hold
+            for nested in rest:
+                ordered.extend(self._items_of(nested.event, responses, nested.path))
+        return tuple(ordered)
+
+    @staticmethod
+    def _items_of(
+        event: Event, responses: Mapping[str, dict[str, Any]], path: tuple[str, ...] = ()
+    ) -> Iterable[TraceItem]:
+        text = event_text(event)
+        has_fr = bool(event.get_function_responses())
+        if text and not has_fr:
+            role: Literal["user", "agent"] = "user" if event.author == "user" else "agent"
+            yield Message(role=role, author=event.author, text=text, event=event, path=path)
+        long_running = event.long_running_tool_ids or set()
+        for fc in event.get_function_calls():
+            yield ToolCall(
+                name=fc.name or "",
+                args=dict(fc.args or {}),
+                call_id=fc.id,
+                author=event.author,
+                invocation_id=event.invocation_id,
+                response=responses.get(fc.id) if fc.id else None,
+                long_running=bool(fc.id and fc.id in long_running),
+                event=event,
+                path=path,
+            )
+        for fr in event.get_function_responses():
+            yield ToolResponse(
+                name=fr.name or "",
+                call_id=fr.id,
+                response=dict(fr.response or {}),
+                author=event.author,
+                event=event,
+                path=path,
+            )
+        if event.actions.state_delta:
+            yield StateChange(
+                delta=dict(event.actions.state_delta),
+                author=event.author,
+                event=event,
+                path=path,
+            )
+        if event.error_code:
+            yield ErrorEntry(
+                code=event.error_code,
+                message=event.error_message,
+                author=event.author,
+                event=event,
+                path=path,
+            )
+
+    def select(
+        self,
+        event_type: TraceEventType,
+        where: Callable[[Any], bool] | None = None,
+        *,
+        nested: bool = False,
+    ) -> list[Any]:
+        """Returns the items of one kind, optionally filtered by `where(item)`.
+
+        With `nested`, what ran inside `AgentTool` calls counts too (each item's
+        ``path`` names the AgentTools it ran inside).
+        """
+        kinds: dict[str, Callable[[TraceItem], bool]] = {
+            "tool_call": lambda i: isinstance(i, ToolCall),
+            "tool_response": lambda i: isinstance(i, ToolResponse),
+            "user_message": lambda i: isinstance(i, Message) and i.role == "user",
+            "agent_message": lambda i: isinstance(i, Message) and i.role == "agent",
+            "state_change": lambda i: isinstance(i, StateChange),
+            "error": lambda i: isinstance(i, ErrorEntry),
+        }
+        if event_type not in kinds:
+            raise ValueError(f"event_type must be one of {sorted(kinds)}, got {event_type!r}")
+        pool = self.all_items if nested else self.items
+        chosen = [item for item in pool if kinds[event_type](item)]
+        return [item for item in chosen if where is None or where(item)]
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        """Every function call the agents made, in order."""
+        return self.select("tool_call")
+
+    @property
+    def messages(self) -> list[Message]:
+        """User and agent text, in order."""
+        return [item for item in self.items if isinstance(item, Message)]
+
+    @property
+    def final_response(self) -> str | None:
+        """The last text an agent said, if any."""
+        agent_texts = self.select("agent_message")
+        return agent_texts[-1].text if agent_texts else None
+
+    @property
+    def nested_tool_calls(self) -> list[ToolCall]:
+        """Every function call, those made inside `AgentTool` calls included, in order."""
+        return self.select("tool_call", nested=True)
+
+    def state(self, scope: str = SESSION) -> dict[str, Any]:
+        """The final state of one scope (empty if the scope was never written)."""
+        return dict(self.final_state.get(scope, {}))
+
+
+def _responses(events: Iterable[Event]) -> dict[str, dict[str, Any]]:
+    return {
+        fr.id: dict(fr.response or {})
+        for event in events
+        for fr in event.get_function_responses()
+        if fr.id
+    }

@@ -1,0 +1,100 @@
+"""A readable transcript of a trace, for judges and people.
+
+::
+
+    [user] I have really bad chest pain
+    [clinician] calls read({"policy_id": "chest_pain"})
+    [read result] {"red_flags": [...]}
+    [clinician] Please call 999 now.
+
+    Final state:
+      session: {"escalation": {...}}
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ._trace import EvalTrace, Message, ToolCall, ToolResponse
+
+__all__ = ["render_transcript", "transcript_lines"]
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=repr, sort_keys=True)
+
+
+def _clip(text: str, limit: int | None) -> str:
+    if limit is None or len(text) <= limit:
+        return text
+    return text[:limit] + f"… [{len(text) - limit} more characters]"
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def transcript_lines(
+    trace: EvalTrace, *, max_chars_per_entry: int | None = 4000, brief: bool = False
+) -> list[str]:
+    """The conversation, one entry per message or tool call.
+
+    Args:
+        trace: What to render.
+        max_chars_per_entry: Longer values are cut (None keeps everything).
+        brief: One line per entry (``author: text``, ``author -> tool(args) =
+            result``) with whitespace collapsed, as `EvalResult.explain` shows it.
+    """
+
+    def clip(text: str) -> str:
+        if brief:
+            return _short(text, max_chars_per_entry or len(text) or 1)
+        return _clip(text, max_chars_per_entry)
+
+    lines: list[str] = []
+    for item in trace.all_items:
+        indent = "    " * len(item.path)  # what ran inside an AgentTool, under its call
+        if isinstance(item, Message):
+            speaker = "user" if item.role == "user" else item.author
+            text = clip(item.text)
+            lines.append(indent + (f"{speaker}: {text}" if brief else f"[{speaker}] {text}"))
+        elif isinstance(item, ToolCall):
+            call = f"{item.name}({clip(_json(item.args))})"
+            if brief:
+                result = "(no response)" if item.response is None else clip(_json(item.response))
+                lines.append(f"{indent}{item.author} -> {call} = {result}")
+                continue
+            lines.append(f"{indent}[{item.author}] calls {call}")
+            if item.response is None:
+                lines.append(f"{indent}[{item.name} result] (no response)")
+        elif isinstance(item, ToolResponse) and not brief:
+            # Every response where it happened: a confirmed tool's result comes after
+            # the confirmation, a yield's answer after the pause.
+            error = item.response.get("error")
+            label, value = ("error", error) if error is not None else ("result", item.response)
+            lines.append(f"{indent}[{item.name} {label}] {clip(_json(value))}")
+    return lines
+
+
+def render_transcript(
+    trace: EvalTrace, *, include_state: bool = True, max_chars_per_entry: int | None = 4000
+) -> str:
+    """Renders the conversation: user and agent turns, tool calls with results, final state.
+
+    Args:
+        trace: What to render.
+        include_state: Append the final scoped state.
+        max_chars_per_entry: Longer entries are cut (None keeps everything).
+    """
+    lines = transcript_lines(trace, max_chars_per_entry=max_chars_per_entry)
+    if include_state:
+        lines.append("")
+        lines.append("Final state:")
+        scopes = {scope: values for scope, values in trace.final_state.items() if values}
+        if not scopes:
+            lines.append("  (empty)")
+        for scope, values in scopes.items():
+            lines.append(f"  {scope}: {_clip(_json(dict(values)), max_chars_per_entry)}")
+    return "\n".join(lines)

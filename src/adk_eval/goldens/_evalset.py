@@ -1,0 +1,185 @@
+"""Reading and appending ADK EvalSet files, safely.
+
+Appends: a missing file is created (``eval_set_id``
+``{snake_name}_evals``, a ``creation_timestamp``); an existing one gets the case
+appended, its ``eval_id`` made unique. Every write goes to a temporary file that
+replaces the target in one rename, under an exclusive lock on the folder, so
+concurrent writers (threads or processes) lose nothing. A file that exists but
+is not a valid EvalSet is never overwritten. Files are written the way ADK's
+`LocalEvalSetsManager` writes them (snake_case JSON, unset/default/None fields
+left out).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from google.adk.evaluation.eval_case import EvalCase as AdkEvalCase
+from google.adk.evaluation.eval_set import EvalSet
+from pydantic import ValidationError
+
+from .._errors import AdkEvalError
+from ._export import snake_case
+
+__all__ = ["AppendResult", "EvalSetFileError", "append_eval_case", "load_eval_set", "resolve_path"]
+
+
+class EvalSetFileError(AdkEvalError):
+    """An EvalSet file is missing, unreadable or invalid; it was not modified."""
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    """Where an exported case went.
+
+    Attributes:
+        path: The EvalSet file (absolute).
+        eval_set_id: Its id.
+        eval_id: The id the case was stored under (made unique in the set).
+        cases: How many cases the set holds now.
+        created: Whether the file was created by this append.
+    """
+
+    path: Path
+    eval_set_id: str
+    eval_id: str
+    cases: int
+    created: bool
+
+
+def resolve_path(path: str | Path) -> Path:
+    """A relative path resolves against the working directory."""
+    candidate = Path(path).expanduser()
+    return candidate if candidate.is_absolute() else Path.cwd() / candidate
+
+
+def _dump(eval_set: EvalSet) -> str:
+    return eval_set.model_dump_json(
+        indent=2, exclude_unset=True, exclude_defaults=True, exclude_none=True
+    )
+
+
+def load_eval_set(path: str | Path) -> EvalSet:
+    """Reads an EvalSet file.
+
+    Raises:
+        EvalSetFileError: Naming the file and what is wrong with it.
+    """
+    target = resolve_path(path)
+    try:
+        text = target.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise EvalSetFileError(f"no EvalSet file at {target}") from None
+    except OSError as error:
+        raise EvalSetFileError(f"cannot read EvalSet file {target}: {error}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise EvalSetFileError(
+            f"{target} is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg}); "
+            "it was left untouched"
+        ) from None
+    try:
+        return EvalSet.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        raise EvalSetFileError(
+            f"{target} is not a valid ADK EvalSet ({where}: {first['msg']}; "
+            f"{error.error_count()} problem(s)); it was left untouched"
+        ) from None
+
+
+_THREAD_LOCKS: dict[Path, threading.Lock] = {}
+_THREAD_LOCKS_GUARD = threading.Lock()
+
+
+@contextmanager
+def _exclusive(folder: Path) -> Iterator[None]:
+    with _THREAD_LOCKS_GUARD:
+        thread_lock = _THREAD_LOCKS.setdefault(folder, threading.Lock())
+    with thread_lock:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: threads are still serialised
+            yield
+            return
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+
+def _unique_id(wanted: str, taken: set[str]) -> str:
+    if wanted not in taken:
+        return wanted
+    n = 2
+    while f"{wanted}_{n}" in taken:
+        n += 1
+    return f"{wanted}_{n}"
+
+
+def _write_atomically(target: Path, text: str) -> None:
+    temporary = target.parent / f".{target.name}.{uuid.uuid4().hex}.tmp"
+    try:
+        with open(temporary, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, target)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def append_eval_case(path: str | Path, eval_case: AdkEvalCase, agent_name: str) -> AppendResult:
+    """Appends `eval_case` to the EvalSet at `path`, creating the file if needed.
+
+    Args:
+        path: The EvalSet file; relative paths resolve against the working directory.
+        eval_case: The case (its ``eval_id`` gets a ``_2``, ``_3``... suffix if taken).
+        agent_name: Names a new set: ``eval_set_id`` is ``{snake_case(agent_name)}_evals``.
+
+    Raises:
+        EvalSetFileError: If the file exists but is not a valid EvalSet (it is
+            left untouched), or cannot be written.
+    """
+    target = resolve_path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with _exclusive(target.parent):
+        created = not target.exists()
+        if created:
+            snake = snake_case(agent_name)
+            eval_set = EvalSet(
+                eval_set_id=f"{snake}_evals",
+                name=f"{snake}_evals",
+                description=f"Golden traces of {agent_name}, captured with adk-eval",
+                eval_cases=[],
+                creation_timestamp=time.time(),
+            )
+        else:
+            eval_set = load_eval_set(target)
+        taken = {case.eval_id for case in eval_set.eval_cases}
+        stored = eval_case.model_copy(update={"eval_id": _unique_id(eval_case.eval_id, taken)})
+        eval_set.eval_cases.append(stored)
+        try:
+            _write_atomically(target, _dump(eval_set))
+        except OSError as error:
+            raise EvalSetFileError(f"cannot write EvalSet file {target}: {error}") from None
+    return AppendResult(
+        path=target,
+        eval_set_id=eval_set.eval_set_id,
+        eval_id=stored.eval_id,
+        cases=len(eval_set.eval_cases),
+        created=created,
+    )

@@ -1,0 +1,82 @@
+"""`event_count_metric`: an assertion on how many items of a kind the trace holds."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .._callables import maybe_await
+from .._trace import EvalTrace, TraceEventType
+from ._types import MetricResult
+
+__all__ = ["EventCountMetric", "event_count_metric"]
+
+CountAssertion = Callable[[int], bool | Awaitable[bool]]
+
+
+@dataclass(frozen=True)
+class EventCountMetric:
+    """Counts trace items of `event_type` accepted by `filter`, then asserts on the count.
+
+    Attributes:
+        name: Metric name.
+        event_type: ``"tool_call"``, ``"tool_response"``, ``"user_message"``,
+            ``"agent_message"``, ``"state_change"`` or ``"error"``.
+        filter: ``item -> bool`` choosing which items count (None counts all);
+            a tool call item has ``.name``, ``.args``, ``.response``, ``.author``
+            and ``.path`` (the `AgentTool` calls it was made inside).
+        assertion: ``count -> bool``, sync or async.
+        nested: Count what ran inside `AgentTool` calls too.
+    """
+
+    name: str
+    event_type: TraceEventType
+    assertion: CountAssertion
+    filter: Callable[[Any], bool] | None = None
+    nested: bool = False
+
+    async def evaluate(self, trace: EvalTrace) -> MetricResult:
+        """Counts and applies the assertion."""
+        items = trace.select(self.event_type, self.filter, nested=self.nested)
+        count = len(items)
+        passed = bool(await maybe_await(self.assertion(count)))
+        what = self.event_type + ("" if self.filter is None else " (filtered)")
+        # The count is the value; the score is 0 or 1 like every pass/fail metric's, so
+        # reports can average scores across metrics.
+        return MetricResult(
+            passed=passed, score=float(passed), value=count, evidence=[f"{count} {what}"]
+        )
+
+
+def event_count_metric(
+    name: str,
+    event_type: TraceEventType,
+    filter: Callable[[Any], bool] | None = None,
+    assertion: CountAssertion | None = None,
+    *,
+    nested: bool = False,
+) -> EventCountMetric:
+    """An assertion on a count of trace items.
+
+    Example:
+        ::
+
+            event_count_metric(
+                name="efficient_triage",
+                event_type="tool_call",
+                filter=lambda call: call.name == "ask",
+                assertion=lambda count: count <= 5,
+            )
+    """
+    if assertion is None:
+        raise ValueError(f"event_count_metric `{name}` needs an `assertion`, e.g. lambda n: n <= 5")
+    valid = {"tool_call", "tool_response", "user_message", "agent_message", "state_change", "error"}
+    if event_type not in valid:
+        raise ValueError(
+            f"event_count_metric `{name}`: event_type must be one of {sorted(valid)}, "
+            f"got {event_type!r}"
+        )
+    return EventCountMetric(
+        name=name, event_type=event_type, assertion=assertion, filter=filter, nested=nested
+    )

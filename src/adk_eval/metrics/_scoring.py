@@ -1,0 +1,68 @@
+"""Scoring a trace with many metrics: concurrently, one failure never stops the others."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+from google.adk.sessions import Session
+
+from .._callables import maybe_await
+from .._trace import EvalTrace
+from ._types import Metric, MetricResult
+
+__all__ = ["MetricFailure", "score_session", "score_trace"]
+
+
+class MetricFailure(Exception):
+    """A metric raised instead of returning a `MetricResult` (kept, not raised)."""
+
+    def __init__(self, metric_name: str, error: Exception) -> None:
+        super().__init__(f"metric `{metric_name}` raised {type(error).__name__}: {error}")
+        self.metric_name = metric_name
+        self.error = error
+
+
+async def score_trace(
+    metrics: Sequence[Metric], trace: EvalTrace
+) -> tuple[dict[str, MetricResult], list[MetricFailure]]:
+    """Runs every metric on `trace` concurrently.
+
+    A metric that raises (or returns something else than a `MetricResult`) gets
+    a failing result carrying the error; the others still run.
+
+    Returns:
+        The results by metric name, in the order of `metrics`, and the failures.
+    """
+    results: dict[str, MetricResult] = {}
+    failures: list[MetricFailure] = []
+
+    async def score_one(metric: Metric) -> None:
+        try:
+            result: Any = await maybe_await(metric.evaluate(trace))
+            if not isinstance(result, MetricResult):
+                raise TypeError(f"evaluate() must return a MetricResult, got {result!r}")
+        except Exception as error:
+            failures.append(MetricFailure(metric.name, error))
+            result = MetricResult(
+                passed=False,
+                error=f"{type(error).__name__}: {error}",
+                evidence=[f"the metric raised {type(error).__name__}: {error}"],
+            )
+        results[metric.name] = result
+
+    async with anyio.create_task_group() as group:
+        for metric in metrics:
+            group.start_soon(score_one, metric)
+    return {metric.name: results[metric.name] for metric in metrics}, failures
+
+
+async def score_session(session: Session, metrics: Sequence[Metric]) -> dict[str, MetricResult]:
+    """Scores any ADK session (a stored production session, say) with `metrics`.
+
+    It reads the session's events and current state, exactly as `run_eval`
+    reads the run it simulated, so the same metrics give the same results.
+    """
+    results, _ = await score_trace(metrics, EvalTrace.from_session(session))
+    return results

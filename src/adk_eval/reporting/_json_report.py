@@ -1,0 +1,127 @@
+"""The JSON report of a suite (schema ``adk-eval.report``, version 1).
+
+The schema is shipped as ``report.schema.json`` next to this module and
+documented in ``docs/json-report.md``. A change that removes or renames a field
+bumps `REPORT_VERSION`; new optional fields do not.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any
+
+from .._result import EvalResult, TokenUsage
+from .._suite import CaseStats, EvalSuiteResult
+from .._transcript import render_transcript
+from .._turns import jsonable
+
+__all__ = ["REPORT_SCHEMA", "REPORT_VERSION", "load_report_schema", "suite_report"]
+
+REPORT_SCHEMA = "adk-eval.report"
+REPORT_VERSION = 1
+
+
+def _usage(usage: TokenUsage) -> dict[str, int]:
+    return {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "total_tokens": usage.total_tokens,
+    }
+
+
+def result_record(result: EvalResult) -> dict[str, Any]:
+    """One run as report data."""
+    termination = result.termination
+    return {
+        "name": result.name,
+        "attempt": result.attempt,
+        "status": result.status,
+        "outcome": result.outcome,
+        "xfail": result.xfail,
+        "turns": result.turns,
+        "duration_ms": round(result.duration_ms, 3),
+        "termination_reason": result.termination_reason,
+        "termination": None
+        if termination is None
+        else jsonable(
+            {"kind": termination.kind, "limit": termination.limit, "value": termination.value}
+        ),
+        "error": None
+        if result.error is None
+        else {
+            "phase": result.error.phase,
+            "type": result.error.type,
+            "message": result.error.message,
+        },
+        "metrics": {
+            name: jsonable(
+                {
+                    "passed": metric.passed,
+                    "score": metric.score,
+                    "value": metric.value,
+                    "evidence": list(metric.evidence),
+                    "error": metric.error,
+                    "applicable": metric.applicable,
+                }
+            )
+            for name, metric in result.metrics.items()
+        },
+        "token_usage": _usage(result.token_usage),
+        "user_agent_token_usage": _usage(result.user_agent_token_usage),
+        "final_state": jsonable(result.final_state),
+        "transcript": render_transcript(result.trace, include_state=False),
+    }
+
+
+def case_record(stats: CaseStats, description: str | None, xfail: str | None) -> dict[str, Any]:
+    """One case's repeat statistics as report data."""
+    return {
+        "name": stats.name,
+        "description": description,
+        "xfail": xfail,
+        "repeat": stats.repeat,
+        "runs": len(stats.runs),
+        "passes": stats.passes,
+        "pass_rate": stats.pass_rate,
+        "pass_hat_k": stats.pass_hat_k,
+        "pass_at_k": stats.pass_at_k,
+        "label": stats.label,
+    }
+
+
+def suite_report(suite: EvalSuiteResult, *, created_at: datetime | None = None) -> dict[str, Any]:
+    """The whole suite as a JSON-ready dict following ``report.schema.json``."""
+    from .. import __version__
+
+    first = {r.name: r for r in reversed(suite.results)}
+    return {
+        "schema": REPORT_SCHEMA,
+        "version": REPORT_VERSION,
+        "created_at": (created_at or datetime.now(UTC)).isoformat(),
+        "adk_eval_version": __version__,
+        "repeat": suite.repeat,
+        "duration_ms": round(suite.duration_ms, 3),
+        "passed": suite.ok,
+        "pass_rate": suite.pass_rate,
+        "stopped_early": suite.stopped_early,
+        "summary": dict(suite.summary),
+        "not_run": list(suite.not_run),
+        "cases": [
+            case_record(
+                stats,
+                first[stats.name].description if stats.name in first else None,
+                first[stats.name].xfail if stats.name in first else None,
+            )
+            for stats in suite.cases
+        ],
+        "results": [result_record(result) for result in suite.results],
+    }
+
+
+def load_report_schema() -> dict[str, Any]:
+    """The JSON Schema of the report."""
+    text = resources.files(__package__).joinpath("report.schema.json").read_text()
+    schema: dict[str, Any] = json.loads(text)
+    return schema

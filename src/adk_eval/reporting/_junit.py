@@ -1,0 +1,85 @@
+"""JUnit XML for CI systems: one ``<testcase>`` per run."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from datetime import UTC, datetime
+from pathlib import Path
+
+from .._result import EvalResult
+from .._suite import EvalSuiteResult
+from .._transcript import render_transcript
+
+__all__ = ["junit_xml", "write_junit_xml"]
+
+
+def _testcase(result: EvalResult, repeat: int) -> ET.Element:
+    name = result.name if repeat == 1 else f"{result.name}[{result.attempt}]"
+    case = ET.Element(
+        "testcase", classname="adk_eval", name=name, time=f"{result.duration_ms / 1000:.3f}"
+    )
+    properties = ET.SubElement(case, "properties")
+    for key, value in [
+        ("status", result.status),
+        ("outcome", result.outcome),
+        ("turns", str(result.turns)),
+        ("termination_reason", result.termination_reason or ""),
+        ("tokens", str(result.token_usage.total_tokens)),
+    ]:
+        ET.SubElement(properties, "property", name=key, value=value)
+    for metric_name, metric in result.metrics.items():
+        ET.SubElement(
+            properties,
+            "property",
+            name=f"metric.{metric_name}",
+            value=metric.verdict + ("" if metric.score is None else f" {metric.score:g}"),
+        )
+    outcome = result.outcome
+    if outcome == "error":
+        assert result.error is not None
+        element = ET.SubElement(
+            case, "error", message=result.error.message.splitlines()[0], type=result.error.phase
+        )
+        element.text = result.explain()
+    elif outcome in ("failed", "terminated", "xpassed"):
+        failed = ", ".join(result.failed_metrics) or outcome
+        element = ET.SubElement(case, "failure", message=f"{outcome}: {failed}", type=outcome)
+        element.text = result.explain()
+    elif outcome == "xfailed":
+        ET.SubElement(case, "skipped", message=f"xfail: {result.xfail}")
+    ET.SubElement(case, "system-out").text = render_transcript(result.trace)
+    return case
+
+
+def junit_xml(suite: EvalSuiteResult, *, name: str = "adk-eval") -> ET.ElementTree:
+    """The suite as a JUnit XML tree (runs that did not finish are skipped entries)."""
+    outcomes = [r.outcome for r in suite.results]
+    attributes = {
+        "name": name,
+        "tests": str(len(suite.results) + suite.summary["not_run"]),
+        "failures": str(sum(o in ("failed", "terminated", "xpassed") for o in outcomes)),
+        "errors": str(outcomes.count("error")),
+        "skipped": str(outcomes.count("xfailed") + suite.summary["not_run"]),
+        "time": f"{suite.duration_ms / 1000:.3f}",
+    }
+    root = ET.Element("testsuites", attributes)
+    testsuite = ET.SubElement(
+        root,
+        "testsuite",
+        {**attributes, "timestamp": datetime.now(UTC).isoformat(timespec="seconds")},
+    )
+    for result in suite.results:
+        testsuite.append(_testcase(result, suite.repeat))
+    for case_name in suite.not_run:
+        skipped = ET.SubElement(
+            testsuite, "testcase", classname="adk_eval", name=case_name, time="0"
+        )
+        ET.SubElement(skipped, "skipped", message="not run: the suite stopped early")
+    ET.indent(root)
+    return ET.ElementTree(root)
+
+
+def write_junit_xml(suite: EvalSuiteResult, path: Path) -> None:
+    """Writes `junit_xml(suite)` to `path` (parent folders are created)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    junit_xml(suite).write(path, encoding="utf-8", xml_declaration=True)

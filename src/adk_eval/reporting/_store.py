@@ -1,0 +1,188 @@
+"""Suite results you can keep: an append-only SQLite file of runs.
+
+Every `adk-eval run` appends its report (default ``.adk_eval/runs.db``, relative
+to the working directory). A file that is not such a database is never
+touched: opening it fails with a message naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._errors import AdkEvalError
+
+__all__ = ["DEFAULT_DB_PATH", "RunInfo", "RunStore", "RunStoreError"]
+
+DEFAULT_DB_PATH = Path(".adk_eval") / "runs.db"
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,
+    command TEXT NOT NULL,
+    repeat INTEGER NOT NULL,
+    total INTEGER NOT NULL,
+    passed INTEGER NOT NULL,
+    failed INTEGER NOT NULL,
+    errors INTEGER NOT NULL,
+    terminated INTEGER NOT NULL,
+    pass_rate REAL NOT NULL,
+    duration_ms REAL NOT NULL,
+    report TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS case_results (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    name TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    turns INTEGER NOT NULL,
+    duration_ms REAL NOT NULL,
+    metrics TEXT NOT NULL,
+    PRIMARY KEY (run_id, name, attempt)
+);
+"""
+
+
+class RunStoreError(AdkEvalError):
+    """The runs database cannot be used (not a database, too new, no such run)."""
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One stored run, as listed."""
+
+    id: int
+    created_at: str
+    command: str
+    total: int
+    passed: int
+    pass_rate: float
+
+
+class RunStore:
+    """The runs database at `path` (created on first append)."""
+
+    def __init__(self, path: Path = DEFAULT_DB_PATH) -> None:
+        self.path = Path(path)
+
+    @contextmanager
+    def _connect(self, *, create: bool) -> Iterator[sqlite3.Connection]:
+        if not create and not self.path.exists():
+            raise RunStoreError(
+                f"no runs stored yet: {self.path} does not exist (run `adk-eval run` first, "
+                "or point --db at your runs file)"
+            )
+        if create:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            connection = sqlite3.connect(self.path)
+        except sqlite3.Error as error:
+            raise RunStoreError(f"cannot open runs database {self.path}: {error}") from None
+        try:
+            try:
+                version = connection.execute("PRAGMA user_version").fetchone()[0]
+                tables = {
+                    row[0]
+                    for row in connection.execute(
+                        "SELECT name FROM sqlite_master WHERE type='table'"
+                    )
+                }
+            except sqlite3.DatabaseError as error:
+                raise RunStoreError(
+                    f"{self.path} is not an adk-eval runs database ({error}); it was left "
+                    "untouched. Point --db at another file."
+                ) from None
+            if version > SCHEMA_VERSION:
+                raise RunStoreError(
+                    f"{self.path} was written by a newer adk-eval (schema {version}, this one "
+                    f"reads {SCHEMA_VERSION}); upgrade adk-eval"
+                )
+            if tables and "runs" not in tables:
+                raise RunStoreError(
+                    f"{self.path} is an SQLite file but not an adk-eval runs database "
+                    f"(tables: {', '.join(sorted(tables))}); it was left untouched. "
+                    "Point --db at another file."
+                )
+            if create and not tables:
+                connection.executescript(_SCHEMA)
+                connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            yield connection
+            connection.commit()
+        finally:
+            connection.close()
+
+    def append(self, report: dict[str, Any], *, command: str) -> int:
+        """Stores a suite report; returns the new run id."""
+        summary = report["summary"]
+        with self._connect(create=True) as db:
+            cursor = db.execute(
+                "INSERT INTO runs (created_at, command, repeat, total, passed, failed, errors, "
+                "terminated, pass_rate, duration_ms, report) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    report["created_at"],
+                    command,
+                    report["repeat"],
+                    summary["total"],
+                    summary["passed"],
+                    summary["failed"],
+                    summary["errors"],
+                    summary["terminated"],
+                    report["pass_rate"],
+                    report["duration_ms"],
+                    json.dumps(report),
+                ),
+            )
+            run_id = cursor.lastrowid
+            assert run_id is not None
+            db.executemany(
+                "INSERT INTO case_results VALUES (?,?,?,?,?,?,?,?)",
+                [
+                    (
+                        run_id,
+                        r["name"],
+                        r["attempt"],
+                        r["status"],
+                        r["outcome"],
+                        r["turns"],
+                        r["duration_ms"],
+                        json.dumps(r["metrics"]),
+                    )
+                    for r in report["results"]
+                ],
+            )
+        return run_id
+
+    def runs(self, limit: int = 20) -> list[RunInfo]:
+        """The latest runs, newest first."""
+        with self._connect(create=False) as db:
+            rows = db.execute(
+                "SELECT id, created_at, command, total, passed, pass_rate FROM runs "
+                "ORDER BY id DESC LIMIT ?",
+                (limit,),
+            ).fetchall()
+        return [RunInfo(*row) for row in rows]
+
+    def load(self, run_id: int) -> dict[str, Any]:
+        """The report of one run."""
+        with self._connect(create=False) as db:
+            row = db.execute("SELECT report FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            known = ", ".join(str(run.id) for run in self.runs(10)) or "none"
+            raise RunStoreError(f"no run {run_id} in {self.path} (latest runs: {known})")
+        report: dict[str, Any] = json.loads(row[0])
+        return report
+
+    def last_two(self) -> tuple[int, int]:
+        """Ids of the two latest runs, older first."""
+        latest = self.runs(2)
+        if len(latest) < 2:
+            raise RunStoreError(f"compare needs two stored runs; {self.path} has {len(latest)}")
+        return latest[1].id, latest[0].id

@@ -1,0 +1,212 @@
+"""The human-as-model protocol: a model request as JSON, and an answer as an `LlmResponse`.
+
+A request shows the person exactly what the model would get: the system
+instruction, the conversation (text, function calls, function responses) and
+the tool declarations (JSON Schema), plus the output schema if the agent has one.
+
+An answer is one of::
+
+    {"type": "text", "text": "The answer is 8."}
+    {"type": "output", "value": {"answer": "8", "confidence": 0.9}}     # output_schema
+    {"type": "tool_calls", "calls": [{"name": "add", "args": {"a": 5, "b": 3}}]}
+
+It is validated on the server (tool names, arguments against each tool's
+schema, the output against the output schema) before it becomes the model's
+response; problems come back as a list of readable messages.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.genai import types
+
+from .._turns import content_text, jsonable
+from ._schemas import declaration_schema, model_schema, validate_against, validate_model
+
+__all__ = [
+    "AnswerError",
+    "answer_to_response",
+    "content_to_json",
+    "serialize_request",
+    "validate_answer",
+]
+
+
+class AnswerError(ValueError):
+    """An answer the model request cannot accept; `problems` says why."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+def part_to_json(part: types.Part) -> dict[str, Any] | None:
+    """One part of a conversation, as the page shows it (None for parts it does not)."""
+    if part.function_call is not None:
+        call = part.function_call
+        return {
+            "function_call": {"id": call.id, "name": call.name, "args": jsonable(call.args or {})}
+        }
+    if part.function_response is not None:
+        response = part.function_response
+        return {
+            "function_response": {
+                "id": response.id,
+                "name": response.name,
+                "response": jsonable(response.response or {}),
+            }
+        }
+    if part.text and not part.thought:
+        return {"text": part.text}
+    return None
+
+
+def content_to_json(content: types.Content) -> dict[str, Any]:
+    """A `Content` as ``{"role", "parts"}``."""
+    parts = [p for p in (part_to_json(part) for part in content.parts or []) if p is not None]
+    return {"role": content.role or "user", "parts": parts}
+
+
+def _instruction(request: LlmRequest) -> str:
+    instruction = request.config.system_instruction if request.config else None
+    if instruction is None:
+        return ""
+    if isinstance(instruction, str):
+        return instruction
+    if isinstance(instruction, types.Content):
+        return content_text(instruction)
+    if isinstance(instruction, list):
+        return "\n".join(str(getattr(item, "text", item) or "") for item in instruction)
+    return str(instruction)
+
+
+def serialize_request(
+    request: LlmRequest,
+    agent_name: str,
+    *,
+    output_schema: Any = None,
+    tool_notes: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """The model request as JSON for the page.
+
+    Args:
+        request: What the model would receive.
+        agent_name: The agent making the call.
+        output_schema: The agent's output schema (a pydantic model), if any.
+        tool_notes: Per tool, a note for the person (e.g. "mocked in this case").
+    """
+    notes = tool_notes or {}
+    tools = []
+    for tool in request.config.tools or [] if request.config else []:
+        if not isinstance(tool, types.Tool):
+            continue
+        for declaration in tool.function_declarations or []:
+            name = declaration.name or ""
+            adk_tool = request.tools_dict.get(name)
+            tools.append(
+                {
+                    "name": name,
+                    "description": declaration.description or "",
+                    "parameters": declaration_schema(declaration),
+                    "long_running": bool(adk_tool is not None and adk_tool.is_long_running),
+                    "note": notes.get(name),
+                    "allowed": notes.get(name) != "not allowed",
+                }
+            )
+    schema = model_schema(output_schema)
+    if schema is None and request.config is not None and request.config.response_schema is not None:
+        schema = model_schema(request.config.response_schema)
+    return {
+        "agent_name": agent_name,
+        "instruction": _instruction(request),
+        "contents": [content_to_json(content) for content in request.contents],
+        "tools": tools,
+        "output_schema": schema,
+    }
+
+
+def validate_answer(
+    payload: dict[str, Any], answer: Any, *, output_model: Any = None
+) -> dict[str, Any]:
+    """Checks an answer against the request it answers; returns it normalised.
+
+    Raises:
+        AnswerError: With every problem found.
+    """
+    if not isinstance(answer, dict) or answer.get("type") not in ("text", "output", "tool_calls"):
+        raise AnswerError(["an answer is {type: text|output|tool_calls, ...}"])
+    kind = answer["type"]
+    schema = payload.get("output_schema")
+    if kind == "text":
+        text = answer.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise AnswerError(["the final response is empty"])
+        if schema is not None:
+            raise AnswerError(["this agent has an output schema: answer with the output form"])
+        return {"type": "text", "text": text}
+    if kind == "output":
+        if schema is None:
+            raise AnswerError(["this agent has no output schema: answer with text"])
+        value = answer.get("value")
+        normalised, output_problems = (
+            validate_model(output_model, value)
+            if output_model is not None
+            else (value, validate_against(schema, value))
+        )
+        if output_problems:
+            raise AnswerError(output_problems)
+        return {"type": "output", "value": normalised}
+    calls = answer.get("calls")
+    if not isinstance(calls, list) or not calls:
+        raise AnswerError(["call at least one tool"])
+    tools = {tool["name"]: tool for tool in payload.get("tools", [])}
+    problems: list[str] = []
+    normalised_calls = []
+    for index, call in enumerate(calls, start=1):
+        name = call.get("name") if isinstance(call, dict) else None
+        args = call.get("args", {}) if isinstance(call, dict) else None
+        if name not in tools:
+            problems.append(f"call #{index}: no tool named {name!r}")
+            continue
+        if not tools[name].get("allowed", True):
+            problems.append(
+                f"call #{index}: `{name}` is not allowed in this session ({tools[name]['note']})"
+            )
+            continue
+        if not isinstance(args, dict):
+            problems.append(f"call #{index} `{name}`: args must be an object")
+            continue
+        problems += [
+            f"call #{index} `{name}`: {problem}"
+            for problem in validate_against(tools[name]["parameters"], args)
+        ]
+        call_id = call.get("id") or f"studio-{uuid.uuid4().hex[:10]}"
+        normalised_calls.append({"name": name, "args": args, "id": call_id})
+    if problems:
+        raise AnswerError(problems)
+    return {"type": "tool_calls", "calls": normalised_calls}
+
+
+def answer_to_response(answer: dict[str, Any]) -> LlmResponse:
+    """A validated answer as the model's `LlmResponse`."""
+    if answer["type"] == "text":
+        parts = [types.Part(text=answer["text"])]
+    elif answer["type"] == "output":
+        parts = [types.Part(text=json.dumps(answer["value"], ensure_ascii=False))]
+    else:
+        parts = [
+            types.Part(
+                function_call=types.FunctionCall(
+                    id=call.get("id") or f"studio-{uuid.uuid4().hex[:10]}",
+                    name=call["name"],
+                    args=call["args"],
+                )
+            )
+            for call in answer["calls"]
+        ]
+    return LlmResponse(content=types.Content(role="model", parts=parts))

@@ -1,0 +1,235 @@
+"""The studio's HTTP server: a FastAPI app over a `StudioEngine`.
+
+Security: a random access token is required on **every** request: the page,
+its static files, the JSON API and the event stream. It is accepted as the
+``X-Studio-Token`` header, as a ``token`` query parameter (the printed URL, and
+the event stream, which cannot send headers), or as the cookie the page sets
+when it is opened with the token. Requests that change anything must carry the
+header, so another site cannot forge them with the cookie. The server binds to
+127.0.0.1 unless told otherwise.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from importlib import resources
+from typing import Any
+
+from fastapi import FastAPI, Request, Response
+from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
+
+from ._engine import StudioEngine
+from ._errors import StudioError
+from ._kinds import Role, tool_user_role
+from ._views import agent_view
+
+__all__ = ["COOKIE", "HEADER", "create_app"]
+
+HEADER = "X-Studio-Token"
+COOKIE = "adk_eval_studio"
+_STATIC = {"studio.js": "text/javascript", "studio.css": "text/css"}
+
+
+def _static(name: str) -> str:
+    return resources.files(__package__).joinpath("static", name).read_text(encoding="utf-8")
+
+
+def create_app(engine: StudioEngine, token: str) -> FastAPI:
+    """The studio app; `engine` is started and stopped with it."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await engine.start()
+        try:
+            yield
+        finally:
+            await engine.stop()
+
+    app = FastAPI(
+        title="adk-eval studio", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None
+    )
+
+    def presented(request: Request, *, header_only: bool) -> str | None:
+        header = request.headers.get(HEADER)
+        if header is not None or header_only:
+            return header
+        return request.query_params.get("token") or request.cookies.get(COOKIE)
+
+    @app.middleware("http")
+    async def require_token(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        changes = request.method not in ("GET", "HEAD")
+        given = presented(request, header_only=changes)
+        if given is None or not hmac.compare_digest(given.encode(), token.encode()):
+            return JSONResponse(
+                {"error": "a valid studio token is required (use the URL the studio printed)"},
+                status_code=401 if given is None else 403,
+            )
+        response = await call_next(request)
+        if request.url.path == "/" and request.query_params.get("token"):
+            response.set_cookie(COOKIE, token, httponly=True, samesite="strict")
+        return response
+
+    @app.exception_handler(StudioError)
+    async def studio_error(request: Request, error: StudioError) -> JSONResponse:
+        return JSONResponse(
+            {"error": str(error), "problems": error.problems}, status_code=error.status
+        )
+
+    async def body(request: Request) -> dict[str, Any]:
+        try:
+            data = await request.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise StudioError("the request body must be JSON", 400) from None
+        if not isinstance(data, dict):
+            raise StudioError("the request body must be a JSON object", 400)
+        return data
+
+    @app.get("/", response_class=HTMLResponse)
+    async def page() -> HTMLResponse:
+        return HTMLResponse(_static("index.html"), headers={"Cache-Control": "no-store"})
+
+    @app.get("/static/{name}")
+    async def static(name: str) -> Response:
+        if name not in _STATIC:
+            raise StudioError(f"no static file {name}", 404)
+        return Response(
+            _static(name), media_type=_STATIC[name], headers={"Cache-Control": "no-store"}
+        )
+
+    @app.get("/api/targets")
+    async def targets() -> list[dict[str, Any]]:
+        result = []
+        for target in engine.targets.values():
+            case = target.case
+            roles: list[Role] = ["model"]
+            if case is not None:
+                if case.user_agents.loop is not None:
+                    roles.append("loop_user")
+                roles += [tool_user_role(name) for name in case.user_agents.tools]
+            result.append(
+                {
+                    "name": target.name,
+                    "kind": "case" if case is not None else "agent",
+                    "description": (case.description if case else None) or target.agent.description,
+                    "agent": agent_view(target.agent),
+                    "roles": roles,
+                    "eval_set_path": str(target.export_path),
+                    "first_message": case.first_message
+                    if case and isinstance(case.first_message, str)
+                    else None,
+                }
+            )
+        return result
+
+    @app.get("/api/sessions")
+    async def sessions() -> list[dict[str, Any]]:
+        return await engine.list_sessions()
+
+    @app.post("/api/sessions")
+    async def create(request: Request) -> dict[str, Any]:
+        data = await body(request)
+        session_id = await engine.create_session(
+            str(data.get("target", "")), data.get("message"), str(data.get("role", "model"))
+        )
+        return {"id": session_id}
+
+    @app.get("/api/sessions/{session_id}")
+    async def session(session_id: str) -> dict[str, Any]:
+        return await engine.view(session_id)
+
+    @app.post("/api/sessions/{session_id}/messages")
+    async def message(session_id: str, request: Request) -> dict[str, Any]:
+        await engine.send_message(session_id, (await body(request)).get("message"))
+        return {"ok": True}
+
+    @app.post("/api/requests/{request_id}/answer")
+    async def answer(request_id: str, request: Request) -> dict[str, Any]:
+        return {"answer": await engine.answer(request_id, await body(request))}
+
+    @app.post("/api/sessions/{session_id}/tools/{call_id}/cancel")
+    async def cancel(session_id: str, call_id: str) -> dict[str, Any]:
+        await engine.cancel_tool(session_id, call_id)
+        return {"ok": True}
+
+    @app.post("/api/sessions/{session_id}/export")
+    async def export(session_id: str) -> dict[str, Any]:
+        return await engine.export(session_id)
+
+    @app.get("/api/events")
+    async def events(request: Request, since: int = 0) -> StreamingResponse:
+        async def stream() -> AsyncIterator[str]:
+            version = since
+            yield "retry: 1000\n\n"
+            while not await request.is_disconnected():
+                version, changed = await engine.wait_for_change(version, 15.0)
+                payload = json.dumps({"version": version, "sessions": changed})  # {id: version}
+                yield f"data: {payload}\n\n" if changed else ": keep-alive\n\n"
+
+        return StreamingResponse(
+            stream(), media_type="text/event-stream", headers={"Cache-Control": "no-store"}
+        )
+
+    # -- remote mode: StudioPlugin in another ADK app ----------
+
+    @app.post("/api/remote/model-requests")
+    async def remote_request(request: Request) -> dict[str, Any]:
+        data = await body(request)
+        request_id = await engine.remote_request(
+            str(data.get("client_session", "")),
+            str(data.get("agent_name", "")),
+            dict(data.get("request", {})),
+        )
+        return {"request_id": request_id}
+
+    @app.get("/api/remote/model-requests/{request_id}/answer")
+    async def remote_answer(request_id: str, wait: float = 25.0) -> Response:
+        answer = await engine.remote_answer(request_id, min(max(wait, 0.0), 60.0))
+        if answer is None:
+            return Response(status_code=204)
+        return JSONResponse({"answer": answer})
+
+    return app
+
+
+def run_studio(
+    engine: StudioEngine,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    token: str | None = None,
+    announce: Callable[[str], None] = print,
+) -> None:
+    """Serves the studio until interrupted; announces the URL (with its token) once listening.
+
+    Args:
+        engine: What to serve.
+        host: Interface to bind (loopback by default).
+        port: Port (0 picks a free one; the announced URL has the real port).
+        token: The access token (random when None).
+        announce: Called with the URL to open.
+    """
+    import secrets
+    import socket
+
+    import uvicorn
+
+    token = token or secrets.token_urlsafe(24)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    bound_port = sock.getsockname()[1]
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+
+    class _Announcing(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            announce(f"http://{shown}:{bound_port}/?token={token}")
+
+    config = uvicorn.Config(create_app(engine, token), log_level="warning", lifespan="on")
+    _Announcing(config).run(sockets=[sock])
