@@ -7,7 +7,15 @@ from google.adk.agents import LlmAgent
 from google.adk.tools import LongRunningFunctionTool
 from pydantic import BaseModel
 
-from adk_eval import STOP, STOP_SIGNAL, EvalCase, ScriptedUserAgent, UserAgents, run_eval
+from adk_eval import (
+    STOP,
+    STOP_SIGNAL,
+    EvalCase,
+    ScriptedUserAgent,
+    UserAgents,
+    run_eval,
+    with_state_change,
+)
 from adk_eval._user_agents import is_stop_signal
 from adk_eval.testing import ScriptedLlm, tool_call
 
@@ -229,3 +237,36 @@ async def test_direct_answers_see_what_an_llm_user_agent_said_on_the_shared_sess
     assert seen == [["user", "patient", "user"]]  # the patient's run, then the helper's prompt
     authors = [e.author for e in result.user_agent_events]
     assert authors == ["user", "patient", "user", "helper", "user", "patient"]
+
+
+@pytest.mark.parametrize("through_runner", [False, True], ids=["direct", "runner"])
+async def test_a_scripted_reply_can_change_the_main_sessions_state(through_runner):
+    seen: list = []
+
+    def note(callback_context):  # an agent callback: the answer goes through a runner
+        seen.append(callback_context.agent_name)
+
+    patient = ScriptedUserAgent(
+        name="patient",
+        script=[
+            with_state_change("I have asthma.", {"patient": {"revealed": ["asthma"]}}),
+            with_state_change(STOP, {"patient": {"revealed": ["gout"]}}),
+        ],
+        before_agent_callback=note if through_runner else None,
+    )
+    result = await run_eval(
+        EvalCase(
+            name="reveal",
+            agent=chatty_system(),
+            first_message="Hello",
+            user_agents=UserAgents(loop=patient),
+        )
+    )
+
+    assert result.status == "passed", result.explain()
+    assert result.final_state["patient"] == {"revealed": ["asthma", "gout"]}  # merged
+    assert [m.text for m in result.trace.messages if m.role == "user"] == [
+        "Hello",
+        "I have asthma.",
+    ]
+    assert seen == (["patient", "patient"] if through_runner else [])

@@ -194,6 +194,14 @@ def stop_collecting(token: contextvars.Token[Any]) -> None:
     _SINK.reset(token)
 
 
+def record_state_changes(result: StateChangeResult) -> Any:
+    """Adds `result`'s changes to the running user agent's collection; returns its result."""
+    sink = _SINK.get()
+    if sink is not None:
+        sink.append(result.changes)
+    return result.result
+
+
 class StateChangeCollector(BasePlugin):
     """Plugin of the user-agent runner: unwraps `with_state_change` results.
 
@@ -216,8 +224,5 @@ class StateChangeCollector(BasePlugin):
         """Replaces a `StateChangeResult` with its plain result and records its changes."""
         if not isinstance(result, StateChangeResult):
             return None
-        sink = _SINK.get()
-        if sink is not None:
-            sink.append(result.changes)
-        plain = result.result
+        plain = record_state_changes(result)
         return plain if isinstance(plain, dict) else {"result": plain}

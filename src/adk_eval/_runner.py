@@ -35,7 +35,7 @@ from ._interception import ToolPolicy
 from ._interception_plugin import TOOL_ERROR_CODE, InterceptionPlugin
 from ._state import flatten_state
 from ._termination import ModelCallLimit
-from ._turns import DEFAULT_USER_ID, agent_app, user_content
+from ._turns import DEFAULT_USER_ID, STATE_SOURCE_KEY, agent_app, user_content
 
 __all__ = ["EvalRunner"]
 
@@ -190,7 +190,7 @@ class EvalRunner:
             author="user",
             invocation_id=f"adk_eval-{uuid.uuid4().hex[:12]}",
             actions=EventActions(state_delta=dict(state_delta)),
-            custom_metadata={"source": source},
+            custom_metadata={STATE_SOURCE_KEY: source},
         )
         await self.session_service.append_event(session, event)
         return event

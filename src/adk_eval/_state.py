@@ -36,6 +36,7 @@ __all__ = [
     "flatten_changes",
     "flatten_state",
     "merge_changes",
+    "public_state",
     "replace_value",
     "scoped_view",
     "state_key",
@@ -107,6 +108,11 @@ def scoped_view(flat: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         scope, key = _split_key(flat_key)
         view.setdefault(scope, {})[key] = value
     return view
+
+
+def public_state(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """ADK's flat state without its internal keys (``_adk...``, ``__...``)."""
+    return {k: v for k, v in flat.items() if not k.startswith(("_adk", "__"))}
 
 
 @dataclass(frozen=True)

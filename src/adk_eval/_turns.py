@@ -35,6 +35,7 @@ __all__ = [
     "DEFAULT_USER_ID",
     "PendingCall",
     "RunEnd",
+    "STATE_SOURCE_KEY",
     "agent_app",
     "app_name_for",
     "classify_run",
@@ -43,6 +44,7 @@ __all__ = [
     "jsonable",
     "parts_text",
     "resume_message",
+    "state_change_source",
     "stable_call_args",
     "tool_error_response",
     "tool_response",
@@ -66,6 +68,18 @@ def content_text(content: types.Content | None) -> str:
 def event_text(event: Event) -> str:
     """The text an event's content holds (thoughts left out; "" without content)."""
     return content_text(event.content)
+
+
+STATE_SOURCE_KEY = "source"
+"""The `custom_metadata` key naming the user agents whose state changes an event applies."""
+
+
+def state_change_source(event: Event) -> str | None:
+    """The user agents whose `with_state_change` changes `event` applied, else None."""
+    if event.author != "user" or event.content is not None or not event.actions.state_delta:
+        return None
+    source = (event.custom_metadata or {}).get(STATE_SOURCE_KEY)
+    return source if isinstance(source, str) else None
 
 
 def jsonable(value: Any) -> Any:

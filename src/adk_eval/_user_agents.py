@@ -25,7 +25,7 @@ from google.adk.sessions import Session
 from google.genai import types
 from pydantic import BaseModel
 
-from ._bridge import YieldInfo
+from ._bridge import StateChangeResult, YieldInfo, record_state_changes
 from ._callables import maybe_await
 from ._errors import EvalUserAgentError
 from ._turns import content_text
@@ -102,7 +102,9 @@ class ScriptedUserAgent(_DirectUserAgent):
     """A deterministic user agent: a list of replies or a step function.
 
     A reply is a str (sent as text), a dict or pydantic model (structured output,
-    e.g. the answer to a tool yield), or `STOP`. The n-th reply goes to the n-th
+    e.g. the answer to a tool yield), or `STOP`; ``with_state_change(reply,
+    changes)`` sends `reply` and changes the main session's state as a user-agent
+    tool would (replayed goldens use it). The n-th reply goes to the n-th
     prompt this agent receives in the case, counted from the shared session, so
     one instance can serve many concurrent cases.
 
@@ -214,7 +216,13 @@ async def direct_reply(
 
 
 def _reply_event(invocation_id: str, author: str, reply: Any, actions: EventActions) -> Event:
-    """The event a user agent answers with: its reply as text, plus structured output."""
+    """The event a user agent answers with: its reply as text, plus structured output.
+
+    A reply built by `with_state_change` hands its changes to the running answer's
+    collection (applied to the main session like a user-agent tool's).
+    """
+    if isinstance(reply, StateChangeResult):
+        reply = record_state_changes(reply)
     text, output = _render(reply)
     return Event(
         invocation_id=invocation_id,
@@ -235,6 +243,6 @@ def _render(reply: Any) -> tuple[str, Any]:
     if isinstance(reply, Mapping | list | bool | int | float):
         return json.dumps(reply, ensure_ascii=False, default=repr), reply
     raise TypeError(
-        f"a ScriptedUserAgent reply must be a str, dict, list, number, bool, pydantic model "
-        f"or STOP, got {type(reply).__name__}: {reply!r}"
+        f"a ScriptedUserAgent reply must be a str, dict, list, number, bool, pydantic model, "
+        f"STOP or with_state_change(reply, changes), got {type(reply).__name__}: {reply!r}"
     )

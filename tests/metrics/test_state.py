@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from adk_eval import EvalTrace
-from adk_eval.metrics import MetricResult, state_metric
+from adk_eval.metrics import MetricResult, final_state_match, state_metric
 
 
 def trace(**session) -> EvalTrace:
@@ -58,3 +58,31 @@ def test_key_and_assertion_are_required():
         state_metric("m", "session")
     with pytest.raises(ValueError, match="needs an `assertion`"):
         state_metric("m", "session", "k")
+
+
+def test_final_state_match_names_each_differing_key_with_a_bounded_excerpt():
+    expected = {"escalation": "999", "patient:age": 55, "user:notes": "x" * 500, "_adk_k": 1}
+    actual = trace(escalation="999", extra=True, notes="y")  # patient: {"age": 55}
+    result = final_state_match("final", expected).evaluate(actual)
+
+    assert not result.passed
+    assert result.score == 0.0
+    assert result.value == {"differing": ["extra", "notes", "user:notes"], "ignored": [], "keys": 5}
+    assert result.evidence[0] == "`extra` = true, which the expected state does not hold"
+    assert result.evidence[1] == '`notes` = "y", which the expected state does not hold'
+    assert result.evidence[2].startswith('`user:notes` is not set; expected "xxxx')
+    assert result.evidence[2].endswith("… (302 more characters)")  # 502 characters of JSON
+
+
+def test_final_state_match_ignores_keys_and_patterns_but_names_them():
+    expected = {"escalation": "999", "patient:age": 55, "seen_at": 1.0}
+    actual = trace(escalation="999", seen_at=2.0)
+    assert final_state_match("final", expected).evaluate(actual).passed is False
+
+    result = final_state_match("final", expected, ignore=["*_at"]).evaluate(actual)
+    assert result.passed
+    assert result.score == 1.0
+    assert result.evidence == [
+        "the final state matches (3 keys)",
+        "ignored, and different: `seen_at`",
+    ]

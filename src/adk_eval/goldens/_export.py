@@ -22,11 +22,26 @@ from google.adk.sessions import Session
 from google.genai import types
 
 from .._result import EvalResult
-from .._state import flatten_state
-from .._trace import EvalTrace, Message, ToolCall, ToolResponse
-from .._turns import DEFAULT_USER_ID, stable_call_args, tool_error_response
+from .._state import flatten_state, public_state
+from .._trace import EvalTrace, Message, StateChange, ToolCall, ToolResponse
+from .._turns import (
+    DEFAULT_USER_ID,
+    jsonable,
+    stable_call_args,
+    state_change_source,
+    tool_error_response,
+)
 
-__all__ = ["golden_eval_id", "snake_case", "to_golden"]
+__all__ = ["STATE_CHANGES_FIELD", "golden_eval_id", "snake_case", "to_golden"]
+
+STATE_CHANGES_FIELD = "adk_eval_state_changes"
+"""The golden's field for the user agents' state changes (ADK keeps and ignores it).
+
+A list, in the order they happened, of ``{"source": user agents, "state_delta":
+flat ADK delta}`` plus where the change came: ``"response_to": call id`` (with the
+answer to that tool yield) or ``"before_invocation": i`` (with the user message
+that opens invocation ``i``; ``i`` = the number of invocations: after the last).
+"""
 
 
 def snake_case(name: str) -> str:
@@ -75,9 +90,20 @@ class _Turn:
         )
 
 
-def _turns(events: Sequence[Event]) -> list[_Turn]:
+def _turns(events: Sequence[Event]) -> tuple[list[_Turn], list[dict[str, Any]]]:
+    """The invocations, and the user agents' state changes tied to their answers."""
     turns: list[_Turn] = []
+    changes: list[dict[str, Any]] = []
+    waiting: dict[str, Any] | None = None  # a change whose answer has not come yet
     for item in EvalTrace(events=events).items:
+        if isinstance(item, StateChange) and (source := state_change_source(item.event)):
+            waiting = {"source": source, "state_delta": jsonable(item.delta)}
+        elif waiting is not None and isinstance(item, ToolResponse) and item.author == "user":
+            changes.append({"response_to": item.call_id, **waiting})
+            waiting = None
+        elif waiting is not None and isinstance(item, Message) and item.role == "user":
+            changes.append({"before_invocation": len(turns), **waiting})
+            waiting = None
         if isinstance(item, Message) and item.role == "user":
             turns.append(_Turn(user=item.event))
         elif not turns:
@@ -92,11 +118,9 @@ def _turns(events: Sequence[Event]) -> list[_Turn]:
             turns[-1].tool_responses.append(_tool_response(item))
         elif isinstance(item, Message) and not item.event.get_function_calls():
             turns[-1].texts.append((item.author, item.text))
-    return turns
-
-
-def _public_state(flat: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in flat.items() if not k.startswith(("_adk", "__"))}
+    if waiting is not None:  # the run ended right after it (a state condition, say)
+        changes.append({"before_invocation": len(turns), **waiting})
+    return turns, changes
 
 
 def to_golden(
@@ -135,7 +159,7 @@ def to_golden(
         events = result_or_session.events
         start_state = initial_state or {}
         final_flat = dict(result_or_session.state)
-    turns = _turns(events)
+    turns, changes = _turns(events)
     if not turns:
         raise ValueError(
             "the conversation has no user message, so there is no invocation to export"
@@ -150,9 +174,15 @@ def to_golden(
             user_id=user_id,
             state=flatten_state(start_state, what="initial_state"),
         ),
-        final_session_state=_public_state(final_flat),
+        final_session_state=public_state(final_flat),
         creation_timestamp=time.time(),
+        **_extra(changes),
     )
+
+
+def _extra(changes: list[dict[str, Any]]) -> dict[str, Any]:
+    """Extra fields, which ADK's `EvalCase` keeps (and its evaluators ignore)."""
+    return {STATE_CHANGES_FIELD: changes} if changes else {}
 
 
 def to_eval_case(*args: Any, **kwargs: Any) -> AdkEvalCase:

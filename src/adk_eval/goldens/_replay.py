@@ -14,12 +14,14 @@ from google.adk.evaluation.eval_case import IntermediateData
 from google.adk.evaluation.eval_set import EvalSet
 from google.adk.tools.base_tool import BaseTool
 
+from .._bridge import with_state_change
 from .._case import EvalCase, TerminateWhen, UserAgents
 from .._errors import EvalUserAgentError
 from .._interception import FRAMEWORK_YIELD_TOOLS
-from .._state import scoped_view
+from .._state import replace_value, scoped_view
 from .._turns import content_text, stable_call_args
-from .._user_agents import ScriptContext, ScriptedUserAgent
+from .._user_agents import STOP, ScriptContext, ScriptedUserAgent
+from ..metrics._state import final_state_match
 from ..metrics._trajectory import (
     ArgsMode,
     ExpectedCall,
@@ -29,6 +31,7 @@ from ..metrics._trajectory import (
 )
 from ..metrics._types import Metric
 from ._evalset import load_eval_set
+from ._export import STATE_CHANGES_FIELD
 
 __all__ = [
     "eval_case_from_golden",
@@ -58,6 +61,51 @@ class _Recorded:
     tool: str
     args: dict[str, Any]
     response: dict[str, Any]
+    call_id: str | None = None
+
+
+@dataclass
+class _StateChanges:
+    """A golden's user-agent state changes (flat ADK deltas), by where they came."""
+
+    with_response: dict[str, dict[str, Any]]  # by the call id of the yield answered
+    before_invocation: dict[int, dict[str, Any]]
+
+
+def _replacing(delta: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """A flat delta as scoped changes that set each value as recorded (no merge)."""
+    return {
+        scope: {key: replace_value(value) for key, value in values.items()}
+        for scope, values in scoped_view(delta).items()
+        if values
+    }
+
+
+def _state_changes(golden: AdkEvalCase) -> _StateChanges:
+    """What the golden's user agents changed with `with_state_change`, and where.
+
+    Raises:
+        ValueError: If the golden's ``adk_eval_state_changes`` field is malformed.
+    """
+    changes = _StateChanges({}, {})
+    records = (golden.model_extra or {}).get(STATE_CHANGES_FIELD) or []
+    for record in records if isinstance(records, list) else [records]:
+        delta = record.get("state_delta") if isinstance(record, Mapping) else None
+        where = record.get("response_to") if isinstance(record, Mapping) else None
+        index = record.get("before_invocation") if isinstance(record, Mapping) else None
+        if not isinstance(delta, Mapping) or (
+            not isinstance(where, str) and type(index) is not int
+        ):
+            raise ValueError(
+                f"golden `{golden.eval_id}`: each `{STATE_CHANGES_FIELD}` item needs a "
+                f"`state_delta` dict and a `response_to` call id or a `before_invocation` "
+                f"index, got {record!r}"
+            )
+        if isinstance(where, str):
+            changes.with_response.setdefault(where, {}).update(delta)
+        elif isinstance(index, int):
+            changes.before_invocation.setdefault(index, {}).update(delta)
+    return changes
 
 
 def _recorded_answers(golden: AdkEvalCase) -> list[_Recorded]:
@@ -71,9 +119,8 @@ def _recorded_answers(golden: AdkEvalCase) -> list[_Recorded]:
         for call in data.tool_uses:
             if call.id in last:
                 name = call.name or ""
-                recorded.append(
-                    _Recorded(name, stable_call_args(name, call.args or {}), last[call.id])
-                )
+                args = stable_call_args(name, call.args or {})
+                recorded.append(_Recorded(name, args, last[call.id], call.id))
     return recorded
 
 
@@ -83,7 +130,9 @@ def recorded_user_agent(
     """A user agent that answers tool yields with what a golden recorded.
 
     The n-th yield of a tool gets the response the golden recorded for the n-th
-    call of that tool, preferring a recorded call with the same args. Use it for
+    call of that tool, preferring a recorded call with the same args; an answer
+    that changed the main session's state (`with_state_change`) changes it again,
+    to the recorded values. Use it for
     ``user_agents.tools`` of long-running tools, ``adk_request_input`` and
     ``adk_request_confirmation``; `eval_case_from_golden` does by default.
 
@@ -92,6 +141,7 @@ def recorded_user_agent(
             for a call of that tool.
     """
     recorded = _recorded_answers(golden)
+    changes = _state_changes(golden).with_response
 
     def answer(ctx: ScriptContext) -> Any:
         info = ctx.yield_info
@@ -114,7 +164,10 @@ def recorded_user_agent(
                 f"user_agents={{{info.tool_name!r}: ...}}"
             )
         ctx.state["golden_answers_used"] = sorted({*used, chosen})
-        return recorded[chosen].response
+        answer = recorded[chosen]
+        if answer.call_id in changes:  # its answer changed the state then: it does again
+            return with_state_change(answer.response, _replacing(changes[answer.call_id]))
+        return answer.response
 
     return ScriptedUserAgent(name=name, step=answer)
 
@@ -145,6 +198,8 @@ def eval_case_from_golden(
     mode: MatchMode = "exact",
     args: ArgsMode = "exact",
     metrics: Sequence[Metric] = (),
+    final_state: bool = True,
+    ignore_state: Sequence[str] = (),
     name: str | None = None,
 ) -> EvalCase:
     """An `EvalCase` that replays a golden's user turns and scores the trajectory.
@@ -156,7 +211,11 @@ def eval_case_from_golden(
     The golden's initial state is the case's initial state, the turn limit
     counts the golden's user turns and recorded yield answers, and
     `trajectory_match` (``mode``, ``args``) compares the new run's tool calls
-    with the golden's.
+    with the golden's. State the golden's user agents changed with
+    `with_state_change` is changed again at the same points (with their
+    answers), and, when ``final_state`` is true and the golden holds a
+    ``final_session_state``, `final_state_match` compares the final state with it
+    (keys or patterns in ``ignore_state`` may differ, e.g. timestamps).
 
     Raises:
         ValueError: If the golden has no conversation.
@@ -165,7 +224,14 @@ def eval_case_from_golden(
     if not texts:
         raise ValueError(f"golden `{golden.eval_id}` has no conversation to replay")
     state = dict(golden.session_input.state) if golden.session_input else {}
-    follow_ups = texts[1:]
+    changes = _state_changes(golden).before_invocation
+    state.update(changes.get(0, {}))  # what a user agent changed as it opened
+    follow_ups: list[Any] = [
+        with_state_change(text, _replacing(changes[index])) if index in changes else text
+        for index, text in enumerate(texts[1:], start=1)
+    ]
+    if len(texts) in changes:  # changed with the answer that ended the conversation
+        follow_ups.append(with_state_change(STOP, _replacing(changes[len(texts)])))
     mocks = dict(tool_mocks or {})
     chosen = dict(user_agents or {})
     recording = recorded_user_agent(golden)
@@ -183,6 +249,14 @@ def eval_case_from_golden(
         initial_state={k: v for k, v in scoped_view(state).items() if v},
         first_message=texts[0],
         terminate_when=TerminateWhen(max_turns=max(len(texts) + yields, 1)),
-        metrics=[trajectory_match("golden_trajectory", golden, mode=mode, args=args), *metrics],
+        metrics=[
+            trajectory_match("golden_trajectory", golden, mode=mode, args=args),
+            *(
+                [final_state_match("golden_final_state", expected, ignore=ignore_state)]
+                if final_state and (expected := golden.final_session_state) is not None
+                else []
+            ),
+            *metrics,
+        ],
         description=f"replays golden `{golden.eval_id}`",
     )

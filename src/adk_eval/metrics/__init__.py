@@ -3,7 +3,8 @@
 Built-in metrics, by what they read:
 
 * state: `state_metric` (one value of the final state), `state_query` (a
-  MongoDB-style query over the final state)
+  MongoDB-style query over the final state), `final_state_match` (the whole
+  final state against an expected one)
 * events: `event_count_metric` (how many tool calls, messages, ... of a kind),
   `trajectory_match` (the tool calls against an expected list or an ADK golden)
 * judgement: `llm_judge` (a model reads the transcript and gives a verdict)
@@ -18,7 +19,7 @@ from ._events import EventCountMetric, event_count_metric
 from ._judge import LlmJudge, llm_judge
 from ._query import StateQueryMetric, state_query
 from ._scoring import score_session
-from ._state import StateMetric, state_metric
+from ._state import FinalStateMetric, StateMetric, final_state_match, state_metric
 from ._trajectory import ExpectedCall, TrajectoryMetric, trajectory_match
 from ._types import Metric, MetricResult
 
@@ -29,6 +30,8 @@ __all__ = [
     # state
     "StateMetric",
     "state_metric",
+    "FinalStateMetric",
+    "final_state_match",
     "StateQueryMetric",
     "state_query",
     # events

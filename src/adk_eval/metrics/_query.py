@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .._termination import compile_state_query
 from .._trace import EvalTrace
-from ._types import MetricResult
+from ._types import MetricResult, excerpt
 
 __all__ = ["StateQueryMetric", "state_query"]
 
@@ -45,11 +44,11 @@ class StateQueryMetric:
             if compile_state_query({key: condition}).match(state):
                 continue
             if key.startswith("$"):
-                reasons.append(f"`{key}` does not hold: {_excerpt(condition)}")
+                reasons.append(f"`{key}` does not hold: {excerpt(condition)}")
                 continue
             found, value = _lookup(state, key)
-            seen = f"is {_excerpt(value)}" if found else "is not set"
-            reasons.append(f"`{key}` {seen}; expected {_excerpt(condition)}")
+            seen = f"is {excerpt(value)}" if found else "is not set"
+            reasons.append(f"`{key}` {seen}; expected {excerpt(condition)}")
         return reasons or [f"the final state does not match {dict(self.spec)!r}"]
 
 
@@ -63,11 +62,6 @@ def _lookup(state: Mapping[str, Any], path: str) -> tuple[bool, Any]:
         else:
             return False, None
     return True, value
-
-
-def _excerpt(value: Any, limit: int = 200) -> str:
-    text = json.dumps(value, default=repr, sort_keys=True, ensure_ascii=False)
-    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
 
 
 def state_query(name: str, spec: Mapping[str, Any]) -> StateQueryMetric:

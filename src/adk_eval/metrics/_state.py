@@ -1,17 +1,18 @@
-"""`state_metric`: an assertion on one value of the final state."""
+"""State metrics: `state_metric` (one value of the final state), `final_state_match` (all of it)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import fnmatch
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .._callables import maybe_await
-from .._state import SESSION
+from .._state import SESSION, flatten_state, public_state
 from .._trace import EvalTrace
-from ._types import MetricResult
+from ._types import MetricResult, excerpt
 
-__all__ = ["StateMetric", "state_metric"]
+__all__ = ["FinalStateMetric", "StateMetric", "final_state_match", "state_metric"]
 
 StateAssertion = Callable[[Any], bool | MetricResult | Awaitable[bool | MetricResult]]
 
@@ -84,3 +85,71 @@ def state_metric(
     if assertion is None:
         raise ValueError(f"state_metric `{name}` needs an `assertion`, e.g. lambda v: v is True")
     return StateMetric(name=name, scope=scope, key=key, assertion=assertion)
+
+
+@dataclass(frozen=True)
+class FinalStateMetric:
+    """Passes when the final state equals `expected`, keys matching `ignore` aside.
+
+    Both sides are ADK's flat state (``"key"``, ``"user:key"``, ``"patient:key"``)
+    without ADK's internal keys. Each differing key is named in the evidence with
+    a short excerpt of both values; ignored keys that differ are named too.
+
+    Attributes:
+        name: Metric name.
+        expected: The state to find (a golden's ``final_session_state``).
+        ignore: Keys or glob patterns (``"*timestamp*"``) whose values may differ.
+    """
+
+    name: str
+    expected: Mapping[str, Any]
+    ignore: tuple[str, ...] = ()
+
+    def evaluate(self, trace: EvalTrace) -> MetricResult:
+        """Compares the final state with `expected`, key by key."""
+        actual = public_state(flatten_state(trace.final_state, what="final_state"))
+        expected = public_state(self.expected)
+        differing = sorted(
+            key
+            for key in expected.keys() | actual.keys()
+            if expected.get(key, _MISSING) != actual.get(key, _MISSING)
+        )
+        ignored = [key for key in differing if self._ignored(key)]
+        counted = [key for key in differing if key not in ignored]
+        evidence = [_difference(key, expected, actual) for key in counted]
+        if not counted:
+            evidence.append(f"the final state matches ({len(expected)} keys)")
+        if ignored:
+            evidence.append(f"ignored, and different: {', '.join(f'`{k}`' for k in ignored)}")
+        total = len(expected.keys() | actual.keys()) - len(ignored)
+        return MetricResult(
+            passed=not counted,
+            score=1.0 if not counted else 0.0,
+            value={"differing": counted, "ignored": ignored, "keys": total},
+            evidence=evidence,
+        )
+
+    def _ignored(self, key: str) -> bool:
+        return any(fnmatch.fnmatchcase(key, pattern) for pattern in self.ignore)
+
+
+def _difference(key: str, expected: Mapping[str, Any], actual: Mapping[str, Any]) -> str:
+    if key not in actual:
+        return f"`{key}` is not set; expected {excerpt(expected[key])}"
+    if key not in expected:
+        return f"`{key}` = {excerpt(actual[key])}, which the expected state does not hold"
+    return f"`{key}` = {excerpt(actual[key])}; expected {excerpt(expected[key])}"
+
+
+def final_state_match(
+    name: str, expected: Mapping[str, Any], *, ignore: Sequence[str] = ()
+) -> FinalStateMetric:
+    """The whole final state against an expected one (flat ADK keys).
+
+    Example:
+        ::
+
+            final_state_match("final_state", golden.final_session_state or {},
+                              ignore=["user:last_seen", "*timestamp*"])
+    """
+    return FinalStateMetric(name=name, expected=dict(expected), ignore=tuple(ignore))

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from .._trace import EvalTrace
 
-__all__ = ["Metric", "MetricResult"]
+__all__ = ["Metric", "MetricResult", "excerpt"]
 
 
 @dataclass(frozen=True)
@@ -62,3 +63,9 @@ class Metric(Protocol):
     def evaluate(self, trace: EvalTrace) -> MetricResult | Awaitable[MetricResult]:
         """Scores `trace`."""
         ...
+
+
+def excerpt(value: Any, limit: int = 200) -> str:
+    """`value` as JSON for evidence, cut after `limit` characters (saying how many more)."""
+    text = json.dumps(value, default=repr, sort_keys=True, ensure_ascii=False)
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
