@@ -254,3 +254,40 @@ stuck_2 = case("stuck-2", ScriptedLlm(responder=hang))
     assert "Interrupted: 1 of 3 runs finished" in output
     assert "PASSED     quick" in output
     assert "Traceback" not in output
+
+
+def test_an_unmocked_tool_is_one_clean_result_on_stdout_and_nothing_on_stderr(tmp_path):
+    (tmp_path / "tools.py").write_text(
+        'def refund(order: str) -> dict:\n    """Refunds an order."""\n'
+        '    raise AssertionError("the real refund ran")\n'
+    )
+    (tmp_path / "refund_eval.py").write_text(
+        """
+from google.adk.agents import LlmAgent
+from adk_eval import EvalCase
+from adk_eval.testing import ScriptedLlm, tool_call
+from tools import refund
+
+billing = LlmAgent(name="billing", model=ScriptedLlm([tool_call("refund", {"order": "A1"})]),
+                   tools=[refund])
+root = LlmAgent(name="root", model=ScriptedLlm([tool_call("transfer_to_agent",
+                {"agent_name": "billing"})]), sub_agents=[billing])
+refunds = EvalCase(name="refunds", agent=root, first_message="refund A1")
+"""
+    )
+    completed = subprocess.run(
+        [sys.executable, "-m", "adk_eval", "run", "refund_eval.py", "--no-store"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    )
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    # ADK may log a line of advice about the app (context caching), never the stop itself
+    assert "Traceback" not in completed.stderr + completed.stdout
+    assert "refund" not in completed.stderr
+    assert completed.stdout.count("error in system (EvalToolError):") == 1  # one result
+    assert "Tool `refund` was called by sub-agent `billing` of `root`" in completed.stdout
+    assert "from tools import refund" in completed.stdout  # the tool's own module
+    assert completed.stdout.rstrip().splitlines()[-1].startswith("1 error(s) in")
