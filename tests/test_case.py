@@ -65,5 +65,5 @@ def test_user_agents_must_be_adk_agents():
 
 
 def test_case_rejects_non_agent():
-    with pytest.raises(EvalSetupError, match="must be an ADK agent or App"):
+    with pytest.raises(EvalSetupError, match="must be an ADK agent, Workflow or App"):
         EvalCase(name="c", agent=object(), first_message="hi")

@@ -438,18 +438,20 @@ async def test_long_running_tool_inside_an_agent_tool_fails_closed(tool_log):
     assert tool_log.calls == []
 
 
-def test_workflow_root_fails_closed():
+async def test_a_workflow_apps_function_node_fails_closed(tool_log):
     from google.adk.apps import App
     from google.adk.workflow import Workflow
 
-    def step(text: str) -> str:
-        return text
+    def step(node_input: str) -> str:
+        tool_log.record("step")
+        return node_input
 
     app = App(name="wf_app", root_agent=Workflow(name="wf", edges=[("START", step)]))
-    with pytest.raises(
-        EvalSetupError, match="Workflow nodes run code outside ADK's tool callbacks"
-    ):
-        case_for(app)
+    result = await run_eval(case_for(app))
+    assert result.status == "error"
+    assert result.error is not None
+    assert result.error.message.startswith("Node `step` of workflow `wf` would run during eval")
+    assert tool_log.calls == []
 
 
 async def test_an_unmocked_call_stops_the_run_without_adk_logging_a_traceback(tool_log, caplog):

@@ -87,7 +87,7 @@ def test_agent_app_puts_the_harness_plugins_before_the_apps_own():
 
 
 def test_agent_app_refuses_what_is_not_an_agent():
-    with pytest.raises(EvalSetupError, match="needs an ADK agent or App, got str"):
+    with pytest.raises(EvalSetupError, match="needs an ADK agent, Workflow or App, got str"):
         agent_app("agent", [])  # type: ignore[arg-type]
 
 

@@ -17,25 +17,44 @@ from typing import Any
 
 from google.adk.agents import BaseAgent, LlmAgent
 from google.adk.tools.agent_tool import AgentTool
+from google.adk.workflow import BaseNode, Workflow
 
 from ._errors import EvalSetupError
+from ._workflow import map_nodes, nodes_of
 from .models import ModelSpec, missing_credentials
 
-__all__ = ["DEFAULT_MODEL_KEY", "check_models", "walk", "with_models"]
+__all__ = [
+    "DEFAULT_MODEL_KEY",
+    "check_model_names",
+    "check_models",
+    "find_agent",
+    "walk",
+    "with_models",
+]
 
 DEFAULT_MODEL_KEY = "*"
 """The `EvalCase.models` key whose model every other agent of the tree gets."""
 
 
-def walk(root: BaseAgent) -> Iterator[tuple[BaseAgent, str]]:
-    """Every agent of the tree once, root first, with where it sits."""
+def walk(root: BaseAgent | Workflow) -> Iterator[tuple[BaseAgent, str]]:
+    """Every agent of the tree once, root first, with where it sits.
+
+    A `Workflow` is walked through: its agent nodes (and nested workflows') count.
+    """
     seen: set[int] = set()
-    pending: list[tuple[BaseAgent, str]] = [(root, f"agent `{root.name}`")]
+    pending: list[tuple[BaseAgent | Workflow, str]] = [(root, f"agent `{root.name}`")]
     while pending:
         agent, where = pending.pop(0)
         if id(agent) in seen:
             continue
         seen.add(id(agent))
+        if isinstance(agent, Workflow):
+            pending.extend(
+                (node, f"node `{node.name}` of workflow `{agent.name}`")
+                for node in nodes_of(agent)
+                if isinstance(node, BaseAgent | Workflow)
+            )
+            continue
         yield agent, where
         for tool in getattr(agent, "tools", []) if isinstance(agent, LlmAgent) else []:
             if isinstance(tool, AgentTool):
@@ -51,7 +70,12 @@ def walk(root: BaseAgent) -> Iterator[tuple[BaseAgent, str]]:
         )
 
 
-def check_model_names(root: BaseAgent, models: Mapping[str, Any], *, case: str) -> None:
+def find_agent(root: BaseAgent | Workflow, name: str) -> BaseAgent | None:
+    """The agent named `name` in the tree (workflow nodes included), or None."""
+    return next((agent for agent, _ in walk(root) if agent.name == name), None)
+
+
+def check_model_names(root: BaseAgent | Workflow, models: Mapping[str, Any], *, case: str) -> None:
     """Checks that every key of `models` names an `LlmAgent` of the tree (or is ``"*"``).
 
     Raises:
@@ -70,7 +94,9 @@ def check_model_names(root: BaseAgent, models: Mapping[str, Any], *, case: str) 
         )
 
 
-def with_models(root: BaseAgent, models: Mapping[str, ModelSpec]) -> BaseAgent:
+def with_models(
+    root: BaseAgent | Workflow, models: Mapping[str, ModelSpec]
+) -> BaseAgent | Workflow:
     """A copy of the tree whose `LlmAgent`s use `models` (by agent name; ``"*"``: the rest).
 
     Agents without an entry (and no ``"*"``) keep their model. The copy shares
@@ -90,7 +116,10 @@ def with_models(root: BaseAgent, models: Mapping[str, ModelSpec]) -> BaseAgent:
         copies[id(agent)] = clone = agent.clone(update=update)
         return clone
 
-    return copy_of(root)
+    def node_copy(node: BaseNode, where: str) -> BaseNode:
+        return copy_of(node) if isinstance(node, BaseAgent) else node
+
+    return map_nodes(root, node_copy) if isinstance(root, Workflow) else copy_of(root)
 
 
 def _copy_tool(tool: Any, copy_of: Any) -> Any:
@@ -112,7 +141,7 @@ def _model_setting(agent: LlmAgent) -> ModelSpec:
     return default
 
 
-def check_models(root: BaseAgent, *, case: str) -> None:
+def check_models(root: BaseAgent | Workflow, *, case: str) -> None:
     """Checks that every `LlmAgent` of the tree has a model that can run here.
 
     Raises:

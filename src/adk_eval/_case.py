@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from google.adk.agents import BaseAgent
 from google.adk.apps import App
+from google.adk.workflow import Workflow
 from google.genai import types
 
 from ._agent_tree import check_model_names, with_models
@@ -130,8 +131,9 @@ class EvalCase:
 
     Attributes:
         name: Unique name of the case (used in reports).
-        agent: The system under test: an ADK agent or an ADK `App` (whose
-            plugins then run too, after adk_eval's interception plugin).
+        agent: The system under test: an ADK agent, an ADK 2 `Workflow`, or an
+            ADK `App` of either (whose plugins then run too, after adk_eval's
+            interception plugin).
         tool_mocks: Tool name -> `ToolMock` (answers instead of the tool) or the
             agent's own tool / tool function (the real tool runs). A tool that is
             in neither stops the run with an error: nothing runs by accident.
@@ -154,10 +156,14 @@ class EvalCase:
             `LlmAgent`). The case runs on a copy of the agent tree with them;
             the agent objects you pass are never changed, so many eval files can
             script one module-level agent differently.
+        node_mocks: For a `Workflow`: function node name -> a replacement
+            function (called with the node's arguments as keywords), an output
+            value, or the node's own function (it runs as itself). A function
+            node in none of them stops the run before it runs.
     """
 
     name: str
-    agent: BaseAgent | App
+    agent: BaseAgent | App | Workflow
     tool_mocks: Mapping[str, Any] = field(default_factory=dict)
     user_agents: UserAgents = field(default_factory=UserAgents)
     bridge: Bridge | None = None
@@ -169,21 +175,33 @@ class EvalCase:
     clock: datetime | Clock | None = None
     xfail: str | None = None
     models: Mapping[str, ModelSpec] | None = None
+    node_mocks: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
             raise EvalSetupError(f"EvalCase.name must be a non-empty string, got {self.name!r}")
-        if not isinstance(self.agent, BaseAgent | App):
+        if not isinstance(self.agent, BaseAgent | App | Workflow):
             raise EvalSetupError(
-                f"EvalCase `{self.name}`: `agent` must be an ADK agent or App, "
+                f"EvalCase `{self.name}`: `agent` must be an ADK agent, Workflow or App, "
                 f"got {type(self.agent).__name__}"
             )
-        if isinstance(self.agent, App) and not isinstance(self.agent.root_agent, BaseAgent):
+        if isinstance(self.agent, App) and not isinstance(
+            self.agent.root_agent, BaseAgent | Workflow
+        ):
             raise EvalSetupError(
                 f"EvalCase `{self.name}`: the App's root is a "
-                f"`{type(self.agent.root_agent).__name__}`, not an agent. Workflow nodes run "
-                "code outside ADK's tool callbacks, so adk_eval cannot intercept them; "
-                "evaluate an agent (LlmAgent, SequentialAgent, ...) instead"
+                f"`{type(self.agent.root_agent).__name__}`, which adk_eval cannot run under "
+                "interception; evaluate an agent or a Workflow"
+            )
+        if not isinstance(self.node_mocks, Mapping):
+            raise EvalSetupError(
+                f"EvalCase `{self.name}`: `node_mocks` must map function node names to "
+                f"mocks, got {type(self.node_mocks).__name__}"
+            )
+        if self.node_mocks and not isinstance(self.root_agent, Workflow):
+            raise EvalSetupError(
+                f"EvalCase `{self.name}`: `node_mocks` are for Workflow nodes, and "
+                f"`{self.root_agent.name}` is a {type(self.root_agent).__name__}; use tool_mocks"
             )
         if not isinstance(self.tool_mocks, Mapping):
             raise EvalSetupError(
@@ -246,16 +264,16 @@ class EvalCase:
             seen.add(name)
 
     @property
-    def root_agent(self) -> BaseAgent:
-        """The root agent, whether `agent` is an agent or an App."""
+    def root_agent(self) -> BaseAgent | Workflow:
+        """The root agent (or Workflow), whether `agent` is one or an App."""
         if isinstance(self.agent, App):
             root = self.agent.root_agent
-            assert isinstance(root, BaseAgent)  # checked in __post_init__
+            assert isinstance(root, BaseAgent | Workflow)  # checked in __post_init__
             return root
         return self.agent
 
     @property
-    def agent_under_test(self) -> BaseAgent | App:
+    def agent_under_test(self) -> BaseAgent | App | Workflow:
         """`agent`, or a copy of its tree running on `models` (the original is not changed)."""
         if not self.models:
             return self.agent

@@ -17,7 +17,7 @@ records run errors in `EvalResult.error` with the phase they happened in.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 __all__ = [
     "AdkEvalError",
@@ -57,6 +57,7 @@ class EvalToolError(EvalRunError):
         tool_args: Arguments of the call.
         caller: Where the calling agent sits (``sub-agent `billing` of `root```).
         module: The module the tool's function comes from, when it has one.
+        kind: ``"node"`` for a workflow function node that has no mock.
     """
 
     def __init__(
@@ -67,7 +68,9 @@ class EvalToolError(EvalRunError):
         detail: str | None = None,
         caller: str | None = None,
         module: str | None = None,
+        kind: Literal["tool", "node"] = "tool",
     ) -> None:
+        self.kind = kind
         self.tool_name = tool_name
         self.tool_args = args
         self.detail = detail
@@ -82,7 +85,8 @@ class EvalToolError(EvalRunError):
 
     def _message(self) -> str:
         if self.detail is not None:
-            return f"{self.detail}\n\nTool was called with args:\n{format_args(self.tool_args)}"
+            called = "Tool was called with args" if self.kind == "tool" else "Node arguments"
+            return f"{self.detail}\n\n{called}:\n{format_args(self.tool_args)}"
         name = self.tool_name
         by = f" by {self.caller}" if self.caller else ""
         if self.module:

@@ -37,9 +37,11 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.exit_loop_tool import exit_loop
 from google.adk.tools.set_model_response_tool import SetModelResponseTool
 from google.adk.tools.transfer_to_agent_tool import TransferToAgentTool
+from google.adk.workflow import Workflow
 
 from ._errors import EvalSetupError
 from ._mocks import ToolMock
+from ._workflow import nodes_of
 
 __all__ = [
     "FRAMEWORK_YIELD_TOOLS",
@@ -86,7 +88,7 @@ class _Inventory:
     agents: dict[str, str] = field(default_factory=dict)
     """Agent name -> where it sits in the tree (``sub-agent `billing` of `root```)."""
 
-    def add(self, agent: BaseAgent, tool: BaseTool) -> None:
+    def add(self, agent: BaseAgent | Workflow, tool: BaseTool) -> None:
         same_name = self.tools.setdefault(tool.name, [])
         if not any(existing is tool for existing in same_name):
             same_name.append(tool)
@@ -100,14 +102,21 @@ class _Inventory:
         return names | FRAMEWORK_YIELD_TOOLS
 
 
-async def _collect(root: BaseAgent, ctx: ReadonlyContext | None) -> _Inventory:
+async def _collect(root: BaseAgent | Workflow, ctx: ReadonlyContext | None) -> _Inventory:
     inventory = _Inventory()
     seen: set[int] = set()
 
-    async def visit(agent: BaseAgent, where: str) -> None:
+    async def visit(agent: BaseAgent | Workflow, where: str) -> None:
         if id(agent) in seen:
             return
         seen.add(id(agent))
+        if isinstance(agent, Workflow):  # its agents, tool nodes and nested workflows
+            for node in nodes_of(agent):
+                if isinstance(node, BaseAgent | Workflow):
+                    await visit(node, f"node `{node.name}` of workflow `{agent.name}`")
+                elif isinstance(tool := getattr(node, "tool", None), BaseTool):
+                    inventory.add(agent, tool)
+            return
         inventory.agents.setdefault(agent.name, where)
         if isinstance(agent, LlmAgent):
             executor = agent.code_executor
@@ -168,7 +177,7 @@ class ToolPolicy:
     @classmethod
     async def build(
         cls,
-        root: BaseAgent,
+        root: BaseAgent | Workflow,
         tool_mocks: Mapping[str, Any],
         *,
         yield_agents: Iterable[str] = (),

@@ -116,6 +116,35 @@ class InterceptionPlugin(BasePlugin):
         """Registers a main session (calls from other sessions come from nested runners)."""
         self._session_ids.add(session_id)
 
+    def refuse_node(
+        self, name: str, where: str, module: str | None, arguments: dict[str, Any]
+    ) -> Event:
+        """A workflow code node without a mock: the error event that ends the run.
+
+        It is the replacement body of the node (see `with_node_mocks`), so the
+        node's own code never runs.
+        """
+        provide = (
+            f'  from {module} import {name}\n  node_mocks={{"{name}": {name}}}'
+            if module
+            else f'  node_mocks={{"{name}": <the node object itself>}}'
+        )
+        error = EvalToolError(
+            name,
+            {key: value for key, value in arguments.items() if key != "ctx"},
+            detail=(
+                f"Node `{name}` of {where} would run during eval but no mock was provided: "
+                "a function node runs code outside ADK's tool callbacks.\n\n"
+                f"Add a mock (a function of the node's arguments, or its output):\n"
+                f'  node_mocks={{"{name}": lambda **kwargs: ...}}\n\n'
+                f"Or if this node has no side effects, let it run as itself:\n{provide}"
+            ),
+            kind="node",
+        )
+        if self.violation is None:
+            self.violation = error
+        return Event(author=name, error_code=TOOL_ERROR_CODE, error_message=error.summary)
+
     def take_violation(self) -> EvalToolError | None:
         """The recorded violation, cleared (a runner used by hand can go on)."""
         violation, self.violation = self.violation, None

@@ -28,6 +28,7 @@ from google.adk.memory import InMemoryMemoryService
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService, Session
+from google.adk.workflow import Workflow
 from google.genai import types
 
 from ._errors import AdkEvalError, EvalSetupError
@@ -36,6 +37,7 @@ from ._interception_plugin import TOOL_ERROR_CODE, InterceptionPlugin
 from ._state import flatten_state
 from ._termination import ModelCallLimit
 from ._turns import DEFAULT_USER_ID, STATE_SOURCE_KEY, agent_app, user_content
+from ._workflow import with_node_mocks
 
 __all__ = ["EvalRunner"]
 
@@ -44,9 +46,12 @@ class EvalRunner:
     """Runs an ADK agent with every tool call checked against `tool_mocks`.
 
     Args:
-        agent: The agent or App under test. An App's plugins run after the
-            interception plugin; its other settings are kept.
+        agent: The agent, `Workflow` or App under test. An App's plugins run
+            after the interception plugin; its other settings are kept.
         tool_mocks: Tool name -> `ToolMock` or the agent's own tool (passthrough).
+        node_mocks: For a workflow: function node name -> replacement function,
+            output value, or the node's own function (runs as itself); an
+            unlisted function node stops the run before it runs.
         yield_tools: Names of long-running tools that a user agent will answer
             (checked against the agent's tools).
         clock: What `MockToolContext.now()` returns.
@@ -57,17 +62,18 @@ class EvalRunner:
 
     def __init__(
         self,
-        agent: BaseAgent | App,
+        agent: BaseAgent | App | Workflow,
         tool_mocks: Mapping[str, Any] | None = None,
         *,
+        node_mocks: Mapping[str, Any] | None = None,
         yield_tools: tuple[str, ...] | frozenset[str] = (),
         clock: Callable[[], datetime] | None = None,
         user_id: str = DEFAULT_USER_ID,
         max_model_calls: int | None = None,
     ) -> None:
-        if not isinstance(agent, BaseAgent | App):
+        if not isinstance(agent, BaseAgent | App | Workflow):
             raise EvalSetupError(
-                f"EvalRunner needs an ADK agent or App, got {type(agent).__name__}"
+                f"EvalRunner needs an ADK agent, Workflow or App, got {type(agent).__name__}"
             )
         self._tool_mocks = dict(tool_mocks or {})
         self._yield_tools = tuple(yield_tools)
@@ -76,8 +82,15 @@ class EvalRunner:
         self.model_calls = ModelCallLimit(max_model_calls)
         plugins: list[BasePlugin] = [self.plugin, self.model_calls]
         app = agent_app(agent, plugins)
-        assert isinstance(app.root_agent, BaseAgent)  # agent_app checks it
-        self.root_agent: BaseAgent = app.root_agent
+        if isinstance(app.root_agent, Workflow):  # its code nodes mocked, passed or refused
+            graph = with_node_mocks(
+                app.root_agent, node_mocks or {}, self.plugin.refuse_node, case=app.name
+            )
+            app = app.model_copy(update={"root_agent": graph})
+        elif node_mocks:
+            raise EvalSetupError("node_mocks apply to a Workflow; the agent under test is none")
+        assert isinstance(app.root_agent, BaseAgent | Workflow)  # agent_app checks it
+        self.root_agent: BaseAgent | Workflow = app.root_agent
         self.app_name: str = app.name
         self.session_service = InMemorySessionService()
         self.adk_runner = Runner(
@@ -164,6 +177,8 @@ class EvalRunner:
                     if event.error_code == TOOL_ERROR_CODE:
                         break
                     yield event
+                    if self.plugin.violation is not None:  # stop before anything else runs
+                        break
         except Exception as error:
             mock_error = self.plugin.mock_error(error)
             if mock_error is not None:

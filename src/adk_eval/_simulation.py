@@ -94,6 +94,7 @@ class _Simulation:
         self.system = EvalRunner(
             case.agent_under_test,
             case.tool_mocks,
+            node_mocks=case.node_mocks,
             yield_tools=tuple(case.user_agents.tools),
             clock=case.resolve_clock(),
             max_model_calls=limits.max_model_calls,

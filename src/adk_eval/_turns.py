@@ -26,6 +26,7 @@ from google.adk.agents import BaseAgent
 from google.adk.apps import App, ResumabilityConfig
 from google.adk.events import Event
 from google.adk.plugins.base_plugin import BasePlugin
+from google.adk.workflow import Workflow
 from google.genai import types
 
 from ._errors import EvalSetupError
@@ -99,7 +100,7 @@ def app_name_for(name: str) -> str:
 
 
 def agent_app(
-    agent: BaseAgent | App,
+    agent: BaseAgent | App | Workflow,
     plugins: Sequence[BasePlugin],
     *,
     name: str | None = None,
@@ -108,15 +109,17 @@ def agent_app(
     """An App that runs `agent` with `plugins` first.
 
     An `App` given as `agent` keeps its settings and its own plugins, which run
-    after `plugins`. A plain agent gets an App named after it (or `name`).
+    after `plugins`. A plain agent or `Workflow` gets an App named after it (or
+    `name`).
 
     Raises:
-        EvalSetupError: `agent` is neither an agent nor an App whose root is one.
+        EvalSetupError: `agent` is neither an agent, a Workflow nor an App whose
+            root is one.
     """
     if isinstance(agent, App):
-        if not isinstance(agent.root_agent, BaseAgent):
+        if not isinstance(agent.root_agent, BaseAgent | Workflow):
             raise EvalSetupError(
-                f"adk_eval needs an App whose root is an agent, got "
+                f"adk_eval needs an App whose root is an agent or a Workflow, got "
                 f"{type(agent.root_agent).__name__}"
             )
         update: dict[str, Any] = {"plugins": [*plugins, *agent.plugins]}
@@ -125,8 +128,10 @@ def agent_app(
         if resumable:
             update["resumability_config"] = _resumable()
         return agent.model_copy(update=update)
-    if not isinstance(agent, BaseAgent):
-        raise EvalSetupError(f"adk_eval needs an ADK agent or App, got {type(agent).__name__}")
+    if not isinstance(agent, BaseAgent | Workflow):
+        raise EvalSetupError(
+            f"adk_eval needs an ADK agent, Workflow or App, got {type(agent).__name__}"
+        )
     return App(
         name=name or app_name_for(agent.name),
         root_agent=agent,

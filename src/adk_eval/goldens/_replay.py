@@ -194,6 +194,7 @@ def eval_case_from_golden(
     agent: BaseAgent | App,
     *,
     tool_mocks: Mapping[str, Any] | None = None,
+    node_mocks: Mapping[str, Any] | None = None,
     user_agents: Mapping[str, BaseAgent] | None = None,
     mode: MatchMode = "exact",
     args: ArgsMode = "exact",
@@ -209,7 +210,8 @@ def eval_case_from_golden(
     requests, tool confirmations) are answered with the golden's recorded
     responses (`recorded_user_agent`); `user_agents` overrides that per tool.
     The golden's initial state is the case's initial state, the turn limit
-    counts the golden's user turns and recorded yield answers, and
+    counts the golden's user turns and recorded yield answers (a `Workflow`'s
+    function nodes are declared in ``node_mocks``, as in `EvalCase`), and
     `trajectory_match` (``mode``, ``args``) compares the new run's tool calls
     with the golden's. State the golden's user agents changed with
     `with_state_change` is changed again at the same points (with their
@@ -242,6 +244,7 @@ def eval_case_from_golden(
         name=name or golden.eval_id,
         agent=agent,
         tool_mocks=mocks,
+        node_mocks=dict(node_mocks or {}),
         user_agents=UserAgents(
             loop=ScriptedUserAgent(name="golden_user", script=follow_ups) if follow_ups else None,
             tools=tools,

@@ -32,8 +32,10 @@ from google.adk.sessions import Session
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
+from google.adk.workflow import Workflow
 from google.genai import types
 
+from .._agent_tree import find_agent
 from .._interception import is_framework_tool
 from .._turns import (
     DEFAULT_USER_ID,
@@ -69,7 +71,7 @@ class HumanModelPlugin(BasePlugin):
     def __init__(
         self,
         parts: StudioParts,
-        root: BaseAgent,
+        root: BaseAgent | Workflow,
         notes: Callable[[LlmRequest], dict[str, str]] | None = None,
     ):
         super().__init__(name="adk_eval_studio")
@@ -85,7 +87,7 @@ class HumanModelPlugin(BasePlugin):
         session_id = current_session()
         if session_id is None:
             return None
-        agent = self.root.find_agent(callback_context.agent_name)
+        agent = find_agent(self.root, callback_context.agent_name)
         output_model = agent.output_schema if isinstance(agent, LlmAgent) else None
         payload = serialize_request(
             llm_request,

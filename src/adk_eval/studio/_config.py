@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from google.adk.agents import BaseAgent
+from google.adk.workflow import Workflow
 
 from .._case import EvalCase
 from .._discovery import DiscoveryError, import_file, import_module, looks_like_module
@@ -65,8 +66,8 @@ class StudioTarget:
     eval_set_path: Path | None = None
 
     @property
-    def agent(self) -> BaseAgent:
-        """The agent whose model the person plays."""
+    def agent(self) -> BaseAgent | Workflow:
+        """The agent (or an eval case's Workflow) whose models the person plays."""
         if self.config is not None:
             return self.config.agent
         assert self.case is not None

@@ -17,6 +17,7 @@ from typing import Any
 
 from google.adk.agents import BaseAgent, LlmAgent
 from google.adk.events import Event
+from google.adk.workflow import Workflow
 from google.genai import types
 
 from .._turns import jsonable, parts_text
@@ -46,7 +47,7 @@ def session_summary(row: SessionRow) -> dict[str, Any]:
     }
 
 
-def agent_view(agent: BaseAgent | None) -> dict[str, Any] | None:
+def agent_view(agent: BaseAgent | Workflow | None) -> dict[str, Any] | None:
     """An agent as the page describes it: name, description, instruction, schemas."""
     if agent is None:
         return None

@@ -1,0 +1,237 @@
+"""ADK 2 Workflows under test: agent and tool nodes intercepted, function nodes declared."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from google.adk.agents import LlmAgent
+from google.adk.events import RequestInput
+from google.adk.tools import FunctionTool
+from google.adk.workflow import START, JoinNode, Workflow
+
+from adk_eval import (
+    EvalCase,
+    EvalSetupError,
+    ScriptedUserAgent,
+    ToolMock,
+    UserAgents,
+    run_eval,
+)
+from adk_eval.goldens import eval_case_from_golden, to_golden
+from adk_eval.testing import ScriptedLlm, tool_call
+
+RAN: list[str] = []  # which real functions ran
+
+
+def lookup(topic: str) -> dict:
+    """Looks a topic up (a side effect: always mocked here)."""
+    RAN.append("lookup")
+    return {"facts": "real"}
+
+
+def publish(node_input: str) -> str:
+    """Publishes the reviewed text (a side effect)."""
+    RAN.append("publish")
+    return f"published: {node_input}"
+
+
+def shout(node_input: str) -> str:
+    """Upper-cases the draft (pure)."""
+    RAN.append("shout")
+    return str(node_input).upper()
+
+
+def pipeline() -> Workflow:
+    """The simple_sequential_agent shape as a Workflow: write, then review, then publish."""
+    writer = LlmAgent(
+        name="writer",
+        model=ScriptedLlm([tool_call("lookup", {"topic": "owls"}), "owls hunt at night"]),
+        tools=[lookup],
+    )
+    reviewer = LlmAgent(name="reviewer", model=ScriptedLlm(["Reviewed: fine."]))
+    return Workflow(name="pipeline", edges=[(START, writer, shout, reviewer, publish)])
+
+
+@pytest.fixture(autouse=True)
+def forget_runs():
+    RAN.clear()
+
+
+def case(**overrides) -> EvalCase:
+    fields = {
+        "name": "pipeline",
+        "agent": pipeline(),
+        "first_message": "Write about owls.",
+        "tool_mocks": {"lookup": ToolMock.returning({"facts": "mocked"})},
+        "node_mocks": {"shout": shout, "publish": lambda node_input: f"MOCK {node_input}"},
+    }
+    return EvalCase(**{**fields, **overrides})
+
+
+async def test_a_sequential_workflow_runs_with_its_tools_and_function_nodes_declared():
+    result = await run_eval(case())
+
+    assert result.status == "passed", result.explain()
+    assert RAN == ["shout"]  # the mocked tool and node never ran; the passed node did
+    assert [(c.name, c.response) for c in result.trace.tool_calls] == [
+        ("lookup", {"facts": "mocked"})
+    ]
+    texts = [(m.author, m.text) for m in result.trace.messages if m.role == "agent"]
+    assert texts == [("writer", "owls hunt at night"), ("reviewer", "Reviewed: fine.")]
+    outputs = {e.node_info.path: e.output for e in result.events if e.output is not None}
+    assert outputs["pipeline@1/shout@1"] == "OWLS HUNT AT NIGHT"
+    assert outputs["pipeline@1/publish@1"] == "MOCK Reviewed: fine."
+
+
+async def test_an_unlisted_function_node_stops_the_run_before_it_runs(caplog):
+    with caplog.at_level(logging.DEBUG):
+        result = await run_eval(case(node_mocks={"shout": shout}))
+
+    assert result.status == "error"
+    assert RAN == ["shout"]  # publish never ran
+    assert result.error is not None
+    assert result.error.type == "EvalToolError"
+    message = result.error.message
+    assert message.startswith(
+        "Node `publish` of workflow `pipeline` would run during eval but no mock was provided"
+    )
+    assert f"from {__name__} import publish" in message
+    assert "Node arguments:" in message
+    assert "Reviewed: fine." in message
+    assert [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR] == []
+
+
+async def test_node_mocks_name_real_nodes():
+    with pytest.raises(EvalSetupError, match="Did you mean `publish`"):
+        await run_eval(case(node_mocks={"shout": shout, "publsh": "x"}))
+    with pytest.raises(EvalSetupError, match="`node_mocks` are for Workflow nodes"):
+        EvalCase(
+            name="x",
+            agent=LlmAgent(name="a", model=ScriptedLlm(["hi"])),
+            first_message="hi",
+            node_mocks={"n": 1},
+        )
+
+
+async def test_an_unmocked_tool_of_an_agent_node_is_refused_as_anywhere(caplog):
+    with caplog.at_level(logging.DEBUG):
+        result = await run_eval(case(tool_mocks={}))
+    assert [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR] == []
+    assert result.status == "error"
+    assert result.error is not None
+    assert result.error.type == "EvalToolError"
+    assert "Tool `lookup` was called by node `writer` of workflow `pipeline`" in (
+        result.error.message
+    )
+    assert RAN == []
+
+
+async def test_a_tool_node_goes_through_the_interception_plugin():
+    def fetch(node_input: str) -> dict:
+        """Fetches a page (a side effect)."""
+        RAN.append("fetch")
+        return {"page": "real"}
+
+    graph = Workflow(name="fetcher", edges=[(START, FunctionTool(fetch))])
+    mocked = await run_eval(
+        EvalCase(
+            name="tool-node",
+            agent=graph,
+            first_message="go",
+            tool_mocks={"fetch": ToolMock.returning({"page": "mocked"})},
+        )
+    )
+    assert mocked.status == "passed", mocked.explain()
+    assert [e.output for e in mocked.events if e.output is not None] == [{"page": "mocked"}]
+
+    refused = await run_eval(EvalCase(name="tool-node", agent=graph, first_message="go"))
+    assert refused.status == "error"
+    assert refused.error.type == "EvalToolError"
+    assert RAN == []
+
+
+async def test_branches_join_and_keep_their_semantics():
+    left = LlmAgent(name="left", model=ScriptedLlm(["from the left"]))
+    right = LlmAgent(name="right", model=ScriptedLlm(["from the right"]))
+    join = JoinNode(name="join")
+
+    def combine(node_input: dict) -> str:
+        """Combines both branches."""
+        RAN.append("combine")
+        return " + ".join(sorted(str(v) for v in node_input.values()))
+
+    graph = Workflow(name="fork", edges=[(START, (left, right), join, combine)])
+    result = await run_eval(
+        EvalCase(
+            name="fork",
+            agent=graph,
+            first_message="go",
+            node_mocks={"combine": lambda node_input: sorted(node_input)},
+        )
+    )
+
+    assert result.status == "passed", result.explain()
+    assert RAN == []
+    outputs = {e.node_info.path: e.output for e in result.events if e.output is not None}
+    assert outputs["fork@1/combine@1"] == ["left", "right"]  # the join's input, both branches
+
+
+async def test_a_request_input_interrupt_is_answered_by_a_scripted_user_agent():
+    def ask_name(node_input: str) -> RequestInput:
+        return RequestInput(message="What is your name?")
+
+    def greet(node_input: str) -> str:
+        return f"hello {node_input}"
+
+    graph = Workflow(name="greeter", edges=[(START, ask_name, greet)])
+    user = ScriptedUserAgent(name="visitor", script=["Ada"])
+    result = await run_eval(
+        EvalCase(
+            name="greeter",
+            agent=graph,
+            first_message="hi",
+            node_mocks={"ask_name": ask_name, "greet": greet},
+            user_agents=UserAgents(tools={"adk_request_input": user}),
+        )
+    )
+
+    assert result.status == "passed", result.explain()
+    assert result.turns == 1
+    (asked,) = [c for c in result.trace.tool_calls if c.name == "adk_request_input"]
+    assert asked.args["message"] == "What is your name?"
+    assert [e.output for e in result.events if e.output is not None][-1] == "hello Ada"
+
+
+async def test_a_workflow_run_exports_and_replays_as_a_golden():
+    original = await run_eval(case())
+    golden = to_golden(original, eval_id="owls")
+    assert [u.name for u in golden.conversation[0].intermediate_data.tool_uses] == ["lookup"]
+
+    replay = await run_eval(
+        eval_case_from_golden(
+            golden,
+            pipeline(),
+            tool_mocks={"lookup": ToolMock.returning({"facts": "mocked"})},
+            node_mocks={"shout": shout, "publish": lambda node_input: f"MOCK {node_input}"},
+        )
+    )
+    assert replay.status == "passed", replay.explain()
+    assert replay.metrics["golden_trajectory"].passed
+    assert replay.metrics["golden_final_state"].passed
+
+
+async def test_per_case_models_reach_agents_inside_the_workflow():
+    graph = pipeline()
+    result = await run_eval(
+        case(
+            agent=graph,
+            models={"reviewer": ScriptedLlm(["Reviewed by the case's model."])},
+        )
+    )
+    assert result.status == "passed", result.explain()
+    assert [m.text for m in result.trace.messages if m.author == "reviewer"] == [
+        "Reviewed by the case's model."
+    ]
+    reviewer = next(n for n in graph.graph.nodes if n.name == "reviewer")
+    assert reviewer.model.steps == ["Reviewed: fine."]  # the user's agent is untouched
