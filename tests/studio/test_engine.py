@@ -317,3 +317,47 @@ async def test_unknown_targets_and_roles_are_clear_errors(engine):
         await engine.create_session("Toolbox", "  ")
     with pytest.raises(StudioError, match="plays the model"):
         await engine.create_session("Toolbox", "hi", role="loop_user")
+
+
+async def test_a_workflow_case_the_person_plays_an_agent_node(tmp_path):
+    from google.adk.workflow import START, Workflow
+
+    from adk_eval import EvalCase, ToolMock
+
+    def lookup(topic: str) -> dict:
+        """Looks a topic up (mocked)."""
+        raise AssertionError("mocked: never runs")
+
+    def publish(node_input: str) -> str:
+        """Publishes (a side effect: mocked)."""
+        raise AssertionError("mocked: never runs")
+
+    writer = LlmAgent(name="writer", model=ScriptedLlm(["unused"]), tools=[lookup])
+    case = EvalCase(
+        name="pipeline-case",
+        agent=Workflow(name="pipeline", edges=[(START, writer, publish)]),
+        first_message="Write about owls.",
+        tool_mocks={"lookup": ToolMock.returning({"facts": "owls hunt at night"})},
+        node_mocks={"publish": lambda node_input: f"published: {node_input}"},
+    )
+    target = StudioTarget(name="pipeline-case", case=case, eval_set_path=tmp_path / "p.json")
+    studio = StudioEngine([target], tmp_path / "studio.db")
+    await studio.start()
+    try:
+        session_id = await studio.create_session("pipeline-case", role="model")
+        _, request = await wait_for(studio, session_id, kind="model")
+        assert request["agent_name"] == "writer"
+        await studio.answer(
+            request["id"],
+            {"type": "tool_calls", "calls": [{"name": "lookup", "args": {"topic": "owls"}}]},
+        )
+        _, request = await wait_for(studio, session_id, kind="model")
+        await studio.answer(request["id"], {"type": "text", "text": "Owls hunt at night."})
+        view, _ = await wait_for(studio, session_id, phase="finished")
+        assert view["result"]["status"] == "passed"
+        exported = await studio.export(session_id)
+        golden = load_eval_set(exported["path"]).eval_cases[0]
+        assert [c.name for c in golden.conversation[0].intermediate_data.tool_uses] == ["lookup"]
+        assert golden.conversation[0].final_response.parts[0].text == "Owls hunt at night."
+    finally:
+        await studio.stop()
