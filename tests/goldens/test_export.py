@@ -147,3 +147,24 @@ async def test_the_old_to_eval_case_name_still_exports_but_warns():
     assert golden.model_dump(exclude={"creation_timestamp"}) == to_golden(
         result, eval_id="same"
     ).model_dump(exclude={"creation_timestamp"})
+
+
+async def test_a_call_without_args_is_exported_without_args_as_adk_records_it():
+    from google.genai import types
+
+    def ping() -> dict:
+        """Pings."""
+        return {"ok": True}
+
+    bare = types.Part(function_call=types.FunctionCall(name="ping"))  # the model sent no args
+    agent = LlmAgent(
+        name="pinger", model=ScriptedLlm([bare, tool_call("ping", {}), "done"]), tools=[ping]
+    )
+    result = await run_eval(
+        EvalCase(name="ping", agent=agent, first_message="ping", tool_mocks={"ping": ping})
+    )
+    golden = to_golden(result)
+    uses = golden.conversation[0].intermediate_data.tool_uses
+    assert [u.args for u in uses] == [None, {}]
+    dumped = golden.model_dump(mode="json", exclude_none=True, by_alias=True)
+    assert "args" not in dumped["conversation"][0]["intermediateData"]["toolUses"][0]

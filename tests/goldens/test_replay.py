@@ -73,4 +73,4 @@ async def test_a_golden_scores_a_later_run(tmp_path):
     )
     assert later.status == "failed"
     evidence = later.metrics["golden_trajectory"].evidence[0]
-    assert evidence.startswith("first divergence at call #1: `add` args differ")
+    assert evidence.startswith("turn 1: first divergence at call #1: `add` args differ")

@@ -136,7 +136,17 @@ async def test_expected_from_an_adk_golden_eval_case():
             ),
         ],
     )
-    assert trajectory_match("golden", golden).evaluate(ACTUAL).passed
+    # one list for the whole conversation: the four calls match
+    assert trajectory_match("golden", golden, per_turn=False).evaluate(ACTUAL).passed
+    # turn by turn (the default for goldens): ACTUAL holds one turn, the golden two
+    result = trajectory_match("golden", golden).evaluate(ACTUAL)
+    assert not result.passed
+    assert result.score == 0
+    assert result.evidence == [
+        "turn 1: unexpected extra call #3: record_answer({'answer': '30 min'})",
+        "turn 2: the run ended before this turn",
+        "exact, turn by turn: 0 of 2 turns match",
+    ]
 
 
 async def test_ignore_tools_leaves_control_calls_out():
@@ -152,3 +162,19 @@ def test_bad_mode_or_args():
         trajectory_match("t", [], args="loose")
     with pytest.raises(TypeError, match="expected calls are"):
         trajectory_match("t", [42])
+
+
+async def test_an_order_or_count_problem_says_so_instead_of_an_empty_args_diff():
+    twice = trajectory_match("t", ["read", "read"], mode="any_order", args="ignore")
+    assert twice.evaluate(ACTUAL).evidence[0] == (
+        "expected call read({}) never made; `read` was called 1 time(s), expected 2"
+    )
+    swapped = trajectory_match(
+        "t",
+        [("ask", {"question": "When?"}), ("read", {"policy_id": "chest_pain"})],
+        mode="in_order",
+    )
+    assert swapped.evaluate(ACTUAL).evidence[0] == (
+        "expected call #2 read({'policy_id': 'chest_pain'}) not found in order; "
+        "`read` was called at #1, out of the expected order"
+    )

@@ -90,6 +90,14 @@ class _Turn:
         )
 
 
+def _sent_args(call: ToolCall) -> dict[str, Any] | None:
+    """The call's args as the model sent them: None stays None (ADK tells it from ``{}``)."""
+    sent = next((fc for fc in call.event.get_function_calls() if fc.id == call.call_id), None)
+    if sent is not None and sent.args is None:
+        return None
+    return stable_call_args(call.name, call.args)
+
+
 def _turns(events: Sequence[Event]) -> tuple[list[_Turn], list[dict[str, Any]]]:
     """The invocations, and the user agents' state changes tied to their answers."""
     turns: list[_Turn] = []
@@ -110,9 +118,7 @@ def _turns(events: Sequence[Event]) -> tuple[list[_Turn], list[dict[str, Any]]]:
             continue
         elif isinstance(item, ToolCall):
             turns[-1].tool_uses.append(
-                types.FunctionCall(
-                    id=item.call_id, name=item.name, args=stable_call_args(item.name, item.args)
-                )
+                types.FunctionCall(id=item.call_id, name=item.name, args=_sent_args(item))
             )
         elif isinstance(item, ToolResponse):
             turns[-1].tool_responses.append(_tool_response(item))

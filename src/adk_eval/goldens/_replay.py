@@ -198,6 +198,7 @@ def eval_case_from_golden(
     user_agents: Mapping[str, BaseAgent] | None = None,
     mode: MatchMode = "exact",
     args: ArgsMode = "exact",
+    threshold: float | None = None,
     metrics: Sequence[Metric] = (),
     final_state: bool = True,
     ignore_state: Sequence[str] = (),
@@ -212,8 +213,8 @@ def eval_case_from_golden(
     The golden's initial state is the case's initial state, the turn limit
     counts the golden's user turns and recorded yield answers (a `Workflow`'s
     function nodes are declared in ``node_mocks``, as in `EvalCase`), and
-    `trajectory_match` (``mode``, ``args``) compares the new run's tool calls
-    with the golden's. State the golden's user agents changed with
+    `trajectory_match` (``mode``, ``args``, ``threshold``) compares the new
+    run's tool calls with the golden's, turn by turn. State the golden's user agents changed with
     `with_state_change` is changed again at the same points (with their
     answers), and, when ``final_state`` is true and the golden holds a
     ``final_session_state``, `final_state_match` compares the final state with it
@@ -253,7 +254,9 @@ def eval_case_from_golden(
         first_message=texts[0],
         terminate_when=TerminateWhen(max_turns=max(len(texts) + yields, 1)),
         metrics=[
-            trajectory_match("golden_trajectory", golden, mode=mode, args=args),
+            trajectory_match(
+                "golden_trajectory", golden, mode=mode, args=args, threshold=threshold
+            ),
             *(
                 [final_state_match("golden_final_state", expected, ignore=ignore_state)]
                 if final_state and (expected := golden.final_session_state) is not None

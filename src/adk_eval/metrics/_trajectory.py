@@ -12,6 +12,14 @@ Modes (the first three are ADK's ``ToolTrajectoryCriterion`` match types):
 
 Arguments are compared with `args`: ``"exact"`` (equal), ``"ignore"`` (names
 only), or a function ``(expected_args, actual_args) -> bool``.
+
+Against an ADK golden the calls are compared turn by turn, as ADK does:
+invocation *i* of the run with invocation *i* of the golden (a turn starts at
+each user message). The score is the share of turns that match (ADK's
+``tool_trajectory_avg_score``); the metric passes when every turn matches, or,
+given a ``threshold``, when the score reaches it (ADK's rule, so the same
+threshold gives the same verdict as ``adk eval``). ``per_turn=False`` compares
+the whole conversation as one list, as for a plain list of expected calls.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from google.adk.evaluation.eval_case import EvalCase as AdkEvalCase
 from google.adk.evaluation.eval_case import get_all_tool_calls
 from google.genai import types
 
-from .._trace import EvalTrace
+from .._trace import EvalTrace, Message, ToolCall
 from .._turns import stable_call_args
 from ._types import MetricResult
 
@@ -77,12 +85,16 @@ def _as_expected(item: ExpectedLike) -> ExpectedCall:
 def expected_calls_from(golden: AdkEvalCase | Iterable[ExpectedLike]) -> list[ExpectedCall]:
     """The expected trajectory of an ADK `EvalCase` golden (all invocations), or of a list."""
     if isinstance(golden, AdkEvalCase):
-        calls: list[ExpectedCall] = []
-        for invocation in golden.conversation or []:
-            for call in get_all_tool_calls(invocation.intermediate_data):
-                calls.append(_as_expected(call))
-        return calls
+        return [call for turn in expected_turns_from(golden) for call in turn]
     return [_as_expected(item) for item in golden]
+
+
+def expected_turns_from(golden: AdkEvalCase) -> list[list[ExpectedCall]]:
+    """The expected calls of each invocation of an ADK `EvalCase` golden."""
+    return [
+        [_as_expected(call) for call in get_all_tool_calls(invocation.intermediate_data)]
+        for invocation in golden.conversation or []
+    ]
 
 
 @dataclass(frozen=True)
@@ -106,6 +118,10 @@ class TrajectoryMetric:
         ignore_tools: Tool names left out of the actual calls (e.g. ``transfer_to_agent``).
         nested: Count the calls made inside `AgentTool` calls too, each right
             after its AgentTool call (ADK goldens hold only the top-level calls).
+        turns: The expected calls per invocation (from a golden): the run's
+            turn *i* is compared with invocation *i*. None: one whole list.
+        threshold: Pass when the score reaches it (ADK's rule) instead of only
+            on a full match.
     """
 
     name: str
@@ -114,6 +130,8 @@ class TrajectoryMetric:
     args: ArgsMode = "exact"
     ignore_tools: frozenset[str] = frozenset()
     nested: bool = False
+    turns: tuple[tuple[ExpectedCall, ...], ...] | None = None
+    threshold: float | None = None
 
     def _same(self, expected: ExpectedCall, actual: _Actual) -> bool:
         if expected.name != actual.name:
@@ -125,27 +143,89 @@ class TrajectoryMetric:
         return bool(self.args(expected.args, actual.args))
 
     def evaluate(self, trace: EvalTrace) -> MetricResult:
-        """Matches the actual calls against the expected ones."""
-        actual = [
-            _Actual(call.name, stable_call_args(call.name, call.args))
-            for call in (trace.nested_tool_calls if self.nested else trace.tool_calls)
-            if call.name not in self.ignore_tools
-        ]
-        matched, problem = {
-            "exact": self._exact,
-            "in_order": self._in_order,
-            "any_order": self._any_order,
-            "subset": self._subset,
-        }[self.mode](list(self.expected), actual)
-        denominator = len(actual) if self.mode == "subset" else len(self.expected)
-        score = matched / denominator if denominator else 1.0
+        """Matches the actual calls against the expected ones (turn by turn for goldens)."""
+        if self.turns is not None:
+            return self._per_turn(trace)
+        actual = [call for turn in self._actual_turns(trace) for call in turn]
+        matched, problem, score = self._match(list(self.expected), actual)
         evidence = [
             f"{self.mode}: expected {[str(c) for c in self.expected]}, "
             f"actual {[str(c) for c in actual]}"
         ]
         if problem:
             evidence.insert(0, problem)
-        return MetricResult(passed=problem is None, score=score, value=matched, evidence=evidence)
+        return MetricResult(
+            passed=self._verdict(problem is None, score),
+            score=score,
+            value=matched,
+            evidence=evidence,
+        )
+
+    def _verdict(self, full_match: bool, score: float) -> bool:
+        return full_match if self.threshold is None else score >= self.threshold
+
+    def _match(
+        self, expected: list[ExpectedCall], actual: list[_Actual]
+    ) -> tuple[int, str | None, float]:
+        """Matched calls, the first problem (None: a match), and a score that grows with both."""
+        matched, problem = {
+            "exact": self._exact,
+            "in_order": self._in_order,
+            "any_order": self._any_order,
+            "subset": self._subset,
+        }[self.mode](expected, actual)
+        denominator = {
+            "exact": max(len(expected), len(actual)),  # extra calls lower it too
+            "subset": len(actual),
+        }.get(self.mode, len(expected))
+        return matched, problem, matched / denominator if denominator else 1.0
+
+    def _actual_turns(self, trace: EvalTrace) -> list[list[_Actual]]:
+        """The run's calls, per turn (a turn starts at each user message)."""
+        turns: list[list[_Actual]] = [[]]
+        for item in trace.all_items if self.nested else trace.items:
+            if isinstance(item, Message) and item.role == "user" and not item.path:
+                turns.append([])
+            elif isinstance(item, ToolCall) and item.name not in self.ignore_tools:
+                turns[-1].append(_Actual(item.name, stable_call_args(item.name, item.args)))
+        before_first, *rest = turns  # calls before any user message belong to the first turn
+        if rest:
+            rest[0][:0] = before_first
+            return rest
+        return [before_first] if before_first else []
+
+    def _per_turn(self, trace: EvalTrace) -> MetricResult:
+        assert self.turns is not None
+        if not self.turns:
+            return MetricResult(passed=False).not_applicable(
+                "nothing to compare: the golden holds no invocations (ADK: not evaluated)"
+            )
+        actual = self._actual_turns(trace)
+        count = max(len(self.turns), len(actual))
+        problems: list[str] = []
+        matching = 0
+        for index in range(count):
+            want = list(self.turns[index]) if index < len(self.turns) else []
+            got = actual[index] if index < len(actual) else []
+            _, problem, _ = self._match(want, got)
+            if problem is None:
+                matching += 1
+            elif index >= len(actual):
+                problems.append(f"turn {index + 1}: the run ended before this turn")
+            elif index >= len(self.turns):
+                problems.append(f"turn {index + 1}: the golden has no such turn; {problem}")
+            else:
+                problems.append(f"turn {index + 1}: {problem}")
+        score = matching / count
+        summary = f"{self.mode}, turn by turn: {matching} of {count} turns match"
+        if self.threshold is not None:
+            summary += f" (score {score:.2f}, threshold {self.threshold:.2f})"
+        return MetricResult(
+            passed=self._verdict(not problems, score),
+            score=score,
+            value=matching,
+            evidence=[*problems, summary],
+        )
 
     def _diff(self, expected: ExpectedCall, actual: _Actual) -> str:
         if expected.name != actual.name:
@@ -175,7 +255,7 @@ class TrajectoryMetric:
             while position < len(actual) and not self._same(want, actual[position]):
                 position += 1
             if position == len(actual):
-                near = self._nearest(want, actual)
+                near = self._nearest(want, actual, expected)
                 return index, f"expected call #{index + 1} {want} not found in order{near}"
             position += 1
         return len(expected), None
@@ -192,7 +272,7 @@ class TrajectoryMetric:
             else:
                 remaining.remove(found)
         if missing:
-            near = self._nearest(missing[0], actual)
+            near = self._nearest(missing[0], actual, expected)
             return len(expected) - len(missing), f"expected call {missing[0]} never made{near}"
         return len(expected), None
 
@@ -204,7 +284,18 @@ class TrajectoryMetric:
                 return index, f"call #{index + 1} {got} is not among the expected calls"
         return len(actual), None
 
-    def _nearest(self, want: ExpectedCall, actual: list[_Actual]) -> str:
+    def _nearest(
+        self, want: ExpectedCall, actual: list[_Actual], expected: list[ExpectedCall]
+    ) -> str:
+        same = [i for i, got in enumerate(actual) if self._same(want, got)]
+        if same:  # the call was made: the problem is its order or its count
+            wanted = sum(
+                1 for other in expected if self._same(want, _Actual(other.name, other.args))
+            )
+            if len(same) < wanted:
+                return f"; `{want.name}` was called {len(same)} time(s), expected {wanted}"
+            at = ", ".join(f"#{i + 1}" for i in same)
+            return f"; `{want.name}` was called at {at}, out of the expected order"
         positions = [i for i, got in enumerate(actual) if got.name == want.name]
         if not positions:
             return ""
@@ -222,8 +313,14 @@ def trajectory_match(
     *,
     ignore_tools: Iterable[str] = (),
     nested: bool = False,
+    per_turn: bool = True,
+    threshold: float | None = None,
 ) -> TrajectoryMetric:
     """The agent's tool calls against an expected list or an ADK `EvalCase` golden.
+
+    A golden is compared turn by turn (``per_turn=False``: as one list); the
+    score is then the share of matching turns, and ``threshold`` applies ADK's
+    rule (pass when the score reaches it) instead of requiring every turn.
 
     Example:
         ::
@@ -244,6 +341,11 @@ def trajectory_match(
         raise ValueError(
             f"trajectory_match `{name}`: args must be 'exact', 'ignore' or a function, got {args!r}"
         )
+    if threshold is not None and not 0 <= threshold <= 1:
+        raise ValueError(f"trajectory_match `{name}`: threshold must be between 0 and 1")
+    turns = None
+    if isinstance(expected, AdkEvalCase) and per_turn:
+        turns = tuple(tuple(turn) for turn in expected_turns_from(expected))
     return TrajectoryMetric(
         name=name,
         expected=expected_calls_from(expected),
@@ -251,4 +353,6 @@ def trajectory_match(
         args=args,
         ignore_tools=frozenset(ignore_tools),
         nested=nested,
+        turns=turns,
+        threshold=threshold,
     )
