@@ -130,3 +130,87 @@ def test_concurrent_appends_from_processes_lose_nothing(tmp_path):
         assert worker.exitcode == 0
     texts = [c.conversation[0].user_content.parts[0].text for c in load_eval_set(path).eval_cases]
     assert sorted(texts) == sorted(f"w{w}-{i}" for w in range(4) for i in range(6))
+
+
+LEGACY_TURNS = [
+    {"query": "hi", "expected_tool_use": [], "reference": "Hello!"},
+    {
+        "query": "Roll a 6 sided die",
+        "expected_tool_use": [{"tool_name": "roll_die", "tool_input": {"sides": 6}}],
+        "reference": "I rolled a 4.",
+    },
+]
+LEGACY_CASES = [
+    {
+        "name": "roll_twice",
+        "data": LEGACY_TURNS,
+        "initial_session": {"state": {"user:tier": "gold"}, "app_name": "dice", "user_id": "u"},
+    }
+]
+
+
+def summary(eval_set: EvalSet) -> list:
+    return [
+        (
+            case.eval_id,
+            case.session_input.state if case.session_input else None,
+            [
+                (
+                    i.user_content.parts[0].text,
+                    [(t.name, t.args) for t in i.intermediate_data.tool_uses],
+                    i.final_response.parts[0].text,
+                )
+                for i in case.conversation
+            ],
+        )
+        for case in eval_set.eval_cases
+    ]
+
+
+def test_both_older_formats_load_as_adks_own_converter_reads_them(tmp_path):
+    from google.adk.evaluation.local_eval_sets_manager import load_eval_set_from_file
+
+    cases_file = tmp_path / "dice.test.json"
+    cases_file.write_text(json.dumps(LEGACY_CASES))
+    loaded = load_eval_set(cases_file)
+    assert summary(loaded) == summary(load_eval_set_from_file(str(cases_file), "dice.test"))
+    assert summary(loaded) == [
+        (
+            "roll_twice",
+            {"user:tier": "gold"},
+            [
+                ("hi", [], "Hello!"),
+                ("Roll a 6 sided die", [("roll_die", {"sides": 6})], "I rolled a 4."),
+            ],
+        )
+    ]
+
+    turns_file = tmp_path / "dice_turns.test.json"
+    turns_file.write_text(json.dumps(LEGACY_TURNS))
+    (case,) = load_eval_set(turns_file).eval_cases
+    assert case.eval_id == "dice_turns.test"
+    assert summary(load_eval_set(turns_file))[0][2] == summary(loaded)[0][2]
+
+
+def test_an_older_format_is_read_but_never_rewritten(tmp_path):
+    path = tmp_path / "dice.test.json"
+    path.write_text(json.dumps(LEGACY_CASES))
+    before = path.read_bytes()
+    golden = load_eval_set(path).eval_cases[0]
+    with pytest.raises(EvalSetFileError, match="adk_eval reads it but does not rewrite it"):
+        append_eval_case(path, golden, "dice")
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ([{"question": "hi"}], "neither of ADK's older formats"),
+        ({"cases": []}, "keys cases but no eval_cases: is it an EvalSet file?"),
+    ],
+)
+def test_a_file_in_no_known_format_says_what_it_looks_like(tmp_path, content, message):
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps(content))
+    with pytest.raises(EvalSetFileError, match=message):
+        load_eval_set(path)

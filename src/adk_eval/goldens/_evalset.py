@@ -68,12 +68,20 @@ def _dump(eval_set: EvalSet) -> str:
 
 
 def load_eval_set(path: str | Path) -> EvalSet:
-    """Reads an EvalSet file.
+    """Reads an EvalSet file, or one of ADK's two older formats (through ADK's converter).
+
+    The older formats are a list of ``{"name", "data", "initial_session"}`` cases
+    (read by ``adk eval``) and a flat list of ``{"query", "expected_tool_use",
+    "reference"}`` turns (one case, read by ADK's ``AgentEvaluator``).
 
     Raises:
         EvalSetFileError: Naming the file and what is wrong with it.
     """
-    target = resolve_path(path)
+    return _read(resolve_path(path))[0]
+
+
+def _read(target: Path) -> tuple[EvalSet, str | None]:
+    """The EvalSet in `target`, and the name of its older format (None: current)."""
     try:
         text = target.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -88,14 +96,57 @@ def load_eval_set(path: str | Path) -> EvalSet:
             "it was left untouched"
         ) from None
     try:
-        return EvalSet.model_validate(data)
+        return EvalSet.model_validate(data), None
     except ValidationError as error:
+        legacy = _legacy_format(data)
+        if legacy is not None:
+            return _convert_legacy(target, data, legacy), legacy
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "(top level)"
         raise EvalSetFileError(
             f"{target} is not a valid ADK EvalSet ({where}: {first['msg']}; "
-            f"{error.error_count()} problem(s)); it was left untouched"
+            f"{error.error_count()} problem(s)); {_looks_like(data)}; it was left untouched"
         ) from None
+
+
+_CASE_LIST = "a list of {name, data, initial_session} cases (the older `adk eval` format)"
+_TURN_LIST = "a flat list of {query, expected_tool_use, reference} turns (AgentEvaluator's format)"
+
+
+def _legacy_format(data: object) -> str | None:
+    if not isinstance(data, list) or not data or not all(isinstance(i, dict) for i in data):
+        return None
+    if all("data" in item and "name" in item for item in data):
+        return _CASE_LIST
+    if all("query" in item for item in data):
+        return _TURN_LIST
+    return None
+
+
+def _convert_legacy(target: Path, data: list[dict[str, object]], legacy: str) -> EvalSet:
+    """Converts an older format with ADK's own converter."""
+    from google.adk.evaluation.local_eval_sets_manager import (
+        convert_eval_set_to_pydantic_schema,
+    )
+
+    cases = data if legacy == _CASE_LIST else [{"name": target.stem, "data": data}]
+    try:
+        return convert_eval_set_to_pydantic_schema(target.stem, cases)
+    except (KeyError, TypeError, ValueError, ValidationError) as error:
+        raise EvalSetFileError(
+            f"{target} looks like {legacy}, but ADK's converter refused it "
+            f"({type(error).__name__}: {error}); it was left untouched"
+        ) from None
+
+
+def _looks_like(data: object) -> str:
+    """What a file that is no EvalSet seems to hold, and what to do about it."""
+    if isinstance(data, dict) and "eval_cases" not in data and "evalCases" not in data:
+        keys = ", ".join(sorted(map(str, data))[:5])
+        return f"it is a JSON object with keys {keys} but no eval_cases: is it an EvalSet file?"
+    if isinstance(data, list):
+        return f"it is a JSON list, but neither of ADK's older formats ({_CASE_LIST}; {_TURN_LIST})"
+    return "fix the field named above, or export the goldens again"
 
 
 _THREAD_LOCKS: dict[Path, threading.Lock] = {}
@@ -168,7 +219,13 @@ def append_eval_case(path: str | Path, eval_case: AdkEvalCase, agent_name: str) 
                 creation_timestamp=time.time(),
             )
         else:
-            eval_set = load_eval_set(target)
+            eval_set, legacy = _read(target)
+            if legacy is not None:
+                raise EvalSetFileError(
+                    f"{target} holds {legacy}; adk_eval reads it but does not rewrite it. "
+                    "Append to a new file (or convert this one to an EvalSet first); "
+                    "it was left untouched"
+                )
         taken = {case.eval_id for case in eval_set.eval_cases}
         stored = eval_case.model_copy(update={"eval_id": _unique_id(eval_case.eval_id, taken)})
         eval_set.eval_cases.append(stored)
