@@ -32,7 +32,7 @@ from .._turns import (
     tool_error_response,
 )
 
-__all__ = ["STATE_CHANGES_FIELD", "golden_eval_id", "snake_case", "to_golden"]
+__all__ = ["STATE_CHANGES_FIELD", "golden_eval_id", "invocations", "snake_case", "to_golden"]
 
 STATE_CHANGES_FIELD = "adk_eval_state_changes"
 """The golden's field for the user agents' state changes (ADK keeps and ignores it).
@@ -96,6 +96,11 @@ def _sent_args(call: ToolCall) -> dict[str, Any] | None:
     if sent is not None and sent.args is None:
         return None
     return stable_call_args(call.name, call.args)
+
+
+def invocations(events: Sequence[Event]) -> list[Invocation]:
+    """The conversation as ADK `Invocation`s: one per user message, as in a golden."""
+    return [turn.invocation() for turn in _turns(events)[0]]
 
 
 def _turns(events: Sequence[Event]) -> tuple[list[_Turn], list[dict[str, Any]]]:

@@ -8,6 +8,7 @@ Built-in metrics, by what they read:
 * events: `event_count_metric` (how many tool calls, messages, ... of a kind),
   `trajectory_match` (the tool calls against an expected list or an ADK golden)
 * judgement: `llm_judge` (a model reads the transcript and gives a verdict)
+* ADK's own metrics: `adk_metric` (any metric of ADK's registry, run by ADK)
 
 Write your own: any object with a `name` and ``evaluate(trace) -> MetricResult``
 (sync or async) is a `Metric`. `score_session` scores a stored ADK session;
@@ -15,6 +16,7 @@ Write your own: any object with a `name` and ``evaluate(trace) -> MetricResult``
 """
 
 from .._transcript import render_transcript
+from ._adk import AdkMetric, adk_metric, adk_metrics_from_config
 from ._events import EventCountMetric, event_count_metric
 from ._judge import LlmJudge, llm_judge
 from ._query import StateQueryMetric, state_query
@@ -43,6 +45,9 @@ __all__ = [
     # judgement
     "LlmJudge",
     "llm_judge",
+    "AdkMetric",
+    "adk_metric",
+    "adk_metrics_from_config",
     # scoring traces and stored sessions
     "score_session",
     "render_transcript",
