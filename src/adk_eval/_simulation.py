@@ -179,7 +179,9 @@ class _Simulation:
             return "error"
         if self.termination is not None and self.termination.kind != "state_matches":
             return "terminated"
-        return "passed" if all(result.passed for result in metrics.values()) else "failed"
+        # a metric that does not apply (it could not look) neither passes nor fails the run
+        applicable = [result for result in metrics.values() if result.applicable]
+        return "passed" if all(result.passed for result in applicable) else "failed"
 
     def _stop(self, kind: TerminationKind, limit: Any, value: Any) -> _Stop:
         self.termination = Termination(kind, limit, value)

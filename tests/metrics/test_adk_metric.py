@@ -26,7 +26,7 @@ SCRIPT = textwrap.dedent(
     import asyncio, json
     from google.adk.agents import LlmAgent
     from adk_eval import EvalCase, run_eval
-    from adk_eval.goldens import to_golden
+    from adk_eval.goldens import eval_case_from_golden, to_golden
     from adk_eval.metrics import adk_metric, adk_metrics_from_config, trajectory_match
     from adk_eval.testing import ScriptedLlm, tool_call
 
@@ -63,6 +63,10 @@ SCRIPT = textwrap.dedent(
             ]
             result = await run_eval(case(name, steps, metrics))
             out[name] = {k: [v.passed, v.score, v.evidence[0]] for k, v in result.metrics.items()}
+            replay = await run_eval(
+                eval_case_from_golden(golden, agent(steps), tool_mocks={"add": add})
+            )
+            out[name]["replay"] = {k: [v.passed, v.score] for k, v in replay.metrics.items()}
         print(json.dumps(out))
 
     asyncio.run(main())
@@ -97,6 +101,10 @@ def test_adks_evaluators_score_simulated_runs_and_agree_with_the_native_trajecto
         assert run["adk_in_order"][:2] == run["native_in_order"][:2]
     assert args["tool_trajectory_avg_score"][:2] == [False, 0.0]
     assert same["tool_trajectory_avg_score"][:2] == [True, 1.0]
+    # a replay scores the golden's responses with ADK's ROUGE, by default
+    assert same["replay"]["golden_responses"] == [True, 1.0]
+    assert words["replay"]["golden_responses"] == [False, 0.0]
+    assert words["replay"]["golden_trajectory"] == [True, 1.0]
 
 
 async def test_without_googles_eval_extra_the_metric_says_what_to_install(monkeypatch):
@@ -138,3 +146,17 @@ def test_a_test_config_becomes_one_metric_per_criterion(tmp_path):
         adk_metrics_from_config({"metrics": {}})
     with pytest.raises(ValueError, match="criterion `x` needs a threshold"):
         adk_metrics_from_config({"criteria": {"x": "high"}})
+
+
+async def test_a_replay_without_googles_eval_extra_leaves_responses_not_applicable(monkeypatch):
+    from adk_eval.goldens import eval_case_from_golden, to_golden
+    from adk_eval.metrics._adk import MISSING_EXTRA
+
+    monkeypatch.setitem(sys.modules, "google.adk.evaluation.metric_evaluator_registry", None)
+    agent = LlmAgent(name="a", model=ScriptedLlm(["hi", "hi"]))
+    golden = to_golden(await run_eval(EvalCase(name="g", agent=agent, first_message="yo")))
+    replay = await run_eval(eval_case_from_golden(golden, agent))
+    responses = replay.metrics["golden_responses"]
+    assert responses.verdict == "n/a"
+    assert responses.evidence == [MISSING_EXTRA]
+    assert replay.status == "passed"  # the metrics that apply decide

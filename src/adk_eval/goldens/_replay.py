@@ -21,6 +21,7 @@ from .._interception import FRAMEWORK_YIELD_TOOLS
 from .._state import replace_value, scoped_view
 from .._turns import content_text, stable_call_args
 from .._user_agents import STOP, ScriptContext, ScriptedUserAgent
+from ..metrics._adk import AdkMetric
 from ..metrics._state import final_state_match
 from ..metrics._trajectory import (
     ArgsMode,
@@ -202,6 +203,7 @@ def eval_case_from_golden(
     metrics: Sequence[Metric] = (),
     final_state: bool = True,
     ignore_state: Sequence[str] = (),
+    responses: float | None = 0.8,
     name: str | None = None,
 ) -> EvalCase:
     """An `EvalCase` that replays a golden's user turns and scores the trajectory.
@@ -218,7 +220,11 @@ def eval_case_from_golden(
     `with_state_change` is changed again at the same points (with their
     answers), and, when ``final_state`` is true and the golden holds a
     ``final_session_state``, `final_state_match` compares the final state with it
-    (keys or patterns in ``ignore_state`` may differ, e.g. timestamps).
+    (keys or patterns in ``ignore_state`` may differ, e.g. timestamps). The
+    `golden_responses` metric is ADK's ``response_match_score`` (ROUGE-1 per
+    turn against the golden's final responses) with ``responses`` as its
+    threshold (ADK's default, 0.8; None leaves it out); it needs
+    google-adk[eval], and without it is not applicable, saying so.
 
     Raises:
         ValueError: If the golden has no conversation.
@@ -260,6 +266,19 @@ def eval_case_from_golden(
             *(
                 [final_state_match("golden_final_state", expected, ignore=ignore_state)]
                 if final_state and (expected := golden.final_session_state) is not None
+                else []
+            ),
+            *(
+                [
+                    AdkMetric(
+                        name="golden_responses",
+                        metric_name="response_match_score",
+                        threshold=responses,
+                        golden=golden,
+                        optional=True,
+                    )
+                ]
+                if responses is not None
                 else []
             ),
             *metrics,

@@ -41,6 +41,8 @@ class AdkMetric:
         criterion: ADK criterion fields for the metric (a dict or an ADK
             `BaseCriterion`), e.g. ``{"match_type": "IN_ORDER"}``.
         golden: The expected conversation, for metrics that compare with one.
+        optional: Without google-adk[eval] the result is not applicable
+            (saying what to install) instead of an error.
     """
 
     name: str
@@ -48,6 +50,7 @@ class AdkMetric:
     threshold: float
     criterion: Any = None
     golden: AdkEvalCase | None = None
+    optional: bool = False
 
     @property
     def score_errored_runs(self) -> bool:
@@ -61,14 +64,19 @@ class AdkMetric:
         try:
             evaluator = _evaluator(self.metric_name, self.threshold, self.criterion)
         except ImportError:
+            if self.optional:
+                return MetricResult(passed=False).not_applicable(MISSING_EXTRA)
             return MetricResult(passed=False, error=MISSING_EXTRA, evidence=[MISSING_EXTRA])
         actual = invocations(trace.events)
         expected = list(self.golden.conversation or []) if self.golden is not None else None
         scenario = self.golden.conversation_scenario if self.golden is not None else None
         if expected is not None and len(expected) != len(actual):
-            return MetricResult(passed=False).not_applicable(
-                f"ADK compares equal conversations: the run has {len(actual)} invocation(s), "
-                f"the golden {len(expected)}"
+            return MetricResult(
+                passed=False,
+                evidence=[
+                    f"the run has {len(actual)} invocation(s), the golden {len(expected)}; "
+                    "ADK compares only conversations of the same length"
+                ],
             )
         outcome = evaluator.evaluate_invocations(actual, expected or None, scenario)
         if inspect.isawaitable(outcome):

@@ -196,9 +196,10 @@ class TrajectoryMetric:
 
     def _per_turn(self, trace: EvalTrace) -> MetricResult:
         assert self.turns is not None
-        if not self.turns:
-            return MetricResult(passed=False).not_applicable(
-                "nothing to compare: the golden holds no invocations (ADK: not evaluated)"
+        if not self.turns:  # ADK reports it not evaluated; here it fails, never passes silently
+            return MetricResult(
+                passed=False,
+                evidence=["nothing to compare: the golden holds no invocations"],
             )
         actual = self._actual_turns(trace)
         count = max(len(self.turns), len(actual))
