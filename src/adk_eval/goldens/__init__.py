@@ -5,6 +5,7 @@
   an invalid file)
 * replay: `expected_trajectories`, `eval_case_from_golden`, `load_goldens`,
   `recorded_user_agent`
+* scenarios: `eval_case_from_scenario` (ADK's user-simulator cases, played here)
 """
 
 from ._evalset import AppendResult, EvalSetFileError, append_eval_case, load_eval_set
@@ -16,6 +17,7 @@ from ._replay import (
     load_goldens,
     recorded_user_agent,
 )
+from ._scenario import eval_case_from_scenario
 
 __all__ = [
     # export
@@ -31,4 +33,6 @@ __all__ = [
     "eval_case_from_golden",
     "load_goldens",
     "recorded_user_agent",
+    # scenarios
+    "eval_case_from_scenario",
 ]

@@ -33,6 +33,7 @@ from ..metrics._trajectory import (
 from ..metrics._types import Metric
 from ._evalset import load_eval_set
 from ._export import STATE_CHANGES_FIELD
+from ._scenario import eval_case_from_scenario
 
 __all__ = [
     "eval_case_from_golden",
@@ -226,10 +227,23 @@ def eval_case_from_golden(
     threshold (ADK's default, 0.8; None leaves it out); it needs
     google-adk[eval], and without it is not applicable, saying so.
 
+    A golden with a ``conversation_scenario`` and no conversation (ADK's
+    user-simulator cases) is played by `eval_case_from_scenario` instead.
+
     Raises:
-        ValueError: If the golden has no conversation.
+        ValueError: If the golden has neither a conversation nor a scenario.
     """
     texts = _texts(golden)
+    if not texts and golden.conversation_scenario is not None:
+        return eval_case_from_scenario(
+            golden,
+            agent,
+            tool_mocks=tool_mocks,
+            node_mocks=node_mocks,
+            user_agents=user_agents,
+            metrics=metrics,
+            name=name,
+        )
     if not texts:
         raise ValueError(f"golden `{golden.eval_id}` has no conversation to replay")
     state = dict(golden.session_input.state) if golden.session_input else {}
