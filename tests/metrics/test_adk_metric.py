@@ -25,6 +25,7 @@ SCRIPT = textwrap.dedent(
     """
     import asyncio, json
     from google.adk.agents import LlmAgent
+    from google.adk.models.registry import LLMRegistry
     from adk_eval import EvalCase, run_eval
     from adk_eval.goldens import eval_case_from_golden, to_golden
     from adk_eval.metrics import adk_metric, adk_metrics_from_config, trajectory_match
@@ -36,6 +37,22 @@ SCRIPT = textwrap.dedent(
 
     def agent(steps):
         return LlmAgent(name="calc", model=ScriptedLlm(steps), tools=[add])
+
+    def judge(request):  # ADK's final_response_match_v2 judge, played offline
+        text = "".join(p.text or "" for c in request.contents for p in (c.parts or []))
+        verdict = "invalid" if "sunny" in text else "valid"
+        return json.dumps({"reasoning": "scripted", "is_the_agent_response_valid": verdict})
+
+    class ScriptedJudge(ScriptedLlm):
+        def __init__(self, model="scripted-judge", **kwargs):
+            super().__init__(responder=judge, model=model)
+
+        @classmethod
+        def supported_models(cls):
+            return [r"scripted-judge"]
+
+    LLMRegistry.register(ScriptedJudge)  # ADK finds judges by model name
+    JUDGE = {"judge_model_options": {"judge_model": "scripted-judge", "num_samples": 1}}
 
     SAME = [tool_call("add", {"a": 2, "b": 3}), "2 + 3 = 5."]
     RUNS = {
@@ -60,6 +77,7 @@ SCRIPT = textwrap.dedent(
                            criterion={"match_type": "IN_ORDER"}),
                 trajectory_match("native", golden, threshold=1.0),
                 trajectory_match("native_in_order", golden, mode="in_order", threshold=1.0),
+                adk_metric("final_response_match_v2", 0.5, golden=golden, criterion=JUDGE),
             ]
             result = await run_eval(case(name, steps, metrics))
             out[name] = {k: [v.passed, v.score, v.evidence[0]] for k, v in result.metrics.items()}
@@ -101,6 +119,8 @@ def test_adks_evaluators_score_simulated_runs_and_agree_with_the_native_trajecto
         assert run["adk_in_order"][:2] == run["native_in_order"][:2]
     assert args["tool_trajectory_avg_score"][:2] == [False, 0.0]
     assert same["tool_trajectory_avg_score"][:2] == [True, 1.0]
+    assert same["final_response_match_v2"][:2] == [True, 1.0]  # ADK's judge, scripted
+    assert words["final_response_match_v2"][:2] == [False, 0.0]
     # a replay scores the golden's responses with ADK's ROUGE, by default
     assert same["replay"]["golden_responses"] == [True, 1.0]
     assert words["replay"]["golden_responses"] == [False, 0.0]
