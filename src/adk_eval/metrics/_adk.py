@@ -25,7 +25,7 @@ from ._types import MetricResult
 __all__ = ["MISSING_EXTRA", "AdkMetric", "adk_metric", "adk_metrics_from_config"]
 
 MISSING_EXTRA = (
-    "ADK's evaluators need google-adk[eval]: pip install 'google-adk[eval]' "
+    "ADK's evaluators need google-adk[eval]: pip install 'adk-eval[adk]' "
     "(in this project's checkout, `make adk-cli` builds .venv-adkeval with it)"
 )
 
