@@ -18,7 +18,7 @@ def agent() -> LlmAgent:
     [
         ({"max_turns": 0}, "max_turns must be >= 1"),
         ({"max_turns": 2.5}, "max_turns must be an int"),
-        ({"max_duration": 0}, "max_duration must be > 0"),
+        ({"max_duration": 0}, "max_duration must be a finite number of seconds > 0"),
         ({"max_duration": "10"}, "max_duration must be a number"),
         ({"state_matches": {"a": {"$bogus": 1}}}, "invalid"),
         ({"state_matches": "session.x"}, "MongoDB-style query dict"),
@@ -67,3 +67,20 @@ def test_user_agents_must_be_adk_agents():
 def test_case_rejects_non_agent():
     with pytest.raises(EvalSetupError, match="must be an ADK agent, Workflow or App"):
         EvalCase(name="c", agent=object(), first_message="hi")
+
+
+def test_wrong_values_are_refused_at_construction():
+    from datetime import UTC, datetime
+
+    from adk_eval import ScriptedUserAgent, TerminateWhen
+
+    with pytest.raises(EvalSetupError, match="max_duration must be a finite number"):
+        TerminateWhen(max_duration=float("nan"))
+    agent = LlmAgent(name="a", model=ScriptedLlm(["hi"]))
+    with pytest.raises(EvalSetupError, match=r"`clock` must return a datetime.*'noon' \(str\)"):
+        EvalCase(name="c", agent=agent, first_message="hi", clock=lambda: "noon")
+    EvalCase(
+        name="c", agent=agent, first_message="hi", clock=lambda: datetime(2026, 1, 1, tzinfo=UTC)
+    )
+    with pytest.raises(ValueError, match=r"for one reply write script=\['abc'\]"):
+        ScriptedUserAgent(name="p", script="abc")

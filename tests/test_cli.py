@@ -291,3 +291,22 @@ refunds = EvalCase(name="refunds", agent=root, first_message="refund A1")
     assert "Tool `refund` was called by sub-agent `billing` of `root`" in completed.stdout
     assert "from tools import refund" in completed.stdout  # the tool's own module
     assert completed.stdout.rstrip().splitlines()[-1].startswith("1 error(s) in")
+
+
+@pytest.mark.parametrize("bad", ["garbage", "folder"])
+def test_a_bad_runs_database_is_refused_before_any_case_runs(write_evals, tmp_path, bad):
+    root = write_evals({"good_eval.py": ONLY_GOOD})
+    db = tmp_path / "runs.db"
+    if bad == "folder":
+        db.mkdir()
+    else:
+        db.write_text("not a database, just some text that SQLite cannot read" * 20)
+    before = db.read_bytes() if db.is_file() else None
+    result = CliRunner().invoke(main, ["run", str(root / "good_eval.py"), "--db", str(db)])
+    assert result.exit_code == 2
+    assert "error" in result.output.lower()
+    assert str(db) in result.output
+    assert "PASSED" not in result.output  # nothing ran
+    assert "1 case(s)" not in result.output
+    if before is not None:
+        assert db.read_bytes() == before

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -82,8 +83,13 @@ class TerminateWhen:
             raise EvalSetupError(
                 f"max_duration must be a number of seconds or None, got {self.max_duration!r}"
             )
-        if self.max_duration is not None and self.max_duration <= 0:
-            raise EvalSetupError(f"max_duration must be > 0 seconds, got {self.max_duration}")
+        if self.max_duration is not None and not (
+            math.isfinite(self.max_duration) and self.max_duration > 0
+        ):
+            raise EvalSetupError(
+                f"max_duration must be a finite number of seconds > 0, got {self.max_duration}; "
+                "use max_duration=None for no limit"
+            )
         if self.state_matches is not None:
             from ._termination import compile_state_query
 
@@ -246,6 +252,13 @@ class EvalCase:
                 f"EvalCase `{self.name}`: `clock` must be a datetime or a function returning "
                 f"one, got {self.clock!r}"
             )
+        if callable(self.clock):
+            now = self.clock()
+            if not isinstance(now, datetime):
+                raise EvalSetupError(
+                    f"EvalCase `{self.name}`: `clock` must return a datetime, and it returned "
+                    f"{now!r} ({type(now).__name__}); return e.g. datetime(2026, 1, 1, tzinfo=UTC)"
+                )
 
     def _check_metrics(self) -> None:
         seen: set[str] = set()

@@ -198,6 +198,11 @@ def run(
     _configure_models(model, user_model, judge_model)
     console = _console()
     selected = _discover(paths, keyword)
+    if not no_store:  # a bad --db is found before anything runs, not after
+        try:
+            RunStore(db).check()
+        except AdkEvalError as error:
+            _fail(str(error))
     cases = [found.case for found in selected]
     total = len(cases) * repeat
     console.print(

@@ -57,7 +57,8 @@ class EvalToolError(EvalRunError):
         tool_args: Arguments of the call.
         caller: Where the calling agent sits (``sub-agent `billing` of `root```).
         module: The module the tool's function comes from, when it has one.
-        kind: ``"node"`` for a workflow function node that has no mock.
+        kind: ``"node"`` for a workflow function node that has no mock,
+            ``"agent"`` for an agent that would run code itself (a code executor).
     """
 
     def __init__(
@@ -68,7 +69,7 @@ class EvalToolError(EvalRunError):
         detail: str | None = None,
         caller: str | None = None,
         module: str | None = None,
-        kind: Literal["tool", "node"] = "tool",
+        kind: Literal["tool", "node", "agent"] = "tool",
     ) -> None:
         self.kind = kind
         self.tool_name = tool_name
@@ -85,6 +86,8 @@ class EvalToolError(EvalRunError):
 
     def _message(self) -> str:
         if self.detail is not None:
+            if self.kind == "agent":  # a construct of the agent, not a call
+                return self.detail
             called = "Tool was called with args" if self.kind == "tool" else "Node arguments"
             return f"{self.detail}\n\n{called}:\n{format_args(self.tool_args)}"
         name = self.tool_name

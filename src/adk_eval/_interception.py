@@ -35,8 +35,9 @@ from google.adk.code_executors import BuiltInCodeExecutor
 from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.exit_loop_tool import exit_loop
+from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.set_model_response_tool import SetModelResponseTool
-from google.adk.tools.transfer_to_agent_tool import TransferToAgentTool
+from google.adk.tools.transfer_to_agent_tool import TransferToAgentTool, transfer_to_agent
 from google.adk.workflow import Workflow
 
 from ._errors import EvalSetupError
@@ -48,21 +49,62 @@ __all__ = [
     "ToolPolicy",
     "is_control_tool",
     "is_framework_tool",
+    "refuses_code_execution",
 ]
 
 FRAMEWORK_YIELD_TOOLS = frozenset({"adk_request_input", "adk_request_confirmation"})
 """Yielding calls ADK makes on its own (input requests, tool confirmations)."""
 
-_FINISH_TASK_TOOL_NAME = "finish_task"  # ADK's task-mode tool lives in a private module.
+
+def _finish_task_tool() -> type[BaseTool] | None:
+    try:  # ADK's task-mode tool lives in a private module
+        from google.adk.agents.llm.task._finish_task_tool import FinishTaskTool
+    except ImportError:  # pragma: no cover - another ADK layout: nothing is let through
+        return None
+    return FinishTaskTool
+
+
+_CONTROL_CLASSES: tuple[type[BaseTool], ...] = tuple(
+    kind
+    for kind in (TransferToAgentTool, AgentTool, SetModelResponseTool, _finish_task_tool())
+    if kind is not None
+)
+_RUNNING_METHODS = ("run_async", "_run_async_impl", "_call_live")
+
+
+def _runs_as(tool: BaseTool, base: type[BaseTool]) -> bool:
+    """`tool` is a `base`, and a subclass (if it is one) overrides nothing that runs."""
+    kind = type(tool)
+    return isinstance(tool, base) and all(
+        getattr(kind, method, None) is getattr(base, method, None) for method in _RUNNING_METHODS
+    )
 
 
 def is_control_tool(tool: BaseTool) -> bool:
-    """Whether `tool` is one of ADK's own control-flow tools (not a side effect)."""
-    if isinstance(tool, TransferToAgentTool | AgentTool | SetModelResponseTool):
-        return True
-    if getattr(tool, "func", None) is exit_loop:
-        return True
-    return tool.name == _FINISH_TASK_TOOL_NAME and type(tool).__name__ == "FinishTaskTool"
+    """Whether `tool` is one of ADK's own control-flow tools (not a side effect).
+
+    Decided by identity and behaviour, never by name: ADK's control tool classes
+    (transfer, AgentTool, structured output, task finish) and ADK's own
+    ``exit_loop`` function, each as ADK runs it. A subclass that overrides what
+    runs, or a look-alike class, is an ordinary tool: mocked, provided or refused.
+    """
+    if any(_runs_as(tool, kind) for kind in _CONTROL_CLASSES):
+        func = getattr(tool, "func", None)
+        return not isinstance(tool, FunctionTool) or func is transfer_to_agent
+    return _runs_as(tool, FunctionTool) and getattr(tool, "func", None) is exit_loop
+
+
+def refuses_code_execution(agent: object) -> str | None:
+    """Why `agent` cannot run under the harness (its code executor), else None."""
+    executor = getattr(agent, "code_executor", None)
+    if executor is None or type(executor) is BuiltInCodeExecutor:
+        return None
+    name = getattr(agent, "name", "?")
+    return (
+        f"Agent `{name}` has a code executor (`{type(executor).__name__}`) that runs code "
+        "outside ADK's tool callbacks, so adk_eval cannot intercept it. Evaluate a copy "
+        "without it: `agent.clone(update={'code_executor': None})`."
+    )
 
 
 def _is_unknown_tool_placeholder(tool: BaseTool) -> bool:
@@ -119,14 +161,9 @@ async def _collect(root: BaseAgent | Workflow, ctx: ReadonlyContext | None) -> _
             return
         inventory.agents.setdefault(agent.name, where)
         if isinstance(agent, LlmAgent):
-            executor = agent.code_executor
-            if executor is not None and not isinstance(executor, BuiltInCodeExecutor):
-                inventory.problems.append(
-                    f"Agent `{agent.name}` has a code executor "
-                    f"(`{type(executor).__name__}`) that runs code outside ADK's tool "
-                    "callbacks, so adk_eval cannot intercept it. Evaluate a copy without it: "
-                    "`agent.clone(update={'code_executor': None})`."
-                )
+            problem = refuses_code_execution(agent)
+            if problem is not None:
+                inventory.problems.append(problem)
             for tool in await agent.canonical_tools(ctx):
                 inventory.add(agent, tool)
                 if isinstance(tool, AgentTool):

@@ -28,7 +28,7 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 
 from ._errors import EvalToolError
-from ._interception import ToolPolicy, is_framework_tool
+from ._interception import ToolPolicy, is_framework_tool, refuses_code_execution
 from ._mocks import MockToolContext, ToolMock, normalize_response
 from ._state import ScopedState
 from ._trace import NestedEvent
@@ -154,6 +154,10 @@ class InterceptionPlugin(BasePlugin):
         self, *, callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:
         """Ends the run after a call that is not allowed; else swaps the tools' bodies."""
+        if self.violation is None:  # an agent the set-up walk could not see, say
+            problem = refuses_code_execution(callback_context.get_invocation_context().agent)
+            if problem is not None:
+                self.violation = EvalToolError("code execution", {}, detail=problem, kind="agent")
         if self.violation is not None:
             return LlmResponse(
                 error_code=TOOL_ERROR_CODE,

@@ -141,6 +141,11 @@ class ScriptedUserAgent(_DirectUserAgent):
                 f"ScriptedUserAgent `{self.name}` needs exactly one of `script` (a list of "
                 "replies) or `step` (a function)"
             )
+        if self.script is not None and isinstance(self.script, str | bytes):
+            raise ValueError(
+                f"ScriptedUserAgent `{self.name}`: `script` must be a list of replies, got the "
+                f"string {self.script!r}; for one reply write script=[{self.script!r}]"
+            )
 
     async def _reply(self, session: Session, prompt: str, invocation_id: str) -> Event:
         turn = sum(

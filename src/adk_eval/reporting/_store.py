@@ -8,6 +8,7 @@ touched: opening it fails with a message naming the file.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -118,6 +119,27 @@ class RunStore:
             connection.commit()
         finally:
             connection.close()
+
+    def check(self) -> None:
+        """Checks, before a run, that its results can be stored here (creates nothing).
+
+        Raises:
+            RunStoreError: The path is a folder, not a runs database, written by a
+                newer adk-eval, or in a folder that cannot be created or written.
+        """
+        if self.path.is_dir():
+            raise RunStoreError(
+                f"{self.path} is a folder, not a runs database; point --db at a file"
+            )
+        if self.path.exists():
+            with self._connect(create=False):
+                return
+        folder = next((p for p in self.path.absolute().parents if p.exists()), None)
+        if folder is None or not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+            raise RunStoreError(
+                f"cannot create runs database {self.path}: {folder} is not a writable folder; "
+                "point --db elsewhere or use --no-store"
+            )
 
     def append(self, report: dict[str, Any], *, command: str) -> int:
         """Stores a suite report; returns the new run id."""
