@@ -310,3 +310,34 @@ def test_a_bad_runs_database_is_refused_before_any_case_runs(write_evals, tmp_pa
     assert "1 case(s)" not in result.output
     if before is not None:
         assert db.read_bytes() == before
+
+
+def test_timeout_caps_each_runs_wall_time_and_cases_have_a_default(tmp_path):
+    from adk_eval import TerminateWhen
+
+    assert TerminateWhen().max_duration == 300  # nothing hangs forever by default
+    (tmp_path / "hang_eval.py").write_text(
+        """
+import anyio
+from google.adk.agents import LlmAgent
+from adk_eval import EvalCase
+from adk_eval.testing import ScriptedLlm
+
+async def hang(request):
+    await anyio.sleep_forever()
+
+stuck = EvalCase(name="stuck", agent=LlmAgent(name="a", model=ScriptedLlm(responder=hang)),
+                 first_message="hi")
+"""
+    )
+    completed = subprocess.run(
+        [sys.executable, "-m", "adk_eval", "run", "hang_eval.py", "--no-store", "--timeout", "0.5"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    assert "TERMINATED" in completed.stdout
+    assert "max_duration" in completed.stdout

@@ -268,3 +268,38 @@ async def test_the_old_passed_name_still_answers_but_warns():
     suite = await run_eval_suite([simple_case("one", ScriptedLlm(["hi"]))])
     with pytest.warns(DeprecationWarning, match="use EvalSuiteResult.ok"):
         assert suite.passed is suite.ok is True
+
+
+async def test_a_blocking_sync_mock_does_not_stall_the_other_cases():
+    import threading
+
+    from google.adk.agents import LlmAgent
+
+    from adk_eval import EvalCase, ToolMock
+    from adk_eval.testing import tool_call
+
+    waiting, released = threading.Event(), threading.Event()
+    outcome: dict[str, bool] = {}
+
+    def blocking(args, ctx):  # blocks its thread until the other case's mock runs
+        waiting.set()
+        outcome["released"] = released.wait(10)
+        return {"ok": True}
+
+    def releasing(args, ctx):
+        outcome["saw_waiting"] = waiting.wait(10)
+        released.set()
+        return {"ok": True}
+
+    def case(name: str, mock) -> EvalCase:
+        def work() -> dict:
+            """Does some work."""
+
+        agent = LlmAgent(name=name, model=ScriptedLlm([tool_call("work"), "done"]), tools=[work])
+        return EvalCase(
+            name=name, agent=agent, first_message="go", tool_mocks={"work": ToolMock(mock)}
+        )
+
+    suite = await run_eval_suite([case("blocker", blocking), case("releaser", releasing)])
+    assert suite.ok
+    assert outcome == {"released": True, "saw_waiting": True}  # they ran side by side

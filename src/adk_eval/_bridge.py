@@ -29,7 +29,7 @@ from google.adk.sessions import Session
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 
-from ._callables import maybe_await
+from ._callables import call_user
 from ._state import flatten_changes
 
 __all__ = [
@@ -124,7 +124,7 @@ class Bridge:
         """
         if self.format_prompt is None:
             return default_prompt(yield_info)
-        prompt = await maybe_await(self.format_prompt(await main_session(), yield_info))
+        prompt = await call_user(self.format_prompt, await main_session(), yield_info)
         if not isinstance(prompt, str):
             raise TypeError(
                 f"Bridge.format_prompt must return a str, got {type(prompt).__name__}: {prompt!r}"
@@ -137,7 +137,7 @@ class Bridge:
         """Runs `format_response` (or the default); `user_session` as in `prompt`."""
         if self.format_response is None:
             return output
-        return await maybe_await(self.format_response(output, await user_session(), yield_info))
+        return await call_user(self.format_response, output, await user_session(), yield_info)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,9 @@ __all__ = ["DEFAULT_MAX_TURNS", "EvalCase", "TerminateWhen", "UserAgents"]
 DEFAULT_MAX_TURNS = 20
 """Turn cap when a case sets none (the same default as ADK's user simulator)."""
 
+DEFAULT_MAX_DURATION = 300.0
+"""Wall-clock seconds a run may take when a case sets no limit (``None`` only if asked for)."""
+
 DEFAULT_MAX_MODEL_CALLS = 100
 """Cap on the system agent's model calls in one run when a case sets none."""
 
@@ -45,7 +48,8 @@ class TerminateWhen:
             the system yields once more after this many answers, the run stops.
         max_duration: Wall-clock seconds for the conversation (model calls,
             tools and user agents; metrics excluded). A hung model or tool call
-            is cancelled when it runs out.
+            is cancelled when it runs out. Defaults to 300 s, so nothing hangs
+            forever; pass None explicitly for no limit.
         state_matches: A MongoDB-style query over the scoped state view, e.g.
             ``{"session.escalation": {"$exists": True}}``; checked whenever the
             main session's state may have changed (after each system run and
@@ -56,7 +60,7 @@ class TerminateWhen:
     """
 
     max_turns: int | None = DEFAULT_MAX_TURNS
-    max_duration: float | None = None
+    max_duration: float | None = DEFAULT_MAX_DURATION
     state_matches: Mapping[str, Any] | None = None
     max_model_calls: int | None = DEFAULT_MAX_MODEL_CALLS
 

@@ -7,6 +7,7 @@ Exit codes: 0 the suite passed (or reached ``--fail-under``), 1 it did not,
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 import subprocess
@@ -20,6 +21,7 @@ import click
 from rich.console import Console
 
 from . import __version__
+from ._case import EvalCase
 from ._cli_output import LiveProgress, comparison_table, runs_table, suite_table, summary_line
 from ._discovery import (
     DiscoveredCase,
@@ -48,6 +50,15 @@ from .reporting._store import DEFAULT_DB_PATH, RunStore
 __all__ = ["main"]
 
 EXIT_FAILED, EXIT_USAGE, EXIT_NO_CASES, EXIT_INTERRUPTED = 1, 2, 5, 130
+
+
+def _capped(case: EvalCase, timeout: float | None) -> EvalCase:
+    """`case` with its wall time capped at `timeout` seconds (unchanged without one)."""
+    limit = case.terminate_when.max_duration
+    if timeout is None or (limit is not None and limit <= timeout):
+        return case
+    limits = dataclasses.replace(case.terminate_when, max_duration=timeout)
+    return dataclasses.replace(case, terminate_when=limits)
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
@@ -177,6 +188,12 @@ def main() -> None:
 @click.option(
     "-v", "--verbose", is_flag=True, help="Explain every run, not only those that did not pass."
 )
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="Cap every run's wall time (a case's own max_duration applies when it is shorter).",
+)
 @_model_options
 def run(
     paths: tuple[str, ...],
@@ -190,6 +207,7 @@ def run(
     db: Path,
     no_store: bool,
     verbose: bool,
+    timeout: float | None,
     model: str | None,
     user_model: str | None,
     judge_model: str | None,
@@ -203,7 +221,7 @@ def run(
             RunStore(db).check()
         except AdkEvalError as error:
             _fail(str(error))
-    cases = [found.case for found in selected]
+    cases = [_capped(found.case, timeout) for found in selected]
     total = len(cases) * repeat
     console.print(
         f"adk-eval {__version__}: {len(cases)} case(s)"

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeAlias
 
-from ._callables import maybe_await
+from ._callables import call_user
 from ._state import ScopedState
 
 __all__ = ["Clock", "MockToolContext", "ToolMock"]
@@ -91,7 +91,7 @@ class ToolMock:
 
     async def call(self, args: dict[str, Any], ctx: MockToolContext) -> Any:
         """Runs `execute`, awaiting it if it is async."""
-        return await maybe_await(self.execute(args, ctx))
+        return await call_user(self.execute, args, ctx)
 
 
 def normalize_response(value: Any) -> dict[str, Any]:

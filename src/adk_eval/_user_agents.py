@@ -26,7 +26,7 @@ from google.genai import types
 from pydantic import BaseModel
 
 from ._bridge import StateChangeResult, YieldInfo, record_state_changes
-from ._callables import maybe_await
+from ._callables import call_user
 from ._errors import EvalUserAgentError
 from ._turns import content_text
 
@@ -166,7 +166,7 @@ class ScriptedUserAgent(_DirectUserAgent):
 
     async def _next_reply(self, ctx: ScriptContext) -> Any:
         if self.step is not None:
-            return await maybe_await(self.step(ctx))
+            return await call_user(self.step, ctx)
         assert self.script is not None
         if ctx.turn < len(self.script):
             return self.script[ctx.turn]

@@ -32,7 +32,7 @@ from google.adk.events import Event
 from google.adk.workflow import START, BaseNode, Edge, FunctionNode, JoinNode, Workflow
 from google.adk.workflow._tool_node import _ToolNode
 
-from ._callables import maybe_await
+from ._callables import call_user
 from ._errors import EvalSetupError
 
 __all__ = ["NodeRefusal", "code_nodes", "map_nodes", "nodes_of", "with_node_mocks"]
@@ -144,7 +144,7 @@ def _function_node_like(node: BaseNode, body: Callable[[dict[str, Any]], Any]) -
     original = inspect.unwrap(getattr(node, "_func", None) or _takes_node_input)
 
     async def run(**arguments: Any) -> Any:
-        return await maybe_await(body(arguments))
+        return await call_user(body, arguments)
 
     run.__name__ = run.__qualname__ = node.name
     run.__doc__ = original.__doc__

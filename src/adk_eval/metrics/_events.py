@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .._callables import maybe_await
+from .._callables import call_user
 from .._trace import EvalTrace, TraceEventType
 from ._types import MetricResult
 
@@ -40,7 +40,7 @@ class EventCountMetric:
         """Counts and applies the assertion."""
         items = trace.select(self.event_type, self.filter, nested=self.nested)
         count = len(items)
-        passed = bool(await maybe_await(self.assertion(count)))
+        passed = bool(await call_user(self.assertion, count))
         what = self.event_type + ("" if self.filter is None else " (filtered)")
         # The count is the value; the score is 0 or 1 like every pass/fail metric's, so
         # reports can average scores across metrics.

@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 from google.adk.sessions import Session
 
-from .._callables import maybe_await
+from .._callables import call_user
 from .._trace import EvalTrace
 from ._types import Metric, MetricResult
 
@@ -40,7 +40,7 @@ async def score_trace(
 
     async def score_one(metric: Metric) -> None:
         try:
-            result: Any = await maybe_await(metric.evaluate(trace))
+            result: Any = await call_user(metric.evaluate, trace)
             if not isinstance(result, MetricResult):
                 raise TypeError(f"evaluate() must return a MetricResult, got {result!r}")
         except Exception as error:

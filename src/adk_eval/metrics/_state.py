@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._callables import maybe_await
+from .._callables import call_user
 from .._state import SESSION, flatten_state, public_state
 from .._trace import EvalTrace
 from ._types import MetricResult, excerpt
@@ -44,7 +44,7 @@ class StateMetric:
         where = f"`{self.scope}.{self.key}`"
         if value is _MISSING:
             try:
-                verdict = await maybe_await(self.assertion(None))
+                verdict = await call_user(self.assertion, None)
             except Exception as error:
                 return MetricResult(
                     passed=False,
@@ -55,7 +55,7 @@ class StateMetric:
                     ],
                 )
             return _as_result(verdict, None, f"{where} is not set in the final state")
-        verdict = await maybe_await(self.assertion(value))
+        verdict = await call_user(self.assertion, value)
         return _as_result(verdict, value, f"{where} = {value!r}")
 
 
