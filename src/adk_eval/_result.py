@@ -162,6 +162,23 @@ class EvalResult:
             nested_events=tuple(self.nested_events),
         )
 
+    def to_data(self) -> dict[str, Any]:
+        """The result as JSON-ready data, which `from_data` turns back into an equal result."""
+        from ._result_data import result_to_data
+
+        return result_to_data(self)
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> EvalResult:
+        """The result `to_data` wrote (for results that come from another process).
+
+        Raises:
+            ValueError: The data is of another format version.
+        """
+        from ._result_data import result_from_data
+
+        return result_from_data(data)
+
     def explain(self, *, last_turns: int = 6) -> str:
         """A readable account of the result: status, reason, failed metrics, last turns."""
         lines = [
