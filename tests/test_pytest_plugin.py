@@ -129,3 +129,38 @@ def test_plain():
     assert "--adk-eval-repeat" in result.stdout.str()
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--strict-markers")
     result.assert_outcomes(passed=1)
+
+
+def test_the_plugin_works_under_pytest_xdist(project):
+    project.makepyfile(
+        test_parallel="""
+import pytest
+from eval_cases_for_plugin import bad, good
+
+@pytest.mark.parametrize("n", range(4))
+async def test_good(adk_eval, n):
+    await adk_eval.check(good)
+
+async def test_bad(adk_eval):
+    await adk_eval.check(bad)
+"""
+    )
+    result = project.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-p", "xdist", "-n", "2", "--junitxml=report.xml"
+    )
+    result.assert_outcomes(passed=4, failed=1)
+    result.stdout.fnmatch_lines(["*2 workers*", "*[[]FAIL[]] escalated*"])
+    root = ET.parse(project.path / "report.xml").getroot()
+    statuses = {
+        case.get("name"): {p.get("name"): p.get("value") for p in case.iter("property")}[
+            "adk_eval.status"
+        ]
+        for case in root.iter("testcase")
+    }
+    assert statuses == {
+        "test_good[0]": "passed",
+        "test_good[1]": "passed",
+        "test_good[2]": "passed",
+        "test_good[3]": "passed",
+        "test_bad": "failed",
+    }
