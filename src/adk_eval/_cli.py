@@ -32,6 +32,7 @@ from ._discovery import (
 )
 from ._errors import AdkEvalError
 from ._result import EvalResult
+from ._shards import merge_results, parse_shard, shard_names, write_results
 from ._suite import DEFAULT_MAX_CONCURRENCY, EvalSuiteResult, run_eval_suite
 from .models import (
     ROLE_ENV,
@@ -194,6 +195,13 @@ def main() -> None:
     metavar="SECONDS",
     help="Cap every run's wall time (a case's own max_duration applies when it is shorter).",
 )
+@click.option("--shard", metavar="K/N", help="Run shard K of N (a deterministic 1/N of the cases).")
+@click.option(
+    "--results",
+    "results_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write every run, whole, to FILE for `adk-eval merge`.",
+)
 @_model_options
 def run(
     paths: tuple[str, ...],
@@ -208,6 +216,8 @@ def run(
     no_store: bool,
     verbose: bool,
     timeout: float | None,
+    shard: str | None,
+    results_path: Path | None,
     model: str | None,
     user_model: str | None,
     judge_model: str | None,
@@ -216,6 +226,14 @@ def run(
     _configure_models(model, user_model, judge_model)
     console = _console()
     selected = _discover(paths, keyword)
+    positions = {found.case.name: index for index, found in enumerate(selected)}
+    if shard is not None:
+        try:
+            part, parts = parse_shard(shard)
+        except ValueError as error:
+            _fail(str(error))
+        chosen = shard_names([found.case.name for found in selected], part, parts)
+        selected = [found for found in selected if found.case.name in chosen]
     if not no_store:  # a bad --db is found before anything runs, not after
         try:
             RunStore(db).check()
@@ -255,6 +273,97 @@ def run(
     except AdkEvalError as error:
         _fail(str(error))
 
+    if results_path is not None:
+        write_results(results_path, suite, [case.name for case in cases], positions)
+        console.print(f"results: {results_path}")
+    command = shlex.join(
+        ["adk-eval", "run", *paths]
+        + (["-k", keyword] if keyword else [])
+        + (["--repeat", str(repeat)] if repeat > 1 else [])
+        + (["--shard", shard] if shard else [])
+    )
+    _finish(
+        console,
+        suite,
+        verbose,
+        json_path,
+        junit_path,
+        None if no_store else db,
+        command,
+        fail_under,
+    )
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the merged JSON report to FILE.",
+)
+@click.option(
+    "--junit-xml",
+    "junit_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the merged JUnit XML to FILE.",
+)
+@click.option(
+    "--fail-under",
+    type=click.FloatRange(0, 1),
+    metavar="RATE",
+    help="Succeed when the pass rate reaches RATE.",
+)
+@_db_option
+@click.option("--no-store", is_flag=True, help="Do not append the merged run to the database.")
+@click.option("-v", "--verbose", is_flag=True, help="Explain every run.")
+def merge(
+    files: tuple[Path, ...],
+    json_path: Path | None,
+    junit_path: Path | None,
+    fail_under: float | None,
+    db: Path,
+    no_store: bool,
+    verbose: bool,
+) -> None:
+    """Merge the results files of shards (adk-eval run --shard K/N --results FILE) into one run."""
+    console = _console()
+    if not no_store:
+        try:
+            RunStore(db).check()
+        except AdkEvalError as error:
+            _fail(str(error))
+    try:
+        suite = merge_results(files)
+    except AdkEvalError as error:
+        _fail(str(error))
+    console.print(
+        f"adk-eval {__version__}: merged {len(files)} shard(s), {len(suite.cases)} case(s)"
+    )
+    command = shlex.join(["adk-eval", "merge", *map(str, files)])
+    _finish(
+        console,
+        suite,
+        verbose,
+        json_path,
+        junit_path,
+        None if no_store else db,
+        command,
+        fail_under,
+    )
+
+
+def _finish(
+    console: Console,
+    suite: EvalSuiteResult,
+    verbose: bool,
+    json_path: Path | None,
+    junit_path: Path | None,
+    db: Path | None,
+    command: str,
+    fail_under: float | None,
+) -> NoReturn:
+    """The table, explanations, summary, reports and exit code of a run (or a merge)."""
     console.print(suite_table(suite))
     for result in suite.results:
         if verbose or not result.passed:
@@ -262,12 +371,7 @@ def run(
             console.print(result.explain(), markup=False)
     console.print()
     console.print(summary_line(suite))
-    command = shlex.join(
-        ["adk-eval", "run", *paths]
-        + (["-k", keyword] if keyword else [])
-        + (["--repeat", str(repeat)] if repeat > 1 else [])
-    )
-    _write_reports(console, suite, json_path, junit_path, None if no_store else db, command)
+    _write_reports(console, suite, json_path, junit_path, db, command)
     if fail_under is not None:
         ok = suite.pass_rate >= fail_under and not suite.not_run
         console.print(f"pass rate {suite.pass_rate:.0%} (required {fail_under:.0%})")

@@ -31,7 +31,13 @@ from ._errors import EvalSetupError
 from ._result import EvalErrorInfo, EvalResult
 from ._simulation import run_eval
 
-__all__ = ["DEFAULT_MAX_CONCURRENCY", "CaseStats", "EvalSuiteResult", "run_eval_suite"]
+__all__ = [
+    "DEFAULT_MAX_CONCURRENCY",
+    "CaseStats",
+    "EvalSuiteResult",
+    "run_eval_suite",
+    "suite_from_results",
+]
 
 DEFAULT_MAX_CONCURRENCY = 8
 """Runs in flight at once when `max_concurrency` is not given."""
@@ -255,21 +261,45 @@ async def run_eval_suite(
     if callback_errors:
         raise callback_errors[0]
 
-    results = [finished[key] for key in sorted(finished)]
+    return suite_from_results(
+        [finished[key] for key in sorted(finished)],
+        case_names=[case.name for case in cases],
+        repeat=repeat,
+        duration_ms=(time.perf_counter() - started) * 1000,
+        stopped_early=stopped_early,
+    )
+
+
+def suite_from_results(
+    results: Sequence[EvalResult],
+    *,
+    case_names: Sequence[str],
+    repeat: int,
+    duration_ms: float,
+    stopped_early: bool = False,
+) -> EvalSuiteResult:
+    """The suite of `results` (runs of `case_names`, in case order, each `repeat` times).
+
+    One path for a suite run here and one merged from shards run elsewhere.
+    """
+    by_case: dict[str, list[EvalResult]] = {name: [] for name in case_names}
+    for result in results:
+        by_case[result.name].append(result)
     stats = [
         CaseStats(
-            name=case.name,
-            runs=tuple(finished[(i, a)] for a in range(repeat) if (i, a) in finished),
+            name=name,
+            runs=tuple(sorted(by_case[name], key=lambda r: r.attempt)),
             repeat=repeat,
         )
-        for i, case in enumerate(cases)
+        for name in case_names
     ]
+    ordered = [run for stat in stats for run in stat.runs]
     return EvalSuiteResult(
-        summary=_summary(results, total=len(cases) * repeat),
-        results=results,
+        summary=_summary(ordered, total=len(case_names) * repeat),
+        results=ordered,
         cases=stats,
         not_run=[s.name for s in stats if len(s.runs) < repeat],
         repeat=repeat,
-        duration_ms=(time.perf_counter() - started) * 1000,
+        duration_ms=duration_ms,
         stopped_early=stopped_early,
     )

@@ -1,0 +1,106 @@
+"""CI shards: a deterministic share of a suite per machine, and the merge of their results.
+
+A shard is chosen from the case names alone (sorted, then dealt round-robin), so
+every machine that discovers the same cases picks the same share, whatever its
+Python hash seed. All repeats of a case run on the same shard, so pass^k is
+computed as in one process. Each shard writes a results file (`write_results`);
+`merge_results` turns the files back into one `EvalSuiteResult`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ._errors import AdkEvalError
+from ._result import EvalResult
+from ._suite import EvalSuiteResult, suite_from_results
+
+__all__ = ["RESULTS_FORMAT", "merge_results", "parse_shard", "shard_names", "write_results"]
+
+RESULTS_FORMAT = "adk-eval.results"
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"K/N"`` -> ``(K, N)``, with 1 <= K <= N.
+
+    Raises:
+        ValueError: For anything else.
+    """
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not match or not 1 <= int(match.group(1)) <= int(match.group(2)):
+        raise ValueError(f"--shard takes K/N with 1 <= K <= N (e.g. 2/4), got {text!r}")
+    return int(match.group(1)), int(match.group(2))
+
+
+def shard_names(names: Sequence[str], shard: int, shards: int) -> set[str]:
+    """The case names of shard `shard` of `shards` (sorted names, dealt round-robin)."""
+    return {name for index, name in enumerate(sorted(names)) if index % shards == shard - 1}
+
+
+def write_results(
+    path: Path, suite: EvalSuiteResult, case_names: Sequence[str], positions: dict[str, int]
+) -> None:
+    """Writes every run of `suite` (whole results, events included) for `merge_results`.
+
+    `positions` places each case in the whole suite's order (its discovery
+    order), which the merge restores.
+    """
+    data = {
+        "format": RESULTS_FORMAT,
+        "repeat": suite.repeat,
+        "cases": [{"name": name, "position": positions[name]} for name in case_names],
+        "duration_ms": suite.duration_ms,
+        "stopped_early": suite.stopped_early,
+        "results": [result.to_data() for result in suite.results],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+
+
+def merge_results(paths: Sequence[Path]) -> EvalSuiteResult:
+    """One suite from the results files of its shards.
+
+    Raises:
+        AdkEvalError: A file is unreadable or no results file, the shards ran with
+            different ``--repeat``, or two files hold the same case.
+    """
+    shards = [_load(path) for path in paths]
+    repeats = {shard["repeat"] for _, shard in shards}
+    if len(repeats) != 1:
+        raise AdkEvalError(f"the shards ran with different --repeat values: {sorted(repeats)}")
+    positions: dict[str, int] = {}
+    owner: dict[str, Path] = {}
+    results: list[EvalResult] = []
+    for path, shard in shards:
+        for case in shard["cases"]:
+            name = case["name"]
+            if name in owner:
+                raise AdkEvalError(
+                    f"case `{name}` is in both {owner[name]} and {path}: merge each shard once"
+                )
+            owner[name] = path
+            positions[name] = case["position"]
+        results.extend(EvalResult.from_data(item) for item in shard["results"])
+    return suite_from_results(
+        results,
+        case_names=sorted(positions, key=lambda name: positions[name]),
+        repeat=repeats.pop(),
+        duration_ms=max(shard["duration_ms"] for _, shard in shards),
+        stopped_early=any(shard["stopped_early"] for _, shard in shards),
+    )
+
+
+def _load(path: Path) -> tuple[Path, dict[str, Any]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise AdkEvalError(f"cannot read results file {path}: {error}") from None
+    if not isinstance(data, dict) or data.get("format") != RESULTS_FORMAT:
+        raise AdkEvalError(
+            f"{path} is not an adk-eval results file (write one with adk-eval run --results)"
+        )
+    return path, data

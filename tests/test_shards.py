@@ -1,0 +1,98 @@
+"""CI shards: each machine runs a deterministic share; the merged run equals a one-process run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from adk_eval._cli import main
+from adk_eval._shards import parse_shard, shard_names
+
+SUITE = """
+def case(name, reply):
+    agent = LlmAgent(name="a", model=ScriptedLlm(responder=lambda r: reply))
+    said = event_count_metric("said_ok", "agent_message", lambda m: m.text == "ok",
+                              lambda n: n >= 1)
+    return EvalCase(name=name, agent=agent, first_message="hi", metrics=[said])
+
+CASES = [case(f"case-{i}", "ok" if i % 3 else "no") for i in range(7)]
+"""
+
+
+def test_shards_partition_the_cases_deterministically():
+    names = [f"c{i}" for i in range(10)]
+    parts = [shard_names(reversed(names), k, 3) for k in (1, 2, 3)]
+    assert set().union(*parts) == set(names)
+    assert sum(len(p) for p in parts) == 10  # disjoint
+    assert sorted(len(p) for p in parts) == [3, 3, 4]  # balanced by count
+    assert parts == [shard_names(names, k, 3) for k in (1, 2, 3)]  # order does not matter
+    with pytest.raises(ValueError, match="K/N with 1 <= K <= N"):
+        parse_shard("3/2")
+
+
+def report_view(path) -> list:
+    report = json.loads(path.read_text())
+    runs = sorted(
+        (
+            r["name"],
+            r["attempt"],
+            r["status"],
+            json.dumps(r["metrics"], sort_keys=True),
+            r["transcript"],
+        )
+        for r in report["results"]
+    )
+    return [runs, report["summary"], report["cases"]]
+
+
+def test_two_shards_merged_equal_one_process(write_evals, tmp_path):
+    root = write_evals({"suite_eval.py": SUITE})
+    run = CliRunner()
+
+    whole = run.invoke(
+        main,
+        ["run", str(root), "--repeat", "2", "--no-store", "--json", str(tmp_path / "whole.json")],
+    )
+    assert whole.exit_code == 1, whole.output  # case-0, case-3, case-6 fail
+    for k in (1, 2):
+        shard = run.invoke(
+            main,
+            [
+                "run",
+                str(root),
+                "--repeat",
+                "2",
+                "--no-store",
+                "--shard",
+                f"{k}/2",
+                "--results",
+                str(tmp_path / f"{k}.json"),
+            ],
+        )
+        assert shard.exit_code in (0, 1), shard.output
+    db = tmp_path / "runs.db"
+    merged = run.invoke(
+        main,
+        [
+            "merge",
+            str(tmp_path / "1.json"),
+            str(tmp_path / "2.json"),
+            "--json",
+            str(tmp_path / "merged.json"),
+            "--db",
+            str(db),
+        ],
+    )
+    assert merged.exit_code == 1, merged.output
+    assert "merged 2 shard(s), 7 case(s)" in merged.output
+    assert "stored as run 1" in merged.output
+
+    assert report_view(tmp_path / "merged.json") == report_view(tmp_path / "whole.json")
+
+    again = run.invoke(
+        main, ["merge", str(tmp_path / "1.json"), str(tmp_path / "1.json"), "--no-store"]
+    )
+    assert again.exit_code == 2
+    assert "merge each shard once" in again.output
