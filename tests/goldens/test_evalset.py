@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import threading
 from pathlib import Path
 
@@ -30,7 +31,7 @@ def case(eval_id: str = "math_agent_2026-01-01T00:00:00", text: str = "2+2?") ->
     )
 
 
-def test_a_missing_file_is_created_with_the_seeds_metadata(tmp_path):
+def test_a_missing_file_is_created_with_its_metadata(tmp_path):
     result = append_eval_case(tmp_path / "deep" / "goldens.evalset.json", case(), "MathAgent")
     assert result.created
     assert (result.eval_set_id, result.cases) == ("math_agent_evals", 1)
@@ -214,3 +215,90 @@ def test_a_file_in_no_known_format_says_what_it_looks_like(tmp_path, content, me
     path.write_text(json.dumps(content))
     with pytest.raises(EvalSetFileError, match=message):
         load_eval_set(path)
+
+
+def test_an_append_keeps_what_the_file_holds_unknown_keys_included(tmp_path):
+    path = tmp_path / "set.evalset.json"
+    append_eval_case(path, case("first"), "math")
+    data = json.loads(path.read_text())
+    data["my_notes"] = "reviewed by Ada"
+    data["eval_cases"][0]["reviewer_comment"] = "keep me"
+    path.write_text(json.dumps(data))
+
+    append_eval_case(path, case("second"), "math")
+
+    after = json.loads(path.read_text())
+    assert after["my_notes"] == "reviewed by Ada"
+    assert after["eval_cases"][0] == data["eval_cases"][0]  # as it was, unknown key included
+    assert [c["eval_id"] for c in after["eval_cases"]] == ["first", "second"]
+    assert [c.eval_id for c in load_eval_set(path).eval_cases] == ["first", "second"]
+
+
+def test_a_symlinked_set_is_written_through_and_stays_a_link(tmp_path):
+    real = tmp_path / "store" / "real.evalset.json"
+    append_eval_case(real, case("first"), "math")
+    link = tmp_path / "link.evalset.json"
+    link.symlink_to(real)
+
+    append_eval_case(link, case("second"), "math")
+
+    assert link.is_symlink()
+    assert [c.eval_id for c in load_eval_set(real).eval_cases] == ["first", "second"]
+
+
+def test_the_files_mode_is_kept_and_a_read_only_file_is_refused(tmp_path):
+    path = tmp_path / "set.evalset.json"
+    append_eval_case(path, case("first"), "math")
+    path.chmod(0o600)
+    append_eval_case(path, case("second"), "math")
+    assert path.stat().st_mode & 0o777 == 0o600
+
+    path.chmod(0o444)
+    before = path.read_bytes()
+    with pytest.raises(EvalSetFileError, match="is read-only; adk_eval does not change it"):
+        append_eval_case(path, case("third"), "math")
+    assert path.read_bytes() == before
+    assert path.stat().st_mode & 0o777 == 0o444
+
+
+@pytest.mark.parametrize(
+    "content", [b"\xff\xfe{\x00}\x00", bytes(range(256))], ids=["utf-16", "binary"]
+)
+def test_a_file_that_is_not_utf8_is_one_clear_error(tmp_path, content):
+    path = tmp_path / "odd.evalset.json"
+    path.write_bytes(content)
+    with pytest.raises(EvalSetFileError, match="is not UTF-8 text"):
+        load_eval_set(path)
+    with pytest.raises(EvalSetFileError, match="it was left untouched"):
+        append_eval_case(path, case(), "math")
+    assert path.read_bytes() == content
+
+
+def test_temp_files_of_writers_that_died_are_removed_and_nothing_else(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "set.evalset.json"
+    append_eval_case(path, case("first"), "math")
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dead_pid = int(dead.stdout)
+    stale = tmp_path / f".set.evalset.json.{dead_pid}.{'a' * 32}.adk-eval-tmp"
+    stale.write_text("half a file")
+    live = tmp_path / f".set.evalset.json.{os.getpid()}.{'b' * 32}.adk-eval-tmp"
+    live.write_text("another writer, still running")
+    lookalike = tmp_path / ".set.evalset.json.notes.adk-eval-tmp"
+    lookalike.write_text("a user's file")
+    other_set = tmp_path / f".other.json.{dead_pid}.{'c' * 32}.adk-eval-tmp"
+    other_set.write_text("another set's writer")
+
+    append_eval_case(path, case("second"), "math")
+
+    assert not stale.exists()
+    assert live.exists()
+    assert lookalike.exists()
+    assert other_set.exists()  # only temp files of this set are looked at

@@ -12,8 +12,11 @@ left out).
 
 from __future__ import annotations
 
+import glob
 import json
 import os
+import re
+import stat
 import threading
 import time
 import uuid
@@ -21,6 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from google.adk.evaluation.eval_case import EvalCase as AdkEvalCase
 from google.adk.evaluation.eval_set import EvalSet
@@ -80,12 +84,17 @@ def load_eval_set(path: str | Path) -> EvalSet:
     return _read(resolve_path(path))[0]
 
 
-def _read(target: Path) -> tuple[EvalSet, str | None]:
-    """The EvalSet in `target`, and the name of its older format (None: current)."""
+def _read(target: Path) -> tuple[EvalSet, str | None, Any]:
+    """The EvalSet in `target`, the name of its older format (None: current), the raw JSON."""
     try:
         text = target.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise EvalSetFileError(f"no EvalSet file at {target}") from None
+    except UnicodeDecodeError as error:
+        raise EvalSetFileError(
+            f"{target} is not UTF-8 text ({error.reason} at byte {error.start}): not an "
+            "EvalSet file; it was left untouched"
+        ) from None
     except OSError as error:
         raise EvalSetFileError(f"cannot read EvalSet file {target}: {error}") from None
     try:
@@ -96,11 +105,11 @@ def _read(target: Path) -> tuple[EvalSet, str | None]:
             "it was left untouched"
         ) from None
     try:
-        return EvalSet.model_validate(data), None
+        return EvalSet.model_validate(data), None, data
     except ValidationError as error:
         legacy = _legacy_format(data)
         if legacy is not None:
-            return _convert_legacy(target, data, legacy), legacy
+            return _convert_legacy(target, data, legacy), legacy, data
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "(top level)"
         raise EvalSetFileError(
@@ -181,12 +190,51 @@ def _unique_id(wanted: str, taken: set[str]) -> str:
     return f"{wanted}_{n}"
 
 
+_TEMP_SUFFIX = ".adk-eval-tmp"
+_TEMP_NAME = re.compile(
+    r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[0-9a-f]{32}" + re.escape(_TEMP_SUFFIX) + "$"
+)
+
+
+def _temporary_for(target: Path) -> Path:
+    """``.<name>.<pid>.<random>.adk-eval-tmp`` next to `target`: recognisable as ours."""
+    return target.parent / f".{target.name}.{os.getpid()}.{uuid.uuid4().hex}{_TEMP_SUFFIX}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def _remove_stale_temporaries(target: Path) -> None:
+    """Removes temp files of writers of `target` that died (``kill -9``) mid-write.
+
+    Only files named exactly as `_temporary_for` names them, for this target,
+    whose writer process no longer exists; called under the folder lock.
+    """
+    for candidate in target.parent.glob(f".{glob.escape(target.name)}.*{_TEMP_SUFFIX}"):
+        match = _TEMP_NAME.match(candidate.name)
+        if match and match["name"] == target.name and not _alive(int(match["pid"])):
+            candidate.unlink(missing_ok=True)
+
+
 def _write_atomically(target: Path, text: str) -> None:
-    temporary = target.parent / f".{target.name}.{uuid.uuid4().hex}.tmp"
+    """Replaces `target`'s content at once, keeping its mode (a symlink's target is written)."""
+    target = target.resolve()  # write through a symlink to the file it points at
+    mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
+    _remove_stale_temporaries(target)
+    temporary = _temporary_for(target)
     try:
         with open(temporary, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
+            if mode is not None:
+                os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
         os.replace(temporary, target)
     finally:
@@ -206,9 +254,10 @@ def append_eval_case(path: str | Path, eval_case: AdkEvalCase, agent_name: str) 
             left untouched), or cannot be written.
     """
     target = resolve_path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with _exclusive(target.parent):
-        created = not target.exists()
+    real = target.resolve()  # a symlinked set is written at the file it points to
+    real.parent.mkdir(parents=True, exist_ok=True)
+    with _exclusive(real.parent):
+        created = not real.exists()
         if created:
             snake = snake_case(agent_name)
             eval_set = EvalSet(
@@ -218,25 +267,50 @@ def append_eval_case(path: str | Path, eval_case: AdkEvalCase, agent_name: str) 
                 eval_cases=[],
                 creation_timestamp=time.time(),
             )
+            document: dict[str, Any] = json.loads(_dump(eval_set))
         else:
-            eval_set, legacy = _read(target)
-            if legacy is not None:
-                raise EvalSetFileError(
-                    f"{target} holds {legacy}; adk_eval reads it but does not rewrite it. "
-                    "Append to a new file (or convert this one to an EvalSet first); "
-                    "it was left untouched"
-                )
+            eval_set, document = _appendable(target, real)
         taken = {case.eval_id for case in eval_set.eval_cases}
         stored = eval_case.model_copy(update={"eval_id": _unique_id(eval_case.eval_id, taken)})
-        eval_set.eval_cases.append(stored)
+        camel = "evalCases" in document and "eval_cases" not in document
+        cases = document.setdefault("evalCases" if camel else "eval_cases", [])
+        cases.append(json.loads(_dump_case(stored, by_alias=camel)))
         try:
-            _write_atomically(target, _dump(eval_set))
+            _write_atomically(real, json.dumps(document, indent=2, ensure_ascii=False))
         except OSError as error:
             raise EvalSetFileError(f"cannot write EvalSet file {target}: {error}") from None
     return AppendResult(
         path=target,
         eval_set_id=eval_set.eval_set_id,
         eval_id=stored.eval_id,
-        cases=len(eval_set.eval_cases),
+        cases=len(cases),
         created=created,
+    )
+
+
+def _appendable(target: Path, real: Path) -> tuple[EvalSet, dict[str, Any]]:
+    """The set in an existing file and its JSON document (kept as written, unknown keys too).
+
+    Raises:
+        EvalSetFileError: The file is read-only, invalid, or in an older format.
+    """
+    read_only = not real.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
+    if read_only or not os.access(real, os.W_OK):  # marked read-only (even for root)
+        raise EvalSetFileError(
+            f"{target} is read-only; adk_eval does not change it. Make it writable, or "
+            "append to another file; it was left untouched"
+        )
+    eval_set, legacy, document = _read(real)
+    if legacy is not None or not isinstance(document, dict):
+        raise EvalSetFileError(
+            f"{target} holds {legacy}; adk_eval reads it but does not rewrite it. "
+            "Append to a new file (or convert this one to an EvalSet first); "
+            "it was left untouched"
+        )
+    return eval_set, document
+
+
+def _dump_case(eval_case: AdkEvalCase, *, by_alias: bool) -> str:
+    return eval_case.model_dump_json(
+        exclude_unset=True, exclude_defaults=True, exclude_none=True, by_alias=by_alias
     )
