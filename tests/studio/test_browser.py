@@ -114,6 +114,17 @@ def test_add_five_and_three_shows_eight_in_the_history(studio):
     shot(page, "studio-tool-result")
 
 
+def test_a_bookmarked_url_without_the_token_still_works(studio):
+    page, _ = studio  # opened once with ?token=, which set the cookie
+    page.goto(page.url.split("?")[0])  # the bookmark: no token in the URL
+    start(page, "Toolbox", "What is 2+2?")  # creating a session needs the token header
+    call_tool(page, "add")
+    page.locator('[data-field="add.a"]').fill("2")
+    page.locator('[data-field="add.b"]').fill("2")
+    send_calls(page)
+    expect(page.locator(".entry-tool_result")).to_contain_text('"result": 4')
+
+
 def test_forms_follow_the_tool_schemas(studio):
     page, _ = studio
     start(page, "Toolbox", "Find reports")

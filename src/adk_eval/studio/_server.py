@@ -5,13 +5,23 @@ its static files, the JSON API and the event stream. It is accepted as the
 ``X-Studio-Token`` header, as a ``token`` query parameter (the printed URL, and
 the event stream, which cannot send headers), or as the cookie the page sets
 when it is opened with the token. Requests that change anything must carry the
-header, so another site cannot forge them with the cookie. The server binds to
-127.0.0.1 unless told otherwise.
+header, so another site cannot forge them with the cookie; the page it serves
+carries the token for its own requests (only a token-holder gets the page, and
+another site cannot read it), so a bookmarked URL without the token works too.
+The server binds to 127.0.0.1 unless told otherwise.
+
+Limits: request bodies up to `MAX_BODY_BYTES` (413 above), JSON up to
+`MAX_JSON_DEPTH` levels (400), a request `Host` that is not the loopback name (or
+the host the server was bound to) gets 421, values echoed in errors are cut to
+`MAX_ECHO` characters, and every response carries a strict
+Content-Security-Policy, ``X-Frame-Options: DENY`` and ``Referrer-Policy:
+no-referrer``.
 """
 
 from __future__ import annotations
 
 import hmac
+import html
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -26,19 +36,73 @@ from ._errors import StudioError
 from ._kinds import Role, tool_user_role
 from ._views import agent_view
 
-__all__ = ["COOKIE", "HEADER", "create_app"]
+__all__ = ["COOKIE", "HEADER", "MAX_BODY_BYTES", "MAX_ECHO", "MAX_JSON_DEPTH", "create_app"]
 
 HEADER = "X-Studio-Token"
 COOKIE = "adk_eval_studio"
 _STATIC = {"studio.js": "text/javascript", "studio.css": "text/css"}
+MAX_BODY_BYTES = 1024 * 1024
+"""The largest request body the studio reads (1 MiB)."""
+MAX_JSON_DEPTH = 64
+"""The deepest JSON nesting a request body may have."""
+MAX_ECHO = 200
+"""Characters of a request's own values that an error message repeats at most."""
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+_SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+        "frame-ancestors 'none'"
+    ),
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+}
+
+
+def _echo(text: str) -> str:
+    """`text`, cut to `MAX_ECHO` characters (saying how many more) when it is longer."""
+    if len(text) <= MAX_ECHO:
+        return text
+    return f"{text[:MAX_ECHO]}… ({len(text) - MAX_ECHO} more characters)"
+
+
+def _depth(value: Any, limit: int) -> bool:
+    """Whether `value` nests deeper than `limit` (checked without recursion)."""
+    pending = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            pending.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, list):
+            pending.extend((child, depth + 1) for child in item)
+    return False
+
+
+def _host_name(header: str) -> str:
+    """The host of a ``Host`` header, without its port (``[::1]:80`` -> ``::1``)."""
+    if header.startswith("["):
+        return header[1 : header.find("]")] if "]" in header else header
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
 
 
 def _static(name: str) -> str:
     return resources.files(__package__).joinpath("static", name).read_text(encoding="utf-8")
 
 
-def create_app(engine: StudioEngine, token: str) -> FastAPI:
-    """The studio app; `engine` is started and stopped with it."""
+def create_app(engine: StudioEngine, token: str, *, bound_host: str = "127.0.0.1") -> FastAPI:
+    """The studio app; `engine` is started and stopped with it.
+
+    Args:
+        engine: What to serve.
+        token: The access token every request needs.
+        bound_host: The interface the server listens on: requests must name it (or
+            a loopback name) in their ``Host`` header; ``0.0.0.0`` / ``::`` accept any.
+    """
+    any_host = bound_host in ("0.0.0.0", "::", "")
+    allowed_hosts = LOOPBACK_HOSTS | {bound_host}
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -62,6 +126,22 @@ def create_app(engine: StudioEngine, token: str) -> FastAPI:
     async def require_token(
         request: Request, call_next: Callable[[Request], Awaitable[Response]]
     ) -> Response:
+        response = await _checked(request, call_next)
+        response.headers.update(_SECURITY_HEADERS)
+        return response
+
+    async def _checked(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        host = _host_name(request.headers.get("host", ""))
+        if not any_host and host not in allowed_hosts:
+            return JSONResponse(
+                {
+                    "error": f"this studio answers requests for {bound_host} only, not "
+                    f"{_echo(host)!r}"
+                },
+                status_code=421,
+            )
         changes = request.method not in ("GET", "HEAD")
         given = presented(request, header_only=changes)
         if given is None or not hmac.compare_digest(given.encode(), token.encode()):
@@ -77,21 +157,41 @@ def create_app(engine: StudioEngine, token: str) -> FastAPI:
     @app.exception_handler(StudioError)
     async def studio_error(request: Request, error: StudioError) -> JSONResponse:
         return JSONResponse(
-            {"error": str(error), "problems": error.problems}, status_code=error.status
+            {"error": _echo(str(error)), "problems": [_echo(p) for p in error.problems]},
+            status_code=error.status,
         )
 
+    @app.exception_handler(404)
+    async def not_found(request: Request, error: Exception) -> JSONResponse:
+        return JSONResponse({"error": f"no such page: {_echo(request.url.path)}"}, 404)
+
     async def body(request: Request) -> dict[str, Any]:
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+            raise StudioError(f"the request body is over {MAX_BODY_BYTES} bytes", 413)
+        raw = bytearray()
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > MAX_BODY_BYTES:
+                raise StudioError(f"the request body is over {MAX_BODY_BYTES} bytes", 413)
         try:
-            data = await request.json()
+            data = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise StudioError("the request body must be JSON", 400) from None
+        except RecursionError:
+            raise StudioError("the request body nests too deeply", 400) from None
+        if _depth(data, MAX_JSON_DEPTH):
+            raise StudioError(f"the request body nests deeper than {MAX_JSON_DEPTH} levels", 400)
         if not isinstance(data, dict):
             raise StudioError("the request body must be a JSON object", 400)
         return data
 
     @app.get("/", response_class=HTMLResponse)
     async def page() -> HTMLResponse:
-        return HTMLResponse(_static("index.html"), headers={"Cache-Control": "no-store"})
+        # the page's own requests carry the token (it is only served to a token-holder)
+        meta = f'<meta name="studio-token" content="{html.escape(token)}">'
+        text = _static("index.html").replace("</head>", f"  {meta}\n</head>", 1)
+        return HTMLResponse(text, headers={"Cache-Control": "no-store"})
 
     @app.get("/static/{name}")
     async def static(name: str) -> Response:
@@ -179,10 +279,13 @@ def create_app(engine: StudioEngine, token: str) -> FastAPI:
     @app.post("/api/remote/model-requests")
     async def remote_request(request: Request) -> dict[str, Any]:
         data = await body(request)
+        model_request = data.get("request", {})
+        if not isinstance(model_request, dict):
+            raise StudioError("`request` must be a JSON object (an LlmRequest)", 422)
         request_id = await engine.remote_request(
             str(data.get("client_session", "")),
             str(data.get("agent_name", "")),
-            dict(data.get("request", {})),
+            model_request,
         )
         return {"request_id": request_id}
 
@@ -231,5 +334,7 @@ def run_studio(
             await super().startup(sockets)
             announce(f"http://{shown}:{bound_port}/?token={token}")
 
-    config = uvicorn.Config(create_app(engine, token), log_level="warning", lifespan="on")
+    config = uvicorn.Config(
+        create_app(engine, token, bound_host=host), log_level="warning", lifespan="on"
+    )
     _Announcing(config).run(sockets=[sock])

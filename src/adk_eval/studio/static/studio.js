@@ -2,7 +2,10 @@
 // (textContent), never as HTML, so model and tool output stay inert.
 "use strict";
 
-const TOKEN = new URLSearchParams(location.search).get("token") || "";
+const TOKEN =
+  new URLSearchParams(location.search).get("token") ||
+  document.querySelector('meta[name="studio-token"]')?.content ||
+  "";
 const TRUNCATE = 2000;
 // Action panels are kept per pending request, so live updates never wipe what the person typed.
 // changedAt: the latest change version the event stream reported, per session.
