@@ -145,6 +145,42 @@ _db_option = click.option(
 )
 
 
+def _report_options(function: Any) -> Any:
+    """The options of whatever ends in a suite: reports, pass rate, storing, verbosity."""
+    options = [
+        click.option(
+            "--json",
+            "json_path",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="Write the JSON report here.",
+        ),
+        click.option(
+            "--junit-xml",
+            "junit_path",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="Write JUnit XML here.",
+        ),
+        click.option(
+            "--fail-under",
+            type=click.FloatRange(0, 1),
+            metavar="RATE",
+            help="Succeed when the pass rate (0-1) reaches RATE, instead of requiring every "
+            "run to pass.",
+        ),
+        _db_option,
+        click.option("--no-store", is_flag=True, help="Do not append the run to the database."),
+        click.option(
+            "-v",
+            "--verbose",
+            is_flag=True,
+            help="Explain every run, not only those that did not pass.",
+        ),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="adk-eval")
 def main() -> None:
@@ -165,30 +201,9 @@ def main() -> None:
     help="Runs in flight at once.",
 )
 @click.option(
-    "--json",
-    "json_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the JSON report here.",
-)
-@click.option(
-    "--junit-xml",
-    "junit_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write JUnit XML here.",
-)
-@click.option(
-    "--fail-under",
-    type=click.FloatRange(0, 1),
-    help="Succeed when the pass rate (0-1) reaches this, instead of requiring every run to pass.",
-)
-@click.option(
     "-x", "--stop-on-first-failure", is_flag=True, help="Cancel the rest at the first failure."
 )
-@_db_option
-@click.option("--no-store", is_flag=True, help="Do not append the run to the database.")
-@click.option(
-    "-v", "--verbose", is_flag=True, help="Explain every run, not only those that did not pass."
-)
+@_report_options
 @click.option(
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),
@@ -296,27 +311,7 @@ def run(
 
 @main.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "--json",
-    "json_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the merged JSON report to FILE.",
-)
-@click.option(
-    "--junit-xml",
-    "junit_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the merged JUnit XML to FILE.",
-)
-@click.option(
-    "--fail-under",
-    type=click.FloatRange(0, 1),
-    metavar="RATE",
-    help="Succeed when the pass rate reaches RATE.",
-)
-@_db_option
-@click.option("--no-store", is_flag=True, help="Do not append the merged run to the database.")
-@click.option("-v", "--verbose", is_flag=True, help="Explain every run.")
+@_report_options
 def merge(
     files: tuple[Path, ...],
     json_path: Path | None,
