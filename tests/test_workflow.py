@@ -235,3 +235,34 @@ async def test_per_case_models_reach_agents_inside_the_workflow():
     ]
     reviewer = next(n for n in graph.graph.nodes if n.name == "reviewer")
     assert reviewer.model.steps == ["Reviewed: fine."]  # the user's agent is untouched
+
+
+async def test_dynamic_nodes_start_only_from_a_node_that_runs_as_itself():
+    from google.adk.agents.context import Context
+
+    def child(node_input: str) -> str:
+        RAN.append("child")
+        return f"child saw {node_input}"
+
+    async def parent(ctx: Context, node_input: str) -> str:
+        RAN.append("parent")
+        return await ctx.run_node(child, node_input="hello")
+
+    from google.adk.workflow import FunctionNode
+
+    node = FunctionNode(func=parent, rerun_on_resume=True)  # ADK requires it of a parent
+    graph = Workflow(name="dynamic", edges=[(START, node)])
+    passed = await run_eval(
+        EvalCase(name="dynamic", agent=graph, first_message="go", node_mocks={"parent": parent})
+    )
+    assert passed.status == "passed", passed.explain()
+    assert RAN == ["parent", "child"]  # declared harmless: it starts its child as in production
+    outputs = [e.output for e in passed.events if e.output is not None]
+    assert outputs[-1] == "child saw hello"
+
+    RAN.clear()
+    mocked = await run_eval(
+        EvalCase(name="dynamic", agent=graph, first_message="go", node_mocks={"parent": "mocked"})
+    )
+    assert mocked.status == "passed", mocked.explain()
+    assert RAN == []  # a mocked node never starts its dynamic children
