@@ -12,10 +12,12 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
 
 from adk_eval.goldens import load_eval_set
 
@@ -56,13 +58,32 @@ def browser() -> Browser:
         chromium.close()
 
 
+@contextmanager
+def opened(browser: Browser, url: str) -> Iterator[Page]:
+    """The studio page at `url` (with the token); no Content-Security-Policy violation after."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    refused: list[str] = []
+
+    def note(message: ConsoleMessage) -> None:
+        if "Content Security Policy" in message.text:
+            refused.append(message.text)
+
+    page.on("console", note)
+    page.goto(f"{url}/?token={TOKEN}")
+    try:
+        yield page
+    finally:
+        page.close()
+    assert refused == [], "the page broke its Content-Security-Policy"
+
+
 @pytest.fixture
 def studio(tmp_path, browser):
-    with running_server(agent_targets(tmp_path), tmp_path / "studio.db") as url:
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.goto(f"{url}/?token={TOKEN}")
+    with (
+        running_server(agent_targets(tmp_path), tmp_path / "studio.db") as url,
+        opened(browser, url) as page,
+    ):
         yield page, tmp_path
-        page.close()
 
 
 def shot(page: Page, name: str) -> None:
@@ -262,11 +283,11 @@ def test_outputs_are_text_never_html(studio):
 
 @pytest.fixture
 def case_studio(tmp_path, browser):
-    with running_server([clinic_case(tmp_path)], tmp_path / "studio.db") as url:
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.goto(f"{url}/?token={TOKEN}")
+    with (
+        running_server([clinic_case(tmp_path)], tmp_path / "studio.db") as url,
+        opened(browser, url) as page,
+    ):
         yield page, tmp_path
-        page.close()
 
 
 def test_an_eval_case_the_person_plays_the_model_and_a_scripted_patient_answers(case_studio):

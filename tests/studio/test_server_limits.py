@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 
-from adk_eval.studio._server import MAX_BODY_BYTES, MAX_ECHO
+from adk_eval.studio._server import MAX_BODY_BYTES, MAX_ECHO, MAX_PROBLEMS
 
 from .conftest import TOKEN, agent_targets, running_server
 
@@ -83,3 +85,97 @@ def test_a_page_opened_with_the_cookie_only_can_act_but_a_forged_post_cannot(cli
         assert f'<meta name="studio-token" content="{TOKEN}">' in bookmarked.text
         forged = tab.post("/api/sessions", json={"target": "calculator"})  # cookie alone
         assert forged.status_code == 401
+
+
+def remote(client, request, **fields):
+    """Posts a remote model request (the fields override the session and agent)."""
+    body = {"client_session": "app/user/session", "agent_name": "remote_agent", "request": request}
+    return client.post("/api/remote/model-requests", json={**body, **fields})
+
+
+MODEL_REQUEST = {
+    "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+    "tools": [{"name": "lookup", "parameters": {"type": "object", "properties": {}}}],
+}
+
+
+def test_values_json_does_not_have_are_400_not_500(client):
+    request = json.dumps(MODEL_REQUEST)
+    for value in ("1" * 5000, "NaN", "-Infinity", "1e999", '"\\ud800"'):
+        raw = f'{{"client_session": {value}, "agent_name": "x", "request": {request}}}'
+        answer = client.post("/api/remote/model-requests", content=raw)
+        assert answer.status_code == 400, value
+        assert answer.json()["error"] in (
+            "the request body must be JSON",
+            "the request body has a string that is not Unicode text (a lone surrogate)",
+        )
+    raw = f'{{"\\udfff": 1, "agent_name": "x", "request": {request}}}'  # a key
+    assert client.post("/api/remote/model-requests", content=raw).status_code == 400
+    assert client.get("/api/sessions").json() == []
+
+
+def test_a_remote_request_must_be_shaped_like_a_model_request(client):
+    shapes = [
+        {},
+        {"contents": "hi", "tools": []},
+        {"contents": [{"parts": [{"text": 1}]}], "tools": []},
+        {"contents": [], "tools": [1]},
+        {"contents": [], "tools": [{"name": "lookup"}]},
+        {"contents": [], "tools": [{"name": "lookup", "parameters": {"type": 5}}]},
+        {"contents": [], "tools": [], "output_schema": "a string"},
+    ]
+    for shape in shapes:
+        answer = remote(client, shape)
+        assert answer.status_code == 422, shape
+        assert answer.json()["error"] == "`request` is not a model request (an LlmRequest)"
+        assert answer.json()["problems"], shape
+    assert client.get("/api/sessions").json() == []  # nothing half-made that a view trips on
+    assert remote(client, MODEL_REQUEST).status_code == 200
+    (session,) = client.get("/api/sessions").json()
+    assert client.get(f"/api/sessions/{session['id']}").status_code == 200
+
+
+def test_answers_to_odd_remote_requests_are_checked_not_500(client):
+    unusable = {**MODEL_REQUEST, "output_schema": {"$ref": "#/$defs/missing"}}
+    request_id = remote(client, unusable).json()["request_id"]
+    answer = client.post(f"/api/requests/{request_id}/answer", json={"type": "output", "value": {}})
+    assert answer.status_code == 422
+    assert answer.json()["problems"][0].startswith("(schema): the schema cannot be used")
+
+    request_id = remote(client, MODEL_REQUEST, client_session="app/user/2").json()["request_id"]
+    call = {"name": "lookup", "args": {}, "id": ["not", "a", "string"]}
+    answer = client.post(
+        f"/api/requests/{request_id}/answer", json={"type": "tool_calls", "calls": [call]}
+    )
+    assert answer.status_code == 422
+    assert answer.json()["problems"] == ["call #1 `lookup`: id must be a string"]
+
+
+def test_problem_lists_are_capped(client):
+    request_id = remote(client, MODEL_REQUEST).json()["request_id"]
+    answer = client.post(
+        f"/api/requests/{request_id}/answer", json={"type": "tool_calls", "calls": [0] * 5000}
+    )
+    assert answer.status_code == 422
+    problems = answer.json()["problems"]
+    assert len(problems) == MAX_PROBLEMS + 1
+    assert problems[-1] == f"… and {5000 - MAX_PROBLEMS} more problems"
+    assert len(answer.content) < 5000
+
+
+def test_a_bad_query_parameter_is_a_422_that_does_not_echo_it(client):
+    for path, name in (("/api/remote/model-requests/x/answer", "wait"), ("/api/events", "since")):
+        answer = client.get(path, params={name: "a" * 10_000})
+        assert answer.status_code == 422
+        assert answer.json()["error"] == "the request does not fit"
+        assert answer.json()["problems"][0].startswith(f"query/{name}: ")
+        assert "aaaa" not in answer.text
+
+
+def test_the_host_check_ignores_case(client):
+    for host in ("LOCALHOST:1", "LocalHost", "[::1]:8765", "127.0.0.1"):
+        assert client.get("/api/targets", headers={"Host": host}).status_code == 200, host
+    assert (
+        client.get("/api/targets", headers={"Host": "localhost.attacker.example"}).status_code
+        == 421
+    )

@@ -21,6 +21,7 @@ import json
 import uuid
 from typing import Any
 
+import jsonschema
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
@@ -29,12 +30,72 @@ from .._turns import content_text, jsonable
 from ._schemas import declaration_schema, model_schema, validate_against, validate_model
 
 __all__ = [
+    "REQUEST_SCHEMA",
     "AnswerError",
     "answer_to_response",
     "content_to_json",
+    "request_problems",
     "serialize_request",
     "validate_answer",
 ]
+
+_NULLABLE_STRING = {"type": ["string", "null"]}
+_NULLABLE_OBJECT = {"type": ["object", "null"]}
+REQUEST_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["contents", "tools"],
+    "properties": {
+        "agent_name": {"type": "string"},
+        "instruction": {"type": "string"},
+        "contents": {"type": "array", "items": {"$ref": "#/$defs/content"}},
+        "tools": {"type": "array", "items": {"$ref": "#/$defs/tool"}},
+        "output_schema": _NULLABLE_OBJECT,
+    },
+    "$defs": {
+        "content": {
+            "type": "object",
+            "properties": {
+                "role": _NULLABLE_STRING,
+                "parts": {"type": "array", "items": {"$ref": "#/$defs/part"}},
+            },
+        },
+        "part": {
+            "type": "object",
+            "properties": {
+                "text": _NULLABLE_STRING,
+                "function_call": {
+                    "type": "object",
+                    "properties": {
+                        "id": _NULLABLE_STRING,
+                        "name": _NULLABLE_STRING,
+                        "args": _NULLABLE_OBJECT,
+                    },
+                },
+                "function_response": {
+                    "type": "object",
+                    "properties": {
+                        "id": _NULLABLE_STRING,
+                        "name": _NULLABLE_STRING,
+                        "response": _NULLABLE_OBJECT,
+                    },
+                },
+            },
+        },
+        "tool": {
+            "type": "object",
+            "required": ["name", "parameters"],
+            "properties": {
+                "name": {"type": "string"},
+                "description": _NULLABLE_STRING,
+                "parameters": {"type": "object"},
+                "long_running": {"type": "boolean"},
+                "note": _NULLABLE_STRING,
+                "allowed": {"type": "boolean"},
+            },
+        },
+    },
+}
+"""The shape of a model request as `serialize_request` writes it (what a remote app sends)."""
 
 
 class AnswerError(ValueError):
@@ -130,6 +191,26 @@ def serialize_request(
     }
 
 
+def request_problems(payload: Any) -> list[str]:
+    """Every way `payload` is not a model request `serialize_request` could have written.
+
+    Besides the shape (`REQUEST_SCHEMA`), each tool's parameters and the output
+    schema must be valid JSON Schemas, since answers are checked against them.
+    """
+    problems = validate_against(REQUEST_SCHEMA, payload)
+    if problems:
+        return problems
+    schemas = [(f"tools/{i}/parameters", t["parameters"]) for i, t in enumerate(payload["tools"])]
+    if payload.get("output_schema") is not None:
+        schemas.append(("output_schema", payload["output_schema"]))
+    for where, schema in schemas:
+        try:
+            jsonschema.Draft202012Validator.check_schema(schema)
+        except jsonschema.SchemaError as error:
+            problems.append(f"{where}: not a valid JSON Schema: {error.message}")
+    return problems
+
+
 def validate_answer(
     payload: dict[str, Any], answer: Any, *, output_model: Any = None
 ) -> dict[str, Any]:
@@ -174,12 +255,14 @@ def validate_answer(
             problems.append(f"call #{index}: no tool named {name!r}")
             continue
         if not tools[name].get("allowed", True):
-            problems.append(
-                f"call #{index}: `{name}` is not allowed in this session ({tools[name]['note']})"
-            )
+            note = tools[name].get("note") or "not allowed"
+            problems.append(f"call #{index}: `{name}` is not allowed in this session ({note})")
             continue
         if not isinstance(args, dict):
             problems.append(f"call #{index} `{name}`: args must be an object")
+            continue
+        if not isinstance(call.get("id") or "", str):
+            problems.append(f"call #{index} `{name}`: id must be a string")
             continue
         problems += [
             f"call #{index} `{name}`: {problem}"

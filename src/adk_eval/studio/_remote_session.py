@@ -11,7 +11,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from ._errors import StudioError
 from ._parts import StudioParts
+from ._protocol import request_problems
 from ._store import SessionRow
 
 __all__ = ["RemoteSessions", "remote_session_id"]
@@ -37,7 +39,13 @@ class RemoteSessions:
             client_session: ``app/user/session`` of the remote app's session.
             agent_name: The agent whose model is called.
             payload: The model request, as `protocol.serialize_request` wrote it.
+
+        Raises:
+            StudioError: (422) `payload` is not shaped like a model request.
         """
+        problems = request_problems(payload)
+        if problems:
+            raise StudioError("`request` is not a model request (an LlmRequest)", 422, problems)
         session_id = remote_session_id(client_session)
         if await self._store.get_session(session_id) is None:
             await self._store.add_session(

@@ -47,8 +47,14 @@ def model_schema(model: Any) -> dict[str, Any] | None:
 def validate_against(schema: dict[str, Any], value: Any) -> list[str]:
     """Every way `value` breaks `schema`, as readable messages (empty when valid)."""
     validator = jsonschema.Draft202012Validator(schema)
+    try:
+        errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+    except Exception as unusable:  # a schema the validator cannot use
+        # Schemas can come from a remote app's request: one with an unresolvable
+        # `$ref` (or otherwise unusable) makes every answer a problem, not a crash.
+        return [f"(schema): the schema cannot be used: {unusable}"]
     problems = []
-    for error in sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path)):
+    for error in errors:
         where = "/".join(str(part) for part in error.absolute_path) or "(top level)"
         problems.append(f"{where}: {error.message}")
     return problems

@@ -11,9 +11,11 @@ another site cannot read it), so a bookmarked URL without the token works too.
 The server binds to 127.0.0.1 unless told otherwise.
 
 Limits: request bodies up to `MAX_BODY_BYTES` (413 above), JSON up to
-`MAX_JSON_DEPTH` levels (400), a request `Host` that is not the loopback name (or
-the host the server was bound to) gets 421, values echoed in errors are cut to
-`MAX_ECHO` characters, and every response carries a strict
+`MAX_JSON_DEPTH` levels, without NaN / Infinity or lone surrogates (400), a
+badly shaped body is a 4xx with a message (never a 500), a request `Host` that
+is not a loopback name (or the host the server was bound to) gets 421, values
+echoed in errors are cut to `MAX_ECHO` characters and problem lists to
+`MAX_PROBLEMS` entries, and every response carries a strict
 Content-Security-Policy, ``X-Frame-Options: DENY`` and ``Referrer-Policy:
 no-referrer``.
 """
@@ -23,12 +25,14 @@ from __future__ import annotations
 import hmac
 import html
 import json
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from importlib import resources
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 
 from ._engine import StudioEngine
@@ -36,7 +40,15 @@ from ._errors import StudioError
 from ._kinds import Role, tool_user_role
 from ._views import agent_view
 
-__all__ = ["COOKIE", "HEADER", "MAX_BODY_BYTES", "MAX_ECHO", "MAX_JSON_DEPTH", "create_app"]
+__all__ = [
+    "COOKIE",
+    "HEADER",
+    "MAX_BODY_BYTES",
+    "MAX_ECHO",
+    "MAX_JSON_DEPTH",
+    "MAX_PROBLEMS",
+    "create_app",
+]
 
 HEADER = "X-Studio-Token"
 COOKIE = "adk_eval_studio"
@@ -47,6 +59,8 @@ MAX_JSON_DEPTH = 64
 """The deepest JSON nesting a request body may have."""
 MAX_ECHO = 200
 """Characters of a request's own values that an error message repeats at most."""
+MAX_PROBLEMS = 20
+"""Problems an error answer lists at most (then how many more there are)."""
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 _SECURITY_HEADERS = {
     "Content-Security-Policy": (
@@ -67,22 +81,82 @@ def _echo(text: str) -> str:
     return f"{text[:MAX_ECHO]}… ({len(text) - MAX_ECHO} more characters)"
 
 
-def _depth(value: Any, limit: int) -> bool:
-    """Whether `value` nests deeper than `limit` (checked without recursion)."""
+def _problems(problems: list[str]) -> list[str]:
+    """`problems`, each cut by `_echo`, at most `MAX_PROBLEMS` of them (saying how many more)."""
+    shown = [_echo(problem) for problem in problems[:MAX_PROBLEMS]]
+    if len(problems) > MAX_PROBLEMS:
+        shown.append(f"… and {len(problems) - MAX_PROBLEMS} more problems")
+    return shown
+
+
+def _unicode(text: str) -> bool:
+    """Whether `text` is Unicode text (no lone surrogate, as an escaped one in JSON gives)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _json_problem(value: Any) -> str | None:
+    """What is wrong with parsed JSON `value` (checked without recursion), if anything.
+
+    It may nest at most `MAX_JSON_DEPTH` levels, and its strings (keys too) must
+    be Unicode text.
+    """
     pending = [(value, 0)]
     while pending:
         item, depth = pending.pop()
-        if depth > limit:
-            return True
+        if depth > MAX_JSON_DEPTH:
+            return f"the request body nests deeper than {MAX_JSON_DEPTH} levels"
+        if isinstance(item, str) and not _unicode(item):
+            return "the request body has a string that is not Unicode text (a lone surrogate)"
         if isinstance(item, dict):
+            pending.extend((key, depth + 1) for key in item)
             pending.extend((child, depth + 1) for child in item.values())
         elif isinstance(item, list):
             pending.extend((child, depth + 1) for child in item)
-    return False
+    return None
+
+
+def _no_constant(name: str) -> Any:
+    """Refuses ``NaN`` and ``Infinity``, which JSON itself does not have."""
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite(text: str) -> float:
+    """A JSON number with a fraction or exponent; refuses one too large for a float."""
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"{text} does not fit a float")
+    return number
+
+
+def _parse_json(raw: bytes) -> Any:
+    """The JSON value in `raw`.
+
+    Raises:
+        StudioError: (400) `raw` is not UTF-8 JSON (``NaN``, ``Infinity`` and numbers
+            Python will not convert included), nests deeper than `MAX_JSON_DEPTH`, or
+            has a string that is not Unicode text.
+    """
+    try:
+        data = json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
+    except RecursionError:
+        raise StudioError("the request body nests too deeply", 400) from None
+    except ValueError:  # not JSON, not UTF-8, NaN / Infinity, a number too long to convert
+        raise StudioError("the request body must be JSON", 400) from None
+    problem = _json_problem(data)
+    if problem is not None:
+        raise StudioError(problem, 400)
+    return data
 
 
 def _host_name(header: str) -> str:
-    """The host of a ``Host`` header, without its port (``[::1]:80`` -> ``::1``)."""
+    """The host of a ``Host`` header, lower-cased, without its port (``[::1]:80`` -> ``::1``)."""
+    header = header.lower()
     if header.startswith("["):
         return header[1 : header.find("]")] if "]" in header else header
     return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
@@ -102,7 +176,7 @@ def create_app(engine: StudioEngine, token: str, *, bound_host: str = "127.0.0.1
             a loopback name) in their ``Host`` header; ``0.0.0.0`` / ``::`` accept any.
     """
     any_host = bound_host in ("0.0.0.0", "::", "")
-    allowed_hosts = LOOPBACK_HOSTS | {bound_host}
+    allowed_hosts = LOOPBACK_HOSTS | {bound_host.lower()}
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -157,8 +231,18 @@ def create_app(engine: StudioEngine, token: str, *, bound_host: str = "127.0.0.1
     @app.exception_handler(StudioError)
     async def studio_error(request: Request, error: StudioError) -> JSONResponse:
         return JSONResponse(
-            {"error": _echo(str(error)), "problems": [_echo(p) for p in error.problems]},
+            {"error": _echo(str(error)), "problems": _problems(error.problems)},
             status_code=error.status,
+        )
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
+        problems = [
+            f"{'/'.join(str(part) for part in e.get('loc', ()))}: {e.get('msg', '')}"
+            for e in error.errors()
+        ]  # never the offending value itself
+        return JSONResponse(
+            {"error": "the request does not fit", "problems": _problems(problems)}, 422
         )
 
     @app.exception_handler(404)
@@ -174,14 +258,7 @@ def create_app(engine: StudioEngine, token: str, *, bound_host: str = "127.0.0.1
             raw += chunk
             if len(raw) > MAX_BODY_BYTES:
                 raise StudioError(f"the request body is over {MAX_BODY_BYTES} bytes", 413)
-        try:
-            data = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise StudioError("the request body must be JSON", 400) from None
-        except RecursionError:
-            raise StudioError("the request body nests too deeply", 400) from None
-        if _depth(data, MAX_JSON_DEPTH):
-            raise StudioError(f"the request body nests deeper than {MAX_JSON_DEPTH} levels", 400)
+        data = _parse_json(bytes(raw))
         if not isinstance(data, dict):
             raise StudioError("the request body must be a JSON object", 400)
         return data
