@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 from google.adk.evaluation.eval_case import EvalCase as AdkEvalCase
-from google.adk.evaluation.eval_case import IntermediateData, Invocation
 from google.genai import types
 
 from adk_eval import EvalTrace
 from adk_eval.metrics import ExpectedCall, trajectory_match
 from adk_eval.testing import tool_call_event
+
+from .conftest import invocation
 
 
 def trace_of(*calls: tuple[str, dict]) -> EvalTrace:
@@ -116,14 +117,6 @@ async def test_custom_args_matcher():
 
 
 async def test_expected_from_an_adk_golden_eval_case():
-    def invocation(text, calls):
-        return Invocation(
-            user_content=types.Content(role="user", parts=[types.Part(text=text)]),
-            intermediate_data=IntermediateData(
-                tool_uses=[types.FunctionCall(name=n, args=a) for n, a in calls]
-            ),
-        )
-
     golden = AdkEvalCase(
         eval_id="golden",
         conversation=[

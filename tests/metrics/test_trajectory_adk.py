@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import pytest
 from google.adk.evaluation.eval_case import EvalCase as AdkEvalCase
-from google.adk.evaluation.eval_case import IntermediateData, Invocation
+from google.adk.evaluation.eval_case import Invocation
 from google.adk.evaluation.eval_metrics import EvalMetric, EvalStatus, ToolTrajectoryCriterion
 from google.adk.evaluation.trajectory_evaluator import TrajectoryEvaluator
-from google.genai import types
 
 from adk_eval import EvalTrace
 from adk_eval.metrics import trajectory_match
 from adk_eval.testing import tool_call_event, user_event
+
+from .conftest import invocation
 
 T1 = ("get_weather", {"city": "Paris"})
 T2 = ("get_time", {"tz": "CET"})
@@ -62,13 +63,14 @@ ADK_MODES = {
 }
 
 
-def invocation(index: int, calls) -> Invocation:
-    return Invocation(
-        user_content=types.Content(role="user", parts=[types.Part(text=f"turn {index}")]),
-        intermediate_data=IntermediateData(
-            tool_uses=[types.FunctionCall(name=name, args=args) for name, args in calls]
-        ),
-    )
+def invocations(turns) -> list[Invocation]:
+    """The turns as a golden's invocations, the user saying ``turn <index>`` in each."""
+    return [invocation(f"turn {index}", calls) for index, calls in enumerate(turns)]
+
+
+def golden_of(turns) -> AdkEvalCase:
+    """A golden of those turns (what `trace_of` of the same turns would match)."""
+    return AdkEvalCase(eval_id="g", conversation=invocations(turns))
 
 
 def trace_of(turns) -> EvalTrace:
@@ -90,10 +92,7 @@ def adk_result(mode, actual, expected, threshold):
             criterion=ToolTrajectoryCriterion(threshold=threshold, match_type=ADK_MODES[mode]),
         )
     )
-    return evaluator.evaluate_invocations(
-        [invocation(i, calls) for i, calls in enumerate(actual)],
-        [invocation(i, calls) for i, calls in enumerate(expected)],
-    )
+    return evaluator.evaluate_invocations(invocations(actual), invocations(expected))
 
 
 @pytest.mark.parametrize("threshold", [1.0, 0.5])
@@ -102,9 +101,7 @@ def adk_result(mode, actual, expected, threshold):
 )
 def test_adk_scoring_gives_adks_score_and_verdict(mode, actual, expected, threshold):
     adk = adk_result(mode, actual, expected, threshold)
-    golden = AdkEvalCase(
-        eval_id="g", conversation=[invocation(i, calls) for i, calls in enumerate(expected)]
-    )
+    golden = golden_of(expected)
     ours = trajectory_match("t", golden, mode=mode, threshold=threshold).evaluate(trace_of(actual))
 
     assert ours.score == pytest.approx(adk.overall_score)
@@ -116,7 +113,7 @@ def test_adk_scoring_gives_adks_score_and_verdict(mode, actual, expected, thresh
 
 
 def test_a_call_in_the_wrong_turn_fails_turn_by_turn_but_not_as_one_list():
-    golden = AdkEvalCase(eval_id="g", conversation=[invocation(0, [T1]), invocation(1, [T2])])
+    golden = golden_of([[T1], [T2]])
     run = trace_of([[T1, T2], []])
     per_turn = trajectory_match("t", golden).evaluate(run)
     assert not per_turn.passed
@@ -132,9 +129,7 @@ def test_a_call_in_the_wrong_turn_fails_turn_by_turn_but_not_as_one_list():
 def test_a_golden_without_invocations_is_not_evaluated_rather_than_passed():
     adk = TrajectoryEvaluator(threshold=1.0).evaluate_invocations([], [])
     assert adk.overall_eval_status == EvalStatus.NOT_EVALUATED
-    result = trajectory_match("t", AdkEvalCase(eval_id="g", conversation=[])).evaluate(
-        trace_of([[T1]])
-    )
+    result = trajectory_match("t", golden_of([])).evaluate(trace_of([[T1]]))
     assert not result.passed  # fails, never passes silently
     assert result.score is None
     assert result.evidence == ["nothing to compare: the golden holds no invocations"]
