@@ -97,31 +97,29 @@ from google.adk.agents import LlmAgent
 root_agent = LlmAgent(name="greeter")
 """
 
-FILE_A = """
+
+def greeter_eval(word: str, message: str, reply: str) -> str:
+    """An eval file: its case `says-<word>` has the shared greeter answer `message` with `reply`."""
+    return f"""
 from shared_agent import root_agent
 
-hello = EvalCase(
-    name="says-hello", agent=root_agent, first_message="hi",
-    models={"greeter": ScriptedLlm(["Hello!"])},
-    metrics=[event_count_metric("said_hello", "agent_message",
-                                lambda m: m.text == "Hello!", lambda n: n == 1)],
-)
-"""
-
-FILE_B = """
-from shared_agent import root_agent
-
-bye = EvalCase(
-    name="says-bye", agent=root_agent, first_message="bye",
-    models={"greeter": ScriptedLlm(["Goodbye!"])},
-    metrics=[event_count_metric("said_bye", "agent_message",
-                                lambda m: m.text == "Goodbye!", lambda n: n == 1)],
+{word} = EvalCase(
+    name="says-{word}", agent=root_agent, first_message="{message}",
+    models={{"greeter": ScriptedLlm(["{reply}"])}},
+    metrics=[event_count_metric("said_{word}", "agent_message",
+                                lambda m: m.text == "{reply}", lambda n: n == 1)],
 )
 """
 
 
 def test_two_eval_files_script_one_shared_agent_each_their_own_way(write_evals, monkeypatch):
-    root = write_evals({"shared_agent.py": SHARED_AGENT, "a_eval.py": FILE_A, "b_eval.py": FILE_B})
+    root = write_evals(
+        {
+            "shared_agent.py": SHARED_AGENT,
+            "a_eval.py": greeter_eval("hello", "hi", "Hello!"),
+            "b_eval.py": greeter_eval("bye", "bye", "Goodbye!"),
+        }
+    )
     monkeypatch.syspath_prepend(str(root))
     result = CliRunner().invoke(main, ["run", str(root), "--no-store"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
