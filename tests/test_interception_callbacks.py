@@ -58,6 +58,12 @@ def shop_agent(log: list[str], calls: list[dict[str, Any]], **callbacks: Any) ->
     )
 
 
+def discount_case(name: str, agent: Any, mock: Any, **more: Any) -> EvalCase:
+    """A case whose `get_discount` calls `mock` answers (it opens with "hi" unless told)."""
+    more.setdefault("first_message", "hi")
+    return EvalCase(name=name, agent=agent, tool_mocks={"get_discount": mock}, **more)
+
+
 def responses(result, name: str = "get_discount") -> list[dict[str, Any]]:
     return [call.response for call in result.trace.tool_calls if call.name == name]
 
@@ -81,12 +87,7 @@ async def test_guardrails_that_refuse_or_answer_win_over_the_mock():
         ],
     )
     result = await run_eval(
-        EvalCase(
-            name="g",
-            agent=agent,
-            tool_mocks={"get_discount": mock_log(log)},
-            first_message="discount please",
-        )
+        discount_case("g", agent, mock_log(log), first_message="discount please")
     )
     assert result.status == "passed", result.explain()
     assert responses(result) == [
@@ -117,11 +118,7 @@ async def test_sync_and_async_callback_lists_run_in_adks_order():
     agent = shop_agent(
         log, [{"customer_id": "c-1", "value": 50}], before=[first, second, third], after=[rewrite]
     )
-    result = await run_eval(
-        EvalCase(
-            name="o", agent=agent, tool_mocks={"get_discount": mock_log(log)}, first_message="hi"
-        )
-    )
+    result = await run_eval(discount_case("o", agent, mock_log(log)))
     assert responses(result) == [{"approved": False, "by": "second", "rewritten": True}]
     assert log == ["first", "second", "rewrite"]
 
@@ -130,12 +127,7 @@ async def test_a_raising_mock_goes_through_the_agents_error_callback():
     log: list[str] = []
     agent = shop_agent(log, [{"customer_id": "c-1", "value": 50}])
     result = await run_eval(
-        EvalCase(
-            name="e",
-            agent=agent,
-            tool_mocks={"get_discount": ToolMock.raising(TimeoutError("CRM timed out"))},
-            first_message="hi",
-        )
+        discount_case("e", agent, ToolMock.raising(TimeoutError("CRM timed out")))
     )
     assert result.status == "passed", result.explain()
     assert responses(result) == [{"error": "CRM unavailable: CRM timed out"}]
@@ -146,12 +138,7 @@ async def test_a_raising_mock_nobody_handles_is_the_mocks_error():
     log: list[str] = []
     agent = shop_agent(log, [{"customer_id": "c-1", "value": 50}], on_error=None)
     result = await run_eval(
-        EvalCase(
-            name="e",
-            agent=agent,
-            tool_mocks={"get_discount": ToolMock.raising(TimeoutError("CRM timed out"))},
-            first_message="hi",
-        )
+        discount_case("e", agent, ToolMock.raising(TimeoutError("CRM timed out")))
     )
     assert result.status == "error"
     assert result.error is not None
@@ -178,14 +165,13 @@ async def test_a_confirmation_is_asked_before_the_mock_answers():
         return True
 
     result = await run_eval(
-        EvalCase(
-            name="c",
-            agent=agent,
-            tool_mocks={"get_discount": mock_log(log)},
+        discount_case(
+            "c",
+            agent,
+            mock_log(log),
             user_agents=UserAgents(
                 tools={"adk_request_confirmation": ScriptedUserAgent(name="manager", step=approve)}
             ),
-            first_message="hi",
         )
     )
     assert result.status == "passed", result.explain()
@@ -221,11 +207,7 @@ async def test_callbacks_of_a_sub_agent_and_of_an_agent_inside_an_agent_tool_run
         tools=[AgentTool(deep)],
         sub_agents=[worker("billing")],
     )
-    result = await run_eval(
-        EvalCase(
-            name="n", agent=root, tool_mocks={"get_discount": mock_log(log)}, first_message="hi"
-        )
-    )
+    result = await run_eval(discount_case("n", root, mock_log(log)))
     assert result.status == "passed", result.explain()
     assert "guardrail get_discount" in log
     assert not any(line.startswith(("mock", "real")) for line in log)  # auto-approved
@@ -293,16 +275,14 @@ async def test_a_mock_that_returns_what_the_real_tool_returns_gives_the_same_eve
     def real_case(log: list[str]) -> EvalCase:
         agent = shop_agent(log, calls)
         real = next(t for t in agent.tools if getattr(t, "__name__", "") == "get_discount")
-        return EvalCase(name="d", agent=agent, tool_mocks={"get_discount": real}, first_message="x")
+        return discount_case("d", agent, real, first_message="x")
 
     real_log: list[str] = []
     with_real = await run_eval(real_case(real_log))
     mocked_log: list[str] = []
     agent = shop_agent(mocked_log, calls)
     same = ToolMock(lambda args, ctx: {"approved": True, "value": args["value"], "by": "crm"})
-    with_mock = await run_eval(
-        EvalCase(name="d", agent=agent, tool_mocks={"get_discount": same}, first_message="x")
-    )
+    with_mock = await run_eval(discount_case("d", agent, same, first_message="x"))
     assert with_real.status == with_mock.status == "passed"
     assert _shape(with_real) == _shape(with_mock)
     assert [line for line in mocked_log if line.startswith("real")] == []
