@@ -9,16 +9,16 @@ verdict are ADK's. ADK's evaluators need ``google-adk[eval]`` (ROUGE, pandas,
 
 from __future__ import annotations
 
-import inspect
 import json
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from google.adk.evaluation.eval_case import EvalCase as AdkEvalCase
 
+from .._callables import maybe_await
 from .._trace import EvalTrace
 from ._types import MetricResult
 
@@ -51,11 +51,8 @@ class AdkMetric:
     criterion: Any = None
     golden: AdkEvalCase | None = None
     optional: bool = False
-
-    @property
-    def score_errored_runs(self) -> bool:
-        """Judge-based metrics are not called on a run that errored."""
-        return False
+    score_errored_runs: ClassVar[bool] = False
+    """Not called on a run that errored: some of ADK's evaluators are judges."""
 
     async def evaluate(self, trace: EvalTrace) -> MetricResult:
         """Scores the run's invocations with ADK's evaluator."""
@@ -78,9 +75,9 @@ class AdkMetric:
                     "ADK compares only conversations of the same length"
                 ],
             )
-        outcome = evaluator.evaluate_invocations(actual, expected or None, scenario)
-        if inspect.isawaitable(outcome):
-            outcome = await outcome
+        outcome = await maybe_await(
+            evaluator.evaluate_invocations(actual, expected or None, scenario)
+        )
         return _result(self.metric_name, self.threshold, outcome)
 
 
