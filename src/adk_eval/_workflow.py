@@ -35,7 +35,7 @@ from google.adk.workflow._tool_node import _ToolNode
 from ._callables import call_user
 from ._errors import EvalSetupError
 
-__all__ = ["NodeRefusal", "code_nodes", "map_nodes", "nodes_of", "with_node_mocks"]
+__all__ = ["NodeRefusal", "map_nodes", "nodes_of", "with_node_mocks"]
 
 NodeRefusal = Callable[[str, str, str | None, dict[str, Any]], Event]
 """``(node name, where, module, arguments) -> the error event`` of an unlisted node."""
@@ -49,19 +49,20 @@ def nodes_of(workflow: Workflow) -> Iterator[BaseNode]:
 
 
 def _runs_code(node: BaseNode) -> bool:
-    """Nodes the plugins cannot see run: function nodes and unknown node classes."""
-    if isinstance(node, BaseAgent) or type(node) in (JoinNode, _ToolNode, Workflow):
-        return False
-    return node is not START
+    """Whether the plugins cannot see `node` run: a function node or an unknown node class.
+
+    START never comes here: `nodes_of` and `map_nodes` leave it out.
+    """
+    return not isinstance(node, BaseAgent) and type(node) not in (JoinNode, _ToolNode, Workflow)
 
 
-def code_nodes(workflow: Workflow) -> Iterator[tuple[BaseNode, str]]:
-    """Every node that runs code, in nested workflows too, with where it sits."""
+def _code_nodes(workflow: Workflow) -> Iterator[BaseNode]:
+    """Every node that runs code, in nested workflows too."""
     for node in nodes_of(workflow):
         if type(node) is Workflow:
-            yield from code_nodes(node)
+            yield from _code_nodes(node)
         elif _runs_code(node):
-            yield node, f"workflow `{workflow.name}`"
+            yield node
 
 
 def with_node_mocks(
@@ -72,7 +73,7 @@ def with_node_mocks(
     Raises:
         EvalSetupError: A key of `node_mocks` names no code node of the graph.
     """
-    names = sorted({node.name for node, _ in code_nodes(workflow)})
+    names = sorted({node.name for node in _code_nodes(workflow)})
     unknown = sorted(set(node_mocks) - set(names))
     if unknown:
         close = difflib.get_close_matches(unknown[0], names, n=1)
