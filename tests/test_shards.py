@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from click.testing import CliRunner
 
 from adk_eval._cli import main
-from adk_eval._shards import parse_shard, shard_names
+from adk_eval._errors import AdkEvalError
+from adk_eval._shards import parse_shard, read_durations, shard_names
+
+from ._reports import report_view
 
 SUITE = """
 def case(name, reply):
@@ -30,21 +31,6 @@ def test_shards_partition_the_cases_deterministically():
     assert parts == [shard_names(names, k, 3) for k in (1, 2, 3)]  # order does not matter
     with pytest.raises(ValueError, match="K/N with 1 <= K <= N"):
         parse_shard("3/2")
-
-
-def report_view(path) -> list:
-    report = json.loads(path.read_text())
-    runs = sorted(
-        (
-            r["name"],
-            r["attempt"],
-            r["status"],
-            json.dumps(r["metrics"], sort_keys=True),
-            r["transcript"],
-        )
-        for r in report["results"]
-    )
-    return [runs, report["summary"], report["cases"]]
 
 
 def test_two_shards_merged_equal_one_process(write_evals, tmp_path):
@@ -96,3 +82,20 @@ def test_two_shards_merged_equal_one_process(write_evals, tmp_path):
     )
     assert again.exit_code == 2
     assert "merge each shard once" in again.output
+
+
+def test_durations_balance_the_shards_by_time(tmp_path):
+    durations = {"long": 10.0, "a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0}
+    names = [*durations, "new"]  # `new` is unknown: it counts as the mean (2.8 s)
+    parts = [shard_names(names, k, 2, durations) for k in (1, 2)]
+    assert parts == [{"long"}, {"a", "b", "c", "d", "new"}]
+    assert parts == [shard_names(reversed(names), k, 2, durations) for k in (1, 2)]
+
+    report = tmp_path / "r.json"
+    report.write_text(
+        '{"results": [{"name": "x", "duration_ms": 1000}, {"name": "x", "duration_ms": 3000}]}'
+    )
+    assert read_durations(report) == {"x": 2.0}
+    report.write_text('{"cases": []}')
+    with pytest.raises(AdkEvalError, match="not a JSON report or results file"):
+        read_durations(report)

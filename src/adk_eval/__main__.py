@@ -2,4 +2,5 @@
 
 from ._cli import main
 
-main(prog_name="adk-eval")
+if __name__ == "__main__":  # not when a spawned worker process imports this module
+    main(prog_name="adk-eval")

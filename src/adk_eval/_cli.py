@@ -7,7 +7,6 @@ Exit codes: 0 the suite passed (or reached ``--fail-under``), 1 it did not,
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shlex
 import subprocess
@@ -21,7 +20,7 @@ import click
 from rich.console import Console
 
 from . import __version__
-from ._case import EvalCase
+from ._case_refs import WorkerSetup, with_timeout
 from ._cli_output import LiveProgress, comparison_table, runs_table, suite_table, summary_line
 from ._discovery import (
     DiscoveredCase,
@@ -32,8 +31,9 @@ from ._discovery import (
 )
 from ._errors import AdkEvalError
 from ._result import EvalResult
-from ._shards import merge_results, parse_shard, shard_names, write_results
+from ._shards import merge_results, parse_shard, read_durations, shard_names, write_results
 from ._suite import DEFAULT_MAX_CONCURRENCY, EvalSuiteResult, run_eval_suite
+from ._workers import run_suite_on_workers
 from .models import (
     ROLE_ENV,
     ModelRole,
@@ -51,15 +51,6 @@ from .reporting._store import DEFAULT_DB_PATH, RunStore
 __all__ = ["main"]
 
 EXIT_FAILED, EXIT_USAGE, EXIT_NO_CASES, EXIT_INTERRUPTED = 1, 2, 5, 130
-
-
-def _capped(case: EvalCase, timeout: float | None) -> EvalCase:
-    """`case` with its wall time capped at `timeout` seconds (unchanged without one)."""
-    limit = case.terminate_when.max_duration
-    if timeout is None or (limit is not None and limit <= timeout):
-        return case
-    limits = dataclasses.replace(case.terminate_when, max_duration=timeout)
-    return dataclasses.replace(case, terminate_when=limits)
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
@@ -133,6 +124,29 @@ def _discover(paths: tuple[str, ...], keyword: str | None) -> list[DiscoveredCas
         names = ", ".join(f.case.name for f in found)
         _fail(f"no case matches -k {keyword!r} (found: {names})", EXIT_NO_CASES)
     return selected
+
+
+class _WorkersType(click.ParamType):  # type: ignore[type-arg]
+    """``--workers``: a count >= 1, or ``auto`` (one per core this process may use)."""
+
+    name = "workers"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        if str(value).strip().lower() == "auto":
+            return (
+                len(os.sched_getaffinity(0))
+                if hasattr(os, "sched_getaffinity")
+                else (os.cpu_count() or 1)
+            )
+        try:
+            count = int(value)
+        except ValueError:
+            count = 0
+        if count < 1:
+            self.fail(f"{value!r} is not a count >= 1 or 'auto'", param, ctx)
+        return count
 
 
 _db_option = click.option(
@@ -210,7 +224,22 @@ def main() -> None:
     metavar="SECONDS",
     help="Cap every run's wall time (a case's own max_duration applies when it is shorter).",
 )
+@click.option(
+    "--workers",
+    type=_WorkersType(),
+    default="1",
+    show_default=True,
+    metavar="N|auto",
+    help="Worker processes, each running --concurrency runs at once ('auto': one per core).",
+)
 @click.option("--shard", metavar="K/N", help="Run shard K of N (a deterministic 1/N of the cases).")
+@click.option(
+    "--durations",
+    "durations_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="An earlier run's JSON report or results file: balance --shard by its run times "
+    "and, with --workers, start the longest cases first.",
+)
 @click.option(
     "--results",
     "results_path",
@@ -231,7 +260,9 @@ def run(
     no_store: bool,
     verbose: bool,
     timeout: float | None,
+    workers: int,
     shard: str | None,
+    durations_path: Path | None,
     results_path: Path | None,
     model: str | None,
     user_model: str | None,
@@ -242,24 +273,28 @@ def run(
     console = _console()
     selected = _discover(paths, keyword)
     positions = {found.case.name: index for index, found in enumerate(selected)}
-    if shard is not None:
-        try:
+    try:
+        durations = read_durations(durations_path) if durations_path is not None else None
+        if shard is not None:
             part, parts = parse_shard(shard)
-        except ValueError as error:
-            _fail(str(error))
-        chosen = shard_names([found.case.name for found in selected], part, parts)
-        selected = [found for found in selected if found.case.name in chosen]
+            names = [found.case.name for found in selected]
+            chosen = shard_names(names, part, parts, durations)
+            selected = [found for found in selected if found.case.name in chosen]
+    except (ValueError, AdkEvalError) as error:
+        _fail(str(error))
     if not no_store:  # a bad --db is found before anything runs, not after
         try:
             RunStore(db).check()
         except AdkEvalError as error:
             _fail(str(error))
-    cases = [_capped(found.case, timeout) for found in selected]
+    cases = [found.case for found in selected]
     total = len(cases) * repeat
+    workers = min(workers, total)
     console.print(
         f"adk-eval {__version__}: {len(cases)} case(s)"
         + (f" x {repeat} repeats" if repeat > 1 else "")
-        + f" from {', '.join(paths)} (concurrency {concurrency})"
+        + f" from {', '.join(paths)} (concurrency {concurrency}"
+        + (f" per worker, {workers} workers)" if workers > 1 else ")")
     )
     finished: list[EvalResult] = []
 
@@ -270,8 +305,19 @@ def run(
                 finished.append(result)
                 progress.finished(result)
 
+            if workers > 1:
+                return await run_suite_on_workers(
+                    cases,
+                    workers=workers,
+                    max_concurrency=concurrency,
+                    stop_on_first_failure=stop_on_first_failure,
+                    repeat=repeat,
+                    on_result=on_result,
+                    setup=WorkerSetup(default_model=model, timeout=timeout),
+                    durations=durations,
+                )
             return await run_eval_suite(
-                cases,
+                [with_timeout(case, timeout) for case in cases],
                 max_concurrency=concurrency,
                 stop_on_first_failure=stop_on_first_failure,
                 repeat=repeat,

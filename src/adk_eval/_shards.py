@@ -2,16 +2,19 @@
 
 A shard is chosen from the case names alone (sorted, then dealt round-robin), so
 every machine that discovers the same cases picks the same share, whatever its
-Python hash seed. All repeats of a case run on the same shard, so pass^k is
-computed as in one process. Each shard writes a results file (`write_results`);
-`merge_results` turns the files back into one `EvalSuiteResult`.
+Python hash seed. Given the run times of an earlier run (`read_durations`), the
+cases are dealt longest first to the shard with the least time so far instead
+(cases the earlier run lacks count as its mean), still from sorted names. All
+repeats of a case run on the same shard, so pass^k is computed as in one process.
+Each shard writes a results file (`write_results`); `merge_results` turns the
+files back into one `EvalSuiteResult`.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +22,14 @@ from ._errors import AdkEvalError
 from ._result import EvalResult
 from ._suite import EvalSuiteResult, suite_from_results
 
-__all__ = ["RESULTS_FORMAT", "merge_results", "parse_shard", "shard_names", "write_results"]
+__all__ = [
+    "RESULTS_FORMAT",
+    "merge_results",
+    "parse_shard",
+    "read_durations",
+    "shard_names",
+    "write_results",
+]
 
 RESULTS_FORMAT = "adk-eval.results"
 
@@ -36,9 +46,52 @@ def parse_shard(text: str) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
-def shard_names(names: Sequence[str], shard: int, shards: int) -> set[str]:
-    """The case names of shard `shard` of `shards` (sorted names, dealt round-robin)."""
-    return {name for index, name in enumerate(sorted(names)) if index % shards == shard - 1}
+def shard_names(
+    names: Iterable[str],
+    shard: int,
+    shards: int,
+    durations: Mapping[str, float] | None = None,
+) -> set[str]:
+    """The case names of shard `shard` of `shards`.
+
+    Without `durations`: sorted names, dealt round-robin (balanced by count).
+    With them (seconds per run, by name): longest first, each to the shard with
+    the least time so far, ties to the lower shard (balanced by time).
+    """
+    ordered = sorted(names)
+    if not durations:
+        return {name for index, name in enumerate(ordered) if index % shards == shard - 1}
+    known = [durations[name] for name in ordered if name in durations]
+    default = sum(known) / len(known) if known else 0.0
+    loads = [0.0] * shards
+    chosen: set[str] = set()
+    for name in sorted(ordered, key=lambda n: -durations.get(n, default)):
+        target = min(range(shards), key=lambda k: (loads[k], k))
+        loads[target] += durations.get(name, default)
+        if target == shard - 1:
+            chosen.add(name)
+    return chosen
+
+
+def read_durations(path: Path) -> dict[str, float]:
+    """Mean seconds per run, by case name, from a JSON report or a results file.
+
+    Raises:
+        AdkEvalError: The file is unreadable or holds no runs.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        runs = [(str(run["name"]), float(run["duration_ms"])) for run in data["results"]]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise AdkEvalError(f"cannot read durations from {path}: {error}") from None
+    except (KeyError, TypeError, ValueError):
+        raise AdkEvalError(
+            f"{path} is not a JSON report or results file of adk-eval run (--json or --results)"
+        ) from None
+    totals: dict[str, list[float]] = {}
+    for name, duration_ms in runs:
+        totals.setdefault(name, []).append(duration_ms / 1000)
+    return {name: sum(times) / len(times) for name, times in totals.items()}
 
 
 def write_results(

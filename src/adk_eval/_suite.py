@@ -35,6 +35,8 @@ __all__ = [
     "DEFAULT_MAX_CONCURRENCY",
     "CaseStats",
     "EvalSuiteResult",
+    "check_suite",
+    "run_attempt",
     "run_eval_suite",
     "suite_from_results",
 ]
@@ -175,7 +177,8 @@ def _summary(results: Sequence[EvalResult], total: int) -> dict[str, int]:
     }
 
 
-async def _run_one(case: EvalCase, attempt: int) -> EvalResult:
+async def run_attempt(case: EvalCase, attempt: int) -> EvalResult:
+    """One run of `case` as a suite counts it: a setup mistake is an ``error`` result."""
     try:
         result = await run_eval(case)
     except EvalSetupError as error:
@@ -189,32 +192,11 @@ async def _run_one(case: EvalCase, attempt: int) -> EvalResult:
     return replace(result, attempt=attempt)
 
 
-async def run_eval_suite(
-    cases: Sequence[EvalCase],
-    parallel: bool = True,
-    max_concurrency: int | None = None,
-    stop_on_first_failure: bool = False,
-    repeat: int = 1,
-    *,
-    on_start: StartCallback | None = None,
-    on_result: ResultCallback | None = None,
-) -> EvalSuiteResult:
-    """Runs many cases, each isolated, concurrently under a bound.
-
-    Args:
-        cases: The cases; names must be unique.
-        parallel: Run concurrently (False runs one at a time).
-        max_concurrency: Most runs in flight (default `DEFAULT_MAX_CONCURRENCY`).
-        stop_on_first_failure: Cancel the rest at the first run that is not ok.
-        repeat: Runs per case (for pass^k, pass@k and flakiness).
-        on_start: Called with ``(case, attempt)`` as a run starts (sync or async).
-        on_result: Called with each finished `EvalResult` (sync or async).
-
-    A case with a setup mistake does not stop the suite: its runs are errors
-    with phase ``setup``.
+def check_suite(cases: Sequence[EvalCase], repeat: int, max_concurrency: int | None) -> None:
+    """Refuses what no suite can run: duplicate case names, ``repeat < 1``, ``max_concurrency < 1``.
 
     Raises:
-        EvalSetupError: For duplicate case names, ``repeat < 1`` or ``max_concurrency < 1``.
+        EvalSetupError: Naming the problem.
     """
     if repeat < 1:
         raise EvalSetupError(f"repeat must be >= 1, got {repeat}")
@@ -226,6 +208,56 @@ async def run_eval_suite(
         raise EvalSetupError(
             "case names must be unique within a suite; repeated: "
             + ", ".join(f"`{name}`" for name in duplicates)
+        )
+
+
+async def run_eval_suite(
+    cases: Sequence[EvalCase],
+    parallel: bool = True,
+    max_concurrency: int | None = None,
+    stop_on_first_failure: bool = False,
+    repeat: int = 1,
+    *,
+    workers: int = 1,
+    on_start: StartCallback | None = None,
+    on_result: ResultCallback | None = None,
+) -> EvalSuiteResult:
+    """Runs many cases, each isolated, concurrently under a bound.
+
+    Args:
+        cases: The cases; names must be unique.
+        parallel: Run concurrently (False runs one at a time).
+        max_concurrency: Most runs in flight at once, per worker process with
+            `workers` (default `DEFAULT_MAX_CONCURRENCY`).
+        stop_on_first_failure: Cancel the rest at the first run that is not ok.
+        repeat: Runs per case (for pass^k, pass@k and flakiness).
+        workers: Worker processes (1: this process). With more, every case must be a
+            module-level name of an importable module, since each worker imports
+            the cases afresh (see docs/suites.md); results come back as data.
+        on_start: Called with ``(case, attempt)`` as a run starts (sync or async).
+        on_result: Called with each finished `EvalResult` (sync or async).
+
+    A case with a setup mistake does not stop the suite: its runs are errors
+    with phase ``setup``.
+
+    Raises:
+        EvalSetupError: For duplicate case names, ``repeat < 1``, ``max_concurrency < 1``,
+            ``workers < 1``, or (with workers) a case no module binds.
+    """
+    check_suite(cases, repeat, max_concurrency)
+    if workers < 1:
+        raise EvalSetupError(f"workers must be >= 1, got {workers}")
+    if workers > 1:
+        from ._workers import run_suite_on_workers
+
+        return await run_suite_on_workers(
+            cases,
+            workers=workers,
+            max_concurrency=(max_concurrency or DEFAULT_MAX_CONCURRENCY) if parallel else 1,
+            stop_on_first_failure=stop_on_first_failure,
+            repeat=repeat,
+            on_start=on_start,
+            on_result=on_result,
         )
     started = time.perf_counter()
     bound = (max_concurrency or DEFAULT_MAX_CONCURRENCY) if parallel else 1
@@ -242,7 +274,7 @@ async def run_eval_suite(
                 try:
                     if on_start is not None:
                         await maybe_await(on_start(case, attempt))
-                    result = await _run_one(case, attempt)
+                    result = await run_attempt(case, attempt)
                     finished[(index, attempt)] = result
                     if on_result is not None:
                         await maybe_await(on_result(result))

@@ -1,0 +1,241 @@
+"""Worker processes: the same suite as one process, crashes, missing cases, stops, Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from adk_eval import EvalCase, EvalSetupError, run_eval_suite
+from adk_eval._cli import main
+from adk_eval._discovery import import_file
+from adk_eval._suite import EvalSuiteResult
+from adk_eval.reporting import suite_report
+
+from ._reports import report_view
+
+pytestmark = pytest.mark.slow  # every test spawns worker processes (about 1.5 s each)
+
+SUITE = """
+import multiprocessing
+import os
+import signal
+import time
+
+from adk_eval import ToolMock
+
+
+def lookup(key: str) -> dict:
+    '''Looks a key up.'''
+    return {"value": key}
+
+
+def case(name, reply, effect=None):
+    def answer(args, ctx):
+        if effect is not None:
+            effect()
+        return {"value": args["key"]}
+
+    agent = LlmAgent(
+        name="a",
+        tools=[lookup],
+        model=ScriptedLlm([tool_call("lookup", {"key": name}), reply]),
+    )
+    said = event_count_metric("said_ok", "agent_message", lambda m: m.text == "ok",
+                              lambda n: n >= 1)
+    return EvalCase(name=name, agent=agent, first_message="hi", metrics=[said],
+                    tool_mocks={"lookup": ToolMock(answer)})
+
+
+def crash():
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def block():
+    with open(os.environ["BLOCK_PID_FILE"], "w") as f:
+        f.write(str(os.getpid()))
+    time.sleep(120)
+
+
+CASES = [case(f"case-{i}", "ok" if i % 3 else "no") for i in range(6)]
+"""
+
+
+def load(write_evals, extra: str = "", name: str = "suite_eval.py"):
+    root = write_evals({name: SUITE + extra})
+    return import_file(root / name), root
+
+
+def view(suite: EvalSuiteResult, tmp_path: Path, name: str) -> list:
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(suite_report(suite)))
+    return report_view(path)
+
+
+async def test_workers_give_the_same_suite_as_one_process(write_evals, tmp_path):
+    module, _ = load(write_evals)
+    started, seen = [], []
+    on_workers = await run_eval_suite(
+        module.CASES,
+        repeat=2,
+        workers=2,
+        on_start=lambda case, attempt: started.append((case.name, attempt)),
+        on_result=seen.append,
+    )
+    here = await run_eval_suite(module.CASES, repeat=2)
+
+    assert view(on_workers, tmp_path, "workers") == view(here, tmp_path, "here")
+    assert on_workers.summary["passed"] == 8
+    assert on_workers.summary["failed"] == 4
+    assert sorted(started) == sorted((r.name, r.attempt) for r in seen)
+    assert len(seen) == 12
+    assert [e.author for e in on_workers.results[0].events] == [
+        e.author for e in here.results[0].events
+    ]
+
+
+async def test_a_worker_that_dies_fails_its_runs_and_the_rest_go_on(write_evals):
+    module, _ = load(write_evals, 'CASES.append(case("crasher", "ok", crash))\n')
+
+    suite = await run_eval_suite(module.CASES, workers=2, max_concurrency=1)
+
+    crashed = next(r for r in suite.results if r.name == "crasher")
+    assert crashed.status == "error"
+    assert crashed.error.type == "WorkerDied"
+    assert "killed by SIGKILL" in crashed.error.message
+    others = [r for r in suite.results if r.name != "crasher"]
+    assert len(others) == 6
+    assert not suite.not_run
+    assert {r.status for r in others} == {"passed", "failed"}
+
+
+async def test_a_case_the_worker_does_not_define_is_an_error_naming_it(write_evals):
+    module, _ = load(write_evals)
+    module.CASES.append(module.case("added-at-run-time", "ok"))  # only in this process
+
+    suite = await run_eval_suite(module.CASES, workers=2)
+
+    missing = next(r for r in suite.results if r.name == "added-at-run-time")
+    assert missing.status == "error"
+    assert missing.error.phase == "setup"
+    assert "`added-at-run-time`" in missing.error.message
+    assert "not when a worker process imports it" in missing.error.message
+    assert sum(r.status == "passed" for r in suite.results) == 4
+
+
+async def test_a_module_that_fails_to_import_in_a_worker_is_an_error(write_evals):
+    guard = 'if multiprocessing.parent_process() is not None:\n    raise RuntimeError("boom")\n'
+    module, _ = load(write_evals, guard)
+
+    suite = await run_eval_suite(module.CASES[:2], workers=2)
+
+    assert {r.error.type for r in suite.results} == {"CaseImportError"}
+    assert "cannot import `suite_eval`: RuntimeError: boom" in suite.results[0].error.message
+
+
+async def test_a_case_no_module_binds_is_refused_before_anything_starts():
+    from google.adk.agents import LlmAgent
+
+    from adk_eval.testing import ScriptedLlm
+
+    case = EvalCase(
+        name="local", agent=LlmAgent(name="a", model=ScriptedLlm(["ok"])), first_message="hi"
+    )
+    with pytest.raises(EvalSetupError, match=r"module-level name.*`local`"):
+        await run_eval_suite([case], workers=2)
+
+
+async def test_stop_on_first_failure_stops_every_worker(write_evals, tmp_path, monkeypatch):
+    monkeypatch.setenv("BLOCK_PID_FILE", str(tmp_path / "pid"))
+    module, _ = load(write_evals, 'CASES.insert(0, case("blocker", "ok", block))\n')
+
+    suite = await run_eval_suite(module.CASES, workers=2, stop_on_first_failure=True)
+
+    assert suite.stopped_early
+    assert "blocker" in suite.not_run
+    assert any(r.status == "failed" for r in suite.results)
+    pid = int((tmp_path / "pid").read_text())
+    assert not _alive(pid), "the blocked worker outlived the suite"
+
+
+def test_the_cli_with_workers_writes_the_report_of_one_process(write_evals, tmp_path):
+    _, root = load(write_evals)
+    run = CliRunner()
+    reports = {}
+    for workers in ("1", "2"):
+        reports[workers] = tmp_path / f"w{workers}.json"
+        result = run.invoke(
+            main,
+            [
+                "run",
+                str(root),
+                "--workers",
+                workers,
+                "--repeat",
+                "2",
+                "--no-store",
+                "--json",
+                str(reports[workers]),
+                "--junit-xml",
+                str(tmp_path / f"w{workers}.xml"),
+            ],
+        )
+        assert result.exit_code == 1, result.output  # case-0 and case-3 fail
+    assert "2 workers" in result.output
+    assert report_view(reports["2"]) == report_view(reports["1"])
+    assert (tmp_path / "w2.xml").read_text().count("<testcase") == 12
+
+    bad = run.invoke(main, ["run", str(root), "--workers", "0"])
+    assert bad.exit_code == 2
+    assert "'0' is not a count >= 1 or 'auto'" in bad.output
+
+
+def test_ctrl_c_stops_every_worker_and_prints_what_finished(write_evals, tmp_path):
+    _, root = load(write_evals, 'CASES.append(case("blocker", "ok", block))\n')
+    pid_file = tmp_path / "pid"
+    env = {**os.environ, "BLOCK_PID_FILE": str(pid_file), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    command = [sys.executable, "-m", "adk_eval", "run", str(root / "suite_eval.py")]
+    process = subprocess.Popen(
+        [*command, "--workers", "2", "--no-store"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's Ctrl-C reaches it
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not pid_file.exists() or not pid_file.read_text():
+            assert process.poll() is None, process.communicate()[0]
+            assert time.monotonic() < deadline, "the blocking case never started"
+            time.sleep(0.1)
+        time.sleep(1)  # let the other cases finish
+        os.killpg(process.pid, signal.SIGINT)
+        output, _ = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 130, output
+    assert "Interrupted: 6 of 7 runs finished" in output
+    assert "FAILED     case-0" in output
+    assert "Traceback" not in output
+    assert not _alive(int(pid_file.read_text())), "a worker outlived Ctrl-C"
+
+
+def _alive(pid: int, within: float = 5.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        time.sleep(0.1)
+    return True
