@@ -12,6 +12,9 @@ Also measured:
 
 * per-worker start-up: spawn until the worker is ready (its imports), for one
   worker alone and for N at once;
+* Ray: the same suite through ``--executor ray`` on a local Ray of N CPUs started
+  by this script (``ray.init``), and the Ray path's overhead per case: a Ray of
+  one CPU against this process, ``1 / rate_ray1 - 1 / rate_here`` (``--ray``);
 * memory: each worker's RSS sampled through a ``--memory-cases`` run (1,000 by
   default); growth is the RSS at the end against the RSS after the first 10%.
 
@@ -135,6 +138,35 @@ class RssSampler:
                 self.samples.setdefault(child.pid or 0, []).append((self.done, rss))
 
 
+async def ray_rate(cases: list, cpus: int, concurrency: int) -> tuple[float, float, float]:
+    """Through a local Ray of `cpus` CPUs: (start-up s, wall s, steady cases/s)."""
+    import ray
+
+    from adk_eval._ray_executor import FORWARDED_ENV_PREFIXES, run_suite_on_ray
+
+    began = time.perf_counter()
+    env = {k: v for k, v in os.environ.items() if k.startswith(FORWARDED_ENV_PREFIXES)}
+    ray.init(
+        num_cpus=cpus,
+        include_dashboard=False,
+        log_to_driver=False,
+        logging_level="WARNING",
+        runtime_env={"env_vars": env, "working_dir": str(Path(__file__).parent)},
+    )
+    startup = time.perf_counter() - began
+    started = time.perf_counter()
+    done: list[float] = []
+    suite = await run_suite_on_ray(  # connects to the Ray just started, and shuts it down
+        cases,
+        address=None,
+        max_concurrency=concurrency,
+        on_result=lambda result: done.append(time.perf_counter()),
+    )
+    wall = time.perf_counter() - started
+    assert suite.summary["passed"] == len(cases), suite.explain()[:2000]
+    return startup, wall, steady_rate(done)
+
+
 async def memory_run(cases: list, workers: int, concurrency: int) -> dict[str, Any]:
     with RssSampler() as sampler:
 
@@ -209,6 +241,38 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
             "machine_ceiling_speedup": ceiling / one,
         }
         print(f"{label}: the machine's ceiling (independent processes) x{ceiling / one:.2f}")
+    if args.ray:
+        rows = []
+        for index in range(args.repeats):
+            here = (await run_suite(scale_cases.FAST, 1, args.concurrency))[1]
+            startup, wall, rate = await ray_rate(
+                scale_cases.FAST, max(args.workers), args.concurrency
+            )
+            _, _, rate1 = await ray_rate(scale_cases.FAST, 1, args.concurrency)
+            rows.append(
+                {
+                    "here_cases_per_s": here,
+                    "ray_cases_per_s": rate,
+                    "ray_wall_s": wall,
+                    "ray_startup_s": startup,
+                    "ray1_cases_per_s": rate1,
+                    "speedup": rate / here,
+                    "overhead_ms_per_case": (1 / rate1 - 1 / here) * 1000,
+                }
+            )
+            print(
+                f"ray repeat {index + 1}/{args.repeats}: here {here:.1f} cases/s, Ray "
+                f"{max(args.workers)} CPUs {rate:.1f} cases/s (x{rate / here:.2f}, start-up "
+                f"{startup:.1f}s), Ray 1 CPU {rate1:.1f} cases/s: overhead "
+                f"{rows[-1]['overhead_ms_per_case']:.1f} ms/case",
+                flush=True,
+            )
+        results["ray"] = {
+            "runs": rows,
+            "speedup": statistics.median(row["speedup"] for row in rows),
+            "overhead_ms_per_case": statistics.median(row["overhead_ms_per_case"] for row in rows),
+            "startup_s": statistics.median(row["ray_startup_s"] for row in rows),
+        }
     results["startup_s"] = {
         str(count): [startup_seconds(count) for _ in range(args.repeats)]
         for count in sorted({1, max(args.workers)})
@@ -236,6 +300,7 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.2)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--memory-cases", type=int, default=1000)
+    parser.add_argument("--ray", action="store_true", help="also measure --executor ray")
     parser.add_argument("--json", default="bench/results/scale.json")
     parser.add_argument("--solo", help=argparse.SUPPRESS)  # one independent process
     args = parser.parse_args()

@@ -73,7 +73,9 @@ def write_suite(folder: Path, extra: str = "") -> Path:
     return path
 
 
-def test_a_suite_on_ray_gives_the_report_of_one_process(ray_head, tmp_path, monkeypatch, isolated_imports):
+def test_a_suite_on_ray_gives_the_report_of_one_process(
+    ray_head, tmp_path, monkeypatch, isolated_imports
+):
     monkeypatch.chdir(tmp_path)  # the working directory is shipped to the Ray workers
     write_suite(tmp_path)
     run = CliRunner()
@@ -88,7 +90,9 @@ def test_a_suite_on_ray_gives_the_report_of_one_process(ray_head, tmp_path, monk
     assert report_view(tmp_path / "ray.json") == report_view(tmp_path / "here.json")
 
 
-def test_a_task_that_fails_is_an_error_and_the_rest_finish(ray_head, tmp_path, monkeypatch, isolated_imports):
+def test_a_task_that_fails_is_an_error_and_the_rest_finish(
+    ray_head, tmp_path, monkeypatch, isolated_imports
+):
     monkeypatch.chdir(tmp_path)
     write_suite(tmp_path, 'CASES.append(case("crasher", "ok", crash))\n')
     result = CliRunner().invoke(
