@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from ._mocks import MockToolContext, ToolMock
     from ._result import EvalErrorInfo, EvalResult, TokenUsage
     from ._runner import EvalRunner
+    from ._session_service import EvalSessionService
     from ._simulation import run_eval
     from ._state import replace_value
     from ._suite import CaseStats, EvalSuiteResult, run_eval_suite
@@ -75,6 +76,7 @@ _EXPORTS = {
     "replace_value": "_state",
     # running
     "EvalRunner": "_runner",
+    "EvalSessionService": "_session_service",
     "run_eval": "_simulation",
     "run_eval_suite": "_suite",
     "score_session": "metrics._scoring",
@@ -119,6 +121,7 @@ __all__ = [
     "replace_value",
     # running
     "EvalRunner",
+    "EvalSessionService",
     "run_eval",
     "run_eval_suite",
     "score_session",

@@ -30,6 +30,7 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 
 from ._callables import call_user
+from ._session_service import detached
 from ._state import flatten_changes
 
 __all__ = [
@@ -118,13 +119,14 @@ class Bridge:
     ) -> str:
         """Runs `format_prompt` (or the default).
 
-        `main_session` fetches a copy of the main session; it is called only
-        for a custom `format_prompt` (ADK deep-copies a session on every fetch,
-        and the copy grows with the conversation).
+        `main_session` fetches the main session; it is called only for a custom
+        `format_prompt`, which gets a deep copy made then (`detached`): it can
+        read everything and change nothing of the conversation.
         """
         if self.format_prompt is None:
             return default_prompt(yield_info)
-        prompt = await call_user(self.format_prompt, await main_session(), yield_info)
+        session = detached(await main_session())
+        prompt = await call_user(self.format_prompt, session, yield_info)
         if not isinstance(prompt, str):
             raise TypeError(
                 f"Bridge.format_prompt must return a str, got {type(prompt).__name__}: {prompt!r}"
@@ -137,7 +139,8 @@ class Bridge:
         """Runs `format_response` (or the default); `user_session` as in `prompt`."""
         if self.format_response is None:
             return output
-        return await call_user(self.format_response, output, await user_session(), yield_info)
+        session = detached(await user_session())
+        return await call_user(self.format_response, output, session, yield_info)
 
 
 @dataclass(frozen=True)

@@ -27,13 +27,14 @@ from google.adk.events import Event, EventActions
 from google.adk.memory import InMemoryMemoryService
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.runners import Runner
-from google.adk.sessions import InMemorySessionService, Session
+from google.adk.sessions import Session
 from google.adk.workflow import Workflow
 from google.genai import types
 
 from ._errors import AdkEvalError, EvalSetupError
 from ._interception import ToolPolicy
 from ._interception_plugin import TOOL_ERROR_CODE, InterceptionPlugin
+from ._session_service import EvalSessionService
 from ._state import flatten_state
 from ._termination import ModelCallLimit
 from ._turns import DEFAULT_USER_ID, STATE_SOURCE_KEY, agent_app, user_content
@@ -92,7 +93,7 @@ class EvalRunner:
         assert isinstance(app.root_agent, BaseAgent | Workflow)  # agent_app checks it
         self.root_agent: BaseAgent | Workflow = app.root_agent
         self.app_name: str = app.name
-        self.session_service = InMemorySessionService()
+        self.session_service = EvalSessionService()
         self.adk_runner = Runner(
             app=app,
             session_service=self.session_service,

@@ -28,6 +28,7 @@ from pydantic import BaseModel
 from ._bridge import StateChangeResult, YieldInfo, record_state_changes
 from ._callables import call_user
 from ._errors import EvalUserAgentError
+from ._session_service import detached
 from ._turns import content_text
 
 __all__ = [
@@ -71,7 +72,7 @@ class ScriptContext:
         prompt: The text the bridge sent (what the system said or asked).
         yield_info: The yield being answered (tool name, args, ...).
         state: The user-agent session's state; changes are saved with the reply.
-        session: The shared user-agent session (read it, do not mutate it).
+        session: A copy of the shared user-agent session (changing it changes nothing).
     """
 
     turn: int
@@ -158,7 +159,8 @@ class ScriptedUserAgent(_DirectUserAgent):
             prompt=prompt,
             yield_info=CURRENT_YIELD.get(),
             state=state,
-            session=session,
+            # a step function gets a deep copy (made only for one): it cannot change the events
+            session=detached(session) if self.step is not None else session,
         )
         reply = await self._next_reply(script_ctx)
         delta = {k: v for k, v in state.items() if k not in before or before[k] != v}

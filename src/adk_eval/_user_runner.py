@@ -15,12 +15,13 @@ from google.adk.agents.invocation_context import new_invocation_context_id
 from google.adk.apps import App
 from google.adk.events import Event
 from google.adk.runners import Runner
-from google.adk.sessions import InMemorySessionService, Session
+from google.adk.sessions import Session
 from pydantic import BaseModel, ValidationError
 
 from ._bridge import StateChangeCollector, YieldInfo, collect_state_changes, stop_collecting
 from ._case import UserAgents
 from ._errors import EvalSetupError, EvalUserAgentError
+from ._session_service import EvalSessionService
 from ._turns import DEFAULT_USER_ID, event_text, user_content
 from ._user_agents import (
     CURRENT_YIELD,
@@ -104,7 +105,7 @@ class UserAgentRunner:
             names[agent.name] = agent
         self.agents: tuple[BaseAgent, ...] = tuple(agents)
         """Every distinct user agent of the case."""
-        self.session_service = InMemorySessionService()
+        self.session_service = EvalSessionService()
         # Scripted and human user agents answer without a runner (see _answer_directly).
         self._runners = {
             id(agent): Runner(

@@ -1,0 +1,197 @@
+"""`EvalSessionService`: the sessions of a simulated conversation, without copying its events.
+
+ADK's `InMemorySessionService` deep-copies a whole session, every event, on every
+`get_session`, and a runner fetches the session at the start of every invocation,
+so each turn of a conversation costs more than the one before. The harness owns
+every reader of its sessions, so this service hands out *light copies* instead:
+
+* a new `Session` whose event list is a new list of the same `Event` objects
+  (events are records: nothing in ADK or the harness changes one once it is
+  appended), so appending to a copy never touches the stored session;
+* whose state is a deep copy, as ADK's service gives (state is small, and a value
+  changed in place through a copy must not change what is stored).
+
+Everything else is `InMemorySessionService`'s behaviour, as ADK 2.13 defines it:
+state deltas by prefix (``app:`` shared by the sessions of an app, ``user:`` by
+those of a user, both merged into every copy handed out; ``temp:`` kept only in the
+copy of the invocation that set it), an equal event appended twice kept once,
+``last_update_time`` from the last event, `GetSessionConfig`'s
+``num_recent_events`` and ``after_timestamp``, sessions listed without events,
+`AlreadyExistsError` and `SessionNotFoundError`. ADK's in-memory service has no
+stale-session check, and neither has this one. One instance serves one case, so
+``app:`` and ``user:`` state is never shared between cases.
+
+Code that is handed a session and is not the harness (a custom bridge transform,
+a `ScriptedUserAgent` step function) gets `detached(session)`, a deep copy made
+then, so it cannot change the conversation through a shared event.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from google.adk.errors.already_exists_error import AlreadyExistsError
+from google.adk.errors.session_not_found_error import SessionNotFoundError
+from google.adk.events import Event
+from google.adk.platform import time as platform_time
+from google.adk.platform import uuid as platform_uuid
+from google.adk.sessions import Session
+from google.adk.sessions.base_session_service import (
+    BaseSessionService,
+    GetSessionConfig,
+    ListSessionsResponse,
+)
+from google.adk.sessions.state import State
+
+__all__ = ["EvalSessionService", "detached"]
+
+
+def detached(session: Session) -> Session:
+    """A deep copy of `session`, for code that must not reach the live events."""
+    return copy.deepcopy(session)
+
+
+def _split(state: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """``(app, user, session)`` parts of a state delta, prefixes removed; ``temp:`` dropped."""
+    app: dict[str, Any] = {}
+    user: dict[str, Any] = {}
+    own: dict[str, Any] = {}
+    for key, value in state.items():
+        if key.startswith(State.APP_PREFIX):
+            app[key.removeprefix(State.APP_PREFIX)] = value
+        elif key.startswith(State.USER_PREFIX):
+            user[key.removeprefix(State.USER_PREFIX)] = value
+        elif not key.startswith(State.TEMP_PREFIX):
+            own[key] = value
+    return app, user, own
+
+
+class EvalSessionService(BaseSessionService):
+    """In-memory sessions handed out as light copies (see the module doc).
+
+    `run_eval` uses it for the main and the user-agent sessions of every case;
+    it is a `BaseSessionService`, so a `Runner` of your own can use it too.
+    """
+
+    def __init__(self) -> None:
+        self._sessions: dict[tuple[str, str], dict[str, Session]] = {}
+        self._app_state: dict[str, dict[str, Any]] = {}
+        self._user_state: dict[tuple[str, str], dict[str, Any]] = {}
+        self._event_ids: dict[int, dict[str, list[Event]]] = {}
+
+    async def create_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        state: dict[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        """Stores a new session (its ``app:``/``user:`` state goes to the shared scopes)."""
+        session_id = session_id.strip() if session_id else None
+        sessions = self._sessions.setdefault((app_name, user_id), {})
+        if session_id and session_id in sessions:
+            raise AlreadyExistsError(f"Session with id {session_id} already exists.")
+        app, user, own = _split(state or {})
+        if app:
+            self._app_state.setdefault(app_name, {}).update(app)
+        if user:
+            self._user_state.setdefault((app_name, user_id), {}).update(user)
+        session_id = session_id or platform_uuid.new_uuid()
+        stored = Session(
+            app_name=app_name,
+            user_id=user_id,
+            id=session_id,
+            state=own,
+            last_update_time=platform_time.get_time(),
+        )
+        sessions[session_id] = stored
+        self._event_ids[id(stored)] = {}
+        return self._copy(stored, stored.events)
+
+    async def get_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        config: GetSessionConfig | None = None,
+    ) -> Session | None:
+        """A light copy of the session (None when there is none)."""
+        session_id = session_id.strip() if session_id else session_id
+        stored = self._sessions.get((app_name, user_id), {}).get(session_id)
+        if stored is None:
+            return None
+        events = stored.events
+        if config is not None:
+            if config.num_recent_events is not None:
+                events = events[-config.num_recent_events :] if config.num_recent_events else []
+            if config.after_timestamp is not None:
+                index = len(events) - 1
+                while index >= 0 and events[index].timestamp >= config.after_timestamp:
+                    index -= 1
+                events = events[index + 1 :]
+        return self._copy(stored, events)
+
+    async def list_sessions(
+        self, *, app_name: str, user_id: str | None = None
+    ) -> ListSessionsResponse:
+        """The sessions of an app (of one user), without events, oldest update first."""
+        found = [
+            self._copy(stored, [])
+            for (app, user), sessions in self._sessions.items()
+            if app == app_name and user_id in (None, user)
+            for stored in sessions.values()
+        ]
+        found.sort(key=lambda s: (s.last_update_time, s.user_id, s.id))
+        return ListSessionsResponse(sessions=found)
+
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        """Forgets a session (nothing happens when there is none)."""
+        stored = self._sessions.get((app_name, user_id), {}).pop(session_id.strip(), None)
+        if stored is not None:
+            self._event_ids.pop(id(stored), None)
+
+    async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
+        """A copy of the ``user:`` state of a user (prefixes removed)."""
+        return copy.deepcopy(self._user_state.get((app_name, user_id), {}))
+
+    async def append_event(self, session: Session, event: Event) -> Event:
+        """Appends `event` to `session` (a copy handed out) and to the stored session.
+
+        Raises:
+            SessionNotFoundError: No such session is stored.
+        """
+        if event.partial:
+            return event
+        stored = self._sessions.get((session.app_name, session.user_id), {}).get(session.id)
+        if stored is None:
+            raise SessionNotFoundError(f"Session {session.id} not found.")
+        same_id = self._event_ids[id(stored)].setdefault(event.id, [])
+        if any(known == event for known in same_id):  # an equal re-delivery is kept once
+            return event
+        await super().append_event(session=session, event=event)
+        session.last_update_time = event.timestamp
+        same_id.append(event)
+        if stored is not session:
+            stored.events.append(event)
+            stored.last_update_time = event.timestamp
+        if event.actions and event.actions.state_delta:
+            app, user, own = _split(event.actions.state_delta)
+            if app:
+                self._app_state.setdefault(stored.app_name, {}).update(app)
+            if user:
+                self._user_state.setdefault((stored.app_name, stored.user_id), {}).update(user)
+            if own:
+                stored.state.update(own)
+        return event
+
+    def _copy(self, stored: Session, events: list[Event]) -> Session:
+        state = copy.deepcopy(stored.state)
+        for key, value in copy.deepcopy(self._app_state.get(stored.app_name, {})).items():
+            state[State.APP_PREFIX + key] = value
+        shared = self._user_state.get((stored.app_name, stored.user_id), {})
+        for key, value in copy.deepcopy(shared).items():
+            state[State.USER_PREFIX + key] = value
+        return stored.model_copy(update={"events": list(events), "state": state})
