@@ -2,10 +2,13 @@
 
 Each turn: user message -> `ask` (long-running tool, answered from outside) ->
 `lookup` tool -> final text. (a) drives it with a bare ADK `Runner`, answering
-the yield by hand; (b) runs it through `run_eval` with a `ToolMock` for
-`lookup`, a `ScriptedUserAgent` for `ask` and for the next user message, the
-default bridge, termination checks and two metrics. Both use `ScriptedLlm` with
-zero latency, so the figures are the harness's own cost.
+the yield by hand, on ADK's `InMemorySessionService` (what a hand-written loop
+uses); (b) runs it through `run_eval` with a `ToolMock` for `lookup`, a
+`ScriptedUserAgent` for `ask` and for the next user message, the default bridge,
+termination checks and two metrics; (c) is (a) on `EvalSessionService`, so
+(a) - (c) is what ADK's session copies cost and the growth left in (c) is ADK's
+own per-call work (building each model request from the whole history). All use
+`ScriptedLlm` with zero latency, so the figures are the frameworks' own cost.
 
     python bench/overhead.py                 # turns 1,5,10,20; 7 repeats
     python bench/overhead.py --turns 1 5 --repeats 5 --json out.json
@@ -37,12 +40,14 @@ from typing import Any
 
 from _common import machine, write_result
 from google.adk.agents import LlmAgent
-from google.adk.runners import InMemoryRunner
+from google.adk.runners import InMemoryRunner, Runner
+from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.tools import LongRunningFunctionTool
 from google.genai import types
 
 from adk_eval import (
     EvalCase,
+    EvalSessionService,
     ScriptedUserAgent,
     TerminateWhen,
     ToolMock,
@@ -103,9 +108,19 @@ def make_case(agent: LlmAgent, turns: int) -> EvalCase:
     )
 
 
-async def bare_adk(agent: LlmAgent, turns: int, keep: list[Any] | None = None) -> None:
-    """(a) The same conversation with a hand-written Runner loop (`keep` gets its events)."""
+async def bare_adk(
+    agent: LlmAgent,
+    turns: int,
+    keep: list[Any] | None = None,
+    sessions: BaseSessionService | None = None,
+) -> None:
+    """(a) The same conversation with a hand-written Runner loop (`keep` gets its events).
+
+    With `sessions`, the loop runs on that session service: (c).
+    """
     runner = InMemoryRunner(agent=agent, app_name="bench")
+    if sessions is not None:
+        runner = Runner(agent=agent, app_name="bench", session_service=sessions)
     session = await runner.session_service.create_session(
         app_name="bench", user_id="u", state={"n": 0}
     )
@@ -142,6 +157,11 @@ async def bare_adk(agent: LlmAgent, turns: int, keep: list[Any] | None = None) -
         assert final is not None
         keep.extend(final.events)
     await runner.close()
+
+
+async def bare_on_eval_sessions(agent: LlmAgent, turns: int) -> None:
+    """(c) The bare loop of (a) on `EvalSessionService`."""
+    await bare_adk(agent, turns, sessions=EvalSessionService())
 
 
 async def through_harness(agent: LlmAgent, turns: int) -> None:
@@ -235,15 +255,15 @@ async def measure(
     await check_same_runs(agent)  # also the warm-up of both sides: imports, caches
     rows = []
     for turns in turns_list:
-        bare, harness = [], []
+        bare, harness, light = [], [], []
         for index in range(repeats):
-            pair = [("a", bare_adk), ("b", through_harness)]
+            sides = [("a", bare_adk, bare), ("b", through_harness, harness)]
+            sides.append(("c", bare_on_eval_sessions, light))
             if index % 2:
-                pair.reverse()  # alternate the order: neither side always runs warm
-            for name, run in pair:
-                elapsed = await meter.measure(run(agent, turns), f"{name}-{turns}-{index}")
-                (bare if name == "a" else harness).append(elapsed)
-        a, b = statistics.median(bare), statistics.median(harness)
+                sides.reverse()  # alternate the order: no side always runs warm
+            for name, run, into in sides:
+                into.append(await meter.measure(run(agent, turns), f"{name}-{turns}-{index}"))
+        a, b, c = statistics.median(bare), statistics.median(harness), statistics.median(light)
         best_a, best_b = min(bare), min(harness)
         unit, scale = meter.unit, meter.scale
         rows.append(
@@ -256,15 +276,18 @@ async def measure(
                 "bare_per_turn": a / turns * scale,
                 "harness_per_turn": b / turns * scale,
                 "ratio": b / a,
+                "bare_on_eval_sessions_per_turn": c / turns * scale,
                 "bare": bare,
                 "harness": harness,
+                "bare_on_eval_sessions": light,
             }
         )
         print(
             f"turns={turns:>3}  bare {a / turns * scale:7.2f} {unit}/turn   "
             f"run_eval {b / turns * scale:7.2f} {unit}/turn   ratio {b / a:5.3f}   "
             f"(fastest runs: {best_a / turns * scale:6.2f} vs {best_b / turns * scale:6.2f}, "
-            f"ratio {best_b / best_a:5.3f})",
+            f"ratio {best_b / best_a:5.3f})   bare on EvalSessionService "
+            f"{c / turns * scale:7.2f} {unit}/turn",
             flush=True,
         )
     if isinstance(meter, InstructionMeter):  # wall-clock set-up under valgrind means nothing

@@ -200,6 +200,8 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {"concurrency": args.concurrency, "cases": args.cases}
     await run_suite(scale_cases.FAST[:32], 1, 16)  # warm-up: imports, connection pools
     for label, cases in (("fast", scale_cases.FAST), ("slow", scale_cases.SLOW)):
+        if args.only_ray:
+            break
         walls: dict[int, list[float]] = {w: [] for w in args.workers}
         rates: dict[int, list[float]] = {w: [] for w in args.workers}
         ceilings: list[float] = []
@@ -241,7 +243,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
             "machine_ceiling_speedup": ceiling / one,
         }
         print(f"{label}: the machine's ceiling (independent processes) x{ceiling / one:.2f}")
-    if args.ray:
+    if args.ray or args.only_ray:
         rows = []
         for index in range(args.repeats):
             here = (await run_suite(scale_cases.FAST, 1, args.concurrency))[1]
@@ -301,6 +303,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--memory-cases", type=int, default=1000)
     parser.add_argument("--ray", action="store_true", help="also measure --executor ray")
+    parser.add_argument("--only-ray", action="store_true", help="measure only --executor ray")
     parser.add_argument("--json", default="bench/results/scale.json")
     parser.add_argument("--solo", help=argparse.SUPPRESS)  # one independent process
     args = parser.parse_args()

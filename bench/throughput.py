@@ -34,7 +34,14 @@ from _common import machine, rss_mib, start_provider, write_result
 from google.adk.agents import LlmAgent
 from google.adk.models.lite_llm import LiteLlm
 
-from adk_eval import EvalCase, TerminateWhen, ToolMock, run_eval_suite
+from adk_eval import (
+    EvalCase,
+    ScriptedUserAgent,
+    TerminateWhen,
+    ToolMock,
+    UserAgents,
+    run_eval_suite,
+)
 
 CALLS = 3
 
@@ -44,26 +51,52 @@ def lookup(key: str) -> dict:
     return {"value": key}
 
 
-def make_cases(url: str, count: int) -> list[EvalCase]:
+def make_cases(url: str, count: int, turns: int = 1) -> list[EvalCase]:
+    """`count` cases; with `turns` > 1 a scripted user says "Again." until that many turns."""
     model = LiteLlm(
         model="openai/fake", api_base=f"{url}/v1", api_key="bench", _skip_mcp_handler=True
     )
     agent = LlmAgent(name="worker", model=model, tools=[lookup], instruction="Use lookup.")
     mock = ToolMock(lambda args, ctx: {"value": args.get("key")})
+    users = UserAgents()
+    if turns > 1:
+        users = UserAgents(loop=ScriptedUserAgent(name="customer", script=["Again."] * (turns - 1)))
     return [
         EvalCase(
             name=f"case-{i}",
             agent=agent,
             tool_mocks={"lookup": mock},
+            user_agents=users,
             first_message="Go.",
-            terminate_when=TerminateWhen(max_turns=1),
+            terminate_when=TerminateWhen(max_turns=turns),
         )
         for i in range(count)
     ]
 
 
-async def run_level(url: str, cases: int, concurrency: int) -> dict[str, float]:
-    suite_cases = make_cases(url, cases)
+def use_adks_sessions() -> None:
+    """Runs the harness on ADK's InMemorySessionService, as before EvalSessionService."""
+    from google.adk.sessions import InMemorySessionService
+
+    import adk_eval._runner
+    import adk_eval._user_runner
+
+    adk_eval._runner.EvalSessionService = InMemorySessionService  # type: ignore[misc]
+    adk_eval._user_runner.EvalSessionService = InMemorySessionService  # type: ignore[misc]
+
+
+async def cpu_per_case(url: str, cases: int, turns: int, repeats: int) -> list[float]:
+    """Client CPU seconds per case at concurrency 64 and zero delay, once per repeat."""
+    await run_level(url, 16, 16)  # warm-up
+    runs = []
+    for _ in range(repeats):
+        level = await run_level(url, cases, 64, turns)
+        runs.append(level["cpu_s"] / cases)
+    return runs
+
+
+async def run_level(url: str, cases: int, concurrency: int, turns: int = 1) -> dict[str, float]:
+    suite_cases = make_cases(url, cases, turns)
     cpu0, rss0 = time.process_time(), rss_mib()
     peak0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     started = time.perf_counter()
@@ -180,8 +213,44 @@ def main() -> None:
         help="at concurrency c, run min(cases, this x c) cases (c=1 waits 0.6 s per case)",
     )
     parser.add_argument("--json", default="bench/results/throughput.json")
+    parser.add_argument(
+        "--cpu-only",
+        action="store_true",
+        help="only the client CPU per case (concurrency 64, zero delay), --repeats times",
+    )
+    parser.add_argument("--turns", type=int, default=1, help="turns per case (--cpu-only)")
+    parser.add_argument(
+        "--sessions",
+        choices=["eval", "adk"],
+        default="eval",
+        help="the harness's session service: EvalSessionService, or ADK's in-memory one",
+    )
     args = parser.parse_args()
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    if args.sessions == "adk":
+        use_adks_sessions()
+    if args.cpu_only:
+        process, url = start_provider(0.0)
+        try:
+            runs = asyncio.run(cpu_per_case(url, args.cases, args.turns, args.repeats))
+        finally:
+            process.terminate()
+            process.wait(10)
+        median = statistics.median(runs) * 1000
+        print(f"turns={args.turns} sessions={args.sessions}: client CPU {median:.1f} ms/case")
+        write_result(
+            args.json,
+            {
+                "bench": "throughput-cpu",
+                "machine": machine(),
+                "turns": args.turns,
+                "sessions": args.sessions,
+                "cases": args.cases,
+                "cpu_per_case_ms": median,
+                "cpu_per_case_ms_runs": [run * 1000 for run in runs],
+            },
+        )
+        return
     result = asyncio.run(
         measure(
             args.cases,

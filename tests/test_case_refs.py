@@ -61,3 +61,16 @@ def test_timeout_caps_only_longer_limits():
     short = dataclasses.replace(CASE, terminate_when=TerminateWhen(max_duration=2))
     assert with_timeout(short, 5) is short
     assert with_timeout(CASE, None) is CASE
+
+
+def test_a_run_put_back_starts_next():
+    queue = JobQueue(refs("a", "b"), repeat=2)
+    first = queue.pop()
+    queue.put_back(first)
+    assert queue.pop() == first
+    order(queue)  # drain
+    queue = JobQueue(refs("a"), repeat=2)
+    queue.pop()
+    repeat = queue.pop()
+    queue.put_back(repeat)
+    assert order(queue) == [("a", 1)]

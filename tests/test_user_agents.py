@@ -270,3 +270,26 @@ async def test_a_scripted_reply_can_change_the_main_sessions_state(through_runne
         "I have asthma.",
     ]
     assert seen == (["patient", "patient"] if through_runner else [])
+
+
+async def test_a_step_function_reads_a_copy_of_the_session_that_changes_nothing():
+    seen = []
+
+    def step(ctx):
+        seen.append(len(ctx.session.events))
+        ctx.session.events.clear()  # a copy: the conversation keeps its events
+        ctx.session.state["forged"] = True
+        return "fine" if ctx.turn == 0 else STOP
+
+    system = LlmAgent(name="system", model=ScriptedLlm(["Hi", "Again", "Bye"]))
+    result = await run_eval(
+        EvalCase(
+            name="copy",
+            agent=system,
+            user_agents=UserAgents(loop=ScriptedUserAgent(name="customer", step=step)),
+            first_message="hello",
+        )
+    )
+    assert result.status == "passed", result.explain()
+    assert seen == [1, 3]  # the prompt of each turn, after the earlier prompt and reply
+    assert "forged" not in str(result.trace.user_agent_events)

@@ -218,6 +218,7 @@ class JobQueue:
             for index, ref in enumerate(refs)
             if repeat > 1
         }
+        self._index = {ref.name: index for index, ref in enumerate(refs)}
         self._observed: dict[str, list[float]] = {}
         self._prior = known
 
@@ -240,6 +241,13 @@ class JobQueue:
         if not jobs:
             del self._repeats[index]
         return job
+
+    def put_back(self, job: Job) -> None:
+        """Returns a run that could not start; it starts next."""
+        if job.attempt == 0:
+            self._first.appendleft(job)
+        else:
+            self._repeats.setdefault(self._index[job.ref.name], deque()).appendleft(job)
 
     def finished(self, result: EvalResult) -> None:
         """Learns how long a run of `result.name` takes."""

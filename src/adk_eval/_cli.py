@@ -338,38 +338,29 @@ def run(
                 finished.append(result)
                 progress.finished(result)
 
+            common: dict[str, Any] = {
+                "max_concurrency": concurrency,
+                "stop_on_first_failure": stop_on_first_failure,
+                "repeat": repeat,
+                "on_result": on_result,
+            }
             if executor == "ray":
                 from ._ray_executor import run_suite_on_ray
 
+                ray_dir = None if ray_working_dir == "none" else Path(ray_working_dir)
                 return await run_suite_on_ray(
                     cases,
                     address=address,
-                    max_concurrency=concurrency,
-                    stop_on_first_failure=stop_on_first_failure,
-                    repeat=repeat,
-                    on_result=on_result,
                     setup=setup,
                     durations=durations,
-                    working_dir=None if ray_working_dir == "none" else Path(ray_working_dir),
+                    working_dir=ray_dir,
+                    **common,
                 )
             if workers > 1:
                 return await run_suite_on_workers(
-                    cases,
-                    workers=workers,
-                    max_concurrency=concurrency,
-                    stop_on_first_failure=stop_on_first_failure,
-                    repeat=repeat,
-                    on_result=on_result,
-                    setup=setup,
-                    durations=durations,
+                    cases, workers=workers, setup=setup, durations=durations, **common
                 )
-            return await run_eval_suite(
-                [with_timeout(case, timeout) for case in cases],
-                max_concurrency=concurrency,
-                stop_on_first_failure=stop_on_first_failure,
-                repeat=repeat,
-                on_result=on_result,
-            )
+            return await run_eval_suite([with_timeout(case, timeout) for case in cases], **common)
 
     try:
         suite = anyio.run(run_suite)

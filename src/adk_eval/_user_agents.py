@@ -13,9 +13,10 @@ anywhere in the text) or, in a script, with `STOP`.
 from __future__ import annotations
 
 import contextvars
+import functools
 import json
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeGuard
 
 from google.adk.agents import BaseAgent
@@ -72,14 +73,22 @@ class ScriptContext:
         prompt: The text the bridge sent (what the system said or asked).
         yield_info: The yield being answered (tool name, args, ...).
         state: The user-agent session's state; changes are saved with the reply.
-        session: A copy of the shared user-agent session (changing it changes nothing).
     """
 
     turn: int
     prompt: str
     yield_info: YieldInfo | None
     state: dict[str, Any]
-    session: Session
+    _live_session: Session = field(repr=False)
+
+    @functools.cached_property
+    def session(self) -> Session:
+        """A deep copy of the shared user-agent session, made when first read.
+
+        Changing it changes nothing of the conversation; a step that never
+        reads it costs no copy.
+        """
+        return detached(self._live_session)
 
 
 StepFunction = Callable[[ScriptContext], Any]
@@ -159,8 +168,7 @@ class ScriptedUserAgent(_DirectUserAgent):
             prompt=prompt,
             yield_info=CURRENT_YIELD.get(),
             state=state,
-            # a step function gets a deep copy (made only for one): it cannot change the events
-            session=detached(session) if self.step is not None else session,
+            _live_session=session,
         )
         reply = await self._next_reply(script_ctx)
         delta = {k: v for k, v in state.items() if k not in before or before[k] != v}

@@ -75,10 +75,15 @@ class WorkerProcess:
         self.in_flight: dict[tuple[str, int], Job] = {}
         self.gone = False
 
-    def send(self, job: Job) -> None:
-        """Starts `job` on this worker."""
-        self._conn.send((job.ref.module, job.ref.name, job.attempt))
+    def send(self, job: Job) -> bool:
+        """Starts `job` on this worker; False when the worker is gone (nothing was sent)."""
+        try:
+            self._conn.send((job.ref.module, job.ref.name, job.attempt))
+        except OSError:
+            self.gone = True
+            return False
         self.in_flight[(job.ref.name, job.attempt)] = job
+        return True
 
     def receive(self) -> list[Any]:
         """The messages waiting; marks the worker gone when its end of the pipe closed."""
@@ -157,21 +162,24 @@ async def run_suite_on_workers(
     started = time.perf_counter()
     pool = [WorkerProcess(setup or WorkerSetup()) for _ in range(min(workers, len(queue)))]
     deaths = 0
+    cause = ""
     stop = False
     try:
         while not stop:
             for worker in sorted(pool, key=lambda w: len(w.in_flight)):
                 while worker.ready_after is not None and len(worker.in_flight) < max_concurrency:
-                    if not queue:
+                    if not queue or worker.gone:
                         break
                     job = queue.pop()
-                    worker.send(job)
+                    if not worker.send(job):
+                        queue.put_back(job)
+                        break
                     if on_start is not None:
                         await maybe_await(on_start(results.case(job.ref.name), job.attempt))
             if not queue and not any(worker.in_flight for worker in pool):
                 break
             if not pool:  # every worker died and none may replace them
-                message = f"not run: worker processes died {deaths} times"
+                message = f"not run: worker processes died {deaths} times (the last: {cause})"
                 for job in queue.clear():
                     await results.keep(
                         error_result(job.ref.name, job.attempt, "WorkerDied", message)
@@ -191,8 +199,9 @@ async def run_suite_on_workers(
                     continue
                 pool.remove(worker)
                 deaths += 1
+                cause = worker.exit_cause()
                 message = (
-                    f"the worker process running this case died ({worker.exit_cause()}); "
+                    f"the worker process running this case died ({cause}); "
                     "the rest of the suite went on"
                 )
                 for job in worker.in_flight.values():
