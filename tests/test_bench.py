@@ -94,3 +94,46 @@ def test_adk_eval_side_by_side_bench(tmp_path):
     assert result["adk_local_eval_service_p32"]["wall_s"] > 0
     assert result["adk_eval_cli"]["wall_s"] > 0
     assert result["ratio_at_32"] > 0
+
+
+def test_throughput_bench_client_cpu_of_a_multi_turn_case_on_either_session_service(tmp_path):
+    for sessions in ("adk", "eval"):
+        result = run_bench(
+            "throughput",
+            tmp_path,
+            "--cpu-only",
+            "--cases",
+            "4",
+            "--turns",
+            "3",
+            "--sessions",
+            sessions,
+            "--repeats",
+            "1",
+        )
+        assert result["sessions"] == sessions
+        assert result["turns"] == 3
+        assert result["cpu_per_case_ms"] > 0
+
+
+def test_scale_bench(tmp_path):
+    result = run_bench(
+        "scale",
+        tmp_path,
+        "--cases",
+        "24",
+        "--concurrency",
+        "4",
+        "--repeats",
+        "1",
+        "--memory-cases",
+        "24",
+    )
+    for label in ("fast", "slow"):
+        assert [row["workers"] for row in result[label]["rows"]] == [1, 2]
+        assert all(row["cases_per_s"] > 0 for row in result[label]["rows"])
+        assert result[label]["independent_processes_cases_per_s"] > 0
+    assert all(
+        0 < seconds < 60 for tries in result["startup_s"].values() for t in tries for seconds in t
+    )
+    assert len(result["memory"]["workers"]) == 2
