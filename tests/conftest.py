@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 import textwrap
 from pathlib import Path
@@ -80,3 +82,33 @@ def write_evals(tmp_path, isolated_imports):
         return tmp_path
 
     return write
+
+
+CHROMIUM = Path(shutil.which("chromium") or "/usr/bin/chromium")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium through Playwright, for the tests marked `browser`."""
+    if not CHROMIUM.exists():
+        message = f"Debian's chromium is not installed at {CHROMIUM} (apt-get install chromium)"
+        if os.environ.get("ADK_EVAL_REQUIRE_BROWSER") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
+        yield chromium
+        chromium.close()

@@ -341,3 +341,29 @@ stuck = EvalCase(name="stuck", agent=LlmAgent(name="a", model=ScriptedLlm(respon
     assert completed.returncode == 1, completed.stdout + completed.stderr
     assert "TERMINATED" in completed.stdout
     assert "max_duration" in completed.stdout
+
+
+def test_the_cli_writes_the_report_of_a_run_and_of_a_stored_run(write_evals, tmp_path):
+    root = write_evals(
+        {
+            "greet_eval.py": """
+            agent = LlmAgent(name="greeter", model=ScriptedLlm(responder=lambda r: "Hello"))
+            CASES = [EvalCase(name="greets", agent=agent, first_message="hi")]
+            """
+        }
+    )
+    db = tmp_path / "runs.db"
+    run = CliRunner().invoke(
+        main, ["run", str(root), "--db", str(db), "--html", str(tmp_path / "run.html")]
+    )
+    assert run.exit_code == 0, run.output
+    assert "HTML report:" in run.output
+    stored = CliRunner().invoke(
+        main, ["report", "--db", str(db), "--html", str(tmp_path / "1.html")]
+    )
+    assert stored.exit_code == 0, stored.output
+    for name in ("run.html", "1.html"):
+        assert '"name": "greets"' in (tmp_path / name).read_text()
+    missing = CliRunner().invoke(main, ["report", "7", "--db", str(db), "--html", "x.html"])
+    assert missing.exit_code == 2
+    assert "no run 7" in missing.output

@@ -7,6 +7,7 @@ Exit codes: 0 the suite passed (or reached ``--fail-under``), 1 it did not,
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 import subprocess
@@ -44,6 +45,7 @@ from .models import (
     resolve_model,
 )
 from .reporting._compare import compare_reports
+from .reporting._html import write_html_report
 from .reporting._json_report import suite_report
 from .reporting._junit import write_junit_xml
 from .reporting._store import DEFAULT_DB_PATH, RunStore
@@ -175,6 +177,12 @@ def _report_options(function: Any) -> Any:
             help="Write JUnit XML here.",
         ),
         click.option(
+            "--html",
+            "html_path",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="Write a self-contained HTML report here (no server, no network).",
+        ),
+        click.option(
             "--fail-under",
             type=click.FloatRange(0, 1),
             metavar="RATE",
@@ -275,6 +283,7 @@ def run(
     concurrency: int,
     json_path: Path | None,
     junit_path: Path | None,
+    html_path: Path | None,
     fail_under: float | None,
     stop_on_first_failure: bool,
     db: Path,
@@ -385,9 +394,7 @@ def run(
         console,
         suite,
         verbose,
-        json_path,
-        junit_path,
-        None if no_store else db,
+        _Reports(json_path, junit_path, html_path, None if no_store else db),
         command,
         fail_under,
     )
@@ -400,6 +407,7 @@ def merge(
     files: tuple[Path, ...],
     json_path: Path | None,
     junit_path: Path | None,
+    html_path: Path | None,
     fail_under: float | None,
     db: Path,
     no_store: bool,
@@ -424,21 +432,27 @@ def merge(
         console,
         suite,
         verbose,
-        json_path,
-        junit_path,
-        None if no_store else db,
+        _Reports(json_path, junit_path, html_path, None if no_store else db),
         command,
         fail_under,
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class _Reports:
+    """Where a run's reports go (None: not written)."""
+
+    json: Path | None
+    junit: Path | None
+    html: Path | None
+    db: Path | None
 
 
 def _finish(
     console: Console,
     suite: EvalSuiteResult,
     verbose: bool,
-    json_path: Path | None,
-    junit_path: Path | None,
-    db: Path | None,
+    reports: _Reports,
     command: str,
     fail_under: float | None,
 ) -> NoReturn:
@@ -450,7 +464,7 @@ def _finish(
             console.print(result.explain(), markup=False)
     console.print()
     console.print(summary_line(suite))
-    _write_reports(console, suite, json_path, junit_path, db, command)
+    _write_reports(console, suite, reports, command)
     if fail_under is not None:
         ok = suite.pass_rate >= fail_under and not suite.not_run
         console.print(f"pass rate {suite.pass_rate:.0%} (required {fail_under:.0%})")
@@ -460,29 +474,27 @@ def _finish(
 
 
 def _write_reports(
-    console: Console,
-    suite: EvalSuiteResult,
-    json_path: Path | None,
-    junit_path: Path | None,
-    db: Path | None,
-    command: str,
+    console: Console, suite: EvalSuiteResult, reports: _Reports, command: str
 ) -> None:
     report = suite_report(suite)
-    if json_path is not None:
+    if reports.json is not None:
         import json
 
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(json.dumps(report, indent=2))
-        console.print(f"JSON report: {json_path}")
-    if junit_path is not None:
-        write_junit_xml(suite, junit_path)
-        console.print(f"JUnit XML: {junit_path}")
-    if db is not None:
+        reports.json.parent.mkdir(parents=True, exist_ok=True)
+        reports.json.write_text(json.dumps(report, indent=2))
+        console.print(f"JSON report: {reports.json}")
+    if reports.junit is not None:
+        write_junit_xml(suite, reports.junit)
+        console.print(f"JUnit XML: {reports.junit}")
+    if reports.html is not None:
+        write_html_report(report, reports.html)
+        console.print(f"HTML report: {reports.html}")
+    if reports.db is not None:
         try:
-            run_id = RunStore(db).append(report, command=command)
+            run_id = RunStore(reports.db).append(report, command=command)
         except AdkEvalError as error:
             _fail(str(error))
-        console.print(f"stored as run {run_id} in {db} (compare runs: adk-eval compare)")
+        console.print(f"stored as run {run_id} in {reports.db} (compare runs: adk-eval compare)")
 
 
 @main.command("list")
@@ -530,6 +542,31 @@ def compare(run_a: int | None, run_b: int | None, db: Path, fail_on_regression: 
     }
     console.print(", ".join(f"{n} {kind}" for kind, n in counts.items() if n) or "no cases")
     sys.exit(EXIT_FAILED if fail_on_regression and comparison.regressions else 0)
+
+
+@main.command()
+@click.argument("run_id", metavar="RUN", type=int, required=False)
+@_db_option
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Write the run's self-contained HTML report here.",
+)
+def report(run_id: int | None, db: Path, html_path: Path) -> None:
+    """Write the HTML report of a stored run (default: the newest)."""
+    store = RunStore(db)
+    try:
+        if run_id is None:
+            run_id = store.runs(1)[0].id
+        stored = store.load(run_id)
+    except IndexError:
+        _fail(f"no stored runs in {db} (adk-eval run stores each run there)")
+    except AdkEvalError as error:
+        _fail(str(error))
+    write_html_report(stored, html_path)
+    _console().print(f"HTML report of run {run_id}: {html_path}")
 
 
 @main.command()

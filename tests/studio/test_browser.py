@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
+from playwright.sync_api import Browser, ConsoleMessage, Page, expect
 
 from adk_eval.goldens import load_eval_set
 
@@ -25,37 +25,12 @@ from ..goldens.test_adk_eval_cli import adk_cli
 from .conftest import TOKEN, agent_targets, clinic_case, running_server
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = Path(shutil.which("chromium") or "/usr/bin/chromium")
 SHOTS = os.environ.get("ADK_EVAL_SCREENSHOTS")
 
 pytestmark = pytest.mark.browser
 
 # The first ADK run in a fresh server does its lazy imports (seconds on a busy CI machine).
 expect.set_options(timeout=20_000)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Browser:
-    if not CHROMIUM.exists():
-        message = f"Debian's chromium is not installed at {CHROMIUM} (apt-get install chromium)"
-        if os.environ.get("ADK_EVAL_REQUIRE_BROWSER") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-            ],
-        )
-        yield chromium
-        chromium.close()
 
 
 @contextmanager

@@ -14,6 +14,7 @@ from typing import Any
 
 from .._result import EvalResult, TokenUsage
 from .._suite import CaseStats, EvalSuiteResult
+from .._trace import EvalTrace, Message, StateChange, ToolCall, ToolResponse
 from .._transcript import render_transcript
 from .._turns import jsonable
 
@@ -72,7 +73,58 @@ def result_record(result: EvalResult) -> dict[str, Any]:
         "user_agent_token_usage": _usage(result.user_agent_token_usage),
         "final_state": jsonable(result.final_state),
         "transcript": render_transcript(result.trace, include_state=False),
+        "conversation": conversation_records(result.trace),
     }
+
+
+def conversation_records(trace: EvalTrace) -> list[dict[str, Any]]:
+    """The conversation as structured entries, in order, for the HTML report.
+
+    Kinds: ``message`` (``role``, ``text``), ``tool_call`` (``name``, ``args``,
+    ``response``, ``long_running``: answered by a user agent), ``tool_response``
+    (a response that came in its own turn: a yield's answer, a confirmed call),
+    ``state_change`` (``delta``, and ``source``: the user agents that made it) and
+    ``error`` (``code``, ``message``). Every entry has ``author`` and ``path``,
+    the `AgentTool` calls it ran inside (outermost first).
+    """
+    records: list[dict[str, Any]] = []
+    answered_in_place = {
+        item.call_id for item in trace.all_items if isinstance(item, ToolCall) and item.response
+    }
+    for item in trace.all_items:
+        base: dict[str, Any] = {"author": item.author, "path": list(item.path)}
+        if isinstance(item, Message):
+            records.append({"kind": "message", "role": item.role, "text": item.text, **base})
+        elif isinstance(item, ToolCall):
+            records.append(
+                {
+                    "kind": "tool_call",
+                    "name": item.name,
+                    "args": jsonable(item.args),
+                    "response": jsonable(item.response),
+                    "long_running": item.long_running,
+                    **base,
+                }
+            )
+        elif isinstance(item, ToolResponse):
+            if item.call_id in answered_in_place and item.author != "user":
+                continue  # shown with its call
+            records.append(
+                {
+                    "kind": "tool_response",
+                    "name": item.name,
+                    "response": jsonable(item.response),
+                    **base,
+                }
+            )
+        elif isinstance(item, StateChange):
+            source = (item.event.custom_metadata or {}).get("source")
+            records.append(
+                {"kind": "state_change", "delta": jsonable(item.delta), "source": source, **base}
+            )
+        else:
+            records.append({"kind": "error", "code": item.code, "message": item.message, **base})
+    return records
 
 
 def case_record(stats: CaseStats, description: str | None, xfail: str | None) -> dict[str, Any]:

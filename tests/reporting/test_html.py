@@ -1,0 +1,140 @@
+"""The self-contained HTML report: its data, its safety, and the page in Chromium from file://."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from google.adk.agents import LlmAgent
+from google.adk.tools import AgentTool, LongRunningFunctionTool
+
+from adk_eval import EvalCase, ScriptedUserAgent, ToolMock, UserAgents, run_eval_suite
+from adk_eval.metrics import event_count_metric
+from adk_eval.reporting import suite_report
+from adk_eval.reporting._html import render_html_report, write_html_report
+from adk_eval.testing import ScriptedLlm, tool_call
+
+HOSTILE = "</script><script>window.__pwned = 1</script><b>bold</b>"
+
+
+def look_up(topic: str) -> dict:
+    """Looks a topic up."""
+    raise AssertionError("mocked")
+
+
+def ask_manager(question: str) -> None:
+    """Asks a manager (long-running)."""
+
+
+def said(text: str):
+    return event_count_metric(
+        "said_" + text.split()[0].lower(),
+        "agent_message",
+        lambda m: text in m.text,
+        lambda n: n > 0,
+    )
+
+
+def cases() -> list[EvalCase]:
+    inner = LlmAgent(
+        name="researcher",
+        model=ScriptedLlm([tool_call("look_up", {"topic": "owls"}), "Owls hunt at night."]),
+        tools=[look_up],
+    )
+    boss = LlmAgent(
+        name="boss",
+        model=ScriptedLlm(
+            [
+                tool_call("researcher", {"request": "owls"}),
+                tool_call("ask_manager", {"question": "publish?"}),
+                "Published.",
+            ]
+        ),
+        tools=[AgentTool(agent=inner), LongRunningFunctionTool(ask_manager)],
+    )
+    return [
+        EvalCase(
+            name="publishes",
+            agent=boss,
+            tool_mocks={"look_up": ToolMock.returning({"facts": HOSTILE})},
+            user_agents=UserAgents(
+                tools={"ask_manager": ScriptedUserAgent(name="manager", script=[{"ok": True}])}
+            ),
+            first_message="Write about owls",
+            metrics=[said("Published.")],
+        ),
+        EvalCase(
+            name="forgets-to-greet",
+            agent=LlmAgent(name="greeter", model=ScriptedLlm(["Bye."])),
+            first_message="hi",
+            metrics=[said("Hello")],
+        ),
+    ]
+
+
+@pytest.fixture
+def report() -> dict:
+    # in a thread of its own: Playwright's sync API keeps an event loop in this one
+    with ThreadPoolExecutor(1) as pool:
+        return suite_report(pool.submit(asyncio.run, run_eval_suite(cases())).result())
+
+
+def test_the_conversation_keeps_nesting_yields_and_responses(report):
+    (publishes,) = [r for r in report["results"] if r["name"] == "publishes"]
+    kinds = [(e["kind"], e.get("name"), tuple(e["path"])) for e in publishes["conversation"]]
+    assert ("tool_call", "researcher", ()) in kinds
+    assert ("tool_call", "look_up", ("researcher",)) in kinds  # under its AgentTool
+    ask = next(e for e in publishes["conversation"] if e.get("name") == "ask_manager")
+    assert ask["long_running"] is True
+    answers = [e for e in publishes["conversation"] if e["kind"] == "tool_response"]
+    assert [(a["author"], a["response"]) for a in answers] == [("user", {"ok": True})]
+
+
+def test_no_value_can_close_the_script_element(report):
+    html = render_html_report(report)
+    assert html.count("</script>") == 2  # the data element and the page's script
+    assert "window.__pwned" in html  # the value is there, escaped
+    data = re.search(r'id="adk-eval-data">(.*?)</script>', html, re.S).group(1)
+    assert json.loads(data) == json.loads(json.dumps(report))
+
+
+@pytest.mark.browser
+def test_the_page_opens_from_disk_with_no_network_and_shows_the_evidence(report, browser, tmp_path):
+    path = tmp_path / "report.html"
+    write_html_report(report, path)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    requests, problems = [], []
+    page.on("request", lambda r: requests.append(r.url))
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.goto(path.as_uri())
+
+    assert page.locator("#title").inner_text() == "2 runs: 1 passed, 1 failed (pass rate 50%)"
+    rows = page.locator("#cases tr")
+    assert rows.count() == 2
+    assert rows.nth(0).inner_text().startswith("forgets-to-greet")  # failing first
+    detail = page.locator("#detail")  # the first failing case is open
+    assert "FAILED said_hello" in detail.inner_text()
+    assert "0 agent_message (filtered)" in detail.inner_text()  # the evidence
+    assert "greeter: Bye." in detail.inner_text()
+
+    page.select_option("#status", "passed")
+    assert rows.count() == 1
+    rows.nth(0).click()
+    text = detail.inner_text()
+    assert "calls researcher" in text
+    assert "inside researcher" in text
+    assert "answered by a user agent" in text
+    assert HOSTILE in text  # drawn as text
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator("#detail b").count() == 0
+
+    page.select_option("#status", "all")
+    page.fill("#search", "greet")
+    assert rows.count() == 1
+    assert [url for url in requests if not url.startswith("file://")] == []
+    assert problems == []
+    page.close()
