@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import sys
 import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -112,3 +117,27 @@ def browser():
         )
         yield chromium
         chromium.close()
+
+
+@contextmanager
+def serving(app, host: str = "127.0.0.1") -> Iterator[str]:
+    """`app` on a free port of `host`, served by uvicorn in a background thread; its URL."""
+    import uvicorn
+
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind((host, 0))
+    port = sock.getsockname()[1]
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the server did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(30)
+        sock.close()

@@ -25,6 +25,15 @@ from .test_workers import SUITE, alive
 
 pytestmark = pytest.mark.slow
 
+# Read by Ray when it is imported: keep every port of the cluster on 127.0.0.1 (without it
+# Ray swaps 127.0.0.1 for the machine's address and listens everywhere), no token auth, no
+# usage stats. The driver (this process, and the CLI it starts) reads them too.
+RAY_ENV = {
+    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+    "RAY_AUTH_MODE": "disabled",
+    "RAY_USAGE_STATS_ENABLED": "0",
+}
+
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -41,10 +50,12 @@ def ray_head(tmp_path_factory):
         if os.environ.get("ADK_EVAL_REQUIRE_RAY") == "1":
             pytest.fail("Ray is not installed: pip install -e '.[ray]' (make install does)")
         pytest.skip("Ray is not installed (pip install 'adk-eval[ray]')")
+    for name, value in RAY_ENV.items():
+        os.environ.setdefault(name, value)  # before anything imports ray
     ray_bin = Path(sys.executable).parent / "ray"
     temp = Path("/tmp") / f"adkeval-ray-{os.getpid()}"  # Ray's socket paths must stay short
     port = free_port()
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    env = {**os.environ, **RAY_ENV}
     start = [
         str(ray_bin),
         "start",

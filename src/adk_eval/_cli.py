@@ -1,4 +1,4 @@
-"""The `adk-eval` command: ``run``, ``list``, ``compare``, ``runs``, ``studio``, ``models``.
+"""The `adk-eval` command: run suites, merge shards, read and compare stored runs, the studio.
 
 Exit codes: 0 the suite passed (or reached ``--fail-under``), 1 it did not,
 2 a usage or discovery error (one line on stderr), 5 no case was selected,
@@ -567,6 +567,37 @@ def report(run_id: int | None, db: Path, html_path: Path) -> None:
         _fail(str(error))
     write_html_report(stored, html_path)
     _console().print(f"HTML report of run {run_id}: {html_path}")
+
+
+@main.command()
+@_db_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8766,
+    show_default=True,
+    help="0 picks a free port.",
+)
+@click.option("--token", envvar="ADK_EVAL_VIEWER_TOKEN", help="Access token (random by default).")
+def view(db: Path, host: str, port: int, token: str | None) -> None:
+    """Browse the stored runs: pass rates over time, each run's cases and conversations, compare."""
+    from .reporting._viewer import run_viewer
+
+    try:
+        RunStore(db).runs(1)
+    except AdkEvalError as error:
+        _fail(str(error))
+    console = _console()
+
+    def announce(url: str) -> None:
+        console.print(f"open {url}")
+        sys.stdout.flush()
+
+    try:
+        run_viewer(db, host=host, port=port, token=token, announce=announce)
+    except OSError as error:
+        _fail(f"cannot listen on {host}:{port}: {error}")
 
 
 @main.command()

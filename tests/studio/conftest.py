@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-import uvicorn
 from google.adk.agents import LlmAgent
 from google.adk.tools import LongRunningFunctionTool
 
@@ -22,6 +19,8 @@ from adk_eval.studio._engine import StudioEngine
 from adk_eval.studio._server import create_app
 from adk_eval.testing import ScriptedLlm, tool_call
 from examples.toolbox.agent import root_agent, structured_agent
+
+from ..conftest import serving
 
 TOKEN = "test-token-0123456789"
 
@@ -113,21 +112,5 @@ def running_server(
     targets: list[StudioTarget], db: Path, token: str = TOKEN, host: str = "127.0.0.1"
 ) -> Iterator[str]:
     """A studio server on a free port of `host`, in a background thread; yields its URL."""
-    engine = StudioEngine(targets, db)
-    server = uvicorn.Server(uvicorn.Config(create_app(engine, token), log_level="warning"))
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind((host, 0))
-    port = sock.getsockname()[1]
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the studio server did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(30)
-        sock.close()
+    with serving(create_app(StudioEngine(targets, db), token), host) as url:
+        yield url

@@ -13,7 +13,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-__all__ = ["render_html_report", "write_html_report"]
+__all__ = ["asset", "page", "render_html_report", "write_html_report"]
 
 _CSP = (
     "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
@@ -21,7 +21,8 @@ _CSP = (
 )
 
 
-def _asset(name: str) -> str:
+def asset(name: str) -> str:
+    """A file of the page (``report.js``, ``report.css``)."""
     return resources.files(__package__).joinpath("static", name).read_text(encoding="utf-8")
 
 
@@ -30,21 +31,31 @@ def _inline(text: str) -> str:
     return text.replace("</", "<\\/")
 
 
-def render_html_report(report: dict[str, Any]) -> str:
-    """The HTML document of `report` (a `suite_report` dict)."""
-    data = json.dumps(report, ensure_ascii=False).replace("<", "\\u003c")
+def page(*, head: str, body_end: str) -> str:
+    """The report page: `head` goes in ``<head>``, `body_end` (data, scripts) last in ``<body>``.
+
+    The static report inlines its style, data and script; the viewer links them.
+    """
     return f"""<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{_CSP}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>adk-eval report</title>
-<style>{_inline(_asset("report.css"))}</style>
+{head}
 </head>
 <body>
-<header><h1 id="title"></h1><div id="meta"></div></header>
-<main>
+<header><h1 id="title"></h1><div id="meta"></div><nav id="nav" hidden>
+<button id="show-runs">runs</button> <span id="compare-hint"></span></nav></header>
+<section id="runs" hidden><svg id="chart" width="640" height="140" role="img"
+aria-label="pass rate by run"></svg>
+<table><thead><tr><th></th><th>Run</th><th>When</th><th>Pass rate</th><th>Runs</th>
+<th>Command</th></tr></thead><tbody id="run-rows"></tbody></table>
+<button id="compare">compare the two ticked runs</button></section>
+<section id="comparison" hidden><table><thead><tr><th>Case</th><th>Change</th><th>Before</th>
+<th>After</th><th>Metrics (before → after)</th></tr></thead><tbody id="changes"></tbody></table>
+</section>
+<main id="run">
 <section id="list">
 <div class="filters">
 <select id="status" aria-label="status">
@@ -63,11 +74,24 @@ def render_html_report(report: dict[str, Any]) -> str:
 </section>
 <section id="detail"></section>
 </main>
-<script type="application/json" id="adk-eval-data">{data}</script>
-<script>{_inline(_asset("report.js"))}</script>
+{body_end}
 </body>
 </html>
 """
+
+
+def render_html_report(report: dict[str, Any]) -> str:
+    """The self-contained HTML document of `report` (a `suite_report` dict)."""
+    data = json.dumps(report, ensure_ascii=False).replace("<", "\\u003c")
+    head = (
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
+        f"<style>{_inline(asset('report.css'))}</style>"
+    )
+    body_end = (
+        f'<script type="application/json" id="adk-eval-data">{data}</script>\n'
+        f"<script>{_inline(asset('report.js'))}</script>"
+    )
+    return page(head=head, body_end=body_end)
 
 
 def write_html_report(report: dict[str, Any], path: Path) -> None:

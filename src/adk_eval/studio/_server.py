@@ -1,6 +1,7 @@
 """The studio's HTTP server: a FastAPI app over a `StudioEngine`.
 
-Security: a random access token is required on **every** request: the page,
+Security (`adk_eval._web`, shared with the run viewer): a random access token is
+required on **every** request: the page,
 its static files, the JSON API and the event stream. It is accepted as the
 ``X-Studio-Token`` header, as a ``token`` query parameter (the printed URL, and
 the event stream, which cannot send headers), or as the cookie the page sets
@@ -22,11 +23,9 @@ no-referrer``.
 
 from __future__ import annotations
 
-import hmac
-import html
 import json
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib import resources
 from typing import Any
@@ -35,6 +34,7 @@ from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 
+from .._web import Access, guard, page_with_token, serve
 from ._engine import StudioEngine
 from ._errors import StudioError
 from ._kinds import Role, tool_user_role
@@ -61,17 +61,6 @@ MAX_ECHO = 200
 """Characters of a request's own values that an error message repeats at most."""
 MAX_PROBLEMS = 20
 """Problems an error answer lists at most (then how many more there are)."""
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
-_SECURITY_HEADERS = {
-    "Content-Security-Policy": (
-        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-        "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
-        "frame-ancestors 'none'"
-    ),
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
-    "X-Content-Type-Options": "nosniff",
-}
 
 
 def _echo(text: str) -> str:
@@ -154,14 +143,6 @@ def _parse_json(raw: bytes) -> Any:
     return data
 
 
-def _host_name(header: str) -> str:
-    """The host of a ``Host`` header, lower-cased, without its port (``[::1]:80`` -> ``::1``)."""
-    header = header.lower()
-    if header.startswith("["):
-        return header[1 : header.find("]")] if "]" in header else header
-    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
-
-
 def _static(name: str) -> str:
     return resources.files(__package__).joinpath("static", name).read_text(encoding="utf-8")
 
@@ -175,8 +156,6 @@ def create_app(engine: StudioEngine, token: str, *, bound_host: str = "127.0.0.1
         bound_host: The interface the server listens on: requests must name it (or
             a loopback name) in their ``Host`` header; ``0.0.0.0`` / ``::`` accept any.
     """
-    any_host = bound_host in ("0.0.0.0", "::", "")
-    allowed_hosts = LOOPBACK_HOSTS | {bound_host.lower()}
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -190,43 +169,7 @@ def create_app(engine: StudioEngine, token: str, *, bound_host: str = "127.0.0.1
         title="adk-eval studio", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None
     )
 
-    def presented(request: Request, *, header_only: bool) -> str | None:
-        header = request.headers.get(HEADER)
-        if header is not None or header_only:
-            return header
-        return request.query_params.get("token") or request.cookies.get(COOKIE)
-
-    @app.middleware("http")
-    async def require_token(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        response = await _checked(request, call_next)
-        response.headers.update(_SECURITY_HEADERS)
-        return response
-
-    async def _checked(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        host = _host_name(request.headers.get("host", ""))
-        if not any_host and host not in allowed_hosts:
-            return JSONResponse(
-                {
-                    "error": f"this studio answers requests for {bound_host} only, not "
-                    f"{_echo(host)!r}"
-                },
-                status_code=421,
-            )
-        changes = request.method not in ("GET", "HEAD")
-        given = presented(request, header_only=changes)
-        if given is None or not hmac.compare_digest(given.encode(), token.encode()):
-            return JSONResponse(
-                {"error": "a valid studio token is required (use the URL the studio printed)"},
-                status_code=401 if given is None else 403,
-            )
-        response = await call_next(request)
-        if request.url.path == "/" and request.query_params.get("token"):
-            response.set_cookie(COOKIE, token, httponly=True, samesite="strict")
-        return response
+    guard(app, Access(token, HEADER, COOKIE, "studio", bound_host), cut=_echo)
 
     @app.exception_handler(StudioError)
     async def studio_error(request: Request, error: StudioError) -> JSONResponse:
@@ -265,9 +208,7 @@ def create_app(engine: StudioEngine, token: str, *, bound_host: str = "127.0.0.1
 
     @app.get("/", response_class=HTMLResponse)
     async def page() -> HTMLResponse:
-        # the page's own requests carry the token (it is only served to a token-holder)
-        meta = f'<meta name="studio-token" content="{html.escape(token)}">'
-        text = _static("index.html").replace("</head>", f"  {meta}\n</head>", 1)
+        text = page_with_token(_static("index.html"), "studio-token", token)
         return HTMLResponse(text, headers={"Cache-Control": "no-store"})
 
     @app.get("/static/{name}")
@@ -393,25 +334,10 @@ def run_studio(
         token: The access token (random when None).
         announce: Called with the URL to open.
     """
-    import secrets
-    import socket
-
-    import uvicorn
-
-    token = token or secrets.token_urlsafe(24)
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    bound_port = sock.getsockname()[1]
-    shown = f"[{host}]" if family == socket.AF_INET6 else host
-
-    class _Announcing(uvicorn.Server):
-        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-            await super().startup(sockets)
-            announce(f"http://{shown}:{bound_port}/?token={token}")
-
-    config = uvicorn.Config(
-        create_app(engine, token, bound_host=host), log_level="warning", lifespan="on"
+    serve(
+        lambda token, bound: create_app(engine, token, bound_host=bound),
+        host=host,
+        port=port,
+        token=token,
+        announce=announce,
     )
-    _Announcing(config).run(sockets=[sock])

@@ -1,7 +1,8 @@
 // The self-contained HTML report of one run: every value is drawn as text, never as HTML.
 "use strict";
 (function () {
-  const data = JSON.parse(document.getElementById("adk-eval-data").textContent);
+  const inline = document.getElementById("adk-eval-data");
+  let data = null;
   const PAGE = 100;
   const RANK = { error: 0, failed: 1, xpassed: 2, terminated: 3, xfailed: 4, passed: 5 };
   let page = 0;
@@ -11,6 +12,7 @@
     const node = document.createElement(tag);
     for (const [key, value] of Object.entries(attrs || {})) {
       if (key === "className") node.className = value;
+      else if (key === "indent") node.style.marginLeft = `${value * 24}px`;  // CSSOM: allowed by a strict CSP
       else node.setAttribute(key, value);
     }
     for (const child of children) {
@@ -64,7 +66,7 @@
   }
 
   function entry(item) {
-    const indent = { style: `margin-left: ${item.path.length * 24}px` };
+    const indent = { indent: item.path.length };
     const inside = item.path.length ? el("span", { className: "mark" }, `inside ${item.path.join(" > ")}`) : null;
     if (item.kind === "message") {
       return el("div", { className: `entry ${item.role}`, ...indent },
@@ -118,11 +120,112 @@
       el("div", {}, `system: ${t.input_tokens} in, ${t.output_tokens} out; user agents: ${u.input_tokens} in, ${u.output_tokens} out`));
   }
 
-  header();
+  function showRun(report) {
+    data = report;
+    page = 0;
+    selected = null;
+    show("run");
+    header();
+    table();
+    const first = visible()[0];
+    document.getElementById("detail").replaceChildren();
+    if (first) { selected = first.index; table(); detail(first.run); }
+  }
+
   for (const id of ["status", "search"]) document.getElementById(id).addEventListener("input", () => { page = 0; table(); });
   document.getElementById("prev").addEventListener("click", () => { page = Math.max(0, page - 1); table(); });
   document.getElementById("next").addEventListener("click", () => { page += 1; table(); });
-  table();
-  const first = visible()[0];
-  if (first) { selected = first.index; table(); detail(first.run); }
+
+  // --- the viewer: stored runs through its JSON API (absent from the static report)
+  function show(which) {
+    document.getElementById("run").hidden = which !== "run";
+    document.getElementById("runs").hidden = which !== "runs";
+    document.getElementById("comparison").hidden = which !== "comparison";
+  }
+
+  async function api(path) {
+    const token = document.querySelector('meta[name="viewer-token"]').content;
+    const response = await fetch(path, { headers: { "X-Viewer-Token": token } });
+    const body = await response.json();
+    if (!response.ok) throw new Error(body.error || response.statusText);
+    return body;
+  }
+
+  function chart(runs) {
+    const svg = document.getElementById("chart");
+    const ns = "http://www.w3.org/2000/svg";
+    svg.replaceChildren();
+    const ordered = runs.slice().reverse();  // oldest first
+    const width = 640, height = 140, pad = 20;
+    const step = ordered.length > 1 ? (width - 2 * pad) / (ordered.length - 1) : 0;
+    const points = ordered.map((run, i) => [pad + i * step, height - pad - run.pass_rate * (height - 2 * pad)]);
+    const line = document.createElementNS(ns, "polyline");
+    line.setAttribute("points", points.map((p) => p.join(",")).join(" "));
+    line.setAttribute("fill", "none");
+    line.setAttribute("stroke", "#2f6fde");
+    line.setAttribute("stroke-width", "2");
+    svg.append(line);
+    ordered.forEach((run, i) => {
+      const dot = document.createElementNS(ns, "circle");
+      dot.setAttribute("cx", points[i][0]);
+      dot.setAttribute("cy", points[i][1]);
+      dot.setAttribute("r", "4");
+      dot.setAttribute("fill", run.pass_rate === 1 ? "#18794e" : "#c4302b");
+      const title = document.createElementNS(ns, "title");
+      title.textContent = `run ${run.id}: ${Math.round(run.pass_rate * 100)}%`;
+      dot.append(title);
+      svg.append(dot);
+    });
+  }
+
+  async function showRuns() {
+    const runs = await api("api/runs");
+    show("runs");
+    document.getElementById("title").textContent = `${runs.length} stored runs`;
+    document.getElementById("meta").textContent = "newest first; tick two runs to compare them";
+    chart(runs);
+    const body = document.getElementById("run-rows");
+    body.replaceChildren();
+    for (const run of runs) {
+      const tick = el("input", { type: "checkbox", "data-run": run.id });
+      const link = el("a", { href: "#" }, `run ${run.id}`);
+      link.addEventListener("click", async (event) => { event.preventDefault(); showRun(await api(`api/runs/${run.id}`)); });
+      body.append(el("tr", { className: "stored-run" }, el("td", {}, tick), el("td", {}, link),
+        el("td", {}, run.created_at), el("td", {}, `${Math.round(run.pass_rate * 100)}%`),
+        el("td", {}, `${run.passed}/${run.total}`), el("td", {}, run.command)));
+    }
+  }
+
+  async function showComparison() {
+    const ticked = [...document.querySelectorAll("#run-rows input:checked")].map((box) => box.dataset.run);
+    const query = ticked.length === 2 ? `?a=${Math.min(...ticked)}&b=${Math.max(...ticked)}` : "";
+    const result = await api(`api/compare${query}`);
+    show("comparison");
+    document.getElementById("title").textContent = `run ${result.a} → run ${result.b}`;
+    const counts = {};
+    for (const change of result.changes) counts[change.kind] = (counts[change.kind] || 0) + 1;
+    document.getElementById("meta").textContent =
+      Object.entries(counts).map(([kind, n]) => `${n} ${kind}`).join(", ") || "no cases";
+    const body = document.getElementById("changes");
+    body.replaceChildren();
+    for (const change of result.changes) {
+      const deltas = Object.entries(change.metric_deltas).map(([name, [a, b]]) => `${name}: ${a} → ${b}`).join("; ");
+      body.append(el("tr", { className: `change ${change.kind}` }, el("td", {}, change.name),
+        el("td", { className: `outcome ${change.kind === "regression" ? "failed" : change.kind === "improvement" ? "passed" : ""}` }, change.kind),
+        el("td", {}, change.before ?? "-"), el("td", {}, change.after ?? "-"), el("td", {}, deltas)));
+    }
+  }
+
+  function report(error) {
+    document.getElementById("title").textContent = `error: ${error.message}`;
+  }
+
+  if (inline) {
+    showRun(JSON.parse(inline.textContent));
+  } else {
+    document.getElementById("nav").hidden = false;
+    document.getElementById("show-runs").addEventListener("click", () => showRuns().catch(report));
+    document.getElementById("compare").addEventListener("click", () => showComparison().catch(report));
+    showRuns().catch(report);
+  }
 })();

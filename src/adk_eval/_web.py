@@ -1,0 +1,165 @@
+"""What the local web pages (the studio, the run viewer) share: access, headers, serving.
+
+* A random access token is required on **every** request. It is accepted as a
+  header, as a ``token`` query parameter (the printed URL, event streams), or as
+  the cookie the page sets when it is opened with the token. Requests that change
+  anything must carry the header, so another site cannot forge them with the cookie.
+* A request whose ``Host`` is not a loopback name (or the host the server was bound
+  to) gets 421, which stops DNS-rebinding pages.
+* Every response carries a strict Content-Security-Policy, ``X-Frame-Options:
+  DENY``, ``Referrer-Policy: no-referrer`` and ``X-Content-Type-Options: nosniff``.
+* `serve` binds 127.0.0.1 unless told otherwise and announces the URL, with its
+  token, once listening.
+"""
+
+from __future__ import annotations
+
+import hmac
+import html
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from fastapi import FastAPI, Request, Response
+from fastapi.responses import JSONResponse
+
+__all__ = ["LOOPBACK_HOSTS", "Access", "guard", "page_with_token", "serve"]
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+_SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+        "frame-ancestors 'none'"
+    ),
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+}
+
+
+@dataclass(frozen=True)
+class Access:
+    """How a page's server is reached.
+
+    Attributes:
+        token: The access token every request needs.
+        header: The header that carries it (required on requests that change anything).
+        cookie: The cookie the page sets when opened with ``?token=``.
+        what: The server's name, for error messages (``studio``, ``viewer``).
+        bound_host: The interface the server listens on.
+    """
+
+    token: str
+    header: str
+    cookie: str
+    what: str
+    bound_host: str = "127.0.0.1"
+
+
+def host_name(header: str) -> str:
+    """The host of a ``Host`` header, lower-cased, without its port (``[::1]:80`` -> ``::1``)."""
+    header = header.lower()
+    if header.startswith("["):
+        return header[1 : header.find("]")] if "]" in header else header
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
+def guard(app: FastAPI, access: Access, *, cut: Callable[[str], str] = lambda text: text) -> None:
+    """Installs the token, ``Host`` and header rules (see the module doc) on `app`.
+
+    Args:
+        app: The app.
+        access: Its token and names.
+        cut: Shortens a request's own value before an error message repeats it.
+    """
+    any_host = access.bound_host in ("0.0.0.0", "::", "")
+    allowed_hosts = LOOPBACK_HOSTS | {access.bound_host.lower()}
+
+    def presented(request: Request, *, header_only: bool) -> str | None:
+        header = request.headers.get(access.header)
+        if header is not None or header_only:
+            return header
+        return request.query_params.get("token") or request.cookies.get(access.cookie)
+
+    async def checked(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        host = host_name(request.headers.get("host", ""))
+        if not any_host and host not in allowed_hosts:
+            return JSONResponse(
+                {
+                    "error": f"this {access.what} answers requests for {access.bound_host} "
+                    f"only, not {cut(host)!r}"
+                },
+                status_code=421,
+            )
+        changes = request.method not in ("GET", "HEAD")
+        given = presented(request, header_only=changes)
+        if given is None or not hmac.compare_digest(given.encode(), access.token.encode()):
+            return JSONResponse(
+                {
+                    "error": f"a valid {access.what} token is required "
+                    f"(use the URL the {access.what} printed)"
+                },
+                status_code=401 if given is None else 403,
+            )
+        response = await call_next(request)
+        if request.url.path == "/" and request.query_params.get("token"):
+            response.set_cookie(access.cookie, access.token, httponly=True, samesite="strict")
+        return response
+
+    @app.middleware("http")
+    async def require_token(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        response = await checked(request, call_next)
+        response.headers.update(_SECURITY_HEADERS)
+        return response
+
+
+def page_with_token(page: str, name: str, token: str) -> str:
+    """`page` with ``<meta name=NAME content=TOKEN>``: its own requests carry the token.
+
+    Only a token-holder gets the page, and another site cannot read it.
+    """
+    meta = f'<meta name="{name}" content="{html.escape(token)}">'
+    return page.replace("</head>", f"  {meta}\n</head>", 1)
+
+
+def serve(
+    app_for: Callable[[str, str], FastAPI],
+    *,
+    host: str,
+    port: int,
+    token: str | None,
+    announce: Callable[[str], None],
+) -> None:
+    """Serves ``app_for(token, host)`` until interrupted; announces its URL once listening.
+
+    Args:
+        app_for: Builds the app from the token and the bound host.
+        host: Interface to bind.
+        port: Port (0 picks a free one; the announced URL has the real port).
+        token: The access token (random when None).
+        announce: Called with the URL to open (the token in it).
+    """
+    import secrets
+    import socket
+
+    import uvicorn
+
+    token = token or secrets.token_urlsafe(24)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    bound_port = sock.getsockname()[1]
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+
+    class _Announcing(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            announce(f"http://{shown}:{bound_port}/?token={token}")
+
+    config = uvicorn.Config(app_for(token, host), log_level="warning", lifespan="on")
+    _Announcing(config).run(sockets=[sock])

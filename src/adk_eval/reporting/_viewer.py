@@ -1,0 +1,120 @@
+"""`adk-eval view`: the stored runs in the browser, on the studio's server conventions.
+
+The same page as the HTML report (`_html.page`, ``report.js``), fed by a small
+JSON API over the runs database instead of inline data:
+
+* ``GET /api/runs`` lists the stored runs, newest first, with their pass rates
+  (the page draws the pass-rate chart from it);
+* ``GET /api/runs/{id}`` is one run's JSON report;
+* ``GET /api/compare?a=ID&b=ID`` compares two runs (default: the last two),
+  regressions first.
+
+Access, headers and serving are `adk_eval._web`'s, as for the studio: a token
+on every request, loopback by default, a strict Content-Security-Policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+
+from .._errors import AdkEvalError
+from .._web import Access, guard, page_with_token, serve
+from ._compare import compare_reports
+from ._html import asset, page
+from ._store import RunStore
+
+__all__ = ["HEADER", "create_viewer_app", "run_viewer"]
+
+HEADER = "X-Viewer-Token"
+_STATIC = {"report.js": "text/javascript", "report.css": "text/css"}
+_ORDER = {"regression": 0, "added": 1, "removed": 2, "improvement": 3, "unchanged": 4}
+
+
+def create_viewer_app(db: Path, token: str, *, bound_host: str = "127.0.0.1") -> FastAPI:
+    """The viewer app over the runs database `db`."""
+    app = FastAPI(title="adk-eval viewer", docs_url=None, redoc_url=None, openapi_url=None)
+    guard(app, Access(token, HEADER, "adk_eval_viewer", "viewer", bound_host))
+    store = RunStore(db)
+
+    @app.exception_handler(AdkEvalError)
+    async def store_error(request: Any, error: AdkEvalError) -> JSONResponse:
+        return JSONResponse({"error": str(error)}, status_code=404)
+
+    @app.get("/", response_class=HTMLResponse)
+    async def index() -> HTMLResponse:
+        head = (
+            '<link rel="stylesheet" href="static/report.css">\n'
+            '<script src="static/report.js" defer></script>'
+        )
+        text = page_with_token(page(head=head, body_end=""), "viewer-token", token)
+        return HTMLResponse(text, headers={"Cache-Control": "no-store"})
+
+    @app.get("/static/{name}")
+    async def static(name: str) -> Response:
+        if name not in _STATIC:
+            return JSONResponse({"error": f"no static file {name}"}, status_code=404)
+        return Response(asset(name), media_type=_STATIC[name])
+
+    @app.get("/api/runs")
+    async def runs(limit: int = 200) -> list[dict[str, Any]]:
+        return [
+            {
+                "id": run.id,
+                "created_at": run.created_at,
+                "command": run.command,
+                "total": run.total,
+                "passed": run.passed,
+                "pass_rate": run.pass_rate,
+            }
+            for run in store.runs(max(1, min(limit, 10_000)))
+        ]
+
+    @app.get("/api/runs/{run_id}")
+    async def run(run_id: int) -> dict[str, Any]:
+        return store.load(run_id)
+
+    @app.get("/api/compare")
+    async def compare(a: int | None = None, b: int | None = None) -> dict[str, Any]:
+        if a is None or b is None:
+            a, b = store.last_two()
+        comparison = compare_reports(store.load(a), store.load(b))
+        changes = sorted(comparison.changes, key=lambda c: (_ORDER[c.kind], c.name))
+        return {
+            "a": a,
+            "b": b,
+            "changes": [
+                {
+                    "name": change.name,
+                    "kind": change.kind,
+                    "before": change.before,
+                    "after": change.after,
+                    "metric_deltas": {k: list(v) for k, v in change.metric_deltas.items()},
+                }
+                for change in changes
+            ],
+        }
+
+    return app
+
+
+def run_viewer(
+    db: Path,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8766,
+    token: str | None = None,
+    announce: Callable[[str], None] = print,
+) -> None:
+    """Serves the viewer until interrupted (see `adk_eval._web.serve`)."""
+    serve(
+        lambda token, bound: create_viewer_app(db, token, bound_host=bound),
+        host=host,
+        port=port,
+        token=token,
+        announce=announce,
+    )
