@@ -6,6 +6,7 @@ locally; under ``make test`` (``ADK_EVAL_REQUIRE_RAY=1``) a missing Ray fails.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import signal
@@ -44,14 +45,12 @@ def free_port() -> int:
 @pytest.fixture(scope="module")
 def ray_head(tmp_path_factory):
     """A Ray head node on 127.0.0.1 with 2 CPUs in its own temp dir; its address."""
-    try:
-        import ray  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("ray") is None:  # found without importing it (see RAY_ENV)
         if os.environ.get("ADK_EVAL_REQUIRE_RAY") == "1":
             pytest.fail("Ray is not installed: pip install -e '.[ray]' (make install does)")
         pytest.skip("Ray is not installed (pip install 'adk-eval[ray]')")
     for name, value in RAY_ENV.items():
-        os.environ.setdefault(name, value)  # before anything imports ray
+        os.environ[name] = value  # before anything imports ray
     ray_bin = Path(sys.executable).parent / "ray"
     temp = Path("/tmp") / f"adkeval-ray-{os.getpid()}"  # Ray's socket paths must stay short
     port = free_port()
