@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import sys
 import textwrap
@@ -141,3 +142,13 @@ def serving(app, host: str = "127.0.0.1") -> Iterator[str]:
         server.should_exit = True
         thread.join(30)
         sock.close()
+
+
+def default_sigint() -> None:
+    """`preexec_fn` giving a child a terminal's SIGINT disposition.
+
+    A shell's background jobs (a CI runner's, say) inherit SIGINT as ignored, and
+    so would the child, which then ignores Ctrl-C as it should: tests that press
+    Ctrl-C must give it back the default.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -16,6 +16,8 @@ from click.testing import CliRunner
 from adk_eval._cli import main
 from adk_eval.reporting import RunStore, load_report_schema
 
+from .conftest import default_sigint
+
 MIXED = """
 agent = LlmAgent(name="a", model=ScriptedLlm(["Hello."]))
 replied = event_count_metric("replied", "agent_message", assertion=lambda n: n == 1)
@@ -192,10 +194,6 @@ def test_compare_errors_are_clear(tmp_path):
     assert corrupt.read_text() == "this is not a database"
 
 
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def test_ctrl_c_stops_the_run_and_reports_what_finished(tmp_path):
     (tmp_path / "slow_eval.py").write_text(
         """
@@ -233,7 +231,7 @@ stuck_2 = case("stuck-2", ScriptedLlm(responder=hang))
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
         # A shell's background jobs inherit SIGINT as ignored, and so would this child
         # (it then ignores Ctrl-C, as it should): give it a terminal's default disposition.
-        preexec_fn=_default_sigint,
+        preexec_fn=default_sigint,
     )
     assert process.stdout is not None
     lines = []

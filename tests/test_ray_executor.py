@@ -22,6 +22,7 @@ from click.testing import CliRunner
 from adk_eval._cli import main
 
 from ._reports import report_view
+from .conftest import default_sigint
 from .test_workers import SUITE, alive
 
 pytestmark = pytest.mark.slow
@@ -66,13 +67,36 @@ def ray_head(tmp_path_factory):
         "--disable-usage-stats",
         f"--temp-dir={temp}",
     ]
-    started = subprocess.run(start, env=env, capture_output=True, text=True, timeout=120)
-    assert started.returncode == 0, started.stdout + started.stderr
+    # Its own process group: the cluster's processes stay in it, so stopping the group stops
+    # this cluster only (`ray stop` would stop every Ray cluster of the user).
+    starter = subprocess.Popen(
+        start,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        preexec_fn=default_sigint,  # the cluster's workers inherit it
+    )
+    output, _ = starter.communicate(timeout=120)
+    assert starter.returncode == 0, output
     try:
         yield f"127.0.0.1:{port}"
     finally:
-        subprocess.run([str(ray_bin), "stop", "--force"], env=env, capture_output=True, timeout=120)
+        stop_group(starter.pid)
         shutil.rmtree(temp, ignore_errors=True)
+
+
+def stop_group(group: int) -> None:
+    """SIGKILL to the process group (a SIGTERM can leave Ray's GCS hanging in its shutdown)."""
+    deadline = time.monotonic() + 10
+    try:
+        os.killpg(group, signal.SIGKILL)
+        while time.monotonic() < deadline:
+            os.killpg(group, 0)  # raises once the group is empty
+            time.sleep(0.05)
+    except ProcessLookupError:
+        return
 
 
 def write_suite(folder: Path, extra: str = "") -> Path:
@@ -143,6 +167,7 @@ def test_ctrl_c_cancels_the_tasks_on_the_cluster(ray_head, tmp_path):
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,
+        preexec_fn=default_sigint,
     )
     try:
         deadline = time.monotonic() + 120
@@ -156,6 +181,7 @@ def test_ctrl_c_cancels_the_tasks_on_the_cluster(ray_head, tmp_path):
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
     assert process.returncode == 130, output
     assert "Interrupted:" in output
     assert "Traceback" not in output

@@ -20,6 +20,7 @@ from adk_eval._suite import EvalSuiteResult
 from adk_eval.reporting import suite_report
 
 from ._reports import report_view
+from .conftest import default_sigint
 
 pytestmark = pytest.mark.slow  # every test spawns worker processes (about 1.5 s each)
 
@@ -214,6 +215,7 @@ def test_ctrl_c_stops_every_worker_and_prints_what_finished(write_evals, tmp_pat
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,  # its own process group, as a terminal's Ctrl-C reaches it
+        preexec_fn=default_sigint,
     )
     try:
         deadline = time.monotonic() + 60
@@ -227,6 +229,7 @@ def test_ctrl_c_stops_every_worker_and_prints_what_finished(write_evals, tmp_pat
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
     assert process.returncode == 130, output
     assert "Interrupted: 6 of 7 runs finished" in output
     assert "FAILED     case-0" in output
