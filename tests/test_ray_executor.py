@@ -23,7 +23,7 @@ from adk_eval._cli import main
 
 from ._reports import report_view
 from .conftest import default_sigint
-from .test_workers import SUITE, alive
+from .test_workers import SUITE, alive, ctrl_c_once_blocked
 
 pytestmark = pytest.mark.slow
 
@@ -159,30 +159,15 @@ def test_ctrl_c_cancels_the_tasks_on_the_cluster(ray_head, tmp_path):
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
     }
     command = [sys.executable, "-m", "adk_eval", "run", "ray_suite_eval.py", "--no-store"]
-    process = subprocess.Popen(
+    code, output = ctrl_c_once_blocked(
         [*command, "--executor", "ray", "--address", ray_head, "--concurrency", "1"],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-        preexec_fn=default_sigint,
+        tmp_path,
+        env,
+        pid_file,
+        settle=2,
+        wait=60,
     )
-    try:
-        deadline = time.monotonic() + 120
-        while not pid_file.exists() or not pid_file.read_text():
-            assert process.poll() is None, process.communicate()[0]
-            assert time.monotonic() < deadline, "the blocking case never started"
-            time.sleep(0.2)
-        time.sleep(2)
-        os.killpg(process.pid, signal.SIGINT)
-        output, _ = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
-    assert process.returncode == 130, output
+    assert code == 130, output
     assert "Interrupted:" in output
     assert "Traceback" not in output
     assert not alive(int(pid_file.read_text()), within=20), "the Ray task outlived Ctrl-C"

@@ -207,34 +207,49 @@ def test_ctrl_c_stops_every_worker_and_prints_what_finished(write_evals, tmp_pat
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
     }
     command = [sys.executable, "-m", "adk_eval", "run", str(root / "suite_eval.py")]
-    process = subprocess.Popen(
-        [*command, "--workers", "2", "--no-store"],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,  # its own process group, as a terminal's Ctrl-C reaches it
-        preexec_fn=default_sigint,
+    code, output = ctrl_c_once_blocked(
+        [*command, "--workers", "2", "--no-store"], tmp_path, env, pid_file, settle=1, wait=30
     )
-    try:
-        deadline = time.monotonic() + 60
-        while not pid_file.exists() or not pid_file.read_text():
-            assert process.poll() is None, process.communicate()[0]
-            assert time.monotonic() < deadline, "the blocking case never started"
-            time.sleep(0.1)
-        time.sleep(1)  # let the other cases finish
-        os.killpg(process.pid, signal.SIGINT)
-        output, _ = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
-    assert process.returncode == 130, output
+    assert code == 130, output
     assert "Interrupted: 6 of 7 runs finished" in output
     assert "FAILED     case-0" in output
     assert "Traceback" not in output
     assert not alive(int(pid_file.read_text())), "a worker outlived Ctrl-C"
+
+
+def ctrl_c_once_blocked(
+    command: list[str], cwd: Path, env: dict, pid_file: Path, *, settle: float, wait: float
+) -> tuple[int, str]:
+    """Runs `command` until the blocking case wrote `pid_file`, presses Ctrl-C once.
+
+    The command runs in its own process group with a terminal's SIGINT, and the
+    group gets the SIGINT, as a terminal's Ctrl-C reaches it. Returns the exit
+    code and the output.
+    """
+    process = subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        preexec_fn=default_sigint,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not pid_file.exists() or not pid_file.read_text():
+            assert process.poll() is None, process.communicate()[0]
+            assert time.monotonic() < deadline, "the blocking case never started"
+            time.sleep(0.1)
+        time.sleep(settle)  # let the other cases finish
+        os.killpg(process.pid, signal.SIGINT)
+        output, _ = process.communicate(timeout=wait)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+    return process.returncode, output
 
 
 def alive(pid: int, within: float = 5.0) -> bool:

@@ -13,6 +13,7 @@ import shlex
 import subprocess
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -497,6 +498,45 @@ def _write_reports(
         console.print(f"stored as run {run_id} in {reports.db} (compare runs: adk-eval compare)")
 
 
+def _server_options(port: int, token_env: str) -> Callable[[Any], Any]:
+    """``--host``, ``--port`` and ``--token`` of a command that serves a page."""
+
+    def add(function: Any) -> Any:
+        options = [
+            click.option(
+                "--host", default="127.0.0.1", show_default=True, help="Interface to listen on."
+            ),
+            click.option(
+                "--port",
+                type=click.IntRange(0, 65535),
+                default=port,
+                show_default=True,
+                help="0 picks a free port.",
+            ),
+            click.option("--token", envvar=token_env, help="Access token (random by default)."),
+        ]
+        for option in reversed(options):
+            function = option(function)
+        return function
+
+    return add
+
+
+def _serve(
+    console: Console, host: str, port: int, start: Callable[[Callable[[str], None]], None]
+) -> None:
+    """Runs `start(announce)` (a server until Ctrl-C); a port it cannot bind is one error line."""
+
+    def announce(url: str) -> None:
+        console.print(f"open {url}")
+        sys.stdout.flush()
+
+    try:
+        start(announce)
+    except OSError as error:
+        _fail(f"cannot listen on {host}:{port}: {error}")
+
+
 @main.command("list")
 @click.argument("paths", nargs=-1, required=True)
 @click.option("-k", "keyword", metavar="EXPR", help="Only cases whose name matches (pytest-style).")
@@ -571,15 +611,7 @@ def report(run_id: int | None, db: Path, html_path: Path) -> None:
 
 @main.command()
 @_db_option
-@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
-@click.option(
-    "--port",
-    type=click.IntRange(0, 65535),
-    default=8766,
-    show_default=True,
-    help="0 picks a free port.",
-)
-@click.option("--token", envvar="ADK_EVAL_VIEWER_TOKEN", help="Access token (random by default).")
+@_server_options(8766, "ADK_EVAL_VIEWER_TOKEN")
 def view(db: Path, host: str, port: int, token: str | None) -> None:
     """Browse the stored runs: pass rates over time, each run's cases and conversations, compare."""
     from .reporting._viewer import run_viewer
@@ -588,16 +620,12 @@ def view(db: Path, host: str, port: int, token: str | None) -> None:
         RunStore(db).runs(1)
     except AdkEvalError as error:
         _fail(str(error))
-    console = _console()
-
-    def announce(url: str) -> None:
-        console.print(f"open {url}")
-        sys.stdout.flush()
-
-    try:
-        run_viewer(db, host=host, port=port, token=token, announce=announce)
-    except OSError as error:
-        _fail(f"cannot listen on {host}:{port}: {error}")
+    _serve(
+        _console(),
+        host,
+        port,
+        lambda announce: run_viewer(db, host=host, port=port, token=token, announce=announce),
+    )
 
 
 @main.command()
@@ -614,14 +642,7 @@ def runs(db: Path, limit: int) -> None:
 
 @main.command()
 @click.argument("target")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
-@click.option(
-    "--port",
-    type=click.IntRange(0, 65535),
-    default=8765,
-    show_default=True,
-    help="0 picks a free port.",
-)
+@_server_options(8765, "ADK_EVAL_STUDIO_TOKEN")
 @click.option(
     "--db",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -634,7 +655,6 @@ def runs(db: Path, limit: int) -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="EvalSet file exports of eval cases go to (agents use their eval_set_path).",
 )
-@click.option("--token", envvar="ADK_EVAL_STUDIO_TOKEN", help="Access token (random by default).")
 def studio(
     target: str, host: str, port: int, db: Path, eval_set: Path | None, token: str | None
 ) -> None:
@@ -663,15 +683,13 @@ def studio(
         f"adk-eval studio: {len(targets)} target(s): {', '.join(t.name for t in targets)}"
     )
     console.print(f"sessions are kept in {db}")
-
-    def announce(url: str) -> None:
-        console.print(f"open {url}")
-        sys.stdout.flush()
-
-    try:
-        run_studio(StudioEngine(targets, db), host=host, port=port, token=token, announce=announce)
-    except OSError as error:
-        _fail(f"cannot listen on {host}:{port}: {error}")
+    engine = StudioEngine(targets, db)
+    _serve(
+        console,
+        host,
+        port,
+        lambda announce: run_studio(engine, host=host, port=port, token=token, announce=announce),
+    )
 
 
 @main.command()
