@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ._callables import maybe_await
+from ._callables import maybe_await, sharing_the_loop
 from ._case import EvalCase
 from ._errors import EvalSetupError
 from ._result import EvalErrorInfo, EvalResult
@@ -182,7 +182,8 @@ async def run_job(loader: CaseLoader, job: Job) -> EvalResult:
     if isinstance(case, EvalResult):
         return dataclasses.replace(case, attempt=job.attempt)
     try:
-        return await run_attempt(case, job.attempt)
+        with sharing_the_loop():  # a worker or a Ray task runs many jobs on its loop
+            return await run_attempt(case, job.attempt)
     except Exception as error:
         return error_result(job.ref.name, job.attempt, type(error).__name__, str(error))
 

@@ -25,7 +25,7 @@ from typing import Literal, TypeAlias
 
 import anyio
 
-from ._callables import maybe_await
+from ._callables import maybe_await, sharing_the_loop
 from ._case import EvalCase
 from ._errors import EvalSetupError
 from ._result import EvalErrorInfo, EvalResult
@@ -286,9 +286,12 @@ async def run_eval_suite(
                     stopped_early = True
                     group.cancel_scope.cancel()
 
-        for index, case in enumerate(cases):
-            for attempt in range(repeat):
-                group.start_soon(run_job, index, case, attempt)
+        # More than one run at a time on this loop: sync user code goes to worker
+        # threads (each task keeps the context it starts with).
+        with sharing_the_loop(bound > 1 and len(cases) * repeat > 1):
+            for index, case in enumerate(cases):
+                for attempt in range(repeat):
+                    group.start_soon(run_job, index, case, attempt)
 
     if callback_errors:
         raise callback_errors[0]
