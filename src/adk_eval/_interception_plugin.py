@@ -110,6 +110,8 @@ class InterceptionPlugin(BasePlugin):
         self.mock_errors: dict[int, tuple[BaseException, str, dict[str, Any]]] = {}
         """id of an exception a mock raised -> the exception, the tool and its args."""
         self.nested_events: list[NestedEvent] = []
+        # function call id -> what answered it instead of the tool ("mock")
+        self.tool_sources: dict[str, str] = {}
         """Events of the agents that ran inside `AgentTool` calls, in order."""
 
     def watch_session(self, session_id: str) -> None:
@@ -302,6 +304,8 @@ class InterceptionPlugin(BasePlugin):
             state=ScopedState(tool_context.state),
             **({"_clock": self._clock} if self._clock is not None else {}),
         )
+        if tool_context.function_call_id:
+            self.tool_sources[tool_context.function_call_id] = "mock"
         try:
             response = normalize_response(await mock.call(dict(args), ctx))
         except Exception as error:  # ADK hands it to the error callbacks, as a tool's

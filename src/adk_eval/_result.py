@@ -99,6 +99,8 @@ class EvalResult:
         attempt: Which repetition of the case this is (0 when not repeated).
         initial_state: Scoped view of the state the run started with.
         nested_events: Events of the agents that ran inside `AgentTool` calls.
+        tool_sources: What answered a tool call instead of its tool, by call id
+            (see `EvalTrace.source_of`).
         agent_name: The root agent of the system under test.
     """
 
@@ -121,6 +123,7 @@ class EvalResult:
     initial_state: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     nested_events: Sequence[NestedEvent] = ()
     agent_name: str | None = None
+    tool_sources: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -160,6 +163,7 @@ class EvalResult:
             user_agent_events=tuple(self.user_agent_events),
             case_name=self.name,
             nested_events=tuple(self.nested_events),
+            tool_sources=self.tool_sources,
         )
 
     def to_data(self) -> dict[str, Any]:

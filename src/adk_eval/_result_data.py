@@ -59,6 +59,7 @@ def result_to_data(result: EvalResult) -> dict[str, Any]:
             for n in result.nested_events
         ],
         "agent_name": result.agent_name,
+        "tool_sources": dict(result.tool_sources),
     }
 
 
@@ -102,4 +103,5 @@ def result_from_data(data: Mapping[str, Any]) -> EvalResult:
             for n in data["nested_events"]
         ),
         agent_name=data["agent_name"],
+        tool_sources=data.get("tool_sources", {}),
     )

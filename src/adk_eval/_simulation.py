@@ -147,6 +147,7 @@ class _Simulation:
             user_agent_events=tuple(await self.users.events()),
             case_name=self.case.name,
             nested_events=tuple(self.system.plugin.nested_events),
+            tool_sources=dict(self.system.plugin.tool_sources),
         )
 
     def _result(
@@ -171,6 +172,7 @@ class _Simulation:
             xfail=case.xfail,
             initial_state=trace.initial_state,
             nested_events=tuple(trace.nested_events),
+            tool_sources=trace.tool_sources,
             agent_name=self.system.root_agent.name,
         )
 

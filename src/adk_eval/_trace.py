@@ -141,6 +141,8 @@ class EvalTrace:
         user_agent_events: Events of the shared user-agent session.
         case_name: Name of the case (None for a stored session).
         nested_events: Events of the agents that ran inside `AgentTool` calls.
+        tool_sources: What answered a tool call instead of its tool, by function
+            call id (``"mock"``); see `source_of`.
     """
 
     events: Sequence[Event]
@@ -149,6 +151,15 @@ class EvalTrace:
     user_agent_events: Sequence[Event] = ()
     case_name: str | None = None
     nested_events: Sequence[NestedEvent] = ()
+    tool_sources: Mapping[str, str] = field(default_factory=dict)
+
+    def source_of(self, call: ToolCall) -> str:
+        """What answered `call`: ``"mock"``, ``"user_agent"`` (a long-running call the
+        harness paused for) or ``"real"`` (the tool itself ran, or no answer came)."""
+        recorded = self.tool_sources.get(call.call_id or "")
+        if recorded is not None:
+            return recorded
+        return "user_agent" if call.long_running else "real"
 
     @classmethod
     def from_session(

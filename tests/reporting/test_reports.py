@@ -59,3 +59,52 @@ async def test_report_validates_and_junit_marks_xfail_and_not_run_as_skipped():
     assert cases["fails"].find("failure") is not None
     assert root.get("skipped") == "2"
     ET.tostring(root)
+
+
+async def test_the_conversation_says_what_answered_each_tool_call():
+    from google.adk.tools import LongRunningFunctionTool
+
+    from adk_eval import EvalResult, ScriptedUserAgent, ToolMock, UserAgents, run_eval
+    from adk_eval.reporting._json_report import conversation_records
+    from adk_eval.testing import tool_call
+
+    def lookup(key: str) -> dict:
+        """Looks a key up."""
+        return {"value": "real"}
+
+    def send(to: str) -> dict:
+        """Sends a message."""
+        return {"sent": to}
+
+    def ask(question: str) -> None:
+        """Asks the user."""
+
+    model = ScriptedLlm(
+        [
+            tool_call("lookup", {"key": "k"}),
+            tool_call("send", {"to": "bob"}),
+            tool_call("ask", {"question": "ok?"}),
+            "done",
+        ]
+    )
+    agent = LlmAgent(name="agent", model=model, tools=[lookup, send, LongRunningFunctionTool(ask)])
+    result = await run_eval(
+        EvalCase(
+            name="sources",
+            agent=agent,
+            first_message="go",
+            tool_mocks={"lookup": lookup, "send": ToolMock(lambda args, ctx: {"sent": "mock"})},
+            user_agents=UserAgents(tools={"ask": ScriptedUserAgent(name="u", script=["yes"])}),
+        )
+    )
+    assert result.ok, result.explain()
+    calls = [r for r in conversation_records(result.trace) if r["kind"] == "tool_call"]
+    assert [(c["name"], c["answered_by"]) for c in calls] == [
+        ("lookup", "real"),
+        ("send", "mock"),
+        ("ask", "user_agent"),
+    ]
+    assert calls[1]["response"] == {"sent": "mock"}
+    # the record survives a worker's round trip
+    again = EvalResult.from_data(result.to_data())
+    assert conversation_records(again.trace) == conversation_records(result.trace)

@@ -71,6 +71,7 @@ def result_record(result: EvalResult) -> dict[str, Any]:
         },
         "token_usage": _usage(result.token_usage),
         "user_agent_token_usage": _usage(result.user_agent_token_usage),
+        "initial_state": jsonable(result.initial_state),
         "final_state": jsonable(result.final_state),
         "transcript": render_transcript(result.trace, include_state=False),
         "conversation": conversation_records(result.trace),
@@ -81,7 +82,8 @@ def conversation_records(trace: EvalTrace) -> list[dict[str, Any]]:
     """The conversation as structured entries, in order, for the HTML report.
 
     Kinds: ``message`` (``role``, ``text``), ``tool_call`` (``name``, ``args``,
-    ``response``, ``long_running``: answered by a user agent), ``tool_response``
+    ``response``, ``long_running``, ``answered_by``: ``mock``, ``user_agent`` or
+    ``real``, see `EvalTrace.source_of`), ``tool_response``
     (a response that came in its own turn: a yield's answer, a confirmed call),
     ``state_change`` (``delta``, and ``source``: the user agents that made it) and
     ``error`` (``code``, ``message``). Every entry has ``author`` and ``path``,
@@ -103,6 +105,7 @@ def conversation_records(trace: EvalTrace) -> list[dict[str, Any]]:
                     "args": jsonable(item.args),
                     "response": jsonable(item.response),
                     "long_running": item.long_running,
+                    "answered_by": trace.source_of(item),
                     **base,
                 }
             )
