@@ -41,13 +41,15 @@ async def test_runs_sharing_the_loop_call_sync_code_in_worker_threads():
     seen: list[int] = []
     cases = [threads_of_mock_calls(f"case{i}", seen) for i in range(2)]
     assert (await run_eval_suite(cases, max_concurrency=2)).ok
-    assert len(seen) == 2 and threading.get_ident() not in seen
+    assert len(seen) == 2
+    assert threading.get_ident() not in seen
 
 
 async def test_one_case_repeated_shares_the_loop_too():
     seen: list[int] = []
     assert (await run_eval_suite([threads_of_mock_calls("again", seen)], repeat=2)).ok
-    assert len(seen) == 2 and threading.get_ident() not in seen
+    assert len(seen) == 2
+    assert threading.get_ident() not in seen
 
 
 async def test_sharing_the_loop_is_scoped_and_results_are_awaited():

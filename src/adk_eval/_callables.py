@@ -55,8 +55,9 @@ def _is_async(function: Callable[..., Any]) -> bool:
 
 
 async def call_user(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
-    """Calls user code: async code on the loop; sync code in a worker thread when
-    the loop is shared (see `sharing_the_loop`), else directly.
+    """Calls user code: async on the loop, sync in a thread only where runs share the loop.
+
+    See `sharing_the_loop`.
 
     Whatever comes back awaitable (a sync function returning a coroutine) is
     awaited on the loop.

@@ -154,8 +154,11 @@ class EvalTrace:
     tool_sources: Mapping[str, str] = field(default_factory=dict)
 
     def source_of(self, call: ToolCall) -> str:
-        """What answered `call`: ``"mock"``, ``"user_agent"`` (a long-running call the
-        harness paused for) or ``"real"`` (the tool itself ran, or no answer came)."""
+        """What answered `call`: ``"mock"``, ``"user_agent"`` or ``"real"``.
+
+        ``user_agent`` is a long-running call the harness paused for; ``real``
+        means the tool itself ran (or no answer came).
+        """
         recorded = self.tool_sources.get(call.call_id or "")
         if recorded is not None:
             return recorded
