@@ -16,13 +16,23 @@ from __future__ import annotations
 
 import hmac
 import html
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
+from importlib import resources
 
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 
-__all__ = ["LOOPBACK_HOSTS", "Access", "guard", "page_with_token", "serve"]
+__all__ = [
+    "LOOPBACK_HOSTS",
+    "SHARED_FILES",
+    "Access",
+    "guard",
+    "page_with_token",
+    "serve",
+    "static_file",
+    "static_text",
+]
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 _SECURITY_HEADERS = {
@@ -35,6 +45,26 @@ _SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "X-Content-Type-Options": "nosniff",
 }
+# The page code every page loads first (adk_eval/static): elements, entries, styles.
+SHARED_FILES = ("page.js", "page.css")
+_MEDIA_TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html"}
+
+
+def static_text(name: str, package: str = "adk_eval") -> str:
+    """The text of `name` in `package`'s ``static`` folder (the shared files by default)."""
+    return resources.files(package).joinpath("static", name).read_text(encoding="utf-8")
+
+
+def static_file(name: str, package: str, own: Collection[str]) -> Response | None:
+    """A page's static file: a shared one, or one of `own` from `package`; None if neither."""
+    if name in SHARED_FILES:
+        text = static_text(name)
+    elif name in own:
+        text = static_text(name, package)
+    else:
+        return None
+    media_type = _MEDIA_TYPES[name[name.rfind(".") :]]
+    return Response(text, media_type=media_type, headers={"Cache-Control": "no-store"})
 
 
 @dataclass(frozen=True)

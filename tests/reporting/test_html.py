@@ -29,6 +29,16 @@ def ask_manager(question: str) -> None:
     """Asks a manager (long-running)."""
 
 
+def set_stage(stage: str) -> dict:
+    """Moves the article to a stage."""
+    raise AssertionError("mocked")
+
+
+def staging(args, ctx):
+    ctx.state.set("stage", args["stage"])
+    return {"ok": True}
+
+
 def said(text: str):
     return event_count_metric(
         "said_" + text.split()[0].lower(),
@@ -50,16 +60,21 @@ def cases() -> list[EvalCase]:
             [
                 tool_call("researcher", {"request": "owls"}),
                 tool_call("ask_manager", {"question": "publish?"}),
+                tool_call("set_stage", {"stage": "published"}),
                 "Published.",
             ]
         ),
-        tools=[AgentTool(agent=inner), LongRunningFunctionTool(ask_manager)],
+        tools=[AgentTool(agent=inner), LongRunningFunctionTool(ask_manager), set_stage],
     )
     return [
         EvalCase(
             name="publishes",
             agent=boss,
-            tool_mocks={"look_up": ToolMock.returning({"facts": HOSTILE})},
+            tool_mocks={
+                "look_up": ToolMock.returning({"facts": HOSTILE}),
+                "set_stage": ToolMock(staging),
+            },
+            initial_state={"session": {"stage": "draft"}},
             user_agents=UserAgents(
                 tools={"ask_manager": ScriptedUserAgent(name="manager", script=[{"ok": True}])}
             ),
@@ -119,15 +134,21 @@ def test_the_page_opens_from_disk_with_no_network_and_shows_the_evidence(report,
     detail = page.locator("#detail")  # the first failing case is open
     assert "FAILED said_hello" in detail.inner_text()
     assert "0 agent_message (filtered)" in detail.inner_text()  # the evidence
-    assert "greeter: Bye." in detail.inner_text()
+    assert "Bye." in detail.locator('[data-kind="model_text"]').inner_text()
 
     page.select_option("#status", "passed")
     assert rows.count() == 1
     rows.nth(0).click()
     text = detail.inner_text()
-    assert "calls researcher" in text
-    assert "inside researcher" in text
-    assert "answered by a user agent" in text
+    assert "calls researcher" in text.lower()  # labels are drawn in capitals
+    calls = detail.locator('[data-kind="tool_call"]')
+    look_up_call = calls.filter(has_text="calls look_up")
+    assert look_up_call.locator(".mark.mock").inner_text() == "mock"  # mocked, inside its AgentTool
+    assert look_up_call.locator(".mark.nested").inner_text() == "inside researcher"
+    assert "answered by a user agent" in calls.filter(has_text="ask_manager").inner_text()
+    # the state change as a diff against the state before it
+    change = detail.locator('[data-kind="state_change"]')
+    assert 'stage: "draft" → "published"' in change.inner_text()
     assert HOSTILE in text  # drawn as text
     assert page.evaluate("window.__pwned") is None
     assert page.locator("#detail b").count() == 0

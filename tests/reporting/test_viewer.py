@@ -26,12 +26,14 @@ def shot(page, name: str) -> None:
         page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
 
 
-def report(outcomes: dict[str, str], created: str) -> dict:
-    """A small stored report: one run per case with the given outcomes."""
+def report(outcomes: dict[str, str | list[str]], created: str) -> dict:
+    """A small stored report: per case, one outcome or the outcomes of its repeats."""
+    runs = {name: [o] if isinstance(o, str) else o for name, o in outcomes.items()}
+    repeat = max(len(o) for o in runs.values())
     results = [
         {
             "name": name,
-            "attempt": 0,
+            "attempt": attempt,
             "status": outcome,
             "outcome": outcome,
             "xfail": None,
@@ -65,23 +67,25 @@ def report(outcomes: dict[str, str], created: str) -> dict:
                 },
             ],
         }
-        for name, outcome in outcomes.items()
+        for name, attempts in runs.items()
+        for attempt, outcome in enumerate(attempts)
     ]
-    passed = sum(o == "passed" for o in outcomes.values())
+    flat = [o for attempts in runs.values() for o in attempts]
+    passed = flat.count("passed")
     return {
         "schema": "adk-eval.report",
         "version": 1,
         "created_at": created,
         "adk_eval_version": "0.1.0",
-        "repeat": 1,
+        "repeat": repeat,
         "duration_ms": 20.0,
-        "passed": passed == len(outcomes),
-        "pass_rate": passed / len(outcomes),
+        "passed": passed == len(flat),
+        "pass_rate": passed / len(flat),
         "stopped_early": False,
         "summary": {
-            "total": len(outcomes),
+            "total": len(flat),
             "passed": passed,
-            "failed": len(outcomes) - passed,
+            "failed": len(flat) - passed,
             "errors": 0,
             "terminated": 0,
             "xfailed": 0,
@@ -94,15 +98,17 @@ def report(outcomes: dict[str, str], created: str) -> dict:
                 "name": name,
                 "description": None,
                 "xfail": None,
-                "repeat": 1,
-                "runs": 1,
-                "passes": int(outcome == "passed"),
-                "pass_rate": float(outcome == "passed"),
-                "pass_hat_k": outcome == "passed",
-                "pass_at_k": outcome == "passed",
-                "label": "stable-pass" if outcome == "passed" else "stable-fail",
+                "repeat": repeat,
+                "runs": len(attempts),
+                "passes": attempts.count("passed"),
+                "pass_rate": attempts.count("passed") / len(attempts),
+                "pass_hat_k": attempts.count("passed") == repeat,
+                "pass_at_k": "passed" in attempts,
+                "label": {repeat: "stable-pass", 0: "stable-fail"}.get(
+                    attempts.count("passed"), "flaky"
+                ),
             }
-            for name, outcome in outcomes.items()
+            for name, attempts in runs.items()
         ],
         "results": results,
     }
@@ -177,4 +183,79 @@ def test_the_pages_show_runs_a_run_and_a_regression(db, browser):
         expect(first).to_contain_text("said_hello: 1 → 0")
         shot(page, "viewer-compare")
         assert [p for p in problems if "favicon" not in p] == [], problems
+        page.close()
+
+
+@pytest.fixture
+def repeated_db(tmp_path):
+    """Three runs of two cases, the last two with repeats: `greets` becomes flaky."""
+    store = RunStore(tmp_path / "runs.db")
+    store.append(report({"greets": "passed", "waves": "passed"}, "2026-11-19T10:00"), command="a")
+    store.append(
+        report({"greets": ["passed", "passed"], "waves": ["passed", "failed"]}, "2026-11-20T10:00"),
+        command="b",
+    )
+    store.append(
+        report({"greets": ["failed", "passed"], "waves": ["passed", "passed"]}, "2026-11-21T10:00"),
+        command="c",
+    )
+    return tmp_path / "runs.db"
+
+
+def test_history_gives_pass_rate_and_pass_hat_k_per_run_and_per_case(repeated_db):
+    with serving(create_viewer_app(repeated_db, TOKEN)) as url:
+        headers = {HEADER: TOKEN}
+        runs = httpx.get(f"{url}/api/runs", headers=headers).json()
+        assert [(r["id"], r["repeat"], r["pass_rate"], r["pass_hat_k"]) for r in runs] == [
+            (3, 2, 0.75, 0.5),
+            (2, 2, 0.75, 0.5),
+            (1, 1, 1.0, 1.0),
+        ]
+        assert [(r["passed"], r["failed"]) for r in runs] == [(3, 1), (3, 1), (2, 0)]
+        greets = httpx.get(f"{url}/api/history", params={"case": "greets"}, headers=headers)
+        assert [(p["id"], p["passes"], p["runs"], p["pass_hat_k"]) for p in greets.json()] == [
+            (1, 1, 1, 1.0),
+            (2, 2, 2, 1.0),
+            (3, 1, 2, 0.0),
+        ]
+        none = httpx.get(f"{url}/api/history", params={"case": "nobody"}, headers=headers)
+        assert none.json() == []
+
+
+@pytest.mark.browser
+def test_charts_repeats_side_by_side_and_a_compared_case_side_by_side(repeated_db, browser):
+    with serving(create_viewer_app(repeated_db, TOKEN)) as url:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(f"{url}/?token={TOKEN}")
+        expect(page.locator("#run-rows tr")).to_have_count(3)
+        expect(page.locator("#chart polyline.pass_hat_k")).to_have_count(1)  # repeats: pass^k too
+        expect(page.locator("#run-rows tr").nth(0)).to_contain_text("50%")  # its pass^k
+
+        page.locator("#run-rows a", has_text="run 3").click()
+        first = page.locator("#cases tr").nth(0)
+        expect(first).to_contain_text("greets")
+        expect(first).to_contain_text("1/2 · pass^k no · flaky")
+        expect(page.locator("#case-chart circle")).to_have_count(3)  # greets in all three runs
+        page.click("#side-by-side")
+        columns = page.locator("#detail .side-by-side .column")
+        expect(columns).to_have_count(2)
+        expect(columns.nth(0)).to_contain_text("attempt 0")
+        expect(columns.nth(1)).to_contain_text("attempt 1")
+        expect(columns.nth(0).locator('[data-kind="model_text"]')).to_contain_text(HOSTILE)
+
+        page.click("#show-runs")
+        page.locator("#run-rows input").nth(0).check()  # run 3
+        page.locator("#run-rows input").nth(2).check()  # run 1
+        page.click("#compare")
+        expect(page.locator("#title")).to_have_text("run 1 → run 3")
+        page.locator("#changes tr", has_text="greets").click()
+        sides = page.locator("#compare-detail .column")
+        expect(sides).to_have_count(2)
+        expect(sides.nth(0)).to_contain_text("run 1")
+        expect(sides.nth(1)).to_contain_text("run 3")
+        expect(sides.nth(1)).to_contain_text("failed said_hello")
+        assert page.evaluate("window.__pwned") is None
+        assert errors == []
         page.close()

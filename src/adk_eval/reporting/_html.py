@@ -9,9 +9,10 @@ Upload it as a CI artifact and open it from disk.
 from __future__ import annotations
 
 import json
-from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from .._web import SHARED_FILES, static_text
 
 __all__ = ["asset", "page", "render_html_report", "write_html_report"]
 
@@ -22,8 +23,8 @@ _CSP = (
 
 
 def asset(name: str) -> str:
-    """A file of the page (``report.js``, ``report.css``)."""
-    return resources.files(__package__).joinpath("static", name).read_text(encoding="utf-8")
+    """A file of the page: shared (``page.js``, ``page.css``) or its own (``report.js``, ...)."""
+    return static_text(name) if name in SHARED_FILES else static_text(name, __package__)
 
 
 def _inline(text: str) -> str:
@@ -49,11 +50,13 @@ def page(*, head: str, body_end: str) -> str:
 <button id="show-runs">runs</button> <span id="compare-hint"></span></nav></header>
 <section id="runs" hidden><svg id="chart" width="640" height="140" role="img"
 aria-label="pass rate by run"></svg>
-<table><thead><tr><th></th><th>Run</th><th>When</th><th>Pass rate</th><th>Runs</th>
-<th>Command</th></tr></thead><tbody id="run-rows"></tbody></table>
+<table><thead><tr><th></th><th>Run</th><th>When</th><th>Pass rate</th><th>pass^k</th>
+<th>Outcomes (runs)</th><th>Time</th><th>Command</th></tr></thead><tbody id="run-rows"></tbody>
+</table>
 <button id="compare">compare the two ticked runs</button></section>
 <section id="comparison" hidden><table><thead><tr><th>Case</th><th>Change</th><th>Before</th>
 <th>After</th><th>Metrics (before → after)</th></tr></thead><tbody id="changes"></tbody></table>
+<div id="compare-detail"></div>
 </section>
 <main id="run">
 <section id="list">
@@ -68,7 +71,7 @@ aria-label="pass rate by run"></svg>
 <span id="count"></span>
 </div>
 <table><thead><tr><th>Case</th><th>#</th><th>Outcome</th><th>Turns</th><th>Time</th>
-<th>Failed metrics</th><th>Tokens</th></tr></thead><tbody id="cases"></tbody></table>
+<th>Failed metrics</th><th>Repeats</th><th>Tokens</th></tr></thead><tbody id="cases"></tbody></table>
 <div class="pager"><button id="prev">previous</button><span id="page"></span>
 <button id="next">next</button></div>
 </section>
@@ -85,11 +88,11 @@ def render_html_report(report: dict[str, Any]) -> str:
     data = json.dumps(report, ensure_ascii=False).replace("<", "\\u003c")
     head = (
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
-        f"<style>{_inline(asset('report.css'))}</style>"
+        f"<style>{_inline(asset('page.css'))}\n{_inline(asset('report.css'))}</style>"
     )
     body_end = (
         f'<script type="application/json" id="adk-eval-data">{data}</script>\n'
-        f"<script>{_inline(asset('report.js'))}</script>"
+        f"<script>{_inline(asset('page.js'))}\n{_inline(asset('report.js'))}</script>"
     )
     return page(head=head, body_end=body_end)
 

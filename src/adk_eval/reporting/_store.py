@@ -18,7 +18,7 @@ from typing import Any
 
 from .._errors import AdkEvalError
 
-__all__ = ["DEFAULT_DB_PATH", "RunInfo", "RunStore", "RunStoreError"]
+__all__ = ["DEFAULT_DB_PATH", "CasePoint", "RunInfo", "RunStore", "RunStoreError"]
 
 DEFAULT_DB_PATH = Path(".adk_eval") / "runs.db"
 SCHEMA_VERSION = 1
@@ -66,6 +66,44 @@ class RunInfo:
     total: int
     passed: int
     pass_rate: float
+    failed: int = 0
+    errors: int = 0
+    terminated: int = 0
+    repeat: int = 1
+    duration_ms: float = 0.0
+
+
+@dataclass(frozen=True)
+class CasePoint:
+    """How one case (or, summed, a suite) did in one stored run: a point of its history.
+
+    Attributes:
+        run_id: The run.
+        created_at: When it ran.
+        cases: Cases counted (1 for one case's history).
+        runs: Finished runs of those cases.
+        passes: Runs that passed.
+        reliable: Cases whose every run of the repeat passed (pass^k).
+        repeat: Runs asked per case.
+    """
+
+    run_id: int
+    created_at: str
+    cases: int
+    runs: int
+    passes: int
+    reliable: int
+    repeat: int
+
+    @property
+    def pass_rate(self) -> float:
+        """Passed runs / finished runs."""
+        return self.passes / self.runs if self.runs else 0.0
+
+    @property
+    def pass_hat_k(self) -> float:
+        """Share of the cases that passed every run (pass^k; 1.0 or 0.0 for one case)."""
+        return self.reliable / self.cases if self.cases else 0.0
 
 
 class RunStore:
@@ -186,11 +224,40 @@ class RunStore:
         """The latest runs, newest first."""
         with self._connect(create=False) as db:
             rows = db.execute(
-                "SELECT id, created_at, command, total, passed, pass_rate FROM runs "
-                "ORDER BY id DESC LIMIT ?",
+                "SELECT id, created_at, command, total, passed, pass_rate, failed, errors, "
+                "terminated, repeat, duration_ms FROM runs ORDER BY id DESC LIMIT ?",
                 (limit,),
             ).fetchall()
         return [RunInfo(*row) for row in rows]
+
+    def history(self, case: str | None = None, limit: int = 200) -> list[CasePoint]:
+        """Pass rate and pass^k of the latest `limit` runs, oldest first.
+
+        For one `case` (only the runs that hold it), or for every case of each run.
+        """
+        where, params = ("WHERE c.name = ?", (limit, case)) if case else ("", (limit,))
+        with self._connect(create=False) as db:
+            rows = db.execute(
+                "SELECT r.id, r.created_at, r.repeat, COUNT(*), SUM(c.status = 'passed') "
+                "FROM (SELECT id, created_at, repeat FROM runs ORDER BY id DESC LIMIT ?) r "
+                f"JOIN case_results c ON c.run_id = r.id {where} "
+                "GROUP BY r.id, c.name ORDER BY r.id",
+                params,
+            ).fetchall()
+        points: dict[int, CasePoint] = {}
+        for run_id, created_at, repeat, runs, passes in rows:
+            reliable = int(runs == repeat and passes == repeat)
+            seen = points.get(run_id)
+            points[run_id] = CasePoint(
+                run_id,
+                created_at,
+                (seen.cases if seen else 0) + 1,
+                (seen.runs if seen else 0) + runs,
+                (seen.passes if seen else 0) + passes,
+                (seen.reliable if seen else 0) + reliable,
+                repeat,
+            )
+        return list(points.values())
 
     def load(self, run_id: int) -> dict[str, Any]:
         """The report of one run."""

@@ -3,9 +3,11 @@
 The same page as the HTML report (`_html.page`, ``report.js``), fed by a small
 JSON API over the runs database instead of inline data:
 
-* ``GET /api/runs`` lists the stored runs, newest first, with their pass rates
-  (the page draws the pass-rate chart from it);
+* ``GET /api/runs`` lists the stored runs, newest first, with their counts,
+  pass rate and pass^k (the page draws the suite's chart from it);
 * ``GET /api/runs/{id}`` is one run's JSON report;
+* ``GET /api/history?case=NAME`` is one case's pass rate and pass^k in each
+  stored run that holds it, oldest first (the case view's chart);
 * ``GET /api/compare?a=ID&b=ID`` compares two runs (default: the last two),
   regressions first.
 
@@ -23,15 +25,15 @@ from fastapi import FastAPI
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from .._errors import AdkEvalError
-from .._web import Access, guard, page_with_token, serve
+from .._web import Access, guard, page_with_token, serve, static_file
 from ._compare import compare_reports
-from ._html import asset, page
+from ._html import page
 from ._store import RunStore
 
 __all__ = ["HEADER", "create_viewer_app", "run_viewer"]
 
 HEADER = "X-Viewer-Token"
-_STATIC = {"report.js": "text/javascript", "report.css": "text/css"}
+_STATIC = ("report.js", "report.css")
 _ORDER = {"regression": 0, "added": 1, "removed": 2, "improvement": 3, "unchanged": 4}
 
 
@@ -48,7 +50,9 @@ def create_viewer_app(db: Path, token: str, *, bound_host: str = "127.0.0.1") ->
     @app.get("/", response_class=HTMLResponse)
     async def index() -> HTMLResponse:
         head = (
+            '<link rel="stylesheet" href="static/page.css">\n'
             '<link rel="stylesheet" href="static/report.css">\n'
+            '<script src="static/page.js" defer></script>\n'
             '<script src="static/report.js" defer></script>'
         )
         text = page_with_token(page(head=head, body_end=""), "viewer-token", token)
@@ -56,12 +60,15 @@ def create_viewer_app(db: Path, token: str, *, bound_host: str = "127.0.0.1") ->
 
     @app.get("/static/{name}")
     async def static(name: str) -> Response:
-        if name not in _STATIC:
+        response = static_file(name, __package__, _STATIC)
+        if response is None:
             return JSONResponse({"error": f"no static file {name}"}, status_code=404)
-        return Response(asset(name), media_type=_STATIC[name])
+        return response
 
     @app.get("/api/runs")
     async def runs(limit: int = 200) -> list[dict[str, Any]]:
+        limit = max(1, min(limit, 10_000))
+        reliable = {point.run_id: point.pass_hat_k for point in store.history(None, limit)}
         return [
             {
                 "id": run.id,
@@ -69,9 +76,30 @@ def create_viewer_app(db: Path, token: str, *, bound_host: str = "127.0.0.1") ->
                 "command": run.command,
                 "total": run.total,
                 "passed": run.passed,
+                "failed": run.failed,
+                "errors": run.errors,
+                "terminated": run.terminated,
+                "repeat": run.repeat,
+                "duration_ms": run.duration_ms,
                 "pass_rate": run.pass_rate,
+                "pass_hat_k": reliable.get(run.id, 0.0),
             }
-            for run in store.runs(max(1, min(limit, 10_000)))
+            for run in store.runs(limit)
+        ]
+
+    @app.get("/api/history")
+    async def history(case: str, limit: int = 200) -> list[dict[str, Any]]:
+        return [
+            {
+                "id": point.run_id,
+                "created_at": point.created_at,
+                "runs": point.runs,
+                "passes": point.passes,
+                "repeat": point.repeat,
+                "pass_rate": point.pass_rate,
+                "pass_hat_k": point.pass_hat_k,
+            }
+            for point in store.history(case, max(1, min(limit, 10_000)))
         ]
 
     @app.get("/api/runs/{run_id}")

@@ -27,14 +27,13 @@ import json
 import math
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from importlib import resources
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 
-from .._web import Access, guard, page_with_token, serve
+from .._web import Access, guard, page_with_token, serve, static_file, static_text
 from ._engine import StudioEngine
 from ._errors import StudioError
 from ._kinds import Role, tool_user_role
@@ -52,7 +51,7 @@ __all__ = [
 
 HEADER = "X-Studio-Token"
 COOKIE = "adk_eval_studio"
-_STATIC = {"studio.js": "text/javascript", "studio.css": "text/css"}
+_STATIC = ("studio.js", "studio.css")
 MAX_BODY_BYTES = 1024 * 1024
 """The largest request body the studio reads (1 MiB)."""
 MAX_JSON_DEPTH = 64
@@ -143,10 +142,6 @@ def _parse_json(raw: bytes) -> Any:
     return data
 
 
-def _static(name: str) -> str:
-    return resources.files(__package__).joinpath("static", name).read_text(encoding="utf-8")
-
-
 def create_app(engine: StudioEngine, token: str, *, bound_host: str = "127.0.0.1") -> FastAPI:
     """The studio app; `engine` is started and stopped with it.
 
@@ -208,16 +203,15 @@ def create_app(engine: StudioEngine, token: str, *, bound_host: str = "127.0.0.1
 
     @app.get("/", response_class=HTMLResponse)
     async def page() -> HTMLResponse:
-        text = page_with_token(_static("index.html"), "studio-token", token)
+        text = page_with_token(static_text("index.html", __package__), "studio-token", token)
         return HTMLResponse(text, headers={"Cache-Control": "no-store"})
 
     @app.get("/static/{name}")
     async def static(name: str) -> Response:
-        if name not in _STATIC:
+        response = static_file(name, __package__, _STATIC)
+        if response is None:
             raise StudioError(f"no static file {name}", 404)
-        return Response(
-            _static(name), media_type=_STATIC[name], headers={"Cache-Control": "no-store"}
-        )
+        return response
 
     @app.get("/api/targets")
     async def targets() -> list[dict[str, Any]]:

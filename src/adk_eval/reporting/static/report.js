@@ -1,27 +1,20 @@
-// The self-contained HTML report of one run: every value is drawn as text, never as HTML.
+// The run pages: the self-contained HTML report (data inline) and `adk-eval view`
+// (stored runs through its JSON API). Drawing helpers are page.js's, shared with
+// the studio: every value is drawn as text, never as HTML.
 "use strict";
 (function () {
+  const { el, pretty, block, mark, entry, diffLines } = AdkEvalPage;
   const inline = document.getElementById("adk-eval-data");
+  const viewer = !inline;
   let data = null;
   const PAGE = 100;
   const RANK = { error: 0, failed: 1, xpassed: 2, terminated: 3, xfailed: 4, passed: 5 };
+  const SOURCES = { mock: "mock", real: "real tool", user_agent: "answered by a user agent" };
   let page = 0;
   let selected = null;
 
-  function el(tag, attrs, ...children) {
-    const node = document.createElement(tag);
-    for (const [key, value] of Object.entries(attrs || {})) {
-      if (key === "className") node.className = value;
-      else if (key === "indent") node.style.marginLeft = `${value * 24}px`;  // CSSOM: allowed by a strict CSP
-      else node.setAttribute(key, value);
-    }
-    for (const child of children) {
-      if (child === null || child === undefined) continue;
-      node.append(child instanceof Node ? child : String(child));
-    }
-    return node;
-  }
   const json = (value) => JSON.stringify(value, null, 2);
+  const percent = (rate) => `${Math.round(rate * 100)}%`;
   const failedMetrics = (run) =>
     Object.entries(run.metrics).filter(([, m]) => m.applicable !== false && !m.passed).map(([n]) => n);
 
@@ -30,7 +23,7 @@
     const parts = ["passed", "failed", "errors", "terminated", "xfailed", "xpassed", "not_run"]
       .filter((k) => s[k]).map((k) => `${s[k]} ${k.replace("_", " ")}`);
     document.getElementById("title").textContent =
-      `${s.total} runs: ${parts.join(", ") || "none"} (pass rate ${Math.round(data.pass_rate * 100)}%)`;
+      `${s.total} runs: ${parts.join(", ") || "none"} (pass rate ${percent(data.pass_rate)})`;
     document.getElementById("meta").textContent =
       `adk-eval ${data.adk_eval_version}, ${data.created_at}, ${data.repeat} run(s) per case, ` +
       `${(data.duration_ms / 1000).toFixed(1)} s`;
@@ -46,6 +39,13 @@
       .sort((a, b) => RANK[a.run.outcome] - RANK[b.run.outcome] || a.index - b.index);
   }
 
+  function caseLabel(name) {
+    const stats = (data.cases || []).find((c) => c.name === name);
+    if (!stats || stats.repeat < 2) return "";
+    return `${stats.passes}/${stats.runs} · pass^k ${stats.pass_hat_k ? "yes" : "no"} · ${stats.label}`;
+  }
+
+  // One page of the case table: only PAGE rows are ever in the document.
   function table() {
     const rows = visible();
     const pages = Math.max(1, Math.ceil(rows.length / PAGE));
@@ -57,7 +57,8 @@
         el("td", {}, run.name), el("td", {}, run.attempt),
         el("td", { className: `outcome ${run.outcome}` }, run.outcome),
         el("td", {}, run.turns), el("td", {}, `${(run.duration_ms / 1000).toFixed(2)} s`),
-        el("td", {}, failedMetrics(run).join(", ")), el("td", {}, run.token_usage.total_tokens));
+        el("td", {}, failedMetrics(run).join(", ")), el("td", {}, caseLabel(run.name)),
+        el("td", {}, run.token_usage.total_tokens));
       tr.addEventListener("click", () => { selected = index; table(); detail(run); });
       body.append(tr);
     }
@@ -65,59 +66,104 @@
     document.getElementById("page").textContent = `page ${page + 1} of ${pages}`;
   }
 
-  function entry(item) {
-    const indent = { indent: item.path.length };
-    const inside = item.path.length ? el("span", { className: "mark" }, `inside ${item.path.join(" > ")}`) : null;
-    if (item.kind === "message") {
-      return el("div", { className: `entry ${item.role}`, ...indent },
-        el("span", { className: "who" }, `${item.role === "user" ? "user" : item.author}: `), item.text, inside);
+  // {session: {k: v}, user: {...}, app: {...}} as ADK's flat keys (k, user:k, app:k).
+  function flatState(scoped) {
+    const flat = {};
+    for (const [scope, values] of Object.entries(scoped || {})) {
+      for (const [key, value] of Object.entries(values || {})) {
+        flat[scope === "session" ? key : `${scope}:${key}`] = value;
+      }
     }
-    if (item.kind === "tool_call") {
-      const how = item.long_running ? el("span", { className: "mark" }, "answered by a user agent") : null;
-      return el("div", { className: "entry tool_call", ...indent },
-        el("span", { className: "who" }, `${item.author} `), `calls ${item.name}`, how, inside,
-        el("div", {}, `args: ${json(item.args)}`),
-        el("div", {}, item.response === null ? "(no response)" : `result: ${json(item.response)}`));
+    return flat;
+  }
+
+  // The conversation as entries; state changes show what they changed (before → after).
+  function conversation(run) {
+    const items = run.conversation || [];
+    if (!items.length) return [block(run.transcript)];
+    const state = flatState(run.initial_state);
+    return items.map((item) => {
+      const inside = item.path.length ? [mark(`inside ${item.path.join(" > ")}`, "nested")] : [];
+      const indent = item.path.length;
+      if (item.kind === "message") {
+        return entry(item.role === "user" ? "user" : "model_text",
+          item.role === "user" ? `user (${item.author})` : item.author,
+          { marks: inside, indent, content: [block(item.text)] });
+      }
+      if (item.kind === "tool_call") {
+        const source = item.answered_by || (item.long_running ? "user_agent" : null);
+        const marks = source ? [mark(SOURCES[source] || source, source), ...inside] : inside;
+        return entry("tool_call", `${item.author} calls ${item.name}`, {
+          marks, indent,
+          content: [block(`args: ${json(item.args)}`),
+            block(item.response === null ? "(no response)" : `result: ${json(item.response)}`)],
+        });
+      }
+      if (item.kind === "tool_response") {
+        return entry("tool_result", `${item.author} answers ${item.name}`,
+          { marks: inside, indent, content: [block(item.response)] });
+      }
+      if (item.kind === "state_change") {
+        const lines = diffLines(state, item.delta);
+        Object.assign(state, item.delta);
+        return entry("state_change", item.source ? `state change by ${item.source}` : "state change",
+          { marks: inside, indent, content: [block(lines.join("\n"))] });
+      }
+      return entry("error", `error ${item.code}`, { marks: inside, indent, content: [block(item.message || "")] });
+    });
+  }
+
+  function metricsOf(run) {
+    const nodes = [];
+    for (const [name, m] of Object.entries(run.metrics)) {
+      const verdict = m.applicable === false ? "n/a" : m.passed ? "passed" : "failed";
+      nodes.push(el("div", { className: "metric" }, el("span", { className: `outcome ${verdict}` }, verdict), ` ${name}`,
+        m.score === null ? "" : ` (score ${m.score})`, m.error ? ` error: ${m.error}` : ""));
+      for (const line of m.evidence) nodes.push(el("div", { className: "evidence" }, line));
     }
-    if (item.kind === "tool_response") {
-      return el("div", { className: "entry tool_response", ...indent },
-        el("span", { className: "who" }, `${item.author} `), `answers ${item.name}: ${json(item.response)}`, inside);
-    }
-    if (item.kind === "state_change") {
-      return el("div", { className: "entry state_change", ...indent },
-        el("span", { className: "who" }, item.source ? `state change by ${item.source}: ` : "state change: "),
-        json(item.delta), inside);
-    }
-    return el("div", { className: "entry error", ...indent },
-      el("span", { className: "who" }, `error ${item.code}: `), item.message || "", inside);
+    return nodes;
   }
 
   function detail(run) {
     const box = document.getElementById("detail");
     box.replaceChildren(
       el("h2", {}, `${run.name} (attempt ${run.attempt}) `, el("span", { className: `outcome ${run.outcome}` }, run.outcome)));
-    const repeats = data.results.filter((r) => r.name === run.name && r !== run);
-    if (repeats.length) {
-      box.append(el("div", {}, "other runs: ",
-        ...repeats.map((r) => el("span", { className: `mark ${r.outcome}` }, `#${r.attempt} ${r.outcome}`))));
+    const repeats = data.results.filter((r) => r.name === run.name);
+    if (repeats.length > 1) {
+      const sideBySide = el("button", { type: "button", id: "side-by-side" }, "repeats side by side");
+      sideBySide.addEventListener("click", () => showSideBySide(`${run.name}: every run`, repeats.map((r) => [`attempt ${r.attempt}`, r])));
+      box.append(el("div", {}, "runs: ",
+        ...repeats.map((r) => mark(`#${r.attempt} ${r.outcome}`, r.outcome)), " ", sideBySide));
     }
-    if (run.error) box.append(el("div", { className: "entry error" }, `${run.error.phase} error, ${run.error.type}: ${run.error.message}`));
+    if (viewer) {
+      const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+      for (const [key, value] of Object.entries({ id: "case-chart", width: 640, height: 110, role: "img", "aria-label": "this case over the stored runs" })) {
+        svg.setAttribute(key, value);
+      }
+      box.append(el("h2", {}, "This case over the stored runs"), svg);
+      api(`api/history?case=${encodeURIComponent(run.name)}`).then((points) => chart(svg, points)).catch(report);
+    }
+    if (run.error) box.append(entry("error", `${run.error.phase} error`, { content: [block(`${run.error.type}: ${run.error.message}`)] }));
     if (run.termination) box.append(el("div", {}, `stopped by ${run.termination.kind} (limit ${json(run.termination.limit)})`));
-    box.append(el("h2", {}, "Metrics"));
-    for (const [name, m] of Object.entries(run.metrics)) {
-      const verdict = m.applicable === false ? "n/a" : m.passed ? "passed" : "failed";
-      box.append(el("div", { className: "metric" }, el("span", { className: `outcome ${verdict}` }, verdict), ` ${name}`,
-        m.score === null ? "" : ` (score ${m.score})`, m.error ? ` error: ${m.error}` : ""));
-      for (const line of m.evidence) box.append(el("div", { className: "evidence" }, line));
-    }
-    box.append(el("h2", {}, "Conversation"));
-    const conversation = run.conversation || [];
-    if (!conversation.length) box.append(el("pre", {}, run.transcript));
-    for (const item of conversation) box.append(entry(item));
-    box.append(el("h2", {}, "Final state"), el("pre", {}, json(run.final_state)));
+    box.append(el("h2", {}, "Metrics"), ...metricsOf(run));
+    box.append(el("h2", {}, "Conversation"), ...conversation(run));
+    box.append(el("h2", {}, "Final state"), block(json(run.final_state)));
     const t = run.token_usage, u = run.user_agent_token_usage;
     box.append(el("h2", {}, "Tokens"),
       el("div", {}, `system: ${t.input_tokens} in, ${t.output_tokens} out; user agents: ${u.input_tokens} in, ${u.output_tokens} out`));
+  }
+
+  // Conversations in columns: [label, run] pairs (a run may be missing: "not in this run").
+  function showSideBySide(title, columns) {
+    const box = document.getElementById(viewer && !document.getElementById("comparison").hidden ? "compare-detail" : "detail");
+    const back = el("button", { type: "button" }, "back");
+    back.addEventListener("click", () => {
+      if (box.id === "detail") { const run = data.results[selected]; if (run) detail(run); } else box.replaceChildren();
+    });
+    box.replaceChildren(el("h2", {}, title, " ", back), el("div", { className: "side-by-side" },
+      ...columns.map(([label, run]) => el("div", { className: "column" },
+        el("h3", {}, `${label}: `, run ? el("span", { className: `outcome ${run.outcome}` }, run.outcome) : "not in this run"),
+        ...(run ? [...metricsOf(run), ...conversation(run)] : [])))));
   }
 
   function showRun(report) {
@@ -151,31 +197,49 @@
     return body;
   }
 
-  function chart(runs) {
-    const svg = document.getElementById("chart");
+  const reports = new Map();  // run id -> its report, fetched once
+  async function runReport(id) {
+    if (!reports.has(id)) reports.set(id, await api(`api/runs/${id}`));
+    return reports.get(id);
+  }
+
+  // Pass rate (solid) and, where runs were repeated, pass^k (dashed) over `points`, oldest first.
+  function chart(svg, points) {
     const ns = "http://www.w3.org/2000/svg";
     svg.replaceChildren();
-    const ordered = runs.slice().reverse();  // oldest first
-    const width = 640, height = 140, pad = 20;
-    const step = ordered.length > 1 ? (width - 2 * pad) / (ordered.length - 1) : 0;
-    const points = ordered.map((run, i) => [pad + i * step, height - pad - run.pass_rate * (height - 2 * pad)]);
-    const line = document.createElementNS(ns, "polyline");
-    line.setAttribute("points", points.map((p) => p.join(",")).join(" "));
-    line.setAttribute("fill", "none");
-    line.setAttribute("stroke", "#2f6fde");
-    line.setAttribute("stroke-width", "2");
-    svg.append(line);
-    ordered.forEach((run, i) => {
+    const width = Number(svg.getAttribute("width")), height = Number(svg.getAttribute("height")), pad = 16;
+    const step = points.length > 1 ? (width - 2 * pad) / (points.length - 1) : 0;
+    const x = (i) => pad + i * step, y = (rate) => height - pad - rate * (height - 2 * pad);
+    const repeated = points.some((p) => p.repeat > 1);
+    const series = [["pass_rate", "#2f6fde", null]];
+    if (repeated) series.push(["pass_hat_k", "#7a3ede", "5 4"]);
+    for (const [key, colour, dash] of series) {
+      const line = document.createElementNS(ns, "polyline");
+      line.setAttribute("points", points.map((p, i) => `${x(i)},${y(p[key])}`).join(" "));
+      line.setAttribute("fill", "none");
+      line.setAttribute("stroke", colour);
+      line.setAttribute("stroke-width", "2");
+      line.setAttribute("class", `series ${key}`);
+      if (dash) line.setAttribute("stroke-dasharray", dash);
+      svg.append(line);
+    }
+    points.forEach((point, i) => {
       const dot = document.createElementNS(ns, "circle");
-      dot.setAttribute("cx", points[i][0]);
-      dot.setAttribute("cy", points[i][1]);
+      dot.setAttribute("cx", x(i));
+      dot.setAttribute("cy", y(point.pass_rate));
       dot.setAttribute("r", "4");
-      dot.setAttribute("fill", run.pass_rate === 1 ? "#18794e" : "#c4302b");
+      dot.setAttribute("fill", point.pass_rate === 1 ? "#18794e" : "#c4302b");
       const title = document.createElementNS(ns, "title");
-      title.textContent = `run ${run.id}: ${Math.round(run.pass_rate * 100)}%`;
+      title.textContent = `run ${point.id}: ${percent(point.pass_rate)}` + (repeated ? `, pass^k ${percent(point.pass_hat_k)}` : "");
       dot.append(title);
       svg.append(dot);
     });
+    const legend = document.createElementNS(ns, "text");
+    legend.setAttribute("x", pad);
+    legend.setAttribute("y", 12);
+    legend.setAttribute("font-size", "11");
+    legend.textContent = repeated ? "pass rate (solid), pass^k (dashed)" : "pass rate";
+    svg.append(legend);
   }
 
   async function showRuns() {
@@ -183,36 +247,49 @@
     show("runs");
     document.getElementById("title").textContent = `${runs.length} stored runs`;
     document.getElementById("meta").textContent = "newest first; tick two runs to compare them";
-    chart(runs);
+    chart(document.getElementById("chart"), runs.slice().reverse());
     const body = document.getElementById("run-rows");
     body.replaceChildren();
     for (const run of runs) {
       const tick = el("input", { type: "checkbox", "data-run": run.id });
       const link = el("a", { href: "#" }, `run ${run.id}`);
-      link.addEventListener("click", async (event) => { event.preventDefault(); showRun(await api(`api/runs/${run.id}`)); });
+      link.addEventListener("click", async (event) => { event.preventDefault(); showRun(await runReport(run.id)); });
+      const counts = [["passed", run.passed], ["failed", run.failed], ["errors", run.errors], ["terminated", run.terminated]]
+        .filter(([, n]) => n).map(([k, n]) => `${n} ${k}`).join(", ");
       body.append(el("tr", { className: "stored-run" }, el("td", {}, tick), el("td", {}, link),
-        el("td", {}, run.created_at), el("td", {}, `${Math.round(run.pass_rate * 100)}%`),
-        el("td", {}, `${run.passed}/${run.total}`), el("td", {}, run.command)));
+        el("td", {}, run.created_at), el("td", {}, percent(run.pass_rate)),
+        el("td", {}, run.repeat > 1 ? percent(run.pass_hat_k) : "-"),
+        el("td", {}, `${counts || "none"} (${run.total})`), el("td", {}, `${(run.duration_ms / 1000).toFixed(1)} s`),
+        el("td", {}, run.command)));
     }
   }
 
   async function showComparison() {
-    const ticked = [...document.querySelectorAll("#run-rows input:checked")].map((box) => box.dataset.run);
+    const ticked = [...document.querySelectorAll("#run-rows input:checked")].map((box) => Number(box.dataset.run));
     const query = ticked.length === 2 ? `?a=${Math.min(...ticked)}&b=${Math.max(...ticked)}` : "";
     const result = await api(`api/compare${query}`);
     show("comparison");
+    document.getElementById("compare-detail").replaceChildren();
     document.getElementById("title").textContent = `run ${result.a} → run ${result.b}`;
     const counts = {};
     for (const change of result.changes) counts[change.kind] = (counts[change.kind] || 0) + 1;
     document.getElementById("meta").textContent =
-      Object.entries(counts).map(([kind, n]) => `${n} ${kind}`).join(", ") || "no cases";
+      (Object.entries(counts).map(([kind, n]) => `${n} ${kind}`).join(", ") || "no cases") +
+      "; click a case to see its two conversations side by side";
     const body = document.getElementById("changes");
     body.replaceChildren();
     for (const change of result.changes) {
       const deltas = Object.entries(change.metric_deltas).map(([name, [a, b]]) => `${name}: ${a} → ${b}`).join("; ");
-      body.append(el("tr", { className: `change ${change.kind}` }, el("td", {}, change.name),
+      const row = el("tr", { className: `change ${change.kind}` }, el("td", {}, change.name),
         el("td", { className: `outcome ${change.kind === "regression" ? "failed" : change.kind === "improvement" ? "passed" : ""}` }, change.kind),
-        el("td", {}, change.before ?? "-"), el("td", {}, change.after ?? "-"), el("td", {}, deltas)));
+        el("td", {}, change.before ?? "-"), el("td", {}, change.after ?? "-"), el("td", {}, deltas));
+      row.addEventListener("click", async () => {
+        const [before, after] = await Promise.all([runReport(result.a), runReport(result.b)]);
+        const first = (report) => report.results.find((r) => r.name === change.name) || null;
+        showSideBySide(`${change.name}: run ${result.a} and run ${result.b}`,
+          [[`run ${result.a}`, first(before)], [`run ${result.b}`, first(after)]]);
+      });
+      body.append(row);
     }
   }
 

@@ -6,28 +6,12 @@ const TOKEN =
   new URLSearchParams(location.search).get("token") ||
   document.querySelector('meta[name="studio-token"]')?.content ||
   "";
-const TRUNCATE = 2000;
+const { el, pretty, block, entry } = AdkEvalPage;  // page.js, shared with `adk-eval view`
 // Action panels are kept per pending request, so live updates never wipe what the person typed.
 // changedAt: the latest change version the event stream reported, per session.
 const state = { sessionId: null, version: 0, view: null, timers: [], actions: new Map(), changedAt: new Map() };
 
 // -- helpers ---------------------------------------------------------------------
-
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (value === undefined || value === null || value === false) continue;
-    if (key === "text") node.textContent = value;
-    else if (key === "on") for (const [event, fn] of Object.entries(value)) node.addEventListener(event, fn);
-    else if (key === "dataset") Object.assign(node.dataset, value);
-    else node.setAttribute(key, value === true ? "" : value);
-  }
-  for (const child of children.flat()) {
-    if (child === null || child === undefined) continue;
-    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  }
-  return node;
-}
 
 async function api(path, options = {}) {
   const response = await fetch(path, {
@@ -42,19 +26,6 @@ async function api(path, options = {}) {
     throw error;
   }
   return data;
-}
-
-function pretty(value) {
-  return typeof value === "string" ? value : JSON.stringify(value, null, 2);
-}
-
-function block(text, cls = "") {
-  const full = pretty(text);
-  const pre = el("pre", { class: cls, text: full.length > TRUNCATE ? full.slice(0, TRUNCATE) + "…" : full });
-  if (full.length <= TRUNCATE) return pre;
-  const more = el("button", { type: "button", class: "more", text: `Show all (${full.length} characters)` });
-  more.addEventListener("click", () => { pre.textContent = full; more.remove(); });
-  return el("div", {}, pre, more);
 }
 
 function problemsList(problems) {
@@ -300,18 +271,17 @@ async function openSession(id) {
   await refreshSessions();
 }
 
-function entryNode(entry) {
+function entryNode(item) {
   const kinds = {
-    user: "User", model_text: `Model (${entry.author})`, final: `Final response (${entry.author})`,
+    user: "User", model_text: `Model (${item.author})`, final: `Final response (${item.author})`,
     tool_call: "Tool call", tool_result: "Tool output", tool_error: "Tool error", error: "Error",
   };
-  const node = el("div", { class: `entry entry-${entry.kind}`, dataset: { kind: entry.kind } }, el("div", { class: "label", text: kinds[entry.kind] || entry.kind }));
-  if (entry.kind === "tool_call") node.append(block(`${entry.name}(${JSON.stringify(entry.args)})${entry.long_running ? "  [long-running]" : ""}`));
-  else if (entry.kind === "tool_result") node.append(block(`${entry.name} → ${pretty(entry.response)}`));
-  else if (entry.kind === "tool_error") node.append(block(`${entry.name} raised ${entry.error_type}: ${entry.message}`));
-  else if (entry.kind === "error") node.append(block(`${entry.code}: ${entry.message}`));
-  else node.append(block(entry.text));
-  return node;
+  let text = item.text;
+  if (item.kind === "tool_call") text = `${item.name}(${JSON.stringify(item.args)})${item.long_running ? "  [long-running]" : ""}`;
+  else if (item.kind === "tool_result") text = `${item.name} → ${pretty(item.response)}`;
+  else if (item.kind === "tool_error") text = `${item.name} raised ${item.error_type}: ${item.message}`;
+  else if (item.kind === "error") text = `${item.code}: ${item.message}`;
+  return entry(item.kind, kinds[item.kind] || item.kind, { content: [block(text)] });
 }
 
 function runningNode(sessionId, tool) {
@@ -499,7 +469,7 @@ async function renderOnce() {
   }
   nodes.push(el("h3", { text: "Conversation" }), el("div", { class: "history" },
     view.entries.map(entryNode), view.running_tools.map((t) => runningNode(view.id, t))));
-  if (view.error) nodes.push(el("div", { class: "entry entry-error" }, el("div", { class: "label", text: "Error" }), block(view.error)));
+  if (view.error) nodes.push(entry("error", "Error", { content: [block(view.error)] }));
   const live = new Set(view.pending.map((request) => request.id));
   for (const id of [...state.actions.keys()]) if (!live.has(id)) state.actions.delete(id);
   for (const request of view.pending) {
