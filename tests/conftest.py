@@ -152,3 +152,11 @@ def default_sigint() -> None:
     Ctrl-C must give it back the default.
     """
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def shot(page, name: str) -> None:
+    """With ADK_EVAL_SCREENSHOTS=docs/images, saves the page there (the docs' screenshots)."""
+    folder = os.environ.get("ADK_EVAL_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)

@@ -154,15 +154,24 @@ class EvalTrace:
     tool_sources: Mapping[str, str] = field(default_factory=dict)
 
     def source_of(self, call: ToolCall) -> str:
-        """What answered `call`: ``"mock"``, ``"user_agent"`` or ``"real"``.
+        """What answered `call`: ``"mock"``, ``"user_agent"``, ``"agent_tool"`` or ``"real"``.
 
-        ``user_agent`` is a long-running call the harness paused for; ``real``
-        means the tool itself ran (or no answer came).
+        ``user_agent`` is a long-running call the harness paused for;
+        ``agent_tool`` an `AgentTool` whose agent ran (its events are in
+        `nested_events`); ``real`` means the tool itself ran (or no answer came).
         """
         recorded = self.tool_sources.get(call.call_id or "")
         if recorded is not None:
             return recorded
-        return "user_agent" if call.long_running else "real"
+        if call.long_running:
+            return "user_agent"
+        if call.call_id and call.call_id in self._agent_tool_calls:
+            return "agent_tool"
+        return "real"
+
+    @cached_property
+    def _agent_tool_calls(self) -> frozenset[str]:
+        return frozenset(i for nested in self.nested_events for i in nested.call_ids)
 
     @classmethod
     def from_session(

@@ -17,6 +17,8 @@ from adk_eval.reporting import suite_report
 from adk_eval.reporting._html import render_html_report, write_html_report
 from adk_eval.testing import ScriptedLlm, tool_call
 
+from ..conftest import shot
+
 HOSTILE = "</script><script>window.__pwned = 1</script><b>bold</b>"
 
 
@@ -146,9 +148,11 @@ def test_the_page_opens_from_disk_with_no_network_and_shows_the_evidence(report,
     assert look_up_call.locator(".mark.mock").inner_text() == "mock"  # mocked, inside its AgentTool
     assert look_up_call.locator(".mark.nested").inner_text() == "inside researcher"
     assert "answered by a user agent" in calls.filter(has_text="ask_manager").inner_text()
+    assert calls.filter(has_text="calls researcher").locator(".mark").inner_text() == "agent tool"
     # the state change as a diff against the state before it
     change = detail.locator('[data-kind="state_change"]')
     assert 'stage: "draft" → "published"' in change.inner_text()
+    shot(page, "report-case")
     assert HOSTILE in text  # drawn as text
     assert page.evaluate("window.__pwned") is None
     assert page.locator("#detail b").count() == 0
@@ -158,4 +162,67 @@ def test_the_page_opens_from_disk_with_no_network_and_shows_the_evidence(report,
     assert rows.count() == 1
     assert [url for url in requests if not url.startswith("file://")] == []
     assert problems == []
+    page.close()
+
+
+@pytest.mark.browser
+def test_a_thousand_cases_five_times_and_a_200_turn_conversation_stay_usable(browser, tmp_path):
+    from .test_viewer import report as stored_report
+
+    outcomes = ["passed", "passed", "failed", "passed", "passed"]
+    big = stored_report(
+        {f"case{i:04}": outcomes[i % 5 :] + outcomes[: i % 5] for i in range(1000)},
+        "2026-11-22T10:00",
+    )
+    long_talk = []
+    for turn in range(200):
+        long_talk += [
+            {
+                "kind": "message",
+                "role": "user",
+                "text": f"question {turn}",
+                "author": "user",
+                "path": [],
+            },
+            {
+                "kind": "tool_call",
+                "name": "look_up",
+                "args": {"turn": turn},
+                "response": {"n": turn},
+                "long_running": False,
+                "answered_by": "mock",
+                "author": "agent",
+                "path": [],
+            },
+            {
+                "kind": "message",
+                "role": "agent",
+                "text": f"answer {turn}",
+                "author": "agent",
+                "path": [],
+            },
+        ]
+    (chatty,) = [r for r in big["results"] if r["name"] == "case0999" and r["attempt"] == 0]
+    chatty.update(conversation=long_talk, turns=200, outcome="error", status="error")
+    path = tmp_path / "big.html"
+    write_html_report(big, path)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(path.as_uri())
+    rows = page.locator("#cases tr")
+    assert page.locator("#count").inner_text() == "5000 of 5000 runs"
+    assert rows.count() == 100  # one page in the document, not 5,000 rows
+    assert page.locator("#page").inner_text() == "page 1 of 50"
+    # the 200-turn case errored, so it sorts first and opens: every entry is drawn
+    assert rows.nth(0).inner_text().startswith("case0999")
+    assert page.locator("#detail .entry").count() == 600
+    assert "answer 199" in page.locator("#detail").inner_text()
+    page.click("#next")
+    assert page.locator("#page").inner_text() == "page 2 of 50"
+    page.select_option("#status", "failed")
+    assert page.locator("#count").inner_text() == "1000 of 5000 runs"
+    page.fill("#search", "case0042")
+    assert rows.count() == 1
+    assert errors == []
     page.close()

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import httpx
 import pytest
 from playwright.sync_api import expect
@@ -12,18 +9,10 @@ from playwright.sync_api import expect
 from adk_eval.reporting._store import RunStore
 from adk_eval.reporting._viewer import HEADER, create_viewer_app
 
-from ..conftest import serving
+from ..conftest import serving, shot
 from .test_html import HOSTILE
 
 TOKEN = "viewer-token-0123456789"
-SHOTS = os.environ.get("ADK_EVAL_SCREENSHOTS")
-
-
-def shot(page, name: str) -> None:
-    """With ADK_EVAL_SCREENSHOTS=docs/images, saves the screen there (for the docs)."""
-    if SHOTS:
-        Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
 
 
 def report(outcomes: dict[str, str | list[str]], created: str) -> dict:
@@ -62,6 +51,13 @@ def report(outcomes: dict[str, str | list[str]], created: str) -> dict:
                     "kind": "message",
                     "role": "agent",
                     "text": HOSTILE,
+                    "author": "greeter",
+                    "path": [],
+                },
+                {  # no initial_state in the record, as in reports stored before it was kept
+                    "kind": "state_change",
+                    "delta": {"greeted": True},
+                    "source": None,
                     "author": "greeter",
                     "path": [],
                 },
@@ -161,13 +157,13 @@ def test_the_pages_show_runs_a_run_and_a_regression(db, browser):
         expect(page.locator("#title")).to_have_text("2 stored runs")
         expect(page.locator("#run-rows tr")).to_have_count(2)
         expect(page.locator("#chart circle")).to_have_count(2)
-        shot(page, "viewer-runs")
 
         page.locator("#run-rows a", has_text="run 2").click()
         expect(page.locator("#title")).to_have_text("2 runs: 1 passed, 1 failed (pass rate 50%)")
         detail = page.locator("#detail")
         expect(detail).to_contain_text("greets said")  # the failing case's evidence, open first
         expect(detail).to_contain_text(HOSTILE)
+        expect(detail.locator('[data-kind="state_change"]')).to_contain_text("greeted = true")
         assert page.evaluate("window.__pwned") is None
         shot(page, "viewer-case")
 
@@ -232,6 +228,7 @@ def test_charts_repeats_side_by_side_and_a_compared_case_side_by_side(repeated_d
         expect(page.locator("#run-rows tr")).to_have_count(3)
         expect(page.locator("#chart polyline.pass_hat_k")).to_have_count(1)  # repeats: pass^k too
         expect(page.locator("#run-rows tr").nth(0)).to_contain_text("50%")  # its pass^k
+        shot(page, "viewer-runs")
 
         page.locator("#run-rows a", has_text="run 3").click()
         first = page.locator("#cases tr").nth(0)
@@ -250,12 +247,14 @@ def test_charts_repeats_side_by_side_and_a_compared_case_side_by_side(repeated_d
         page.locator("#run-rows input").nth(2).check()  # run 1
         page.click("#compare")
         expect(page.locator("#title")).to_have_text("run 1 → run 3")
+        expect(page.locator("#run")).to_be_hidden()  # one view at a time
         page.locator("#changes tr", has_text="greets").click()
         sides = page.locator("#compare-detail .column")
         expect(sides).to_have_count(2)
         expect(sides.nth(0)).to_contain_text("run 1")
         expect(sides.nth(1)).to_contain_text("run 3")
         expect(sides.nth(1)).to_contain_text("failed said_hello")
+        shot(page, "viewer-compare-case")
         assert page.evaluate("window.__pwned") is None
         assert errors == []
         page.close()

@@ -71,7 +71,8 @@ aria-label="pass rate by run"></svg>
 <span id="count"></span>
 </div>
 <table><thead><tr><th>Case</th><th>#</th><th>Outcome</th><th>Turns</th><th>Time</th>
-<th>Failed metrics</th><th>Repeats</th><th>Tokens</th></tr></thead><tbody id="cases"></tbody></table>
+<th>Failed metrics</th><th>Repeats</th><th>Tokens</th></tr></thead>
+<tbody id="cases"></tbody></table>
 <div class="pager"><button id="prev">previous</button><span id="page"></span>
 <button id="next">next</button></div>
 </section>

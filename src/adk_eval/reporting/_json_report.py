@@ -82,8 +82,8 @@ def conversation_records(trace: EvalTrace) -> list[dict[str, Any]]:
     """The conversation as structured entries, in order, for the HTML report.
 
     Kinds: ``message`` (``role``, ``text``), ``tool_call`` (``name``, ``args``,
-    ``response``, ``long_running``, ``answered_by``: ``mock``, ``user_agent`` or
-    ``real``, see `EvalTrace.source_of`), ``tool_response``
+    ``response``, ``long_running``, ``answered_by``: see `EvalTrace.source_of`),
+    ``tool_response``
     (a response that came in its own turn: a yield's answer, a confirmed call),
     ``state_change`` (``delta``, and ``source``: the user agents that made it) and
     ``error`` (``code``, ``message``). Every entry has ``author`` and ``path``,

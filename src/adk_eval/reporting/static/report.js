@@ -9,7 +9,7 @@
   let data = null;
   const PAGE = 100;
   const RANK = { error: 0, failed: 1, xpassed: 2, terminated: 3, xfailed: 4, passed: 5 };
-  const SOURCES = { mock: "mock", real: "real tool", user_agent: "answered by a user agent" };
+  const SOURCES = { mock: "mock", real: "ran for real", user_agent: "answered by a user agent", agent_tool: "agent tool" };
   let page = 0;
   let selected = null;
 
@@ -81,13 +81,14 @@
   function conversation(run) {
     const items = run.conversation || [];
     if (!items.length) return [block(run.transcript)];
-    const state = flatState(run.initial_state);
+    // Reports stored before `initial_state` was recorded: the changes alone, no "before".
+    const state = run.initial_state ? flatState(run.initial_state) : null;
     return items.map((item) => {
       const inside = item.path.length ? [mark(`inside ${item.path.join(" > ")}`, "nested")] : [];
       const indent = item.path.length;
       if (item.kind === "message") {
         return entry(item.role === "user" ? "user" : "model_text",
-          item.role === "user" ? `user (${item.author})` : item.author,
+          item.role === "user" && item.author !== "user" ? `user (${item.author})` : item.author,
           { marks: inside, indent, content: [block(item.text)] });
       }
       if (item.kind === "tool_call") {
@@ -104,8 +105,9 @@
           { marks: inside, indent, content: [block(item.response)] });
       }
       if (item.kind === "state_change") {
-        const lines = diffLines(state, item.delta);
-        Object.assign(state, item.delta);
+        const lines = state ? diffLines(state, item.delta)
+          : Object.entries(item.delta).map(([key, value]) => `${key} = ${JSON.stringify(value)}`);
+        if (state) Object.assign(state, item.delta);
         return entry("state_change", item.source ? `state change by ${item.source}` : "state change",
           { marks: inside, indent, content: [block(lines.join("\n"))] });
       }
@@ -207,9 +209,20 @@
   function chart(svg, points) {
     const ns = "http://www.w3.org/2000/svg";
     svg.replaceChildren();
-    const width = Number(svg.getAttribute("width")), height = Number(svg.getAttribute("height")), pad = 16;
-    const step = points.length > 1 ? (width - 2 * pad) / (points.length - 1) : 0;
-    const x = (i) => pad + i * step, y = (rate) => height - pad - rate * (height - 2 * pad);
+    const width = Number(svg.getAttribute("width")), height = Number(svg.getAttribute("height"));
+    const left = 40, pad = 12, top = 24;
+    const step = points.length > 1 ? (width - left - pad) / (points.length - 1) : 0;
+    const x = (i) => left + i * step, y = (rate) => height - pad - rate * (height - pad - top);
+    const text = (value, tx, ty) => {
+      const node = document.createElementNS(ns, "text");
+      node.setAttribute("x", tx);
+      node.setAttribute("y", ty);
+      node.setAttribute("font-size", "11");
+      node.textContent = value;
+      svg.append(node);
+    };
+    text("100%", 4, y(1) + 4);
+    text("0%", 16, y(0) + 4);
     const repeated = points.some((p) => p.repeat > 1);
     const series = [["pass_rate", "#2f6fde", null]];
     if (repeated) series.push(["pass_hat_k", "#7a3ede", "5 4"]);
@@ -234,12 +247,7 @@
       dot.append(title);
       svg.append(dot);
     });
-    const legend = document.createElementNS(ns, "text");
-    legend.setAttribute("x", pad);
-    legend.setAttribute("y", 12);
-    legend.setAttribute("font-size", "11");
-    legend.textContent = repeated ? "pass rate (solid), pass^k (dashed)" : "pass rate";
-    svg.append(legend);
+    text(repeated ? "pass rate (solid), pass^k (dashed), oldest run first" : "pass rate, oldest run first", left, 12);
   }
 
   async function showRuns() {
