@@ -30,6 +30,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 raise pytest.UsageError(f"{item.nodeid} uses the {name} fixture: mark it {name}")
 
 
+@pytest.fixture
+def local_model():
+    """The embedded local model: skips without it (fails with ADK_EVAL_REQUIRE_LOCAL_MODEL=1)."""
+    from adk_eval._local_model import local_model_status
+
+    problem = local_model_status()
+    if problem is not None:
+        if os.environ.get("ADK_EVAL_REQUIRE_LOCAL_MODEL") == "1":
+            pytest.fail(problem)
+        pytest.skip(problem)
+
+
 class ToolLog:
     """Records which real tool functions actually ran."""
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 
 import pytest
 from google.adk.agents import LlmAgent
@@ -21,7 +20,6 @@ from adk_eval._local_model import (
     LocalLlm,
     _flatten_history,
     _parse_reply,
-    local_model_status,
     smollm2_gguf_path,
     tool_call_schema,
 )
@@ -35,15 +33,6 @@ ADD = types.FunctionDeclaration(
         "required": ["a", "b"],
     },
 )
-
-
-@pytest.fixture
-def local_model():
-    problem = local_model_status()
-    if problem is not None:
-        if os.environ.get("ADK_EVAL_REQUIRE_LOCAL_MODEL") == "1":
-            pytest.fail(problem)
-        pytest.skip(problem)
 
 
 def test_the_reply_schema_is_one_tool_call_or_the_final_answer():

@@ -15,11 +15,11 @@ from google.genai import types
 
 from ._agent_tree import check_model_names, with_models
 from ._errors import EvalSetupError
+from ._mocks import Clock, ToolMock
 from ._state import flatten_state
 
 if TYPE_CHECKING:
     from ._bridge import Bridge
-    from ._mocks import Clock
     from .metrics._types import Metric
     from .models import ModelSpec
 
@@ -170,6 +170,10 @@ class EvalCase:
             function (called with the node's arguments as keywords), an output
             value, or the node's own function (it runs as itself). A function
             node in none of them stops the run before it runs.
+        simulate_unmocked: Let a model answer every tool that has no mock and is
+            not provided (``True``, or a ``ToolMock.simulated(...)`` to set its
+            instructions and model), instead of stopping the run. Off by default:
+            an explicit opt-in, and a simulated tool never runs the real one.
     """
 
     name: str
@@ -186,6 +190,7 @@ class EvalCase:
     xfail: str | None = None
     models: Mapping[str, ModelSpec] | None = None
     node_mocks: Mapping[str, Any] = field(default_factory=dict)
+    simulate_unmocked: bool | ToolMock = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -240,6 +245,17 @@ class EvalCase:
             raise EvalSetupError(
                 f"EvalCase `{self.name}`: `first_message` must be a str or genai Content, "
                 f"got {type(self.first_message).__name__}"
+            )
+        if not (
+            isinstance(self.simulate_unmocked, bool)
+            or (
+                isinstance(self.simulate_unmocked, ToolMock)
+                and self.simulate_unmocked.simulator is not None
+            )
+        ):
+            raise EvalSetupError(
+                f"EvalCase `{self.name}`: `simulate_unmocked` must be True, False or "
+                f"ToolMock.simulated(...), got {self.simulate_unmocked!r}"
             )
         self._check_metrics()
         if self.models is not None:
@@ -298,6 +314,19 @@ class EvalCase:
         if isinstance(self.agent, App):
             return self.agent.model_copy(update={"root_agent": root})
         return root
+
+    @property
+    def unmocked_simulator(self) -> ToolMock | None:
+        """The simulated mock for tools nothing else covers (None: they stop the run)."""
+        if self.simulate_unmocked is True:
+            return ToolMock.simulated()
+        return self.simulate_unmocked or None
+
+    def simulators(self) -> list[ToolMock]:
+        """Every simulated mock of the case (their models are checked before a run)."""
+        mocks = [m for m in self.tool_mocks.values() if isinstance(m, ToolMock) and m.simulator]
+        unmocked = self.unmocked_simulator
+        return [*mocks, unmocked] if unmocked is not None else mocks
 
     def resolve_clock(self) -> Callable[[], datetime] | None:
         """Returns the case's clock as a function (or None for the system clock)."""

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from ._callables import maybe_await, sharing_the_loop
 from ._case import EvalCase
 from ._errors import EvalSetupError
+from ._faults import new_seed
 from ._result import EvalErrorInfo, EvalResult
 from ._suite import EvalSuiteResult, ResultCallback, suite_from_results
 
@@ -39,6 +40,7 @@ __all__ = [
     "case_refs",
     "error_result",
     "run_job",
+    "seeded",
     "with_timeout",
 ]
 
@@ -66,10 +68,18 @@ class WorkerSetup:
     Attributes:
         default_model: The CLI's ``--model``: every `LlmAgent` without its own model uses it.
         timeout: The CLI's ``--timeout``: caps each run's wall time.
+        seed: The suite's seed (``--seed``): each run derives its own from it.
     """
 
     default_model: str | None = None
     timeout: float | None = None
+    seed: int | None = None
+
+
+def seeded(setup: WorkerSetup | None) -> WorkerSetup:
+    """`setup` (or the default one) with a suite seed: the one it has, else a new one."""
+    setup = setup or WorkerSetup()
+    return setup if setup.seed is not None else dataclasses.replace(setup, seed=new_seed())
 
 
 def with_timeout(case: EvalCase, timeout: float | None) -> EvalCase:
@@ -133,6 +143,8 @@ class CaseLoader:
 
     def __init__(self, setup: WorkerSetup) -> None:
         self._setup = setup
+        self.seed = setup.seed
+        """The suite's seed, each run's derived from it."""
         self._modules: dict[str, dict[str, EvalCase] | str] = {}
         if setup.default_model:
             from google.adk.agents import LlmAgent
@@ -183,7 +195,7 @@ async def run_job(loader: CaseLoader, job: Job) -> EvalResult:
         return dataclasses.replace(case, attempt=job.attempt)
     try:
         with sharing_the_loop():  # a worker or a Ray task runs many jobs on its loop
-            return await run_attempt(case, job.attempt)
+            return await run_attempt(case, job.attempt, loader.seed)
     except Exception as error:
         return error_result(job.ref.name, job.attempt, type(error).__name__, str(error))
 

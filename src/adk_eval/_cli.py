@@ -32,6 +32,7 @@ from ._discovery import (
     filter_cases,
 )
 from ._errors import AdkEvalError
+from ._faults import new_seed
 from ._result import EvalResult
 from ._shards import merge_results, parse_shard, read_durations, shard_names, write_results
 from ._suite import DEFAULT_MAX_CONCURRENCY, EvalSuiteResult, run_eval_suite
@@ -234,6 +235,12 @@ def main() -> None:
     help="Cap every run's wall time (a case's own max_duration applies when it is shorter).",
 )
 @click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    help="The seed of injected tool faults (ToolMock.with_faults): the same seed injects the "
+    "same faults at the same calls (default: a new one, printed).",
+)
+@click.option(
     "--workers",
     type=_WorkersType(),
     default="1",
@@ -291,6 +298,7 @@ def run(
     no_store: bool,
     verbose: bool,
     timeout: float | None,
+    seed: int | None,
     workers: int,
     executor: str,
     address: str | None,
@@ -333,12 +341,13 @@ def run(
         where = f" per Ray task, on {address or 'a local Ray'}"
     elif workers > 1:
         where = f" per worker, {workers} workers"
+    seed = seed if seed is not None else new_seed()
     console.print(
         f"adk-eval {__version__}: {len(cases)} case(s)"
         + (f" x {repeat} repeats" if repeat > 1 else "")
-        + f" from {', '.join(paths)} (concurrency {concurrency}{where})"
+        + f" from {', '.join(paths)} (concurrency {concurrency}{where}, seed {seed})"
     )
-    setup = WorkerSetup(default_model=model, timeout=timeout)
+    setup = WorkerSetup(default_model=model, timeout=timeout, seed=seed)
     finished: list[EvalResult] = []
 
     async def run_suite() -> EvalSuiteResult:
@@ -370,7 +379,9 @@ def run(
                 return await run_suite_on_workers(
                     cases, workers=workers, setup=setup, durations=durations, **common
                 )
-            return await run_eval_suite([with_timeout(case, timeout) for case in cases], **common)
+            return await run_eval_suite(
+                [with_timeout(case, timeout) for case in cases], seed=seed, **common
+            )
 
     try:
         suite = anyio.run(run_suite)

@@ -206,6 +206,8 @@ class ToolPolicy:
     passthrough: Mapping[str, _Passthrough]
     agents: Mapping[str, str] = field(default_factory=dict)
     """Agent name -> where it sits in the tree, for messages."""
+    simulate_unmocked: ToolMock | None = None
+    """The simulated mock that answers tools nothing else covers (an explicit opt-in)."""
 
     def describe_agent(self, name: str) -> str:
         """Where agent `name` sits, e.g. ``sub-agent `billing` of `root```."""
@@ -219,6 +221,7 @@ class ToolPolicy:
         *,
         yield_agents: Iterable[str] = (),
         ctx: ReadonlyContext | None = None,
+        simulate_unmocked: ToolMock | None = None,
     ) -> ToolPolicy:
         """Resolves `tool_mocks` and tool user agents against the agent tree.
 
@@ -242,7 +245,9 @@ class ToolPolicy:
                 )
             if isinstance(value, ToolMock):
                 mocks[name] = value
-                continue
+                if value.real_tool is None:
+                    continue
+                value = value.real_tool  # ToolMock.real(tool): the tool must be the agent's
             matched = tuple(
                 tool
                 for tool in candidates
@@ -285,7 +290,12 @@ class ToolPolicy:
         if problems:
             raise EvalSetupError("\n".join(problems))
 
-        return cls(mocks=mocks, passthrough=passthrough, agents=dict(inventory.agents))
+        return cls(
+            mocks=mocks,
+            passthrough=passthrough,
+            agents=dict(inventory.agents),
+            simulate_unmocked=simulate_unmocked,
+        )
 
 
 def _not_the_agents_tool(name: str, value: Any) -> str:

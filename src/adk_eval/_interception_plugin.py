@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import contextvars
 import copy
+import json
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from functools import partial
@@ -27,9 +29,12 @@ from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 
+from ._clock import CaseClock
 from ._errors import EvalToolError
+from ._faults import new_seed
 from ._interception import ToolPolicy, is_framework_tool, refuses_code_execution
 from ._mocks import MockToolContext, ToolMock, normalize_response
+from ._simulated import SimulationFailed
 from ._state import ScopedState
 from ._trace import NestedEvent
 
@@ -100,19 +105,27 @@ class InterceptionPlugin(BasePlugin):
         policy: ToolPolicy | None,
         *,
         clock: Callable[[], datetime] | None = None,
+        seed: int | None = None,
+        attempt: int = 0,
     ) -> None:
         super().__init__(name=PLUGIN_NAME)
         self.policy = policy
-        self._clock = clock
+        self.clock = clock if isinstance(clock, CaseClock) else CaseClock(clock)
+        """The run's clock (`MockToolContext.now()`); injected latency advances it."""
+        self.seed = seed if seed is not None else new_seed()
+        """The seed injected faults are drawn from."""
+        self.attempt = attempt
+        self._calls: Counter[tuple[str, str]] = Counter()
+        self._answers: dict[str, list[tuple[dict[str, Any], Any]]] = {}
         self._session_ids: set[str] = set()
         self.violation: EvalToolError | None = None
         """The first call the case does not allow (the run stops at the next model call)."""
         self.mock_errors: dict[int, tuple[BaseException, str, dict[str, Any]]] = {}
         """id of an exception a mock raised -> the exception, the tool and its args."""
         self.nested_events: list[NestedEvent] = []
-        # function call id -> what answered it instead of the tool ("mock")
-        self.tool_sources: dict[str, str] = {}
         """Events of the agents that ran inside `AgentTool` calls, in order."""
+        self.tool_sources: dict[str, str] = {}
+        """Function call id -> what answered it instead of the tool (``"mock"``)."""
 
     def watch_session(self, session_id: str) -> None:
         """Registers a main session (calls from other sessions come from nested runners)."""
@@ -182,13 +195,19 @@ class InterceptionPlugin(BasePlugin):
             return None
         mock = policy.mocks.get(tool.name)
         if mock is not None:
+            if mock.real_tool is not None and not policy.passthrough[tool.name].allows(tool):
+                return partial(self._refuse, tool, shared=True)
             return partial(self._run_mock, mock, tool)
         provided = policy.passthrough.get(tool.name)
         if provided is not None:
             return None if provided.allows(tool) else partial(self._refuse, tool, shared=True)
         if is_framework_tool(tool):
             return None
-        return _pause if tool.is_long_running else partial(self._refuse, tool)
+        if tool.is_long_running:
+            return _pause
+        if policy.simulate_unmocked is not None:
+            return partial(self._run_mock, policy.simulate_unmocked, tool)
+        return partial(self._refuse, tool)
 
     async def before_tool_callback(
         self,
@@ -296,25 +315,62 @@ class InterceptionPlugin(BasePlugin):
         args: dict[str, Any],
         tool_context: ToolContext,
     ) -> dict[str, Any]:
+        key = (tool.name, json.dumps(args, sort_keys=True, default=repr))
+        occurrence = self._calls[key]
+        self._calls[key] += 1
         ctx = MockToolContext(
             call_id=tool_context.function_call_id or "",
             tool_name=tool.name,
             invocation_id=tool_context.invocation_id,
             agent_name=tool_context.agent_name,
             state=ScopedState(tool_context.state),
-            **({"_clock": self._clock} if self._clock is not None else {}),
+            occurrence=occurrence,
+            _clock=self.clock,
         )
-        if tool_context.function_call_id:
-            self.tool_sources[tool_context.function_call_id] = "mock"
         try:
-            response = normalize_response(await mock.call(dict(args), ctx))
+            source, value = await self._answer(mock, tool, args, tool_context, ctx)
+        except SimulationFailed as error:  # stop the run, whatever the agent's callbacks do
+            if self.violation is None:
+                self.violation = EvalToolError(tool.name, args, detail=str(error))
+            tool_context.actions.skip_summarization = True
+            return {"error": f"adk_eval stopped the run: {error}"}
         except Exception as error:  # ADK hands it to the error callbacks, as a tool's
-            self.mock_errors[id(error)] = (error, tool.name, dict(args))
+            if mock.real_tool is None:
+                self.mock_errors[id(error)] = (error, tool.name, dict(args))
             raise
+        response = normalize_response(value)
+        self._answers.setdefault(tool.name, []).append((dict(args), response))
+        if tool_context.function_call_id:
+            self.tool_sources[tool_context.function_call_id] = source
         if tool.is_long_running and not response:
             # An empty answer would keep ADK's pause; a mock answers at once.
             response = {"result": response}
         return response
+
+    async def _answer(
+        self,
+        mock: ToolMock,
+        tool: BaseTool,
+        args: dict[str, Any],
+        tool_context: ToolContext,
+        ctx: MockToolContext,
+    ) -> tuple[str, Any]:
+        """What answers a call of a mocked tool, and who: faults, a model, the tool or the mock."""
+        faults = mock.faults
+        if faults is not None:
+            decision = faults.decide(self.seed, self.attempt, tool.name, args, ctx.occurrence)
+            self.clock.advance(decision.latency)
+            if decision.fault == "error":
+                return "fault", faults.error_answer(tool.name)
+            if decision.fault == "timeout":
+                return "fault", faults.timeout_answer(tool.name)
+        if mock.simulator is not None:
+            earlier = self._answers.get(tool.name, [])
+            state = ctx.state.to_dict()
+            return "simulated", await mock.simulator.answer(tool, args, state, earlier)
+        if mock.real_tool is not None:
+            return "real", await tool.run_async(args=args, tool_context=tool_context)
+        return "mock", await mock.call(dict(args), ctx)
 
     def mock_error(self, error: BaseException) -> EvalToolError | None:
         """An `EvalToolError` for an exception a mock raised (None for any other)."""

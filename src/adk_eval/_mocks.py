@@ -2,18 +2,31 @@
 
 A `ToolMock` wraps an ``execute(args, ctx)`` callable (sync or async). `ctx` is
 a deliberately small `MockToolContext`: the call's identifiers, scoped state,
-and a clock the case can fix.
+and a clock the case can fix. Other answers: a model simulating the tool
+(`ToolMock.simulated`), the answers a run recorded (`ToolMock.from_recording`),
+or the real tool (`ToolMock.real`), each of which can also get seeded faults and
+latency (`ToolMock.with_faults`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any, TypeAlias
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ._callables import call_user
+from ._clock import system_clock
+from ._errors import EvalSetupError
+from ._faults import Faults
+from ._simulated import ToolSimulator
 from ._state import ScopedState
+
+if TYPE_CHECKING:
+    from ._result import EvalResult
+    from .models import ModelSpec
 
 __all__ = ["Clock", "MockToolContext", "ToolMock"]
 
@@ -21,10 +34,6 @@ Clock: TypeAlias = Callable[[], datetime]
 """A function returning the current time; `EvalCase.clock` may fix it."""
 
 MockExecute: TypeAlias = Callable[[dict[str, Any], "MockToolContext"], Any]
-
-
-def _system_clock() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -38,6 +47,8 @@ class MockToolContext:
         agent_name: Name of the agent that made the call.
         state: Scoped read/write access to the calling session's state; writes
             land in the tool response's state delta, like a real tool's.
+        occurrence: How many times this run called this tool with these same
+            args before (0 the first time).
     """
 
     call_id: str
@@ -45,7 +56,8 @@ class MockToolContext:
     invocation_id: str
     agent_name: str
     state: ScopedState
-    _clock: Clock = field(default=_system_clock, repr=False)
+    occurrence: int = 0
+    _clock: Clock = field(default=system_clock, repr=False)
 
     def now(self) -> datetime:
         """Returns the current time from the case's clock (timezone-aware)."""
@@ -67,6 +79,12 @@ class ToolMock:
     """
 
     execute: MockExecute
+    faults: Faults | None = None
+    """Seeded faults and latency injected before the answer (`with_faults`)."""
+    simulator: ToolSimulator | None = None
+    """Set for `simulated` mocks: a model answers instead of `execute`."""
+    real_tool: Any = None
+    """Set for `real` mocks: the agent's own tool, which runs (with the faults)."""
 
     def __post_init__(self) -> None:
         if not callable(self.execute):
@@ -89,9 +107,90 @@ class ToolMock:
 
         return cls(_raise)
 
+    @classmethod
+    def simulated(
+        cls,
+        instructions: str | None = None,
+        model: ModelSpec | None = None,
+        *,
+        response_schema: Mapping[str, Any] | None = None,
+    ) -> ToolMock:
+        """A model answers the tool's calls from its declaration (see docs/harness.md).
+
+        Args:
+            instructions: What the model should know about the tool's world
+                (the data it holds, how it fails), beside its declaration.
+            model: The model; None uses the judge's (``$ADK_EVAL_JUDGE_MODEL``,
+                else ``$ADK_EVAL_MODEL``, else ``gemini-2.5-flash``).
+            response_schema: The JSON schema of answers, for a tool that declares
+                none (a function's return annotation counts as a declaration).
+        """
+        simulator = ToolSimulator(instructions, model, response_schema)
+        return cls(_answered_elsewhere, simulator=simulator)
+
+    @classmethod
+    def real(cls, tool: Any) -> ToolMock:
+        """The agent's own `tool` (its object or function) runs, as a passthrough does.
+
+        Only useful with `with_faults`: ``ToolMock.real(lookup).with_faults(error_rate=0.2)``
+        runs the real `lookup` but fails one call in five.
+        """
+        if not callable(tool) and not hasattr(tool, "run_async"):
+            raise EvalSetupError(
+                f"ToolMock.real() needs the agent's own tool or function, got {tool!r}"
+            )
+        return cls(_answered_elsewhere, real_tool=tool)
+
+    @classmethod
+    def from_recording(
+        cls, recording: EvalResult | Mapping[str, Any] | str | Path, tool: str
+    ) -> ToolMock:
+        """A plain mock answering `tool`'s calls as a run answered them.
+
+        `recording` is the run's `EvalResult`, its ``to_data()``, or a JSON file of
+        that. A call is answered by the recorded answer to the same args (the
+        n-th repeat of a call by the n-th answer, the last one after that); a
+        call the run never made raises, naming the calls it made. So a case whose
+        tool answers came from a model (`simulated`) can be made deterministic.
+        """
+        from ._recording import Replay
+
+        return cls(Replay.of(recording, tool))
+
+    def with_faults(
+        self,
+        *,
+        error_rate: float = 0.0,
+        error: Mapping[str, Any] | BaseException | None = None,
+        latency: float | tuple[float, float] = 0.0,
+        timeout_rate: float = 0.0,
+        timeout: float = 30.0,
+        match_args: Mapping[str, Any] | None = None,
+        seed: int | None = None,
+    ) -> ToolMock:
+        """This mock with seeded faults and latency injected into its calls.
+
+        See `Faults` for each argument. Decisions come from the run's seed (or
+        `seed`), the call's args and how often the run made that call before, so
+        a re-run with the same seed (``run_eval(case, seed=result.seed)``, ``adk-eval
+        run --seed``) injects the same faults at the same calls, under any
+        concurrency. Latency is virtual: the case clock and `max_duration` count
+        it, nothing sleeps.
+        """
+        faults = Faults(error_rate, error, latency, timeout_rate, timeout, match_args, seed)
+        return dataclasses.replace(self, faults=faults)
+
     async def call(self, args: dict[str, Any], ctx: MockToolContext) -> Any:
         """Runs `execute`, awaiting it if it is async."""
         return await call_user(self.execute, args, ctx)
+
+
+def _answered_elsewhere(args: dict[str, Any], ctx: MockToolContext) -> Any:
+    """The `execute` of simulated and real mocks: the interception answers them."""
+    raise EvalSetupError(
+        f"`{ctx.tool_name}`'s ToolMock is answered by adk_eval's interception (a simulated "
+        "or a real tool); call it through run_eval or an EvalRunner"
+    )
 
 
 def normalize_response(value: Any) -> dict[str, Any]:

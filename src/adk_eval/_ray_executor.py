@@ -24,6 +24,7 @@ cancels every task not finished, killing its worker.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import logging
 import math
@@ -48,6 +49,7 @@ from ._case_refs import (
     case_refs,
     error_result,
     run_job,
+    seeded,
 )
 from ._errors import AdkEvalError
 from ._result import EvalResult
@@ -144,6 +146,7 @@ async def run_suite_on_ray(
     check_suite(cases, repeat, max_concurrency)
     queue = JobQueue(case_refs(cases), repeat, durations)
     results = ResultCollector(cases, repeat, queue, on_result, stop_on_first_failure)
+    setup = seeded(setup)
     started = time.perf_counter()
     _connect(ray, address, working_dir)
     remote = ray.remote(max_retries=0, num_cpus=1)(run_batch)
@@ -156,7 +159,7 @@ async def run_suite_on_ray(
             while queue and len(pending) < cpus * _TASKS_PER_CPU:
                 batch = [queue.pop() for _ in range(min(size, len(queue)))]
                 jobs = [(job.ref.module, job.ref.name, job.attempt) for job in batch]
-                pending[remote.remote(jobs, setup or WorkerSetup(), max_concurrency)] = batch
+                pending[remote.remote(jobs, setup, max_concurrency)] = batch
                 for job in batch:
                     if on_start is not None:
                         await maybe_await(on_start(results.case(job.ref.name), job.attempt))
@@ -174,7 +177,7 @@ async def run_suite_on_ray(
         for ref in pending:
             ray.cancel(ref, force=True)
         ray.shutdown()
-    return results.suite(started)
+    return dataclasses.replace(results.suite(started), seed=setup.seed)
 
 
 def _connect(ray: ModuleType, address: str | None, working_dir: Path | None) -> None:

@@ -101,6 +101,8 @@ class EvalResult:
         nested_events: Events of the agents that ran inside `AgentTool` calls.
         tool_sources: What answered a tool call instead of its tool, by call id
             (see `EvalTrace.source_of`).
+        seed: The seed injected faults were drawn from (``run_eval(case,
+            seed=result.seed)`` injects the same faults again).
         agent_name: The root agent of the system under test.
     """
 
@@ -124,6 +126,7 @@ class EvalResult:
     nested_events: Sequence[NestedEvent] = ()
     agent_name: str | None = None
     tool_sources: Mapping[str, str] = field(default_factory=dict)
+    seed: int | None = None
 
     @property
     def passed(self) -> bool:

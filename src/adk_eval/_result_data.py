@@ -60,6 +60,7 @@ def result_to_data(result: EvalResult) -> dict[str, Any]:
         ],
         "agent_name": result.agent_name,
         "tool_sources": dict(result.tool_sources),
+        "seed": result.seed,
     }
 
 
@@ -104,4 +105,5 @@ def result_from_data(data: Mapping[str, Any]) -> EvalResult:
         ),
         agent_name=data["agent_name"],
         tool_sources=data.get("tool_sources", {}),
+        seed=data.get("seed"),
     )

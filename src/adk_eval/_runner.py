@@ -34,6 +34,7 @@ from google.genai import types
 from ._errors import AdkEvalError, EvalSetupError
 from ._interception import ToolPolicy
 from ._interception_plugin import TOOL_ERROR_CODE, InterceptionPlugin
+from ._mocks import ToolMock
 from ._session_service import EvalSessionService
 from ._state import flatten_state
 from ._termination import ModelCallLimit
@@ -56,6 +57,11 @@ class EvalRunner:
         yield_tools: Names of long-running tools that a user agent will answer
             (checked against the agent's tools).
         clock: What `MockToolContext.now()` returns.
+        seed: The seed injected faults are drawn from (None: a random one,
+            kept as ``plugin.seed``).
+        attempt: Which repetition of a case this runner runs (see `Faults.seed`).
+        simulate_unmocked: A simulated `ToolMock` that answers the tools nothing
+            else covers, instead of stopping the run (an explicit opt-in).
         user_id: The ADK user id of the sessions.
         max_model_calls: Most model calls of the agent over the runner's life
             (None: no limit); see `TerminateWhen.max_model_calls`.
@@ -69,6 +75,9 @@ class EvalRunner:
         node_mocks: Mapping[str, Any] | None = None,
         yield_tools: tuple[str, ...] | frozenset[str] = (),
         clock: Callable[[], datetime] | None = None,
+        seed: int | None = None,
+        attempt: int = 0,
+        simulate_unmocked: ToolMock | None = None,
         user_id: str = DEFAULT_USER_ID,
         max_model_calls: int | None = None,
     ) -> None:
@@ -79,7 +88,15 @@ class EvalRunner:
         self._tool_mocks = dict(tool_mocks or {})
         self._yield_tools = tuple(yield_tools)
         self.user_id = user_id
-        self.plugin = InterceptionPlugin(None, clock=clock)
+        if simulate_unmocked is not None and (
+            not isinstance(simulate_unmocked, ToolMock) or simulate_unmocked.simulator is None
+        ):
+            raise EvalSetupError(
+                "simulate_unmocked must be ToolMock.simulated(...) (or True in an EvalCase), "
+                f"got {simulate_unmocked!r}"
+            )
+        self._simulate_unmocked = simulate_unmocked
+        self.plugin = InterceptionPlugin(None, clock=clock, seed=seed, attempt=attempt)
         self.model_calls = ModelCallLimit(max_model_calls)
         plugins: list[BasePlugin] = [self.plugin, self.model_calls]
         app = agent_app(agent, plugins)
@@ -135,7 +152,11 @@ class EvalRunner:
                 )
             )
             self._policy = await ToolPolicy.build(
-                self.root_agent, self._tool_mocks, yield_agents=self._yield_tools, ctx=ctx
+                self.root_agent,
+                self._tool_mocks,
+                yield_agents=self._yield_tools,
+                ctx=ctx,
+                simulate_unmocked=self._simulate_unmocked,
             )
             self.plugin.policy = self._policy
         self.plugin.watch_session(session.id)

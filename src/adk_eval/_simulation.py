@@ -71,21 +71,30 @@ def _failed(phase: ErrorPhase, error: BaseException) -> _Stop:
     return _Stop(EvalErrorInfo.from_exception(phase, error))
 
 
-async def run_eval(case: EvalCase) -> EvalResult:
+async def run_eval(case: EvalCase, *, seed: int | None = None, attempt: int = 0) -> EvalResult:
     """Runs one case and scores it.
+
+    Args:
+        case: The case.
+        seed: The seed injected faults are drawn from (`ToolMock.with_faults`);
+            None draws a random one. The result keeps it (`EvalResult.seed`), so
+            ``run_eval(case, seed=result.seed)`` injects the same faults again.
+        attempt: Which repetition this is (kept in the result; faults with their
+            own seed differ by attempt).
 
     Raises:
         EvalSetupError: If the case is misconfigured (nothing ran). Every other
             failure is recorded in the result (status ``error``, with its phase).
     """
-    return await _Simulation(case).run()
+    return await _Simulation(case, seed=seed, attempt=attempt).run()
 
 
 class _Simulation:
     """One run of one case: the system, its session, the user agents, and the count."""
 
-    def __init__(self, case: EvalCase) -> None:
+    def __init__(self, case: EvalCase, *, seed: int | None = None, attempt: int = 0) -> None:
         self.case = case
+        self.attempt = attempt
         self.bridge = case.bridge or Bridge()
         limits = case.terminate_when
         self.query: Query | None = (
@@ -97,11 +106,18 @@ class _Simulation:
             node_mocks=case.node_mocks,
             yield_tools=tuple(case.user_agents.tools),
             clock=case.resolve_clock(),
+            seed=seed,
+            attempt=attempt,
+            simulate_unmocked=case.unmocked_simulator,
             max_model_calls=limits.max_model_calls,
         )
+        self.clock = self.system.plugin.clock
         self.users = UserAgentRunner(case.user_agents)
         for agent in (self.system.root_agent, *self.users.agents):
             check_models(agent, case=case.name)
+        for mock in case.simulators():  # a simulator's model without its key: a setup error
+            assert mock.simulator is not None
+            mock.simulator.llm()
         self.session_id = ""
         self.turns = 0
         self.termination: Termination | None = None
@@ -129,14 +145,21 @@ class _Simulation:
     async def _converse_within_limit(self) -> EvalErrorInfo | None:
         limit = self.case.terminate_when.max_duration
         scope = anyio.move_on_after(limit) if limit is not None else anyio.CancelScope()
+
+        def spend(seconds: float) -> None:  # injected latency counts against the limit
+            scope.deadline -= seconds
+
+        self.clock.on_advance(spend)
         error = None
         with scope:
             error = await self._converse()
         if scope.cancelled_caught:
-            self.termination = Termination(
-                "max_duration", limit, time.perf_counter() - self.started
-            )
+            self.termination = Termination("max_duration", limit, self._elapsed())
         return error
+
+    def _elapsed(self) -> float:
+        """Seconds the run took: wall clock plus the latency faults injected."""
+        return time.perf_counter() - self.started + self.clock.injected
 
     async def _trace(self) -> EvalTrace:
         final = await self.system.get_session(self.session_id)
@@ -174,6 +197,8 @@ class _Simulation:
             nested_events=tuple(trace.nested_events),
             tool_sources=trace.tool_sources,
             agent_name=self.system.root_agent.name,
+            attempt=self.attempt,
+            seed=self.system.plugin.seed,
         )
 
     def _status(self, error: EvalErrorInfo | None, metrics: dict[str, MetricResult]) -> EvalStatus:

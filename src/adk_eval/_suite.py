@@ -28,6 +28,7 @@ import anyio
 from ._callables import maybe_await, sharing_the_loop
 from ._case import EvalCase
 from ._errors import EvalSetupError
+from ._faults import derive_seed, new_seed
 from ._result import EvalErrorInfo, EvalResult
 from ._simulation import run_eval
 
@@ -111,6 +112,9 @@ class EvalSuiteResult:
         repeat: Runs per case.
         duration_ms: Wall time of the suite.
         stopped_early: True when `stop_on_first_failure` cancelled runs.
+        seed: The suite's seed: each run's (`EvalResult.seed`) is derived from it,
+            the case's name and the attempt, so ``run_eval_suite(..., seed=seed)``
+            (``adk-eval run --seed``) injects the same faults again.
     """
 
     summary: dict[str, int]
@@ -120,6 +124,7 @@ class EvalSuiteResult:
     repeat: int = 1
     duration_ms: float = 0.0
     stopped_early: bool = False
+    seed: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -177,10 +182,19 @@ def _summary(results: Sequence[EvalResult], total: int) -> dict[str, int]:
     }
 
 
-async def run_attempt(case: EvalCase, attempt: int) -> EvalResult:
-    """One run of `case` as a suite counts it: a setup mistake is an ``error`` result."""
+def run_seed(suite_seed: int, case: str, attempt: int) -> int:
+    """The seed of one run of a suite: its own for every case and attempt."""
+    return derive_seed(suite_seed, case, attempt)
+
+
+async def run_attempt(case: EvalCase, attempt: int, suite_seed: int | None = None) -> EvalResult:
+    """One run of `case` as a suite counts it: a setup mistake is an ``error`` result.
+
+    With `suite_seed`, the run's seed is derived from it (`run_seed`).
+    """
+    seed = run_seed(suite_seed, case.name, attempt) if suite_seed is not None else None
     try:
-        result = await run_eval(case)
+        result = await run_eval(case, seed=seed, attempt=attempt)
     except EvalSetupError as error:
         result = EvalResult(
             name=case.name,
@@ -188,6 +202,7 @@ async def run_attempt(case: EvalCase, attempt: int) -> EvalResult:
             error=EvalErrorInfo.from_exception("setup", error),
             description=case.description,
             xfail=case.xfail,
+            seed=seed,
         )
     return replace(result, attempt=attempt)
 
@@ -221,6 +236,7 @@ async def run_eval_suite(
     workers: int = 1,
     on_start: StartCallback | None = None,
     on_result: ResultCallback | None = None,
+    seed: int | None = None,
 ) -> EvalSuiteResult:
     """Runs many cases, each isolated, concurrently under a bound.
 
@@ -236,6 +252,9 @@ async def run_eval_suite(
             the cases afresh (see docs/suites.md); results come back as data.
         on_start: Called with ``(case, attempt)`` as a run starts (sync or async).
         on_result: Called with each finished `EvalResult` (sync or async).
+        seed: The suite's seed for injected faults (None: a random one); each run
+            derives its own from it, its case and its attempt, whatever runs when
+            or where. The result keeps it (`EvalSuiteResult.seed`).
 
     A case with a setup mistake does not stop the suite: its runs are errors
     with phase ``setup``.
@@ -247,7 +266,9 @@ async def run_eval_suite(
     check_suite(cases, repeat, max_concurrency)
     if workers < 1:
         raise EvalSetupError(f"workers must be >= 1, got {workers}")
+    suite_seed = seed if seed is not None else new_seed()
     if workers > 1:
+        from ._case_refs import WorkerSetup
         from ._workers import run_suite_on_workers
 
         return await run_suite_on_workers(
@@ -258,6 +279,7 @@ async def run_eval_suite(
             repeat=repeat,
             on_start=on_start,
             on_result=on_result,
+            setup=WorkerSetup(seed=suite_seed),
         )
     started = time.perf_counter()
     bound = (max_concurrency or DEFAULT_MAX_CONCURRENCY) if parallel else 1
@@ -274,7 +296,7 @@ async def run_eval_suite(
                 try:
                     if on_start is not None:
                         await maybe_await(on_start(case, attempt))
-                    result = await run_attempt(case, attempt)
+                    result = await run_attempt(case, attempt, suite_seed)
                     finished[(index, attempt)] = result
                     if on_result is not None:
                         await maybe_await(on_result(result))
@@ -296,13 +318,14 @@ async def run_eval_suite(
     if callback_errors:
         raise callback_errors[0]
 
-    return suite_from_results(
+    suite = suite_from_results(
         [finished[key] for key in sorted(finished)],
         case_names=[case.name for case in cases],
         repeat=repeat,
         duration_ms=(time.perf_counter() - started) * 1000,
         stopped_early=stopped_early,
     )
+    return replace(suite, seed=suite_seed)
 
 
 def suite_from_results(

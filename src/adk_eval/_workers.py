@@ -20,6 +20,7 @@ soon as it finishes, so progress and callbacks work as in one process.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import multiprocessing
 import signal
 import time
@@ -41,6 +42,7 @@ from ._case_refs import (
     case_refs,
     error_result,
     run_job,
+    seeded,
 )
 from ._result import EvalResult
 from ._suite import EvalSuiteResult, ResultCallback, StartCallback, check_suite
@@ -160,8 +162,9 @@ async def run_suite_on_workers(
     check_suite(cases, repeat, max_concurrency)
     queue = JobQueue(case_refs(cases), repeat, durations)
     results = ResultCollector(cases, repeat, queue, on_result, stop_on_first_failure)
+    setup = seeded(setup)
     started = time.perf_counter()
-    pool = [WorkerProcess(setup or WorkerSetup()) for _ in range(min(workers, len(queue)))]
+    pool = [WorkerProcess(setup) for _ in range(min(workers, len(queue)))]
     deaths = 0
     cause = ""
     stop = False
@@ -212,12 +215,12 @@ async def run_suite_on_workers(
                     stop = await results.keep(result) or stop
                 worker.in_flight.clear()
                 if queue and deaths < MAX_WORKER_DEATHS:
-                    pool.append(WorkerProcess(setup or WorkerSetup()))
+                    pool.append(WorkerProcess(setup))
     finally:
         clean = not stop and not any(worker.in_flight for worker in pool)
         for worker in pool:
             worker.stop(kill=not clean)
-    return results.suite(started)
+    return dataclasses.replace(results.suite(started), seed=setup.seed)
 
 
 def _serve(conn: Connection, setup: WorkerSetup) -> None:

@@ -14,8 +14,6 @@ no sample is valid the metric fails with the raw replies as evidence.
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -24,9 +22,9 @@ from google.adk.models.llm_request import LlmRequest
 from google.genai import types
 from pydantic import BaseModel, Field, ValidationError
 
+from .._model_calls import complete, json_candidates
 from .._trace import EvalTrace
 from .._transcript import render_transcript
-from .._turns import content_text
 from ..models import ModelSpec, default_judge_model, resolve_model
 from ._types import MetricResult
 
@@ -48,21 +46,12 @@ class JudgeVerdict(BaseModel):
     reasoning: str = ""
 
 
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
-
-
 def parse_verdict(text: str) -> JudgeVerdict | None:
     """Parses a judge reply (JSON, possibly fenced or surrounded by prose); None if invalid."""
-    cleaned = _FENCE.sub("", text.strip())
-    candidates = [cleaned]
-    start, end = cleaned.find("{"), cleaned.rfind("}")
-    if 0 <= start < end:
-        candidates.append(cleaned[start : end + 1])
-    for candidate in candidates:
+    for data in json_candidates(text):
         try:
-            data = json.loads(candidate)
             verdict = JudgeVerdict.model_validate(data)
-        except (ValueError, ValidationError):
+        except ValidationError:
             continue
         if verdict.score is None:
             verdict = verdict.model_copy(update={"score": 1.0 if verdict.passed else 0.0})
@@ -123,15 +112,11 @@ class LlmJudge:
         async with anyio.create_task_group() as group:
 
             async def sample(index: int) -> None:
-                texts: list[str] = []
                 try:
-                    async for response in llm.generate_content_async(request.model_copy(deep=True)):
-                        if not response.partial:
-                            texts.append(content_text(response.content))
+                    replies[index] = await complete(llm, request.model_copy(deep=True))
                 except Exception as error:  # the judge could not run: the metric errors
                     errors.append(error)
                     group.cancel_scope.cancel()
-                replies[index] = "".join(texts)
 
             for index in range(self.num_samples):
                 group.start_soon(sample, index)

@@ -42,6 +42,7 @@ def result_record(result: EvalResult) -> dict[str, Any]:
         "outcome": result.outcome,
         "xfail": result.xfail,
         "turns": result.turns,
+        "seed": result.seed,
         "duration_ms": round(result.duration_ms, 3),
         "termination_reason": result.termination_reason,
         "termination": None
@@ -157,6 +158,7 @@ def suite_report(suite: EvalSuiteResult, *, created_at: datetime | None = None) 
         "created_at": (created_at or datetime.now(UTC)).isoformat(),
         "adk_eval_version": __version__,
         "repeat": suite.repeat,
+        "seed": suite.seed,
         "duration_ms": round(suite.duration_ms, 3),
         "passed": suite.ok,
         "pass_rate": suite.pass_rate,

@@ -1,0 +1,52 @@
+"""Asking a model for one answer, and reading JSON out of what it says.
+
+What the judge (`llm_judge`) and simulated tools (`ToolMock.simulated`) share:
+one non-streaming answer from any ADK model, and the JSON value in a reply that
+may be fenced (```json ... ```) or wrapped in a sentence.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from google.adk.models.base_llm import BaseLlm
+from google.adk.models.llm_request import LlmRequest
+
+from ._turns import content_text
+
+__all__ = ["complete", "json_candidates", "json_value"]
+
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
+
+
+async def complete(llm: BaseLlm, request: LlmRequest) -> str:
+    """The text of `llm`'s whole answer to `request` (partial chunks skipped)."""
+    texts: list[str] = []
+    async for response in llm.generate_content_async(request):
+        if not response.partial:
+            texts.append(content_text(response.content))
+    return "".join(texts)
+
+
+def json_candidates(text: str) -> Iterator[Any]:
+    """The JSON values `text` may hold: all of it unfenced, then its outermost ``{...}``."""
+    cleaned = _FENCE.sub("", text.strip())
+    pieces = [cleaned]
+    start, end = cleaned.find("{"), cleaned.rfind("}")
+    if 0 <= start < end:
+        pieces.append(cleaned[start : end + 1])
+    for piece in pieces:
+        try:
+            yield json.loads(piece)
+        except ValueError:
+            continue
+
+
+def json_value(text: str) -> tuple[bool, Any]:
+    """``(True, value)`` for the first JSON value in `text`, else ``(False, None)``."""
+    for value in json_candidates(text):
+        return True, value
+    return False, None
