@@ -184,7 +184,9 @@ class ToolSimulator:
         llm = self.llm()
         text, problem = "", ""
         for _ in range(_MAX_TRIES):
-            request = LlmRequest(model=llm.model, contents=list(contents), config=_config(llm, schema))
+            request = LlmRequest(
+                model=llm.model, contents=list(contents), config=_config(llm, schema)
+            )
             try:
                 text = await complete(llm, request)
             except Exception as error:
