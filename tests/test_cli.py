@@ -365,3 +365,53 @@ def test_the_cli_writes_the_report_of_a_run_and_of_a_stored_run(write_evals, tmp
     missing = CliRunner().invoke(main, ["report", "7", "--db", str(db), "--html", "x.html"])
     assert missing.exit_code == 2
     assert "no run 7" in missing.output
+
+
+FAULTY = """
+from adk_eval import ToolMock
+
+def lookup(key: str) -> dict:
+    '''Looks a key up.'''
+
+agent = LlmAgent(
+    name="a",
+    model=ScriptedLlm([*(tool_call("lookup", {"key": f"k{i}"}) for i in range(6)), "Done."]),
+    tools=[lookup],
+)
+flaky = ToolMock.returning({"value": 1}).with_faults(error_rate=0.5)
+cases = [
+    EvalCase(name=f"c{n}", agent=agent, first_message="go", tool_mocks={"lookup": flaky})
+    for n in range(3)
+]
+"""
+
+
+def test_seed_injects_the_same_faults_again_and_is_printed_and_reported(write_evals, tmp_path):
+    root = write_evals({"faulty_eval.py": FAULTY})
+
+    def faults(seed: str | None, concurrency: str) -> tuple[str, dict]:
+        report = tmp_path / f"r{seed}-{concurrency}.json"
+        args = ["run", str(root), "--no-store", "--repeat", "2", "--json", str(report)]
+        args += ["--concurrency", concurrency] + (["--seed", seed] if seed else [])
+        result = invoke(*args)
+        assert result.exit_code == 0, result.output
+        data = json.loads(report.read_text())
+        jsonschema.validate(data, load_report_schema())
+        answers = {
+            (r["name"], r["attempt"]): [
+                c["answered_by"] for c in r["conversation"] if c["kind"] == "tool_call"
+            ]
+            for r in data["results"]
+        }
+        return result.output, {"seed": data["seed"], "answers": answers}
+
+    output, first = faults("42", "1")
+    assert "seed 42)" in output.splitlines()[0]
+    _, again = faults("42", "6")
+    assert again == first  # the same faults at the same calls, at any concurrency
+    assert first["seed"] == 42
+    injected = [a for calls in first["answers"].values() for a in calls]
+    assert 0 < injected.count("fault") < len(injected)
+    output, other = faults(None, "6")
+    assert f"seed {other['seed']})" in output.splitlines()[0]  # a new seed, printed
+    assert other["answers"] != first["answers"]

@@ -261,3 +261,26 @@ def alive(pid: int, within: float = 5.0) -> bool:
             return False
         time.sleep(0.1)
     return True
+
+
+async def test_workers_inject_the_same_faults_as_one_process_for_one_seed(write_evals):
+    extra = """
+FAULTY = [
+    EvalCase(name=f"faulty-{i}", agent=c.agent, first_message="hi",
+             tool_mocks={"lookup": ToolMock.returning({"value": 1}).with_faults(error_rate=0.5)})
+    for i, c in enumerate(CASES)
+]
+"""
+    module, _ = load(write_evals, extra)
+
+    def sources(suite):
+        return {
+            (r.name, r.attempt): [r.trace.source_of(c) for c in r.trace.select("tool_call")]
+            for r in suite.results
+        }
+
+    here = await run_eval_suite(module.FAULTY, repeat=2, seed=8)
+    there = await run_eval_suite(module.FAULTY, repeat=2, seed=8, workers=2)
+    assert there.seed == here.seed == 8
+    assert sources(there) == sources(here)
+    assert {"fault", "mock"} == {s for calls in sources(here).values() for s in calls}

@@ -170,12 +170,28 @@ class ToolMock:
     ) -> ToolMock:
         """This mock with seeded faults and latency injected into its calls.
 
-        See `Faults` for each argument. Decisions come from the run's seed (or
-        `seed`), the call's args and how often the run made that call before, so
-        a re-run with the same seed (``run_eval(case, seed=result.seed)``, ``adk-eval
-        run --seed``) injects the same faults at the same calls, under any
-        concurrency. Latency is virtual: the case clock and `max_duration` count
-        it, nothing sleeps.
+        Decisions come from the run's seed (or `seed`), the tool, the call's args
+        and how often the run made that call before, so a re-run with the same
+        seed (``run_eval(case, seed=result.seed)``, ``adk-eval run --seed``)
+        injects the same faults at the same calls, under any concurrency.
+
+        Args:
+            error_rate: Probability that a call fails with `error`.
+            error: A dict (the tool's answer; default ``{"error_code": 500,
+                "error_message": ...}``) or an exception (raised from the tool).
+            latency: Seconds added to each matching call, or ``(low, high)``.
+                Virtual: the case clock and `max_duration` count it, nothing sleeps.
+            timeout_rate: Probability that a call takes `timeout` seconds and
+                answers ``{"error_code": 504, ...}``.
+            timeout: The seconds a timed-out call takes.
+            match_args: Only calls whose args contain these items are affected.
+            seed: Fixes this mock's faults whatever the run's seed (each attempt
+                of a repeated case still gets its own).
+
+        Raises:
+            EvalSetupError: For a rate outside 0..1 (or two summing above 1), a
+                bad latency or timeout, or an `error` that is neither a dict nor
+                an exception.
         """
         faults = Faults(error_rate, error, latency, timeout_rate, timeout, match_args, seed)
         return dataclasses.replace(self, faults=faults)
