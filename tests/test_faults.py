@@ -112,6 +112,7 @@ async def test_an_injected_error_is_the_tools_answer_or_its_exception():
         "error_code": 500,
         "error_message": "Internal server error (injected by adk_eval)",
     }
+    assert "(injected fault)" in answered.explain(last_turns=20)
     raising = ToolMock.returning({"value": "x"}).with_faults(
         error_rate=1.0, error=ConnectionError("CRM unreachable")
     )

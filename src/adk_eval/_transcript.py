@@ -31,6 +31,10 @@ def _clip(text: str, limit: int | None) -> str:
     return text[:limit] + f"… [{len(text) - limit} more characters]"
 
 
+# What `explain` says of an answer that was not the tool's nor a plain mock's.
+_BRIEF_MARKS = {"simulated": "  (simulated)", "fault": "  (injected fault)"}
+
+
 def _short(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -45,7 +49,8 @@ def transcript_lines(
         trace: What to render.
         max_chars_per_entry: Longer values are cut (None keeps everything).
         brief: One line per entry (``author: text``, ``author -> tool(args) =
-            result``) with whitespace collapsed, as `EvalResult.explain` shows it.
+            result``, marked ``(simulated)`` or ``(injected fault)`` where a model or
+            a fault answered) with whitespace collapsed, as `EvalResult.explain` shows it.
     """
 
     def clip(text: str) -> str:
@@ -64,7 +69,8 @@ def transcript_lines(
             call = f"{item.name}({clip(_json(item.args))})"
             if brief:
                 result = "(no response)" if item.response is None else clip(_json(item.response))
-                lines.append(f"{indent}{item.author} -> {call} = {result}")
+                mark = _BRIEF_MARKS.get(trace.source_of(item), "")
+                lines.append(f"{indent}{item.author} -> {call} = {result}{mark}")
                 continue
             lines.append(f"{indent}[{item.author}] calls {call}")
             if item.response is None:
