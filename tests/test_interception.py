@@ -306,6 +306,36 @@ async def test_hallucinated_tool_name_is_answered_by_adk_and_the_run_continues(t
     assert tool_log.calls == []
 
 
+@pytest.mark.parametrize("description", ["Wipes the disk", "Tool not found"])
+async def test_a_bare_base_tool_with_its_own_body_is_intercepted_not_taken_for_adks_placeholder(
+    tool_log, description
+):
+    from google.adk.tools.base_tool import BaseTool
+    from google.genai import types
+
+    async def wipe(*, args, tool_context):
+        tool_log.record("wipe", **args)
+        return {"wiped": True}
+
+    tool = BaseTool(name="wipe", description=description)
+    tool.run_async = wipe  # a body of its own, on a bare BaseTool
+    tool._get_declaration = lambda: types.FunctionDeclaration(
+        name="wipe",
+        description=description,
+        parameters_json_schema={"type": "object", "properties": {"disk": {"type": "string"}}},
+    )
+    model = ScriptedLlm([tool_call("wipe", {"disk": "c"}), "done"])
+    agent = LlmAgent(name="janitor", model=model, tools=[tool])
+
+    result = await run_eval(case_for(agent))
+
+    assert result.status == "error"
+    assert (
+        "Tool `wipe` was called by agent `janitor` during eval but no mock" in result.error.message
+    )
+    assert tool_log.calls == []
+
+
 async def test_same_named_tool_of_another_agent_is_not_covered_by_a_passthrough(tool_log):
     def lookup(q: str) -> dict:
         """Root's lookup (safe)."""

@@ -107,10 +107,18 @@ def refuses_code_execution(agent: object) -> str | None:
     )
 
 
+_PLACEHOLDER_DESCRIPTION = "Tool not found"
+
+
 def _is_unknown_tool_placeholder(tool: BaseTool) -> bool:
-    # For a name the model made up, ADK passes a bare BaseTool and answers the
-    # call with "tool not found" after the callbacks; nothing runs.
-    return type(tool) is BaseTool
+    # For a name the model made up, ADK passes a bare BaseTool described "Tool not
+    # found" and answers the call with that error after the callbacks; nothing runs.
+    # A bare BaseTool of the agent's, given a body of its own, is not it.
+    return (
+        type(tool) is BaseTool
+        and tool.description == _PLACEHOLDER_DESCRIPTION
+        and not any(method in vars(tool) for method in _RUNNING_METHODS)
+    )
 
 
 def is_framework_tool(tool: BaseTool) -> bool:
