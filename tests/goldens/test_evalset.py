@@ -302,3 +302,78 @@ def test_temp_files_of_writers_that_died_are_removed_and_nothing_else(tmp_path):
     assert live.exists()
     assert lookalike.exists()
     assert other_set.exists()  # only temp files of this set are looked at
+
+
+def test_a_fifo_a_folder_or_a_device_is_refused_at_once_for_reading_and_appending(tmp_path):
+    fifo = tmp_path / "set.evalset.json"
+    os.mkfifo(fifo)  # opening it for reading would block until a writer comes
+    for call in (lambda p: append_eval_case(p, case(), "a"), load_eval_set):
+        with pytest.raises(EvalSetFileError, match=r"is a FIFO \(named pipe\), not a file"):
+            call(fifo)
+        with pytest.raises(EvalSetFileError, match="is a folder, not a file"):
+            call(tmp_path)
+        with pytest.raises(EvalSetFileError, match="is a character device"):
+            call(Path("/dev/null"))
+    assert fifo.exists()  # left as it was
+
+
+def test_a_parent_that_is_a_file_is_one_clear_error_and_the_file_is_kept(tmp_path):
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("mine")
+    with pytest.raises(EvalSetFileError, match="cannot create the folder of EvalSet file"):
+        append_eval_case(blocker / "sets" / "x.evalset.json", case(), "a")
+    assert blocker.read_text() == "mine"
+
+
+UNREADABLE = """
+import os, sys
+from pathlib import Path
+from adk_eval.goldens import EvalSetFileError, append_eval_case
+from adk_eval.goldens import _evalset  # noqa: F401
+from google.adk.evaluation.eval_case import EvalCase, Invocation
+from google.genai import types
+case = EvalCase(eval_id="c", conversation=[Invocation(
+    user_content=types.Content(role="user", parts=[types.Part(text="hi")]))])
+locked, closed = Path(sys.argv[1]), Path(sys.argv[2])
+for target in (locked / "set.json", closed / "sub" / "set.json"):
+    try:
+        append_eval_case(target, case, "a")
+    except EvalSetFileError as error:
+        print("EvalSetFileError:", error)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="drops to user nobody with setpriv, as root")
+def test_an_unreadable_folder_is_one_clear_error():
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv (util-linux) is not installed")
+    base = Path(tempfile.mkdtemp(prefix="adk_eval_locked_"))  # pytest's tmp is root's alone
+    try:
+        base.chmod(0o755)
+        locked = base / "locked"
+        locked.mkdir(mode=0o300)  # nobody may enter and write, not list
+        os.chown(locked, 65534, 65534)
+        closed = base / "closed"
+        closed.mkdir(mode=0o000)  # root's, shut: nobody may not even enter
+        as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        done = subprocess.run(
+            [*as_nobody, sys.executable, "-c", UNREADABLE, str(locked), str(closed)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2, done.stdout
+    assert all(line.startswith("EvalSetFileError:") for line in lines)
+    assert "cannot open the folder of EvalSet file" in lines[0]
+    assert "cannot create the folder of EvalSet file" in lines[1]
+    assert all("Permission denied" in line for line in lines)

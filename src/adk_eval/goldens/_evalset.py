@@ -84,8 +84,39 @@ def load_eval_set(path: str | Path) -> EvalSet:
     return _read(resolve_path(path))[0]
 
 
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def _check_regular(path: Path, shown: Path) -> bool:
+    """Whether `path` exists; refuses one that is not a regular file (a FIFO would block).
+
+    Raises:
+        EvalSetFileError: `path` is a folder, FIFO, socket or device, or cannot be examined.
+    """
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return False
+    except OSError as error:
+        raise EvalSetFileError(f"cannot reach EvalSet file {shown}: {error}") from None
+    for test, kind in _KINDS:
+        if test(mode):
+            raise EvalSetFileError(
+                f"{shown} is {kind}, not a file: an EvalSet must be a regular .json file; "
+                "point at one (it was left untouched)"
+            )
+    return True
+
+
 def _read(target: Path) -> tuple[EvalSet, str | None, Any]:
     """The EvalSet in `target`, the name of its older format (None: current), the raw JSON."""
+    _check_regular(target, target)
     try:
         text = target.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -163,7 +194,7 @@ _THREAD_LOCKS_GUARD = threading.Lock()
 
 
 @contextmanager
-def _exclusive(folder: Path) -> Iterator[None]:
+def _exclusive(folder: Path, target: Path) -> Iterator[None]:
     with _THREAD_LOCKS_GUARD:
         thread_lock = _THREAD_LOCKS.setdefault(folder, threading.Lock())
     with thread_lock:
@@ -172,7 +203,12 @@ def _exclusive(folder: Path) -> Iterator[None]:
         except ImportError:  # pragma: no cover - not POSIX: threads are still serialised
             yield
             return
-        fd = os.open(folder, os.O_RDONLY)
+        try:
+            fd = os.open(folder, os.O_RDONLY)
+        except OSError as error:
+            raise EvalSetFileError(
+                f"cannot open the folder of EvalSet file {target}: {error}"
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
@@ -254,10 +290,16 @@ def append_eval_case(path: str | Path, eval_case: AdkEvalCase, agent_name: str) 
             left untouched), or cannot be written.
     """
     target = resolve_path(path)
-    real = target.resolve()  # a symlinked set is written at the file it points to
-    real.parent.mkdir(parents=True, exist_ok=True)
-    with _exclusive(real.parent):
-        created = not real.exists()
+    try:
+        real = target.resolve()  # a symlinked set is written at the file it points to
+        real.parent.mkdir(parents=True, exist_ok=True)
+    except (OSError, RuntimeError) as error:  # a parent that is a file, no permission, a loop
+        raise EvalSetFileError(
+            f"cannot create the folder of EvalSet file {target}: {error}; choose a path "
+            "under a writable folder"
+        ) from None
+    with _exclusive(real.parent, target):
+        created = not _check_regular(real, target)
         if created:
             snake = snake_case(agent_name)
             eval_set = EvalSet(
