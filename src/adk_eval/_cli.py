@@ -22,6 +22,7 @@ import click
 from rich.console import Console
 
 from . import __version__
+from . import _strict_json as strict_json
 from ._case_refs import WorkerSetup, with_timeout
 from ._cli_output import LiveProgress, comparison_table, runs_table, suite_table, summary_line
 from ._discovery import (
@@ -490,10 +491,8 @@ def _write_reports(
 ) -> None:
     report = suite_report(suite)
     if reports.json is not None:
-        import json
-
         reports.json.parent.mkdir(parents=True, exist_ok=True)
-        reports.json.write_text(json.dumps(report, indent=2))
+        reports.json.write_text(strict_json.dumps(report, indent=2))
         console.print(f"JSON report: {reports.json}")
     if reports.junit is not None:
         write_junit_xml(suite, reports.junit)

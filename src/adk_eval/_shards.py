@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from . import _strict_json as strict_json
 from ._errors import AdkEvalError
 from ._result import EvalResult
 from ._suite import EvalSuiteResult, suite_from_results
@@ -111,7 +112,7 @@ def write_results(
         "results": [result.to_data() for result in suite.results],
     }
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data))
+    path.write_text(strict_json.dumps(data))
 
 
 def merge_results(paths: Sequence[Path]) -> EvalSuiteResult:

@@ -19,14 +19,18 @@ import html
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from importlib import resources
+from typing import Any
 
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse
+
+from . import _strict_json as strict_json
 
 __all__ = [
     "LOOPBACK_HOSTS",
     "SHARED_FILES",
     "Access",
+    "StrictJSONResponse",
     "guard",
     "page_with_token",
     "serve",
@@ -45,6 +49,18 @@ _SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "X-Content-Type-Options": "nosniff",
 }
+
+
+class StrictJSONResponse(JSONResponse):
+    """A JSON response that stays JSON when a value is NaN or infinite (see `_strict_json`).
+
+    Starlette's own refuses such a value with a 500; state and tool answers can hold one.
+    """
+
+    def render(self, content: Any) -> bytes:
+        return strict_json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode()
+
+
 # The page code every page loads first (adk_eval/static): elements, entries, styles.
 SHARED_FILES = ("page.js", "page.css")
 _MEDIA_TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html"}

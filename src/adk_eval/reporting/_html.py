@@ -8,10 +8,10 @@ Upload it as a CI artifact and open it from disk.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from .. import _strict_json as strict_json
 from .._web import SHARED_FILES, static_text
 
 __all__ = ["asset", "page", "render_html_report", "write_html_report"]
@@ -86,7 +86,7 @@ aria-label="pass rate by run"></svg>
 
 def render_html_report(report: dict[str, Any]) -> str:
     """The self-contained HTML document of `report` (a `suite_report` dict)."""
-    data = json.dumps(report, ensure_ascii=False).replace("<", "\\u003c")
+    data = strict_json.dumps(report, ensure_ascii=False).replace("<", "\\u003c")
     head = (
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
         f"<style>{_inline(asset('page.css'))}\n{_inline(asset('report.css'))}</style>"

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import _strict_json as strict_json
 from .._errors import AdkEvalError
 
 __all__ = ["DEFAULT_DB_PATH", "CasePoint", "RunInfo", "RunStore", "RunStoreError"]
@@ -197,7 +198,7 @@ class RunStore:
                     summary["terminated"],
                     report["pass_rate"],
                     report["duration_ms"],
-                    json.dumps(report),
+                    strict_json.dumps(report),
                 ),
             )
             run_id = cursor.lastrowid
@@ -213,7 +214,7 @@ class RunStore:
                         r["outcome"],
                         r["turns"],
                         r["duration_ms"],
-                        json.dumps(r["metrics"]),
+                        strict_json.dumps(r["metrics"]),
                     )
                     for r in report["results"]
                 ],

@@ -25,7 +25,7 @@ from fastapi import FastAPI
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from .._errors import AdkEvalError
-from .._web import Access, guard, page_with_token, serve, static_file
+from .._web import Access, StrictJSONResponse, guard, page_with_token, serve, static_file
 from ._compare import compare_reports
 from ._html import page
 from ._store import RunStore
@@ -39,7 +39,13 @@ _ORDER = {"regression": 0, "added": 1, "removed": 2, "improvement": 3, "unchange
 
 def create_viewer_app(db: Path, token: str, *, bound_host: str = "127.0.0.1") -> FastAPI:
     """The viewer app over the runs database `db`."""
-    app = FastAPI(title="adk-eval viewer", docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(
+        title="adk-eval viewer",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        default_response_class=StrictJSONResponse,
+    )
     guard(app, Access(token, HEADER, "adk_eval_viewer", "viewer", bound_host))
     store = RunStore(db)
 

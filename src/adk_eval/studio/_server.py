@@ -33,7 +33,15 @@ from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 
-from .._web import Access, guard, page_with_token, serve, static_file, static_text
+from .._web import (
+    Access,
+    StrictJSONResponse,
+    guard,
+    page_with_token,
+    serve,
+    static_file,
+    static_text,
+)
 from ._engine import StudioEngine
 from ._errors import StudioError
 from ._kinds import Role, tool_user_role
@@ -161,7 +169,12 @@ def create_app(engine: StudioEngine, token: str, *, bound_host: str = "127.0.0.1
             await engine.stop()
 
     app = FastAPI(
-        title="adk-eval studio", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None
+        title="adk-eval studio",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        default_response_class=StrictJSONResponse,
     )
 
     guard(app, Access(token, HEADER, COOKIE, "studio", bound_host), cut=_echo)
