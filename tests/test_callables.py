@@ -66,3 +66,20 @@ async def test_sharing_the_loop_is_scoped_and_results_are_awaited():
     coroutine, outside = await call_user(sync_returning_a_coroutine)
     assert outside == threading.get_ident()
     assert await coroutine == "awaited"
+
+
+async def test_user_code_calling_sys_exit_is_an_error_of_that_code_not_the_end_of_the_process():
+    def quitting(args, ctx):
+        raise SystemExit(3)
+
+    case = threads_of_mock_calls("quits", [])
+    case = EvalCase(
+        name="quits", agent=case.agent, first_message="go", tool_mocks={"work": ToolMock(quitting)}
+    )
+    for run in (run_eval(case), run_eval_suite([case], repeat=2)):
+        outcome = await run
+        results = outcome.results if hasattr(outcome, "results") else [outcome]
+        for result in results:
+            assert result.status == "error"
+            assert "The mock for tool `work` raised UserCodeExit" in result.error.message
+            assert "called sys.exit(3)" in result.error.message

@@ -134,6 +134,11 @@ def test_list_shows_cases_without_running_them(write_evals):
             "ValueError: bad config",
         ),
         ({"empty_eval.py": "x = 1\n"}, "empty_eval.py", "defines no EvalCase"),
+        (  # a CI that checks nothing must not pass
+            {"exiting_eval.py": ONLY_GOOD + "import sys\nsys.exit(0)\n"},
+            "exiting_eval.py",
+            "it called sys.exit(0) while being imported",
+        ),
     ],
 )
 def test_discovery_problems_are_one_line_and_exit_2(write_evals, files, target, message):
@@ -222,7 +227,12 @@ stuck_2 = case("stuck-2", ScriptedLlm(responder=hang))
             "adk_eval",
             "run",
             str(tmp_path / "slow_eval.py"),
-            "--no-store",
+            "--json",
+            "r.json",
+            "--junit-xml",
+            "junit.xml",
+            "--db",
+            "runs.db",
         ],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
@@ -252,6 +262,19 @@ stuck_2 = case("stuck-2", ScriptedLlm(responder=hang))
     assert "Interrupted: 1 of 3 runs finished" in output
     assert "PASSED     quick" in output
     assert "Traceback" not in output
+    # what finished is kept: the reports and the stored run, marked interrupted
+    report = json.loads((tmp_path / "r.json").read_text())
+    jsonschema.validate(report, load_report_schema())
+    assert report["interrupted"] is True
+    assert [r["name"] for r in report["results"]] == ["quick"]
+    assert sorted(report["not_run"]) == ["stuck-1", "stuck-2"]
+    assert report["summary"]["not_run"] == 2
+    suites = ET.parse(tmp_path / "junit.xml").getroot()
+    assert len(suites.findall(".//testcase")) == 3
+    assert len(suites.findall(".//testcase/skipped")) == 2
+    (stored,) = RunStore(tmp_path / "runs.db").runs()
+    assert stored.command.endswith("(interrupted)")
+    assert (stored.total, stored.passed) == (3, 1)
 
 
 def test_an_unmocked_tool_is_one_clean_result_on_stdout_and_nothing_on_stderr(tmp_path):
@@ -415,3 +438,29 @@ def test_seed_injects_the_same_faults_again_and_is_printed_and_reported(write_ev
     output, other = faults(None, "6")
     assert f"seed {other['seed']})" in output.splitlines()[0]  # a new seed, printed
     assert other["answers"] != first["answers"]
+
+
+def test_a_thread_left_running_by_an_eval_file_does_not_hold_the_exit(tmp_path):
+    (tmp_path / "threads_eval.py").write_text(
+        """
+import threading, time
+from google.adk.agents import LlmAgent
+from adk_eval import EvalCase
+from adk_eval.testing import ScriptedLlm
+
+threading.Thread(target=time.sleep, args=(3600,), name="poller").start()  # not a daemon
+agent = LlmAgent(name="a", model=ScriptedLlm(["Hello."]))
+good = EvalCase(name="greets", agent=agent, first_message="hi")
+"""
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "adk_eval", "run", "threads_eval.py", "--no-store"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+    assert "left 1 thread(s) running (poller); exiting anyway" in done.stdout

@@ -1,6 +1,6 @@
 """``python -m adk_eval`` is the `adk-eval` command."""
 
-from ._cli import main
+from ._cli import entry
 
 if __name__ == "__main__":  # not when a spawned worker process imports this module
-    main(prog_name="adk-eval")
+    entry()

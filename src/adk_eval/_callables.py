@@ -20,7 +20,12 @@ from typing import Any
 
 import anyio.to_thread
 
-__all__ = ["call_user", "maybe_await", "sharing_the_loop"]
+__all__ = ["UserCodeExit", "call_user", "maybe_await", "sharing_the_loop"]
+
+
+class UserCodeExit(RuntimeError):
+    """User code (a mock, a step, a metric) called ``sys.exit``: an error of that code."""
+
 
 _LOOP_SHARED: ContextVar[bool] = ContextVar("adk_eval_loop_shared", default=False)
 
@@ -62,10 +67,14 @@ async def call_user(function: Callable[..., Any], /, *args: Any, **kwargs: Any) 
     Whatever comes back awaitable (a sync function returning a coroutine) is
     awaited on the loop.
     """
-    if _is_async(function):
-        return await function(*args, **kwargs)
-    if _LOOP_SHARED.get():
-        result = await anyio.to_thread.run_sync(functools.partial(function, *args, **kwargs))
-    else:
-        result = function(*args, **kwargs)
-    return await maybe_await(result)
+    try:
+        if _is_async(function):
+            return await function(*args, **kwargs)
+        if _LOOP_SHARED.get():
+            result = await anyio.to_thread.run_sync(functools.partial(function, *args, **kwargs))
+        else:
+            result = function(*args, **kwargs)
+        return await maybe_await(result)
+    except SystemExit as error:  # would end the event loop, and the process, without a word
+        name = getattr(function, "__qualname__", None) or repr(function)
+        raise UserCodeExit(f"{name} called sys.exit({error.code!r})") from None

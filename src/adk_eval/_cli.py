@@ -12,6 +12,8 @@ import os
 import shlex
 import subprocess
 import sys
+import threading
+import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -36,7 +38,7 @@ from ._errors import AdkEvalError
 from ._faults import new_seed
 from ._result import EvalResult
 from ._shards import merge_results, parse_shard, read_durations, shard_names, write_results
-from ._suite import DEFAULT_MAX_CONCURRENCY, EvalSuiteResult, run_eval_suite
+from ._suite import DEFAULT_MAX_CONCURRENCY, EvalSuiteResult, run_eval_suite, suite_from_results
 from ._workers import run_suite_on_workers
 from .models import (
     ROLE_ENV,
@@ -53,7 +55,10 @@ from .reporting._json_report import suite_report
 from .reporting._junit import write_junit_xml
 from .reporting._store import DEFAULT_DB_PATH, RunStore
 
-__all__ = ["main"]
+__all__ = ["entry", "main"]
+
+_WHOLE_PROCESS = False
+"""Whether this process is the command itself (`entry`), so it may end itself at once."""
 
 EXIT_FAILED, EXIT_USAGE, EXIT_NO_CASES, EXIT_INTERRUPTED = 1, 2, 5, 130
 
@@ -206,6 +211,13 @@ def _report_options(function: Any) -> Any:
     return function
 
 
+def entry() -> None:
+    """The `adk-eval` command (and ``python -m adk_eval``): `main`, as the whole process."""
+    global _WHOLE_PROCESS
+    _WHOLE_PROCESS = True
+    main(prog_name="adk-eval")
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="adk-eval")
 def main() -> None:
@@ -314,6 +326,7 @@ def run(
     """Run the eval cases found in PATHS (files, folders or modules)."""
     _configure_models(model, user_model, judge_model)
     console = _console()
+    threads_before = {thread.ident for thread in threading.enumerate()}
     selected = _discover(paths, keyword)
     positions = {found.case.name: index for index, found in enumerate(selected)}
     try:
@@ -384,33 +397,43 @@ def run(
                 [with_timeout(case, timeout) for case in cases], seed=seed, **common
             )
 
-    try:
-        suite = anyio.run(run_suite)
-    except KeyboardInterrupt:
-        console.print(f"[bold yellow]Interrupted:[/] {len(finished)} of {total} runs finished")
-        for result in finished:
-            console.print(f"  {result.outcome.upper():10} {result.name}")
-        sys.exit(EXIT_INTERRUPTED)
-    except AdkEvalError as error:
-        _fail(str(error))
-
-    if results_path is not None:
-        write_results(results_path, suite, [case.name for case in cases], positions)
-        console.print(f"results: {results_path}")
     command = shlex.join(
         ["adk-eval", "run", *paths]
         + (["-k", keyword] if keyword else [])
         + (["--repeat", str(repeat)] if repeat > 1 else [])
         + (["--shard", shard] if shard else [])
     )
-    _finish(
-        console,
-        suite,
-        verbose,
-        _Reports(json_path, junit_path, html_path, None if no_store else db),
-        command,
-        fail_under,
-    )
+    reports = _Reports(json_path, junit_path, html_path, None if no_store else db)
+    started = time.perf_counter()
+    try:
+        suite = anyio.run(run_suite)
+    except KeyboardInterrupt:
+        console.print(f"[bold yellow]Interrupted:[/] {len(finished)} of {total} runs finished")
+        for result in finished:
+            console.print(f"  {result.outcome.upper():10} {result.name}")
+        # What finished is kept: the reports and the stored run, marked interrupted.
+        order = {case.name: index for index, case in enumerate(cases)}
+        partial = suite_from_results(
+            sorted(finished, key=lambda r: (order.get(r.name, len(order)), r.attempt)),
+            case_names=[case.name for case in cases],
+            repeat=repeat,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            stopped_early=True,
+        )
+        partial = dataclasses.replace(partial, seed=seed, interrupted=True)
+        if partial.not_run:
+            console.print("not run: " + ", ".join(partial.not_run))
+        if results_path is not None:
+            write_results(results_path, partial, [case.name for case in cases], positions)
+        _write_reports(console, partial, reports, f"{command} (interrupted)")
+        _exit(EXIT_INTERRUPTED, console, threads_before)
+    except AdkEvalError as error:
+        _fail(str(error))
+
+    if results_path is not None:
+        write_results(results_path, suite, [case.name for case in cases], positions)
+        console.print(f"results: {results_path}")
+    _finish(console, suite, verbose, reports, command, fail_under, threads_before)
 
 
 @main.command()
@@ -448,6 +471,7 @@ def merge(
         _Reports(json_path, junit_path, html_path, None if no_store else db),
         command,
         fail_under,
+        None,
     )
 
 
@@ -468,6 +492,7 @@ def _finish(
     reports: _Reports,
     command: str,
     fail_under: float | None,
+    threads_before: set[int | None] | None,
 ) -> NoReturn:
     """The table, explanations, summary, reports and exit code of a run (or a merge)."""
     console.print(suite_table(suite))
@@ -483,7 +508,34 @@ def _finish(
         console.print(f"pass rate {suite.pass_rate:.0%} (required {fail_under:.0%})")
     else:
         ok = suite.ok
-    sys.exit(0 if ok else EXIT_FAILED)
+    _exit(0 if ok else EXIT_FAILED, console, threads_before)
+
+
+def _exit(code: int, console: Console, threads_before: set[int | None] | None) -> NoReturn:
+    """Exits with `code`, even when the eval code left threads that would hold the exit.
+
+    Python waits for every non-daemon thread before it exits, so a thread an eval
+    module started and never ended would hang a CI job after its results. The
+    command says so and ends the process (only when it is the whole process: the
+    `adk-eval` command or ``python -m adk_eval``, not a test invoking it).
+    """
+    if threads_before is not None:
+        left = [
+            thread
+            for thread in threading.enumerate()
+            if thread.ident not in threads_before and not thread.daemon and thread.is_alive()
+        ]
+        if left:
+            names = ", ".join(thread.name for thread in left)
+            console.print(
+                f"[yellow]note:[/] the eval code left {len(left)} thread(s) running ({names}); "
+                "exiting anyway"
+            )
+            if _WHOLE_PROCESS:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+    sys.exit(code)
 
 
 def _write_reports(

@@ -133,6 +133,12 @@ def import_file(path: Path) -> ModuleType:
         sys.path.insert(0, str(root))
     try:
         return importlib.import_module(module_name)
+    except SystemExit as error:  # an eval file must not end the run (and pass a CI) by exiting
+        sys.modules.pop(module_name, None)
+        raise DiscoveryError(
+            f"cannot import {path} ({_user_location(error, path)}): it called "
+            f"sys.exit({error.code!r}) while being imported; an eval file must only define cases"
+        ) from None
     except Exception as error:
         sys.modules.pop(module_name, None)
         raise DiscoveryError(
@@ -148,6 +154,11 @@ def import_module(name: str) -> ModuleType:
     """
     try:
         return importlib.import_module(name)
+    except SystemExit as error:
+        raise DiscoveryError(
+            f"cannot import module `{name}`: it called sys.exit({error.code!r}) while being "
+            "imported; an eval module must only define cases"
+        ) from None
     except Exception as error:
         raise DiscoveryError(
             f"cannot import module `{name}`: {type(error).__name__}: {error}"

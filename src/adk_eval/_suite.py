@@ -112,6 +112,7 @@ class EvalSuiteResult:
         repeat: Runs per case.
         duration_ms: Wall time of the suite.
         stopped_early: True when `stop_on_first_failure` cancelled runs.
+        interrupted: True when Ctrl-C stopped the suite (what finished is kept).
         seed: The suite's seed: each run's (`EvalResult.seed`) is derived from it,
             the case's name and the attempt, so ``run_eval_suite(..., seed=seed)``
             (``adk-eval run --seed``) injects the same faults again.
@@ -125,6 +126,7 @@ class EvalSuiteResult:
     duration_ms: float = 0.0
     stopped_early: bool = False
     seed: int | None = None
+    interrupted: bool = False
 
     @property
     def ok(self) -> bool:

@@ -163,6 +163,7 @@ def suite_report(suite: EvalSuiteResult, *, created_at: datetime | None = None) 
         "passed": suite.ok,
         "pass_rate": suite.pass_rate,
         "stopped_early": suite.stopped_early,
+        "interrupted": suite.interrupted,
         "summary": dict(suite.summary),
         "not_run": list(suite.not_run),
         "cases": [

@@ -29,7 +29,8 @@
       `${s.total} runs: ${parts.join(", ") || "none"} (pass rate ${percent(data.pass_rate)})`;
     document.getElementById("meta").textContent =
       `adk-eval ${data.adk_eval_version}, ${data.created_at}, ${data.repeat} run(s) per case, ` +
-      `${(data.duration_ms / 1000).toFixed(1)} s`;
+      `${(data.duration_ms / 1000).toFixed(1)} s` +
+      (data.interrupted ? `; interrupted (Ctrl-C), not run: ${data.not_run.join(", ")}` : "");
   }
 
   function visible() {
