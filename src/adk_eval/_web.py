@@ -9,16 +9,20 @@
 * Every response carries a strict Content-Security-Policy, ``X-Frame-Options:
   DENY``, ``Referrer-Policy: no-referrer`` and ``X-Content-Type-Options: nosniff``.
 * `serve` binds 127.0.0.1 unless told otherwise and announces the URL, with its
-  token, once listening.
+  token, once listening. One Ctrl-C or SIGTERM shuts it down and returns, so the
+  command exits 0 (an open page's event stream ends, see `stopping`); a second
+  Ctrl-C stops at once.
 """
 
 from __future__ import annotations
 
 import hmac
 import html
+import signal
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from importlib import resources
+from types import FrameType
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
@@ -36,6 +40,7 @@ __all__ = [
     "serve",
     "static_file",
     "static_text",
+    "stopping",
 ]
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -172,6 +177,16 @@ def page_with_token(page: str, name: str, token: str) -> str:
     return page.replace("</head>", f"  {meta}\n</head>", 1)
 
 
+_GRACE_SECONDS = 3
+"""How long a shutdown waits for requests still running before it cancels them."""
+
+
+def stopping(request: Request) -> bool:
+    """Whether the server of `request` is shutting down (a long stream should end)."""
+    flag = getattr(request.app.state, "stopping", None)
+    return bool(flag()) if flag is not None else False
+
+
 def serve(
     app_for: Callable[[str, str], FastAPI],
     *,
@@ -207,5 +222,18 @@ def serve(
             await super().startup(sockets)
             announce(f"http://{shown}:{bound_port}/?token={token}")
 
-    config = uvicorn.Config(app_for(token, host), log_level="warning", lifespan="on")
-    _Announcing(config).run(sockets=[sock])
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            # Ctrl-C or SIGTERM asks for a shutdown, which ends normally (exit 0);
+            # uvicorn's own would raise the signal again once shut down. A second
+            # Ctrl-C stops at once.
+            if self.should_exit and sig == signal.SIGINT:
+                self.force_exit = True
+            self.should_exit = True
+
+    app = app_for(token, host)
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="on", timeout_graceful_shutdown=_GRACE_SECONDS
+    )
+    server = _Announcing(config)
+    app.state.stopping = lambda: server.should_exit  # open event streams end on it
+    server.run(sockets=[sock])

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -78,3 +81,61 @@ def test_a_bad_target_is_one_clear_line(tmp_path):
         assert completed.returncode == 2, completed.stderr
         assert message in completed.stderr
         assert completed.stderr.count("\n") == 1, completed.stderr
+
+
+def start_studio(tmp_path: Path) -> tuple[subprocess.Popen, str, str]:
+    """A studio process on a free port, with a terminal's SIGINT; its process, URL and token."""
+    from ..conftest import default_sigint
+
+    process = subprocess.Popen(
+        studio_command(
+            str(ROOT / "examples/toolbox/studio.py"), "--port", "0", "--db", str(tmp_path / "s.db")
+        ),
+        cwd=tmp_path,
+        env=env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=default_sigint,
+    )
+    lines = []
+    while True:
+        line = process.stdout.readline()
+        assert line, "".join(lines)
+        lines.append(line)
+        if line.startswith("open "):
+            break
+    url = re.fullmatch(r"open (http://127\.0\.0\.1:\d+)/\?token=(\S+)\n", line)
+    assert url, "".join(lines)
+    return process, url.group(1), url.group(2)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_one_signal_stops_the_studio_with_a_page_listening_to_its_events(tmp_path, sig):
+    process, base, token = start_studio(tmp_path)
+    opened = threading.Event()
+
+    def listen() -> None:  # what an open page does: hold the event stream
+        with httpx.stream(
+            "GET", f"{base}/api/events", headers={"X-Studio-Token": token}, timeout=None
+        ) as stream:
+            for _ in stream.iter_lines():
+                opened.set()
+
+    listener = threading.Thread(target=listen, daemon=True)
+    listener.start()
+    try:
+        assert opened.wait(30)
+        process.send_signal(sig)
+        started = time.monotonic()
+        code = process.wait(20)
+        took = time.monotonic() - started
+        assert code == 0, process.stdout.read()
+        assert took < 5, f"took {took:.1f} s to stop"
+        listener.join(10)
+        assert not listener.is_alive()  # the stream was ended, not left hanging
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(30)
+        process.stdout.close()

@@ -41,6 +41,7 @@ from .._web import (
     serve,
     static_file,
     static_text,
+    stopping,
 )
 from ._engine import StudioEngine
 from ._errors import StudioError
@@ -68,6 +69,12 @@ MAX_ECHO = 200
 """Characters of a request's own values that an error message repeats at most."""
 MAX_PROBLEMS = 20
 """Problems an error answer lists at most (then how many more there are)."""
+
+
+_EVENT_POLL = 0.5
+"""Seconds an event stream waits for a change before it looks at the server again."""
+_KEEP_ALIVE = 15.0
+"""Seconds of quiet after which an event stream sends a comment (proxies keep it open)."""
 
 
 def _echo(text: str) -> str:
@@ -290,10 +297,17 @@ def create_app(engine: StudioEngine, token: str, *, bound_host: str = "127.0.0.1
         async def stream() -> AsyncIterator[str]:
             version = since
             yield "retry: 1000\n\n"
-            while not await request.is_disconnected():
-                version, changed = await engine.wait_for_change(version, 15.0)
-                payload = json.dumps({"version": version, "sessions": changed})  # {id: version}
-                yield f"data: {payload}\n\n" if changed else ": keep-alive\n\n"
+            quiet = 0.0
+            # in short waits, so that a shutdown ends the stream (and the server) at once
+            while not stopping(request) and not await request.is_disconnected():
+                version, changed = await engine.wait_for_change(version, _EVENT_POLL)
+                if changed:
+                    payload = json.dumps({"version": version, "sessions": changed})
+                    yield f"data: {payload}\n\n"  # {id: version}
+                    quiet = 0.0
+                elif (quiet := quiet + _EVENT_POLL) >= _KEEP_ALIVE:
+                    yield ": keep-alive\n\n"
+                    quiet = 0.0
 
         return StreamingResponse(
             stream(), media_type="text/event-stream", headers={"Cache-Control": "no-store"}
