@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -353,3 +354,50 @@ def test_export_creates_then_appends_and_the_file_passes_adk_eval(studio):
     assert completed.returncode == 0, output
     assert "Tests passed: 2" in output
     assert json.loads(eval_set.read_text())["eval_set_id"] == "toolbox_evals"
+
+
+def test_an_open_page_survives_a_studio_restart_without_reloading_in_a_loop(browser, tmp_path):
+    import socket
+    import time
+
+    from .test_cli import start_studio
+
+    with socket.socket() as probe:  # a port for both lives of the studio
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    token = "restart-token-0123456789abcdef"
+    first, base, _ = start_studio(tmp_path, port, token)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    views: list[str] = []
+    page.on(
+        "request",
+        lambda r: views.append(r.url) if "/api/sessions/" in r.url and r.method == "GET" else None,
+    )
+    second = None
+    try:
+        page.goto(f"{base}/?token={token}")
+        start(page, "Toolbox", "What is 5+3?")
+        for a in ("5", "6", "7"):  # changes: the page has seen a high change version
+            call_tool(page, "add")
+            page.locator('[data-field="add.a"]').fill(a)
+            page.locator('[data-field="add.b"]').fill("3")
+            send_calls(page)
+        expect(page.locator(".entry-tool_result")).to_have_count(3)
+        final(page, "5+3 is 8.")  # done: the restarted studio has no change of it to report
+        first.send_signal(signal.SIGINT)
+        assert first.wait(20) == 0
+        second, _, _ = start_studio(tmp_path, port, token)
+        time.sleep(3)  # the page's event stream reconnects (it retries every second)
+        page.locator("#session-list a").first.click()  # reopen the watched session
+        views.clear()
+        time.sleep(5)
+        assert len(views) <= 3, f"{len(views)} view requests in 5 s: the page reloads in a loop"
+        expect(page.locator(".entry-tool_result")).to_have_count(3)  # the session is still shown
+    finally:
+        page.close()
+        for process in (first, second):
+            if process is not None:
+                if process.poll() is None:
+                    process.kill()
+                process.wait(30)
+                process.stdout.close()

@@ -83,13 +83,17 @@ def test_a_bad_target_is_one_clear_line(tmp_path):
         assert completed.stderr.count("\n") == 1, completed.stderr
 
 
-def start_studio(tmp_path: Path) -> tuple[subprocess.Popen, str, str]:
-    """A studio process on a free port, with a terminal's SIGINT; its process, URL and token."""
+def start_studio(
+    tmp_path: Path, port: int = 0, token: str | None = None
+) -> tuple[subprocess.Popen, str, str]:
+    """A studio process (a terminal's SIGINT, a free port by default); its process, URL, token."""
     from ..conftest import default_sigint
 
+    extra = ["--token", token] if token else []
     process = subprocess.Popen(
         studio_command(
-            str(ROOT / "examples/toolbox/studio.py"), "--port", "0", "--db", str(tmp_path / "s.db")
+            str(ROOT / "examples/toolbox/studio.py"),
+            *("--port", str(port), "--db", str(tmp_path / "s.db"), *extra),
         ),
         cwd=tmp_path,
         env=env(),

@@ -127,6 +127,11 @@ class StudioEngine:
         """Waits until something changed after version `since` (see `Notifier`)."""
         return await self.parts.notifier.wait_for_change(since, patience)
 
+    @property
+    def boot(self) -> int:
+        """The version this studio started at: a page seeing a new one starts afresh."""
+        return self.parts.notifier.boot
+
     # -- remote sessions (StudioPlugin) ----------
 
     async def remote_request(

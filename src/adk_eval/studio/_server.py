@@ -297,12 +297,18 @@ def create_app(engine: StudioEngine, token: str, *, bound_host: str = "127.0.0.1
         async def stream() -> AsyncIterator[str]:
             version = since
             yield "retry: 1000\n\n"
+            # at once: which studio this is, and what changed since the page last looked
+            version, changed = await engine.wait_for_change(version, 0)
+            hello = {"boot": engine.boot, "version": version, "sessions": changed}
+            yield f"data: {json.dumps(hello)}\n\n"
             quiet = 0.0
             # in short waits, so that a shutdown ends the stream (and the server) at once
             while not stopping(request) and not await request.is_disconnected():
                 version, changed = await engine.wait_for_change(version, _EVENT_POLL)
                 if changed:
-                    payload = json.dumps({"version": version, "sessions": changed})
+                    payload = json.dumps(
+                        {"boot": engine.boot, "version": version, "sessions": changed}
+                    )
                     yield f"data: {payload}\n\n"  # {id: version}
                     quiet = 0.0
                 elif (quiet := quiet + _EVENT_POLL) >= _KEEP_ALIVE:

@@ -9,7 +9,9 @@ const TOKEN =
 const { el, pretty, block, entry } = AdkEvalPage;  // page.js, shared with `adk-eval view`
 // Action panels are kept per pending request, so live updates never wipe what the person typed.
 // changedAt: the latest change version the event stream reported, per session.
-const state = { sessionId: null, version: 0, view: null, timers: [], actions: new Map(), changedAt: new Map() };
+// boot: the studio run the page talks to (a new one after a restart: what the page knew is dropped).
+// refetched: the session and view version last fetched again for a reported change.
+const state = { sessionId: null, version: 0, view: null, timers: [], actions: new Map(), changedAt: new Map(), boot: null, refetched: null };
 
 // -- helpers ---------------------------------------------------------------------
 
@@ -485,7 +487,12 @@ async function renderOnce() {
   if (!view.pending.length && !["running", "awaiting_model"].includes(view.phase)) nodes.push(...idleActions(view));
   setContent(...nodes);
   // A change reported before (or while) this view was fetched: fetch again.
-  if ((state.changedAt.get(view.id) || 0) > view.version) { renderAgain = true; return; }
+  // Once per view version: a change the server never reaches (a studio that restarted)
+  // must not make the page fetch in a loop; the event stream reports the next one.
+  if ((state.changedAt.get(view.id) || 0) > view.version) {
+    const again = `${view.id}@${view.version}`;
+    if (state.refetched !== again) { state.refetched = again; renderAgain = true; return; }
+  }
   // "running" always ends by itself; look again soon even if a notification is missed.
   if (view.phase === "running") state.timers.push(setTimeout(renderSession, 750));
 }
@@ -496,6 +503,11 @@ function listen() {
   const source = new EventSource(`/api/events?token=${encodeURIComponent(TOKEN)}&since=${state.version}`);
   source.onmessage = async (message) => {
     const data = JSON.parse(message.data);
+    if (data.boot !== state.boot) {  // a (re)started studio: its versions, not the old ones
+      state.boot = data.boot;
+      state.changedAt.clear();
+      state.refetched = null;
+    }
     state.version = data.version;
     for (const [id, version] of Object.entries(data.sessions)) state.changedAt.set(id, version);
     const current = state.sessionId;
