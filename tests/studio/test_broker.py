@@ -53,12 +53,21 @@ async def test_answers_that_do_not_fit_are_422_with_the_problem(broker):
     with pytest.raises(StudioError) as bad_tool:
         await broker.answer(tool.id, {"type": "stop"})
     assert (bad_user.value.status, bad_tool.value.status) == (422, 422)
-    assert bad_user.value.problems == [
-        "answer with {type: text, text}, {type: value, value} or {type: stop}"
-    ]
-    assert bad_tool.value.problems == [
-        "answer the tool with {type: text, text} or {type: value, value}"
-    ]
+    assert bad_user.value.problems == ["text: the answer is empty"]
+    assert bad_tool.value.problems == ["type: must be one of text, value, got 'stop'"]
+    for answer, problem in [
+        (
+            {"type": "text", "text": {"not": "text"}},
+            "text: {'not': 'text'} is not of type 'string'",
+        ),
+        ({"type": "value"}, "(top level): 'value' is a required property"),
+        ({"type": "stop", "why": "done"}, "Additional properties are not allowed ('why' was"),
+        (["text"], "(top level): an answer is an object"),
+    ]:
+        with pytest.raises(StudioError) as bad:
+            await broker.answer(user.id, answer)
+        assert bad.value.status == 422
+        assert bad.value.problems[0].startswith(problem) or problem in bad.value.problems[0]
 
 
 async def test_a_tool_answer_is_the_response_adk_expects(broker):

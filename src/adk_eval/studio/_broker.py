@@ -26,7 +26,13 @@ from .._user_agents import STOP
 from ._errors import StudioError
 from ._kinds import Phase, RequestKind
 from ._notify import Notifier
-from ._protocol import AnswerError, validate_answer
+from ._protocol import (
+    TOOL_ANSWERS,
+    USER_ANSWERS,
+    AnswerError,
+    check_answer_shape,
+    validate_answer,
+)
 from ._store import RequestRow, StudioStore
 
 __all__ = ["Answered", "Broker"]
@@ -182,26 +188,23 @@ class Broker:
 
 
 def _user_answer(answer: Any) -> dict[str, Any]:
-    if isinstance(answer, dict) and answer.get("type") == "stop":
+    check_answer_shape(answer, USER_ANSWERS)
+    if answer["type"] == "stop":
         return {"type": "stop"}
-    if isinstance(answer, dict) and answer.get("type") == "value" and "value" in answer:
+    if answer["type"] == "value":
         return {"type": "value", "value": answer["value"]}
-    if _has_text(answer):
-        return {"type": "text", "text": str(answer["text"])}
-    raise AnswerError(["answer with {type: text, text}, {type: value, value} or {type: stop}"])
+    return {"type": "text", "text": _text(answer)}
 
 
 def _tool_answer(tool_name: str, answer: Any) -> dict[str, Any]:
-    if isinstance(answer, dict) and answer.get("type") == "value":
-        return tool_response(tool_name, answer.get("value"))
-    if _has_text(answer):
-        return tool_response(tool_name, str(answer["text"]))
-    raise AnswerError(["answer the tool with {type: text, text} or {type: value, value}"])
+    check_answer_shape(answer, TOOL_ANSWERS)
+    if answer["type"] == "value":
+        return tool_response(tool_name, answer["value"])
+    return tool_response(tool_name, _text(answer))
 
 
-def _has_text(answer: Any) -> bool:
-    return (
-        isinstance(answer, dict)
-        and answer.get("type") == "text"
-        and bool(str(answer.get("text", "")).strip())
-    )
+def _text(answer: dict[str, Any]) -> str:
+    if not answer["text"].strip():
+        raise AnswerError(["text: the answer is empty"])
+    text: str = answer["text"]
+    return text

@@ -34,6 +34,10 @@ __all__ = [
     "AnswerError",
     "answer_to_response",
     "content_to_json",
+    "MODEL_ANSWERS",
+    "TOOL_ANSWERS",
+    "USER_ANSWERS",
+    "check_answer_shape",
     "request_problems",
     "serialize_request",
     "validate_answer",
@@ -211,6 +215,64 @@ def request_problems(payload: Any) -> list[str]:
     return problems
 
 
+def _answer_schema(kind: str, fields: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["type", *fields],
+        "properties": {"type": {"const": kind}, **fields},
+        "additionalProperties": False,
+    }
+
+
+_TEXT_ANSWER = _answer_schema("text", {"text": {"type": "string"}})
+_CALL = {
+    "type": "object",
+    "required": ["name"],
+    "properties": {
+        "name": {"type": "string", "minLength": 1},
+        "args": {"type": "object"},
+        "id": {"type": ["string", "null"]},
+    },
+    "additionalProperties": False,
+}
+MODEL_ANSWERS: dict[str, dict[str, Any]] = {
+    "text": _TEXT_ANSWER,
+    "output": _answer_schema("output", {"value": {}}),
+    "tool_calls": _answer_schema(
+        "tool_calls", {"calls": {"type": "array", "minItems": 1, "items": _CALL}}
+    ),
+}
+"""What an answer to a model request may be, field by field."""
+USER_ANSWERS: dict[str, dict[str, Any]] = {
+    "text": _TEXT_ANSWER,
+    "value": _answer_schema("value", {"value": {}}),
+    "stop": _answer_schema("stop", {}),
+}
+"""What a simulated user's answer may be."""
+TOOL_ANSWERS: dict[str, dict[str, Any]] = {
+    "text": _TEXT_ANSWER,
+    "value": _answer_schema("value", {"value": {}}),
+}
+"""What a person's answer to a long-running tool may be."""
+
+
+def check_answer_shape(answer: Any, kinds: dict[str, dict[str, Any]]) -> None:
+    """Checks every field of `answer` against the protocol's schema of its ``type``.
+
+    Raises:
+        AnswerError: Naming each field that is wrong (``calls/0/id: ...``).
+    """
+    listed = ", ".join(kinds)
+    if not isinstance(answer, dict):
+        raise AnswerError([f"(top level): an answer is an object {{type: {listed}, ...}}"])
+    kind = answer.get("type")
+    if not isinstance(kind, str) or kind not in kinds:
+        raise AnswerError([f"type: must be one of {listed}, got {kind!r}"])
+    problems = validate_against(kinds[kind], answer)
+    if problems:
+        raise AnswerError(problems)
+
+
 def validate_answer(
     payload: dict[str, Any], answer: Any, *, output_model: Any = None
 ) -> dict[str, Any]:
@@ -219,8 +281,7 @@ def validate_answer(
     Raises:
         AnswerError: With every problem found.
     """
-    if not isinstance(answer, dict) or answer.get("type") not in ("text", "output", "tool_calls"):
-        raise AnswerError(["an answer is {type: text|output|tool_calls, ...}"])
+    check_answer_shape(answer, MODEL_ANSWERS)
     kind = answer["type"]
     schema = payload.get("output_schema")
     if kind == "text":
@@ -242,27 +303,19 @@ def validate_answer(
         if output_problems:
             raise AnswerError(output_problems)
         return {"type": "output", "value": normalised}
-    calls = answer.get("calls")
-    if not isinstance(calls, list) or not calls:
-        raise AnswerError(["call at least one tool"])
+    calls = answer["calls"]
     tools = {tool["name"]: tool for tool in payload.get("tools", [])}
     problems: list[str] = []
     normalised_calls = []
     for index, call in enumerate(calls, start=1):
-        name = call.get("name") if isinstance(call, dict) else None
-        args = call.get("args", {}) if isinstance(call, dict) else None
+        name = call["name"]
+        args = call.get("args", {})
         if name not in tools:
             problems.append(f"call #{index}: no tool named {name!r}")
             continue
         if not tools[name].get("allowed", True):
             note = tools[name].get("note") or "not allowed"
             problems.append(f"call #{index}: `{name}` is not allowed in this session ({note})")
-            continue
-        if not isinstance(args, dict):
-            problems.append(f"call #{index} `{name}`: args must be an object")
-            continue
-        if not isinstance(call.get("id") or "", str):
-            problems.append(f"call #{index} `{name}`: id must be a string")
             continue
         problems += [
             f"call #{index} `{name}`: {problem}"
