@@ -1,7 +1,8 @@
 """The studio: a person plays an ADK agent's model (or a simulated user) in the browser.
 
 * `SimulatedAgentConfig`: an agent to play and where its goldens go.
-* `StudioPlugin`: remote mode, for your own ADK app.
+* `StudioPlugin`: remote mode, for your own ADK app; `StudioUnavailableError`, the
+  one error it raises.
 * ``adk-eval studio TARGET`` starts it (see ``docs/studio.md``).
 
 Names are imported on first use: the server's dependencies load only when needed.
@@ -14,11 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._config import SimulatedAgentConfig
-    from ._remote import StudioPlugin
+    from ._remote import StudioPlugin, StudioUnavailableError
 
-__all__ = ["SimulatedAgentConfig", "StudioPlugin"]
+__all__ = ["SimulatedAgentConfig", "StudioPlugin", "StudioUnavailableError"]
 
-_EXPORTS = {"SimulatedAgentConfig": "_config", "StudioPlugin": "_remote"}
+_EXPORTS = {
+    "SimulatedAgentConfig": "_config",
+    "StudioPlugin": "_remote",
+    "StudioUnavailableError": "_remote",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -22,13 +22,23 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
 
-from ._protocol import answer_to_response, serialize_request
+from ._protocol import (
+    MODEL_ANSWERS,
+    AnswerError,
+    answer_to_response,
+    check_answer_shape,
+    serialize_request,
+)
 
 __all__ = ["StudioPlugin", "StudioUnavailableError"]
 
 
 class StudioUnavailableError(RuntimeError):
-    """The studio could not be reached or refused the request."""
+    """The studio gave no usable answer; the only error `StudioPlugin` raises.
+
+    It could not be reached, refused the request, gave no answer within the
+    plugin's `timeout`, or replied with something that is not the studio protocol.
+    """
 
 
 class StudioPlugin(BasePlugin):
@@ -41,6 +51,11 @@ class StudioPlugin(BasePlugin):
             (None: every agent).
         poll_seconds: How long each long-poll for the answer waits.
         timeout: Give up after this many seconds without an answer (None: wait).
+            It bounds the whole model call: sending it, waiting, and a studio
+            that does not respond at all.
+
+    Raises:
+        StudioUnavailableError: From a targeted agent's model call, for every failure.
     """
 
     def __init__(
@@ -69,8 +84,20 @@ class StudioPlugin(BasePlugin):
         session = callback_context.session
         payload = serialize_request(llm_request, agent)
         client_session = f"{session.app_name}/{session.user_id}/{session.id}"
-        answer = await self._ask(client_session, agent, payload)
+        try:
+            async with asyncio.timeout(self.timeout):
+                answer = await self._ask(client_session, agent, payload)
+        except TimeoutError:
+            raise StudioUnavailableError(
+                f"the studio at {self.url} gave no answer within {self.timeout:g} s"
+            ) from None
         return answer_to_response(answer)
+
+    def _garbage(self, what: str, reply: httpx.Response) -> StudioUnavailableError:
+        return StudioUnavailableError(
+            f"the studio at {self.url} answered {what} with something that is not the studio "
+            f"protocol (HTTP {reply.status_code}): {reply.text[:200]!r}"
+        )
 
     async def _ask(
         self, client_session: str, agent: str, payload: dict[str, Any]
@@ -89,16 +116,33 @@ class StudioPlugin(BasePlugin):
                     },
                 )
                 created.raise_for_status()
-                request_id = created.json()["request_id"]
-                async with asyncio.timeout(self.timeout):
-                    while True:
-                        reply = await client.get(
-                            f"/api/remote/model-requests/{request_id}/answer",
-                            params={"wait": self.poll_seconds},
-                        )
-                        reply.raise_for_status()
-                        if reply.status_code == 200:
-                            answer: dict[str, Any] = reply.json()["answer"]
-                            return answer
+                request_id = _field(created, "request_id", str)
+                if request_id is None:
+                    raise self._garbage("the model call", created)
+                while True:
+                    reply = await client.get(
+                        f"/api/remote/model-requests/{request_id}/answer",
+                        params={"wait": self.poll_seconds},
+                    )
+                    reply.raise_for_status()
+                    if reply.status_code == 200:
+                        answer: dict[str, Any] | None = _field(reply, "answer", dict)
+                        if answer is None:
+                            raise self._garbage("the wait for an answer", reply)
+                        try:
+                            check_answer_shape(answer, MODEL_ANSWERS)
+                        except AnswerError:
+                            raise self._garbage("the wait for an answer", reply) from None
+                        return answer
             except httpx.HTTPError as error:
                 raise StudioUnavailableError(f"the studio at {self.url} failed: {error}") from error
+
+
+def _field(reply: httpx.Response, name: str, kind: type) -> Any:
+    """``reply``'s JSON ``{name: <kind>}`` value, or None when the reply is not that."""
+    try:
+        data = reply.json()
+    except ValueError:
+        return None
+    value = data.get(name) if isinstance(data, dict) else None
+    return value if isinstance(value, kind) else None
