@@ -37,6 +37,19 @@ def invoke(*args: str):
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
+def run_process(folder, *args: str, env: dict[str, str] | None = None):
+    """``python -m adk_eval run ARGS --no-store`` as a process of its own, in `folder`."""
+    return subprocess.run(
+        [sys.executable, "-m", "adk_eval", "run", *args, "--no-store"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
+
+
 def test_all_passing_exits_0_prints_a_table_and_stores_the_run(write_evals, tmp_path):
     root = write_evals({"good_eval.py": ONLY_GOOD})
     db = tmp_path / "runs.db"
@@ -296,14 +309,7 @@ root = LlmAgent(name="root", model=ScriptedLlm([tool_call("transfer_to_agent",
 refunds = EvalCase(name="refunds", agent=root, first_message="refund A1")
 """
     )
-    completed = subprocess.run(
-        [sys.executable, "-m", "adk_eval", "run", "refund_eval.py", "--no-store"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": str(tmp_path)},
-    )
+    completed = run_process(tmp_path, "refund_eval.py", env={"PYTHONPATH": str(tmp_path)})
     assert completed.returncode == 1, completed.stdout + completed.stderr
     # ADK may log a line of advice about the app (context caching), never the stop itself
     assert "Traceback" not in completed.stderr + completed.stdout
@@ -351,14 +357,7 @@ stuck = EvalCase(name="stuck", agent=LlmAgent(name="a", model=ScriptedLlm(respon
                  first_message="hi")
 """
     )
-    completed = subprocess.run(
-        [sys.executable, "-m", "adk_eval", "run", "hang_eval.py", "--no-store", "--timeout", "0.5"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    completed = run_process(tmp_path, "hang_eval.py", "--timeout", "0.5")
     assert completed.returncode == 1, completed.stdout + completed.stderr
     assert "TERMINATED" in completed.stdout
     assert "max_duration" in completed.stdout
@@ -453,14 +452,7 @@ agent = LlmAgent(name="a", model=ScriptedLlm(["Hello."]))
 good = EvalCase(name="greets", agent=agent, first_message="hi")
 """
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "adk_eval", "run", "threads_eval.py", "--no-store"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_process(tmp_path, "threads_eval.py")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
     assert "left 1 thread(s) running (poller); exiting anyway" in done.stdout
