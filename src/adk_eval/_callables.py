@@ -1,7 +1,7 @@
 """Calling user code that may be sync or async (mocks, bridges, metrics, scripts).
 
 Where a case shares its event loop with other runs (`run_eval_suite` with a
-concurrency above 1, worker processes, Ray tasks), sync user code runs in a
+concurrency above 1, worker processes, Ray tasks, the studio), sync user code runs in a
 worker thread: a mock that blocks (a ``time.sleep``, a slow file) delays its own
 run only, not every other case on the loop. A case that has the loop to itself
 (`run_eval` alone, a suite at concurrency 1) calls sync code directly, as ADK

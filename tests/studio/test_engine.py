@@ -361,3 +361,39 @@ async def test_a_workflow_case_the_person_plays_an_agent_node(tmp_path):
         assert golden.conversation[0].final_response.parts[0].text == "Owls hunt at night."
     finally:
         await studio.stop()
+
+
+async def test_a_cases_sync_mock_runs_off_the_servers_event_loop(tmp_path):
+    import threading
+
+    from adk_eval import EvalCase, ScriptedUserAgent, ToolMock, UserAgents
+    from adk_eval.testing import tool_call
+
+    threads: list[int] = []
+
+    def work() -> dict:
+        """Does some work."""
+        raise AssertionError("mocked")
+
+    def mock(args, ctx):  # a blocking mock would freeze every page if it ran on the loop
+        threads.append(threading.get_ident())
+        return {"ok": True}
+
+    agent = LlmAgent(name="worker", model=ScriptedLlm([tool_call("work"), "Done."]), tools=[work])
+    case = EvalCase(
+        name="blocking",
+        agent=agent,
+        first_message="go",
+        tool_mocks={"work": ToolMock(mock)},
+        user_agents=UserAgents(loop=ScriptedUserAgent(name="customer", script=["Thanks"])),
+    )
+    target = StudioTarget(name="blocking", case=case, eval_set_path=tmp_path / "b.json")
+    studio = StudioEngine([target], tmp_path / "studio.db")
+    await studio.start()
+    try:
+        session_id = await studio.create_session("blocking", role="loop_user")
+        await wait_for(studio, session_id, kind="user")
+        assert len(threads) == 1
+        assert threads[0] != threading.get_ident()
+    finally:
+        await studio.stop()

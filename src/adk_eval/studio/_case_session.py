@@ -22,6 +22,7 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.genai import types
 
 from .._bridge import YieldInfo
+from .._callables import sharing_the_loop
 from .._case import EvalCase, UserAgents
 from .._interception import is_control_tool
 from .._mocks import ToolMock
@@ -161,7 +162,8 @@ class CaseSessions:
         )
         await self._store.update_session(session_id, phase="running")
         try:
-            result = await run_eval(played)
+            with sharing_the_loop():  # the server's loop: a blocking mock must not freeze it
+                result = await run_eval(played)
         except asyncio.CancelledError:
             raise
         except Exception as error:
