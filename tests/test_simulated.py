@@ -130,6 +130,7 @@ async def test_unmocked_tools_still_stop_the_run_unless_the_case_opts_in():
     refused = await run_eval(EvalCase(name="strict", agent=agent(call), first_message="Cancel it"))
     assert refused.status == "error"
     assert "no mock was provided" in refused.error.message
+    assert refused.trace.source_of(refused.trace.select("tool_call")[0]) == "refused"
 
     simulator = Simulator('{"cancelled": true}')
     allowed = await run_eval(
@@ -194,3 +195,49 @@ async def test_the_embedded_local_model_simulates_a_tool_under_its_schema(local_
     assert result.trace.source_of(call) == "simulated"
     # the structure held (what the 135M model says is not checked)
     Order.model_validate(call.response)
+
+
+async def test_a_guardrail_callback_still_answers_first_and_sub_agents_are_simulated_too():
+    def guard(tool, args, tool_context):
+        if tool.name == "cancel_order":
+            return {"error": "cancelling needs a human"}
+        return None
+
+    simulator = Simulator('{"id": 1, "item": "pen"}')
+    billing = LlmAgent(
+        name="billing",
+        model=ScriptedLlm(
+            [
+                tool_call("cancel_order", {"order_id": 1}),
+                tool_call("get_order", {"order_id": 1}),
+                "ok",
+            ]
+        ),
+        tools=[get_order, cancel_order],
+        before_tool_callback=guard,
+    )
+    root = LlmAgent(
+        name="root",
+        model=ScriptedLlm([tool_call("transfer_to_agent", {"agent_name": "billing"})]),
+        sub_agents=[billing],
+    )
+    result = await run_eval(
+        EvalCase(
+            name="guarded",
+            agent=root,
+            first_message="cancel order 1",
+            simulate_unmocked=ToolMock.simulated(model=simulator.model),
+        )
+    )
+    assert result.ok, result.explain()
+    calls = {c.name: c for c in result.trace.select("tool_call")}
+    assert calls["cancel_order"].response == {"error": "cancelling needs a human"}
+    assert calls["get_order"].response == {"id": 1, "item": "pen"}
+    assert len(simulator.prompts) == 1  # only get_order reached the simulator
+    assert '"name": "get_order"' in simulator.prompts[0]
+    sources = {name: result.trace.source_of(call) for name, call in calls.items()}
+    assert sources == {
+        "transfer_to_agent": "real",
+        "cancel_order": "callback",
+        "get_order": "simulated",
+    }

@@ -246,6 +246,25 @@ class InterceptionPlugin(BasePlugin):
         response: dict[str, Any] = await body(args=tool_args, tool_context=tool_context)
         return response
 
+    async def after_tool_callback(
+        self,
+        *,
+        tool: BaseTool,
+        tool_args: dict[str, Any],
+        tool_context: ToolContext,
+        result: dict[str, Any],
+    ) -> dict[str, Any] | None:
+        """Notes a swapped call whose body never ran: a callback answered it instead."""
+        call_id = tool_context.function_call_id
+        original = replaced_tool(tool)
+        if not call_id or call_id in self.tool_sources or original is None:
+            return None
+        policy = self.policy
+        paused = original.is_long_running and (policy is None or tool.name not in policy.mocks)
+        if not paused:  # a pause is answered by a user agent, later
+            self.tool_sources[call_id] = "callback"
+        return None
+
     def _refuse_nested_pause(
         self, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext
     ) -> None:
@@ -305,6 +324,8 @@ class InterceptionPlugin(BasePlugin):
         if self.violation is None:
             self.violation = error
         tool_context.actions.skip_summarization = True
+        if tool_context.function_call_id:
+            self.tool_sources[tool_context.function_call_id] = "refused"
         return {"error": f"adk_eval stopped the run: {error.summary}"}
 
     async def _run_mock(

@@ -154,11 +154,16 @@ class EvalTrace:
     tool_sources: Mapping[str, str] = field(default_factory=dict)
 
     def source_of(self, call: ToolCall) -> str:
-        """What answered `call`: ``"mock"``, ``"user_agent"``, ``"agent_tool"`` or ``"real"``.
+        """What answered `call`.
 
-        ``user_agent`` is a long-running call the harness paused for;
-        ``agent_tool`` an `AgentTool` whose agent ran (its events are in
-        `nested_events`); ``real`` means the tool itself ran (or no answer came).
+        ``mock``, ``simulated`` (a model, `ToolMock.simulated`), ``fault`` (an
+        injected error or timeout), ``callback`` (a ``before_tool_callback``
+        answered a call the harness had swapped, so its mock never ran),
+        ``refused`` (a call the case does not allow), ``user_agent`` (a
+        long-running call the harness paused for), ``agent_tool`` (an
+        `AgentTool` whose agent ran; its events are in `nested_events`), or
+        ``real``: the tool itself ran, a provided or a framework tool (or a
+        callback answered such a call, which the harness cannot see).
         """
         recorded = self.tool_sources.get(call.call_id or "")
         if recorded is not None:

@@ -11,6 +11,7 @@
   const RANK = { error: 0, failed: 1, xpassed: 2, terminated: 3, xfailed: 4, passed: 5 };
   const SOURCES = {
     mock: "mock", simulated: "simulated by a model", fault: "injected fault", real: "ran for real",
+    callback: "answered by a callback", refused: "refused: not allowed",
     user_agent: "answered by a user agent", agent_tool: "agent tool",
   };
   let page = 0;
