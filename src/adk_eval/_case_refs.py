@@ -142,9 +142,8 @@ class CaseLoader:
     """Imports the modules of case references, once each, and finds the cases in them."""
 
     def __init__(self, setup: WorkerSetup) -> None:
-        self._setup = setup
-        self.seed = setup.seed
-        """The suite's seed, each run's derived from it."""
+        self.setup = setup
+        """What it applies to every case, and the suite's seed."""
         self._modules: dict[str, dict[str, EvalCase] | str] = {}
         if setup.default_model:
             from google.adk.agents import LlmAgent
@@ -169,7 +168,7 @@ class CaseLoader:
                 "but not when a worker process imports it; the cases a module defines must not "
                 "depend on what the parent did at run time",
             )
-        return with_timeout(case, self._setup.timeout)
+        return with_timeout(case, self.setup.timeout)
 
     @staticmethod
     def _import(name: str) -> dict[str, EvalCase] | str:
@@ -195,7 +194,7 @@ async def run_job(loader: CaseLoader, job: Job) -> EvalResult:
         return dataclasses.replace(case, attempt=job.attempt)
     try:
         with sharing_the_loop():  # a worker or a Ray task runs many jobs on its loop
-            return await run_attempt(case, job.attempt, loader.seed)
+            return await run_attempt(case, job.attempt, loader.setup.seed)
     except Exception as error:
         return error_result(job.ref.name, job.attempt, type(error).__name__, str(error))
 

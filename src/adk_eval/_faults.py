@@ -19,13 +19,18 @@ from typing import Any, Literal
 
 from ._errors import EvalSetupError
 
-__all__ = ["FaultDecision", "Faults", "derive_seed", "new_seed"]
+__all__ = ["FaultDecision", "Faults", "call_key", "derive_seed", "new_seed"]
 
 DEFAULT_ERROR: dict[str, Any] = {
     "error_code": 500,
     "error_message": "Internal server error (injected by adk_eval)",
 }
 """What an injected error answers unless `Faults.error` says otherwise."""
+
+
+def call_key(args: Mapping[str, Any]) -> str:
+    """A call's args as one canonical string: the same call gives the same key."""
+    return json.dumps(args, sort_keys=True, default=repr)
 
 
 def derive_seed(*parts: object) -> int:
@@ -145,7 +150,7 @@ class Faults:
         """
         if not self.matches(args):
             return FaultDecision(0.0, None)
-        key = json.dumps(args, sort_keys=True, default=repr)
+        key = call_key(args)
         base = run_seed if self.seed is None else derive_seed(self.seed, attempt)
         draw = random.Random(derive_seed(base, tool, key, occurrence))
         low, high = self.latency_range

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextvars
 import copy
-import json
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from datetime import datetime
@@ -31,7 +30,7 @@ from google.adk.tools.tool_context import ToolContext
 
 from ._clock import CaseClock
 from ._errors import EvalToolError
-from ._faults import new_seed
+from ._faults import call_key, new_seed
 from ._interception import ToolPolicy, is_framework_tool, refuses_code_execution
 from ._mocks import MockToolContext, ToolMock, normalize_response
 from ._simulated import SimulationFailed
@@ -336,7 +335,7 @@ class InterceptionPlugin(BasePlugin):
         args: dict[str, Any],
         tool_context: ToolContext,
     ) -> dict[str, Any]:
-        key = (tool.name, json.dumps(args, sort_keys=True, default=repr))
+        key = (tool.name, call_key(args))
         occurrence = self._calls[key]
         self._calls[key] += 1
         ctx = MockToolContext(

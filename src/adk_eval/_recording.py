@@ -9,16 +9,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._errors import EvalSetupError
+from ._faults import call_key
 
 if TYPE_CHECKING:
     from ._mocks import MockToolContext
     from ._result import EvalResult
 
 __all__ = ["Replay"]
-
-
-def _key(args: Mapping[str, Any]) -> str:
-    return json.dumps(args, sort_keys=True, default=repr)
 
 
 def _result_of(recording: Any) -> EvalResult:
@@ -63,7 +60,7 @@ class Replay:
         answers: dict[str, list[Any]] = {}
         for call in result.trace.select("tool_call", nested=True):
             if call.name == tool and call.response is not None:
-                answers.setdefault(_key(call.args), []).append(call.response)
+                answers.setdefault(call_key(call.args), []).append(call.response)
         if not answers:
             called = sorted({c.name for c in result.trace.select("tool_call", nested=True)})
             raise EvalSetupError(
@@ -74,10 +71,11 @@ class Replay:
 
     def __call__(self, args: dict[str, Any], ctx: MockToolContext) -> Any:
         """The recorded answer to `args`: the n-th for the n-th such call, then the last."""
-        recorded = self.answers.get(_key(args))
+        key = call_key(args)
+        recorded = self.answers.get(key)
         if recorded is None:
-            known = "\n".join(f"  {key}" for key in self.answers)
+            known = "\n".join(f"  {known_key}" for known_key in self.answers)
             raise LookupError(
-                f"the recording has no call of `{self.tool}` with {_key(args)}; it has:\n{known}"
+                f"the recording has no call of `{self.tool}` with {key}; it has:\n{known}"
             )
         return recorded[min(ctx.occurrence, len(recorded) - 1)]
