@@ -15,7 +15,7 @@ from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 from adk_eval import EvalCase, ToolMock, run_eval
-from adk_eval._interception import is_control_tool
+from adk_eval._tools._policy import is_control_tool
 from adk_eval.testing import ScriptedLlm, tool_call
 
 RAN: list[str] = []

@@ -8,7 +8,7 @@ import pytest
 from google.adk.agents import LlmAgent
 
 from adk_eval import EvalCase, EvalSetupError, TerminateWhen, ToolMock, run_eval, run_eval_suite
-from adk_eval._faults import Faults
+from adk_eval._tools._faults import Faults
 from adk_eval.testing import ScriptedLlm, tool_call
 
 

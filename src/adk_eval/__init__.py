@@ -40,7 +40,6 @@ if TYPE_CHECKING:
         EvalToolError,
         EvalUserAgentError,
     )
-    from ._mocks import MockToolContext, ToolMock
     from ._result import EvalErrorInfo, EvalResult, TokenUsage
     from ._runner import EvalRunner
     from ._session_service import EvalSessionService
@@ -48,6 +47,8 @@ if TYPE_CHECKING:
     from ._state import replace_value
     from ._suite import CaseStats, EvalSuiteResult, run_eval_suite
     from ._termination import Termination
+    from ._tools._context import MockToolContext
+    from ._tools._mocks import ToolMock
     from ._trace import EvalTrace, NestedEvent
     from ._user_agents import STOP, STOP_SIGNAL, HumanUserAgent, ScriptContext, ScriptedUserAgent
     from .metrics._scoring import score_session
@@ -64,8 +65,8 @@ _EXPORTS = {
     "default_format_prompt": "_bridge",
     "default_format_response": "_bridge",
     # tools
-    "ToolMock": "_mocks",
-    "MockToolContext": "_mocks",
+    "ToolMock": "_tools._mocks",
+    "MockToolContext": "_tools._context",
     # user agents
     "ScriptedUserAgent": "_user_agents",
     "HumanUserAgent": "_user_agents",

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import copy
 import difflib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from google.adk.agents import BaseAgent, LlmAgent
 from google.adk.tools.agent_tool import AgentTool
-from google.adk.workflow import BaseNode, Workflow
+from google.adk.workflow import START, BaseNode, Edge, Workflow
 
 from ._errors import EvalSetupError
-from ._workflow import map_nodes, nodes_of
 from .models import ModelSpec, missing_credentials
 
 __all__ = [
@@ -28,6 +27,8 @@ __all__ = [
     "check_model_names",
     "check_models",
     "find_agent",
+    "map_nodes",
+    "nodes_of",
     "walk",
     "with_models",
 ]
@@ -68,6 +69,43 @@ def walk(root: BaseAgent | Workflow) -> Iterator[tuple[BaseAgent, str]]:
         pending.extend(
             (sub, f"sub-agent `{sub.name}` of `{agent.name}`") for sub in agent.sub_agents
         )
+
+
+def nodes_of(workflow: Workflow) -> Iterator[BaseNode]:
+    """The nodes of `workflow`'s graph (not its nested workflows' nodes), START left out."""
+    for node in workflow.graph.nodes if workflow.graph else []:
+        if node is not START:
+            yield node
+
+
+def map_nodes(workflow: Workflow, replace: Callable[[BaseNode, str], BaseNode]) -> Workflow:
+    """A copy of `workflow` (nested workflows copied too) with each node ``replace``d.
+
+    `replace` gets every node but START and nested workflows, once each, with
+    where it sits; the copy keeps the edges, routes and the workflow's settings.
+    """
+    copies: dict[int, BaseNode] = {}
+
+    def copy_of(node: BaseNode) -> BaseNode:
+        if id(node) not in copies:
+            if node is START:
+                copies[id(node)] = node
+            elif type(node) is Workflow:
+                copies[id(node)] = map_nodes(node, replace)
+            else:
+                copies[id(node)] = replace(node, f"workflow `{workflow.name}`")
+        return copies[id(node)]
+
+    edges: list[Any] = [
+        Edge(from_node=copy_of(edge.from_node), to_node=copy_of(edge.to_node), route=edge.route)
+        for edge in (workflow.graph.edges if workflow.graph else [])
+    ]
+    fields = {
+        name: getattr(workflow, name)
+        for name in workflow.model_fields_set
+        if name not in ("edges", "graph")
+    }
+    return Workflow(**fields, edges=edges)
 
 
 def find_agent(root: BaseAgent | Workflow, name: str) -> BaseAgent | None:

@@ -15,8 +15,9 @@ from google.genai import types
 
 from ._agent_tree import check_model_names, with_models
 from ._errors import EvalSetupError
-from ._mocks import Clock, ToolMock
 from ._state import flatten_state
+from ._tools._context import Clock
+from ._tools._mocks import ToolMock
 
 if TYPE_CHECKING:
     from ._bridge import Bridge

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from ._callables import maybe_await, sharing_the_loop
 from ._case import EvalCase
 from ._errors import EvalSetupError
-from ._faults import new_seed
 from ._result import EvalErrorInfo, EvalResult
 from ._suite import EvalSuiteResult, ResultCallback, suite_from_results
+from ._tools._faults import new_seed
 
 __all__ = [
     "CaseLoader",

@@ -35,10 +35,10 @@ from ._discovery import (
     filter_cases,
 )
 from ._errors import AdkEvalError
-from ._faults import new_seed
 from ._result import EvalResult
 from ._shards import merge_results, parse_shard, read_durations, shard_names, write_results
 from ._suite import DEFAULT_MAX_CONCURRENCY, EvalSuiteResult, run_eval_suite, suite_from_results
+from ._tools._faults import new_seed
 from ._workers import run_suite_on_workers
 from .models import (
     ROLE_ENV,

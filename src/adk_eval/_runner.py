@@ -32,14 +32,14 @@ from google.adk.workflow import Workflow
 from google.genai import types
 
 from ._errors import AdkEvalError, EvalSetupError
-from ._interception import ToolPolicy
-from ._interception_plugin import TOOL_ERROR_CODE, InterceptionPlugin
-from ._mocks import ToolMock
 from ._session_service import EvalSessionService
 from ._state import flatten_state
 from ._termination import ModelCallLimit
+from ._tools._mocks import ToolMock
+from ._tools._nodes import with_node_mocks
+from ._tools._plugin import TOOL_ERROR_CODE, InterceptionPlugin
+from ._tools._policy import ToolPolicy
 from ._turns import DEFAULT_USER_ID, STATE_SOURCE_KEY, agent_app, user_content
-from ._workflow import with_node_mocks
 
 __all__ = ["EvalRunner"]
 

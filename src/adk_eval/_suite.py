@@ -28,9 +28,9 @@ import anyio
 from ._callables import maybe_await, sharing_the_loop
 from ._case import EvalCase
 from ._errors import EvalSetupError
-from ._faults import derive_seed, new_seed
 from ._result import EvalErrorInfo, EvalResult
 from ._simulation import run_eval
+from ._tools._faults import derive_seed, new_seed
 
 __all__ = [
     "DEFAULT_MAX_CONCURRENCY",

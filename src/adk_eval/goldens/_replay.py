@@ -17,8 +17,8 @@ from google.adk.tools.base_tool import BaseTool
 from .._bridge import with_state_change
 from .._case import EvalCase, TerminateWhen, UserAgents
 from .._errors import EvalUserAgentError
-from .._interception import FRAMEWORK_YIELD_TOOLS
 from .._state import replace_value, scoped_view
+from .._tools._policy import FRAMEWORK_YIELD_TOOLS
 from .._turns import content_text, stable_call_args
 from .._user_agents import STOP, ScriptContext, ScriptedUserAgent
 from ..metrics._adk import AdkMetric

@@ -36,7 +36,7 @@ from google.adk.workflow import Workflow
 from google.genai import types
 
 from .._agent_tree import find_agent
-from .._interception import is_framework_tool
+from .._tools._policy import is_framework_tool
 from .._turns import (
     DEFAULT_USER_ID,
     PendingCall,

@@ -24,10 +24,10 @@ from google.genai import types
 from .._bridge import YieldInfo
 from .._callables import sharing_the_loop
 from .._case import EvalCase, UserAgents
-from .._interception import is_control_tool
-from .._mocks import ToolMock
 from .._result import EvalResult
 from .._simulation import run_eval
+from .._tools._mocks import ToolMock
+from .._tools._policy import is_control_tool
 from .._turns import agent_app, app_name_for, jsonable
 from .._user_agents import HumanUserAgent
 from ._agent_session import HumanModelPlugin

@@ -16,7 +16,7 @@ from typing import Any
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 
-from .._mocks import normalize_response
+from .._tools._mocks import normalize_response
 from .._turns import tool_error_response
 from ._errors import StudioError
 from ._notify import Notifier

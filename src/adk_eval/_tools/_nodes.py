@@ -29,23 +29,17 @@ from typing import Any
 
 from google.adk.agents import BaseAgent
 from google.adk.events import Event
-from google.adk.workflow import START, BaseNode, Edge, FunctionNode, JoinNode, Workflow
+from google.adk.workflow import BaseNode, FunctionNode, JoinNode, Workflow
 from google.adk.workflow._tool_node import _ToolNode
 
-from ._callables import call_user
-from ._errors import EvalSetupError
+from .._agent_tree import map_nodes, nodes_of
+from .._callables import call_user
+from .._errors import EvalSetupError
 
-__all__ = ["NodeRefusal", "map_nodes", "nodes_of", "with_node_mocks"]
+__all__ = ["NodeRefusal", "with_node_mocks"]
 
 NodeRefusal = Callable[[str, str, str | None, dict[str, Any]], Event]
 """``(node name, where, module, arguments) -> the error event`` of an unlisted node."""
-
-
-def nodes_of(workflow: Workflow) -> Iterator[BaseNode]:
-    """The nodes of `workflow`'s graph (not its nested workflows' nodes), START left out."""
-    for node in workflow.graph.nodes if workflow.graph else []:
-        if node is not START:
-            yield node
 
 
 def _runs_code(node: BaseNode) -> bool:
@@ -87,36 +81,6 @@ def with_node_mocks(
         return _replaced(node, where, node_mocks, refuse) if _runs_code(node) else node
 
     return map_nodes(workflow, replace)
-
-
-def map_nodes(workflow: Workflow, replace: Callable[[BaseNode, str], BaseNode]) -> Workflow:
-    """A copy of `workflow` (nested workflows copied too) with each node ``replace``d.
-
-    `replace` gets every node but START and nested workflows, once each, with
-    where it sits; the copy keeps the edges, routes and the workflow's settings.
-    """
-    copies: dict[int, BaseNode] = {}
-
-    def copy_of(node: BaseNode) -> BaseNode:
-        if id(node) not in copies:
-            if node is START:
-                copies[id(node)] = node
-            elif type(node) is Workflow:
-                copies[id(node)] = map_nodes(node, replace)
-            else:
-                copies[id(node)] = replace(node, f"workflow `{workflow.name}`")
-        return copies[id(node)]
-
-    edges: list[Any] = [
-        Edge(from_node=copy_of(edge.from_node), to_node=copy_of(edge.to_node), route=edge.route)
-        for edge in (workflow.graph.edges if workflow.graph else [])
-    ]
-    fields = {
-        name: getattr(workflow, name)
-        for name in workflow.model_fields_set
-        if name not in ("edges", "graph")
-    }
-    return Workflow(**fields, edges=edges)
 
 
 def _replaced(

@@ -27,9 +27,9 @@ from google.adk.tools.base_tool import BaseTool
 from google.genai import types
 from pydantic import TypeAdapter
 
-from ._errors import EvalRunError
-from ._model_calls import complete, json_value
-from .models import ModelSpec, default_judge_model, resolve_model
+from .._errors import EvalRunError
+from .._model_calls import complete, json_value
+from ..models import ModelSpec, default_judge_model, resolve_model
 
 __all__ = ["SIMULATOR_INSTRUCTION", "SimulationFailed", "ToolSimulator", "response_schema_of"]
 

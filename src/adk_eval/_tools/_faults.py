@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ._errors import EvalSetupError
+from .._errors import EvalSetupError
 
 __all__ = ["FaultDecision", "Faults", "call_key", "derive_seed", "new_seed"]
 

@@ -40,9 +40,9 @@ from google.adk.tools.set_model_response_tool import SetModelResponseTool
 from google.adk.tools.transfer_to_agent_tool import TransferToAgentTool, transfer_to_agent
 from google.adk.workflow import Workflow
 
-from ._errors import EvalSetupError
+from .._agent_tree import nodes_of
+from .._errors import EvalSetupError
 from ._mocks import ToolMock
-from ._workflow import nodes_of
 
 __all__ = [
     "FRAMEWORK_YIELD_TOOLS",

@@ -11,12 +11,11 @@ inside `AgentTool` calls, for the trace.
 from __future__ import annotations
 
 import contextvars
-import copy
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import datetime
 from functools import partial
-from typing import Any, TypeAlias
+from typing import Any
 
 from google.adk.agents.callback_context import CallbackContext
 from google.adk.agents.invocation_context import InvocationContext
@@ -28,26 +27,23 @@ from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 
+from .._errors import EvalToolError
+from .._state import ScopedState
+from .._trace import NestedEvent
+from ._bodies import ToolBody, confirmation_gate, pause, replaced_tool, with_body
 from ._clock import CaseClock
-from ._errors import EvalToolError
+from ._context import MockToolContext
 from ._faults import call_key, new_seed
-from ._interception import ToolPolicy, is_framework_tool, refuses_code_execution
-from ._mocks import MockToolContext, ToolMock, normalize_response
+from ._mocks import ToolMock, normalize_response
+from ._policy import ToolPolicy, is_framework_tool, refuses_code_execution
 from ._simulated import SimulationFailed
-from ._state import ScopedState
-from ._trace import NestedEvent
 
-__all__ = ["PLUGIN_NAME", "TOOL_ERROR_CODE", "InterceptionPlugin", "replaced_tool"]
+__all__ = ["PLUGIN_NAME", "TOOL_ERROR_CODE", "InterceptionPlugin"]
 
 PLUGIN_NAME = "adk_eval_interception"
 
 TOOL_ERROR_CODE = "ADK_EVAL_TOOL_ERROR"
 """The error code of the event that ends a run after a call the case does not allow."""
-
-_ORIGINAL = "_adk_eval_original_tool"
-"""Attribute of a tool copy whose body the harness replaced: the agent's own tool."""
-
-ToolBody: TypeAlias = Callable[..., Awaitable[Any]]
 
 _INSIDE: contextvars.ContextVar[tuple[tuple[str, str], ...]] = contextvars.ContextVar(
     "adk_eval_inside_agent_tools", default=()
@@ -57,20 +53,6 @@ _INSIDE: contextvars.ContextVar[tuple[tuple[str, str], ...]] = contextvars.Conte
 ADK runs each tool call in a task of its own with a copy of the context, so a
 value set in ``before_tool_callback`` reaches exactly what that call runs.
 """
-
-
-def replaced_tool(tool: BaseTool) -> BaseTool | None:
-    """The agent's own tool, if `tool` is a copy whose body the harness replaced."""
-    original = getattr(tool, _ORIGINAL, None)
-    return original if isinstance(original, BaseTool) else None
-
-
-def _with_body(tool: BaseTool, body: ToolBody) -> BaseTool:
-    """A shallow copy of `tool` (same class, name, declaration, flags) that runs `body`."""
-    clone = copy.copy(tool)
-    setattr(clone, "run_async", body)  # noqa: B010 - an instance attribute shadows the method
-    setattr(clone, _ORIGINAL, tool)
-    return clone
 
 
 def _tool_module(tool: BaseTool) -> str | None:
@@ -183,7 +165,7 @@ class InterceptionPlugin(BasePlugin):
         for name, tool in list(llm_request.tools_dict.items()):
             body = self._body(tool)
             if body is not None:
-                llm_request.tools_dict[name] = _with_body(tool, body)
+                llm_request.tools_dict[name] = with_body(tool, body)
         return None
 
     def _body(self, tool: BaseTool) -> ToolBody | None:
@@ -203,7 +185,7 @@ class InterceptionPlugin(BasePlugin):
         if is_framework_tool(tool):
             return None
         if tool.is_long_running:
-            return _pause
+            return pause
         if policy.simulate_unmocked is not None:
             return partial(self._run_mock, policy.simulate_unmocked, tool)
         return partial(self._refuse, tool)
@@ -236,10 +218,10 @@ class InterceptionPlugin(BasePlugin):
         if body is None:
             self._refuse_nested_pause(tool, tool_args, tool_context)
             return None
-        if body is _pause:
+        if body is pause:
             self._refuse_nested_pause(tool, tool_args, tool_context)
             return {}  # `{}` skips the function and, being falsy, keeps ADK's pause.
-        gate = await _confirmation_gate(tool, tool_args, tool_context)
+        gate = await confirmation_gate(tool, tool_args, tool_context)
         if gate is not None:
             return gate
         response: dict[str, Any] = await body(args=tool_args, tool_context=tool_context)
@@ -409,29 +391,3 @@ class InterceptionPlugin(BasePlugin):
                 )
             current = current.__cause__ or current.__context__
         return None
-
-
-async def _pause(**_: Any) -> None:
-    """The body of a tool a user agent answers: nothing, so ADK keeps the pause."""
-    return None
-
-
-async def _confirmation_gate(
-    tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext
-) -> dict[str, Any] | None:
-    """Keeps a mocked tool's confirmation step (ADK's gate runs after plugins)."""
-    if await tool.check_require_confirmation(tool_args, tool_context) is not True:
-        return None
-    confirmation = tool_context.tool_confirmation
-    if confirmation is None:
-        tool_context.request_confirmation(
-            hint=(
-                f"Please approve or reject the tool call {tool.name}() by responding with a "
-                "FunctionResponse with an expected ToolConfirmation payload."
-            )
-        )
-        tool_context.actions.skip_summarization = True
-        return {"error": "This tool call requires confirmation, please approve or reject."}
-    if not confirmation.confirmed:
-        return {"error": "This tool call is rejected."}
-    return None
