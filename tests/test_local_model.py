@@ -16,7 +16,7 @@ from google.adk.agents import LlmAgent
 from google.genai import types
 
 from adk_eval import EvalCase, TerminateWhen, run_eval, run_eval_suite
-from adk_eval._local_model import (
+from adk_eval.models._local import (
     LocalLlm,
     _flatten_history,
     _parse_reply,

@@ -15,9 +15,10 @@ fetches its cost map from the network.
 
 from __future__ import annotations
 
-import importlib
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ._lazy import lazy_names
 
 # litellm fetches its model cost map from the internet on import unless told not to;
 # an eval run must not depend on the network for that (set it to "False" to opt out).
@@ -146,14 +147,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _EXPORTS.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'adk_eval' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module_name}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*__all__, "__version__"])
+__getattr__, __dir__ = lazy_names(__name__, _EXPORTS, extra=["__version__"])

@@ -28,8 +28,8 @@ from google.genai import types
 from pydantic import TypeAdapter
 
 from .._errors import EvalRunError
-from .._model_calls import complete, json_value
 from ..models import ModelSpec, default_judge_model, resolve_model
+from ..models._calls import complete, json_value
 
 __all__ = ["SIMULATOR_INSTRUCTION", "SimulationFailed", "ToolSimulator", "response_schema_of"]
 

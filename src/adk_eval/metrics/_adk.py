@@ -20,6 +20,7 @@ from google.adk.evaluation.eval_case import EvalCase as AdkEvalCase
 
 from .._callables import maybe_await
 from .._trace import EvalTrace
+from ._invocations import invocations
 from ._types import MetricResult
 
 __all__ = ["MISSING_EXTRA", "AdkMetric", "adk_metric", "adk_metrics_from_config"]
@@ -56,8 +57,6 @@ class AdkMetric:
 
     async def evaluate(self, trace: EvalTrace) -> MetricResult:
         """Scores the run's invocations with ADK's evaluator."""
-        from ..goldens._export import invocations
-
         try:
             evaluator = _evaluator(self.metric_name, self.threshold, self.criterion)
         except ImportError:

@@ -22,10 +22,10 @@ from google.adk.models.llm_request import LlmRequest
 from google.genai import types
 from pydantic import BaseModel, Field, ValidationError
 
-from .._model_calls import complete, json_candidates
 from .._trace import EvalTrace
 from .._transcript import render_transcript
 from ..models import ModelSpec, default_judge_model, resolve_model
+from ..models._calls import complete, json_candidates
 from ._types import MetricResult
 
 __all__ = ["JUDGE_INSTRUCTION", "JudgeVerdict", "LlmJudge", "llm_judge", "parse_verdict"]

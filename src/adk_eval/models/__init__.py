@@ -28,12 +28,14 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from google.adk.models.base_llm import BaseLlm
-from google.adk.models.registry import LLMRegistry
+from .._errors import EvalSetupError
 
-from ._errors import EvalSetupError
+if TYPE_CHECKING:
+    from google.adk.models.base_llm import BaseLlm
+
+    ModelSpec: TypeAlias = str | BaseLlm
 
 __all__ = [
     "DEFAULT_JUDGE_MODEL",
@@ -50,7 +52,6 @@ __all__ = [
     "resolve_model",
 ]
 
-ModelSpec: TypeAlias = str | BaseLlm
 ModelRole: TypeAlias = Literal["model", "user_model", "judge_model"]
 
 ROLE_ENV: Mapping[ModelRole, str] = {
@@ -115,6 +116,9 @@ def resolve_model(spec: ModelSpec) -> BaseLlm:
         EvalSetupError: If the name is unknown, or its provider's key is not
             set (the message names the variable).
     """
+    from google.adk.models.base_llm import BaseLlm
+    from google.adk.models.registry import LLMRegistry
+
     if isinstance(spec, BaseLlm):
         return spec
     if not isinstance(spec, str) or not spec.strip():
@@ -123,7 +127,7 @@ def resolve_model(spec: ModelSpec) -> BaseLlm:
     if problem is not None:
         raise EvalSetupError(problem)
     if spec == LOCAL:
-        from ._local_model import LocalLlm
+        from ._local import LocalLlm
 
         return LocalLlm()
     try:
@@ -152,7 +156,7 @@ def missing_credentials(spec: ModelSpec) -> str | None:
     if not isinstance(spec, str):
         return None
     if spec == LOCAL:
-        from ._local_model import local_model_status
+        from ._local import local_model_status
 
         return local_model_status()
     if _is_gemini_name(spec):
@@ -197,7 +201,7 @@ def _key_status(name: str, keys: tuple[str, ...], extra: str = "") -> ProviderSt
 
 def provider_statuses() -> list[ProviderStatus]:
     """The providers a user can pick, and whether each is ready here."""
-    from ._local_model import local_model_status
+    from ._local import local_model_status
 
     gemini = (
         ProviderStatus("gemini", True, "Vertex AI (GOOGLE_GENAI_USE_VERTEXAI)")
@@ -216,3 +220,15 @@ def provider_statuses() -> list[ProviderStatus]:
             "SmolLM2-135M on llama.cpp, installed" if local is None else local,
         ),
     ]
+
+
+def __getattr__(name: str) -> Any:
+    # `ModelSpec` names ADK's `BaseLlm`: built on first use, so that importing this
+    # module (the CLI does, to print its help) does not import ADK.
+    if name == "ModelSpec":
+        from google.adk.models.base_llm import BaseLlm
+
+        spec = str | BaseLlm
+        globals()["ModelSpec"] = spec
+        return spec
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -35,8 +35,8 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 
-from ._errors import EvalSetupError
-from ._turns import content_text
+from .._errors import EvalSetupError
+from .._turns import content_text
 
 __all__ = [
     "LOCAL_MODEL_NAME",

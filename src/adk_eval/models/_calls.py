@@ -15,7 +15,7 @@ from typing import Any
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 
-from ._turns import content_text
+from .._turns import content_text
 
 __all__ = ["complete", "json_candidates", "json_value"]
 
