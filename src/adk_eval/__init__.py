@@ -33,13 +33,13 @@ if TYPE_CHECKING:
         with_state_change,
     )
     from ._case import EvalCase, TerminateWhen, UserAgents
-    from ._discovery import SharedModelWarning
     from ._errors import (
         AdkEvalError,
         EvalRunError,
         EvalSetupError,
         EvalToolError,
         EvalUserAgentError,
+        SharedModelWarning,
     )
     from ._result import EvalErrorInfo, EvalResult, TokenUsage
     from ._runner import EvalRunner
@@ -98,7 +98,7 @@ _EXPORTS = {
     "EvalToolError": "_errors",
     "EvalUserAgentError": "_errors",
     # warnings
-    "SharedModelWarning": "_discovery",
+    "SharedModelWarning": "_errors",
 }
 
 __all__ = [

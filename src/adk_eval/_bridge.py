@@ -30,6 +30,7 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 
 from ._callables import call_user
+from ._errors import EvalSetupError
 from ._session_service import detached
 from ._state import flatten_changes
 
@@ -128,7 +129,7 @@ class Bridge:
         session = detached(await main_session())
         prompt = await call_user(self.format_prompt, session, yield_info)
         if not isinstance(prompt, str):
-            raise TypeError(
+            raise EvalSetupError(
                 f"Bridge.format_prompt must return a str, got {type(prompt).__name__}: {prompt!r}"
             )
         return prompt

@@ -40,7 +40,7 @@ from google.adk.agents import LlmAgent
 
 from ._agent_tree import walk
 from ._case import EvalCase
-from ._errors import AdkEvalError
+from ._errors import DiscoveryError, SharedModelWarning
 
 __all__ = [
     "DiscoveredCase",
@@ -56,10 +56,6 @@ __all__ = [
 
 EVAL_FILE_PATTERNS = ("evals.py", "eval_*.py", "*_eval.py", "*_evals.py")
 _SKIP_DIRS = {"__pycache__", "node_modules", "venv", "site-packages"}
-
-
-class DiscoveryError(AdkEvalError):
-    """Cases could not be found or loaded; the message is one line saying why."""
 
 
 @dataclass(frozen=True)
@@ -233,10 +229,6 @@ def discover(paths: Sequence[str | Path]) -> list[DiscoveredCase]:
             discovered.append(DiscoveredCase(case=case, source=source, attribute=attribute))
             models.watch(case, source)
     return discovered
-
-
-class SharedModelWarning(UserWarning):
-    """Two eval files set the model of one shared agent object: one of them loses."""
 
 
 class _ModelWatch:

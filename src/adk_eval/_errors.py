@@ -1,17 +1,35 @@
-"""Errors raised by adk_eval.
+"""Every error adk_eval raises on purpose, and its one warning.
 
 Every error says what went wrong, with which value, and what to do about it.
-The hierarchy separates mistakes in how a case is written (found before anything
-runs) from failures during a run::
+The tree separates mistakes in how a case (or a suite, a metric, an option) is
+written, found before anything runs, from failures during a run, and from the
+files, databases and servers around them::
 
-    AdkEvalError
-    ├── EvalSetupError        the case is misconfigured; nothing ran
-    └── EvalRunError          something failed while the conversation ran
-        ├── EvalToolError         the agent called a tool the case does not allow
-        └── EvalUserAgentError    a user agent is missing or failed
+    AdkEvalError                 every error adk_eval raises on purpose
+    ├── EvalSetupError           written in a way that cannot work; nothing ran
+    │   └── DiscoveryError       eval files or modules cannot be found or imported
+    ├── EvalRunError             something failed while the conversation ran
+    │   ├── EvalToolError        the agent called a tool the case does not allow
+    │   ├── EvalUserAgentError   a user agent is missing or failed
+    │   └── SimulatedToolError   the model simulating a tool gave no valid answer
+    ├── EvalSetFileError         an EvalSet file cannot be used; it was not modified
+    ├── RunStoreError            the runs database cannot be used
+    ├── ScriptExhaustedError     a ScriptedLlm was asked for a step past its script
+    ├── StudioError              a request the studio cannot carry out
+    │   ├── StudioNotFoundError  no such target, session, request or tool call
+    │   │   └── StudioGoneError  the request existed but will never be answered
+    │   ├── StudioConflictError  not now: the session or request is in another phase
+    │   └── StudioInvalidError   what was sent does not fit (`problems` says why)
+    └── StudioUnavailableError   the studio gave a `StudioPlugin` no usable answer
 
-`run_eval` raises `EvalSetupError` directly (it is a programming mistake) and
-records run errors in `EvalResult.error` with the phase they happened in.
+`EvalSetupError` is also a `ValueError` and a `TypeError`, `ScriptExhaustedError`
+and `StudioUnavailableError` are also `RuntimeError`s, as they were before the
+tree, so code that caught those keeps working. `run_eval` raises
+`EvalSetupError` (a programming mistake) and records run errors in
+`EvalResult.error` with the phase they happened in. Only the studio's server
+turns `StudioError`s into HTTP statuses.
+
+The one warning, `SharedModelWarning`, is a `UserWarning`.
 """
 
 from __future__ import annotations
@@ -21,10 +39,23 @@ from typing import Any, Literal
 
 __all__ = [
     "AdkEvalError",
+    "DiscoveryError",
     "EvalRunError",
+    "EvalSetFileError",
     "EvalSetupError",
     "EvalToolError",
     "EvalUserAgentError",
+    "RunStoreError",
+    "ScriptExhaustedError",
+    "SharedModelWarning",
+    "SimulatedToolError",
+    "StudioConflictError",
+    "StudioError",
+    "StudioGoneError",
+    "StudioInvalidError",
+    "StudioNotFoundError",
+    "StudioUnavailableError",
+    "format_args",
 ]
 
 
@@ -32,8 +63,15 @@ class AdkEvalError(Exception):
     """Base class of every error adk_eval raises on purpose."""
 
 
-class EvalSetupError(AdkEvalError, ValueError):
-    """An `EvalCase` (or an `EvalRunner`) is configured in a way that cannot work."""
+class EvalSetupError(AdkEvalError, ValueError, TypeError):
+    """A case, suite, metric, model or option is written in a way that cannot work.
+
+    Raised before anything runs. It is a `ValueError` and a `TypeError` too.
+    """
+
+
+class DiscoveryError(EvalSetupError):
+    """Cases could not be found or loaded; the message is one line saying why."""
 
 
 class EvalRunError(AdkEvalError):
@@ -144,3 +182,59 @@ class EvalUserAgentError(EvalRunError):
             "\n"
             f"Yield occurred with args:\n{format_args(self.tool_args)}"
         )
+
+
+class SimulatedToolError(EvalRunError):
+    """The model simulating a tool gave no valid answer (after one retry) or failed."""
+
+
+class EvalSetFileError(AdkEvalError):
+    """An EvalSet file is missing, unreadable or invalid; it was not modified."""
+
+
+class RunStoreError(AdkEvalError):
+    """The runs database cannot be used (not a database, too new, no such run)."""
+
+
+class ScriptExhaustedError(AdkEvalError, RuntimeError):
+    """A `ScriptedLlm` was asked for a step past the end of its script."""
+
+
+class StudioError(AdkEvalError):
+    """A request the studio cannot carry out (one of the subclasses says which kind).
+
+    Attributes:
+        problems: Every problem found with what was sent, as readable messages.
+    """
+
+    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.problems = problems or []
+
+
+class StudioNotFoundError(StudioError):
+    """No such target, session, request or running tool call."""
+
+
+class StudioGoneError(StudioNotFoundError):
+    """The request existed but will never be answered (cancelled or ended)."""
+
+
+class StudioConflictError(StudioError):
+    """Not now: the session or request is in another phase (busy, answered, unfinished)."""
+
+
+class StudioInvalidError(StudioError):
+    """What was sent does not fit: a bad role, answer, message or file."""
+
+
+class StudioUnavailableError(AdkEvalError, RuntimeError):
+    """The studio gave no usable answer; the only error `StudioPlugin` raises.
+
+    It could not be reached, refused the request, gave no answer within the
+    plugin's `timeout`, or replied with something that is not the studio protocol.
+    """
+
+
+class SharedModelWarning(UserWarning):
+    """Two eval files set the model of one shared agent object: one of them loses."""

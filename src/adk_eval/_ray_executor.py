@@ -51,7 +51,7 @@ from ._case_refs import (
     run_job,
     seeded,
 )
-from ._errors import AdkEvalError
+from ._errors import EvalSetupError
 from ._result import EvalResult
 from ._suite import EvalSuiteResult, ResultCallback, StartCallback, check_suite
 
@@ -78,7 +78,7 @@ def _import_ray() -> ModuleType:
     try:
         ray = importlib.import_module("ray")
     except ImportError:
-        raise AdkEvalError(
+        raise EvalSetupError(
             "--executor ray needs Ray: pip install 'adk-eval[ray]' (and the same on the cluster)"
         ) from None
     return ray
@@ -197,7 +197,7 @@ def _connect(ray: ModuleType, address: str | None, working_dir: Path | None) -> 
             ignore_reinit_error=True,
         )
     except (ConnectionError, ValueError, RuntimeError) as error:
-        raise AdkEvalError(
+        raise EvalSetupError(
             f"cannot connect to the Ray cluster at {address or 'a new local Ray'}: {error}"
         ) from None
 

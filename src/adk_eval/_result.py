@@ -16,6 +16,7 @@ from typing import Any, Literal, TypeAlias
 
 from google.adk.events import Event
 
+from ._errors import EvalSetupError
 from ._termination import Termination, TerminationKind
 from ._trace import EvalTrace, NestedEvent
 from ._transcript import transcript_lines
@@ -290,7 +291,7 @@ def result_from_data(data: Mapping[str, Any]) -> EvalResult:
         ValueError: The data is of another format version.
     """
     if data.get("version") != DATA_VERSION:
-        raise ValueError(
+        raise EvalSetupError(
             f"EvalResult data of version {data.get('version')!r}; this adk-eval reads "
             f"version {DATA_VERSION}"
         )

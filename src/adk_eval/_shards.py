@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _strict_json as strict_json
-from ._errors import AdkEvalError
+from ._errors import EvalSetupError
 from ._result import EvalResult
 from ._suite import EvalSuiteResult, suite_from_results
 
@@ -43,7 +43,7 @@ def parse_shard(text: str) -> tuple[int, int]:
     """
     match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
     if not match or not 1 <= int(match.group(1)) <= int(match.group(2)):
-        raise ValueError(f"--shard takes K/N with 1 <= K <= N (e.g. 2/4), got {text!r}")
+        raise EvalSetupError(f"--shard takes K/N with 1 <= K <= N (e.g. 2/4), got {text!r}")
     return int(match.group(1)), int(match.group(2))
 
 
@@ -84,9 +84,9 @@ def read_durations(path: Path) -> dict[str, float]:
         data = json.loads(path.read_text(encoding="utf-8"))
         runs = [(str(run["name"]), float(run["duration_ms"])) for run in data["results"]]
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise AdkEvalError(f"cannot read durations from {path}: {error}") from None
+        raise EvalSetupError(f"cannot read durations from {path}: {error}") from None
     except (KeyError, TypeError, ValueError):
-        raise AdkEvalError(
+        raise EvalSetupError(
             f"{path} is not a JSON report or results file of adk-eval run (--json or --results)"
         ) from None
     totals: dict[str, list[float]] = {}
@@ -125,7 +125,7 @@ def merge_results(paths: Sequence[Path]) -> EvalSuiteResult:
     shards = [_load(path) for path in paths]
     repeats = {shard["repeat"] for _, shard in shards}
     if len(repeats) != 1:
-        raise AdkEvalError(f"the shards ran with different --repeat values: {sorted(repeats)}")
+        raise EvalSetupError(f"the shards ran with different --repeat values: {sorted(repeats)}")
     positions: dict[str, int] = {}
     owner: dict[str, Path] = {}
     results: list[EvalResult] = []
@@ -133,7 +133,7 @@ def merge_results(paths: Sequence[Path]) -> EvalSuiteResult:
         for case in shard["cases"]:
             name = case["name"]
             if name in owner:
-                raise AdkEvalError(
+                raise EvalSetupError(
                     f"case `{name}` is in both {owner[name]} and {path}: merge each shard once"
                 )
             owner[name] = path
@@ -152,9 +152,9 @@ def _load(path: Path) -> tuple[Path, dict[str, Any]]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise AdkEvalError(f"cannot read results file {path}: {error}") from None
+        raise EvalSetupError(f"cannot read results file {path}: {error}") from None
     if not isinstance(data, dict) or data.get("format") != RESULTS_FORMAT:
-        raise AdkEvalError(
+        raise EvalSetupError(
             f"{path} is not an adk-eval results file (write one with adk-eval run --results)"
         )
     return path, data

@@ -14,6 +14,7 @@ from typing import Any, Literal, TypeAlias
 from google.adk.events import Event
 from google.adk.sessions import Session
 
+from ._errors import EvalSetupError
 from ._state import SESSION, scoped_view
 from ._turns import event_text
 
@@ -294,7 +295,7 @@ class EvalTrace:
             "error": lambda i: isinstance(i, ErrorEntry),
         }
         if event_type not in kinds:
-            raise ValueError(f"event_type must be one of {sorted(kinds)}, got {event_type!r}")
+            raise EvalSetupError(f"event_type must be one of {sorted(kinds)}, got {event_type!r}")
         pool = self.all_items if nested else self.items
         chosen = [item for item in pool if kinds[event_type](item)]
         return [item for item in chosen if where is None or where(item)]

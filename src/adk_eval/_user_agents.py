@@ -28,7 +28,7 @@ from pydantic import BaseModel
 
 from ._bridge import StateChangeResult, YieldInfo, record_state_changes
 from ._callables import call_user
-from ._errors import EvalUserAgentError
+from ._errors import EvalSetupError, EvalUserAgentError
 from ._session_service import detached
 from ._turns import content_text
 
@@ -147,12 +147,12 @@ class ScriptedUserAgent(_DirectUserAgent):
         """Checks that exactly one of `script` and `step` is given."""
         super().model_post_init(context)
         if (self.script is None) == (self.step is None):
-            raise ValueError(
+            raise EvalSetupError(
                 f"ScriptedUserAgent `{self.name}` needs exactly one of `script` (a list of "
                 "replies) or `step` (a function)"
             )
         if self.script is not None and isinstance(self.script, str | bytes):
-            raise ValueError(
+            raise EvalSetupError(
                 f"ScriptedUserAgent `{self.name}`: `script` must be a list of replies, got the "
                 f"string {self.script!r}; for one reply write script=[{self.script!r}]"
             )
@@ -257,7 +257,7 @@ def _render(reply: Any) -> tuple[str, Any]:
         reply = reply.model_dump(mode="json")
     if isinstance(reply, Mapping | list | bool | int | float):
         return json.dumps(reply, ensure_ascii=False, default=repr), reply
-    raise TypeError(
+    raise EvalSetupError(
         f"a ScriptedUserAgent reply must be a str, dict, list, number, bool, pydantic model, "
         f"STOP or with_state_change(reply, changes), got {type(reply).__name__}: {reply!r}"
     )

@@ -33,6 +33,8 @@ from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any
 
+from ._errors import EvalSetupError
+
 __all__ = [
     "FakeProviderServer",
     "FakeReply",
@@ -202,11 +204,11 @@ class FakeProviderServer:
         host: str = "127.0.0.1",
     ) -> None:
         if not 0.0 <= jitter <= 1.0:
-            raise ValueError(f"jitter must be between 0 and 1, got {jitter}")
+            raise EvalSetupError(f"jitter must be between 0 and 1, got {jitter}")
         if (script is None) == (responder is None):
-            raise ValueError("give FakeProviderServer a script or a responder (one of them)")
+            raise EvalSetupError("give FakeProviderServer a script or a responder (one of them)")
         if script is not None and not script:
-            raise ValueError("the script is empty")
+            raise EvalSetupError("the script is empty")
         self.script = [text_reply(s) if isinstance(s, str) else s for s in script or []]
         self.responder = responder
         self.delay = delay

@@ -35,6 +35,7 @@ from google.genai import types
 from pydantic import Field
 
 from ._callables import maybe_await
+from ._errors import EvalSetupError, ScriptExhaustedError
 
 __all__ = [
     "ScriptExhaustedError",
@@ -51,10 +52,6 @@ __all__ = [
 Step = Any
 """A script step: str (text), a `tool_call(...)` Part, a list of those (one turn
 with several parts), an `LlmResponse` (used as is) or an exception (raised)."""
-
-
-class ScriptExhaustedError(RuntimeError):
-    """The model was asked for a step past the end of its script."""
 
 
 def tool_call(
@@ -110,7 +107,7 @@ class ScriptedLlm(BaseLlm):
         model: str = "scripted",
     ) -> None:
         if (steps is None) == (responder is None):
-            raise ValueError("ScriptedLlm needs exactly one of `steps` or `responder`")
+            raise EvalSetupError("ScriptedLlm needs exactly one of `steps` or `responder`")
         fields: dict[str, Any] = {"model": model}
         fields.update(steps=list(steps or []), responder=responder, latency=latency)
         super().__init__(**fields)
@@ -170,7 +167,7 @@ def _parts(step: Step) -> list[types.Part]:
         elif isinstance(item, dict):
             parts.append(types.Part(text=json.dumps(item)))
         else:
-            raise TypeError(
+            raise EvalSetupError(
                 "a ScriptedLlm step must be a str, dict, tool_call(...) Part, a list of those, "
                 f"an LlmResponse or an exception, got {type(item).__name__}: {item!r}"
             )

@@ -7,9 +7,10 @@ import asyncio
 import pytest
 
 from adk_eval import STOP, YieldInfo
+from adk_eval._errors import StudioError
 from adk_eval.studio._broker import Broker
-from adk_eval.studio._errors import StudioError
 from adk_eval.studio._notify import Notifier
+from adk_eval.studio._server import status_of
 from adk_eval.studio._store import SessionRow, StudioStore
 
 
@@ -35,14 +36,14 @@ def broker(store, notifier):
 async def test_an_unknown_request_is_404_and_an_answered_one_409(broker):
     with pytest.raises(StudioError) as unknown:
         await broker.answer("nope", {"type": "text", "text": "hi"})
-    assert unknown.value.status == 404
+    assert status_of(unknown.value) == 404
 
     row = await broker.add("s1", "tool_answer", "agent", {"tool_name": "ask"}, waited=False)
     answered = await broker.answer(row.id, {"type": "text", "text": "Tuesday"})
     assert (answered.value, answered.delivered) == ({"result": "Tuesday"}, False)
     with pytest.raises(StudioError, match="is answered; reload the session") as again:
         await broker.answer(row.id, {"type": "text", "text": "Wednesday"})
-    assert again.value.status == 409
+    assert status_of(again.value) == 409
 
 
 async def test_answers_that_do_not_fit_are_422_with_the_problem(broker):
@@ -52,7 +53,7 @@ async def test_answers_that_do_not_fit_are_422_with_the_problem(broker):
         await broker.answer(user.id, {"type": "text", "text": "   "})
     with pytest.raises(StudioError) as bad_tool:
         await broker.answer(tool.id, {"type": "stop"})
-    assert (bad_user.value.status, bad_tool.value.status) == (422, 422)
+    assert (status_of(bad_user.value), status_of(bad_tool.value)) == (422, 422)
     assert bad_user.value.problems == ["text: the answer is empty"]
     assert bad_tool.value.problems == ["type: must be one of text, value, got 'stop'"]
     for answer, problem in [
@@ -66,7 +67,7 @@ async def test_answers_that_do_not_fit_are_422_with_the_problem(broker):
     ]:
         with pytest.raises(StudioError) as bad:
             await broker.answer(user.id, answer)
-        assert bad.value.status == 422
+        assert status_of(bad.value) == 422
         assert bad.value.problems[0].startswith(problem) or problem in bad.value.problems[0]
 
 
@@ -104,7 +105,7 @@ async def test_wait_for_user_returns_the_reply_and_restores_the_phase(broker, st
 async def test_remote_answers_are_polled(broker, store):
     with pytest.raises(StudioError) as unknown:
         await broker.remote_answer("nope", 0.01)
-    assert unknown.value.status == 404
+    assert status_of(unknown.value) == 404
 
     row = await broker.add("s1", "model", "triage", {"tools": [], "output_schema": None})
     assert await broker.remote_answer(row.id, 0.01) is None  # not answered yet
@@ -117,4 +118,4 @@ async def test_remote_answers_are_polled(broker, store):
     await store.supersede_pending("s1")
     with pytest.raises(StudioError) as gone:
         await broker.remote_answer(lost.id, 0.01)
-    assert gone.value.status == 410
+    assert status_of(gone.value) == 410

@@ -8,9 +8,11 @@ import pytest
 from google.adk.agents import LlmAgent
 from google.adk.tools import LongRunningFunctionTool
 
+from adk_eval._errors import StudioError
 from adk_eval.goldens import load_eval_set
 from adk_eval.studio._config import SimulatedAgentConfig, StudioTarget
-from adk_eval.studio._engine import StudioEngine, StudioError
+from adk_eval.studio._engine import StudioEngine
+from adk_eval.studio._server import status_of
 from adk_eval.testing import ScriptedLlm
 
 from .conftest import agent_targets, clinic_case, wait_for
@@ -107,7 +109,7 @@ async def test_bad_answers_are_refused_with_every_problem(engine):
                 ],
             },
         )
-    assert error.value.status == 422
+    assert status_of(error.value) == 422
     problems = error.value.problems
     assert "call #1: no tool named 'nope'" in problems
     assert any(p.startswith("call #2 `add`: a: 'five' is not of type 'integer'") for p in problems)
@@ -121,7 +123,7 @@ async def test_bad_answers_are_refused_with_every_problem(engine):
 async def test_output_schema_forms_are_validated(engine):
     with pytest.raises(StudioError) as bad_input:
         await engine.create_session("Structured", {"query": "q"})
-    assert bad_input.value.status == 422
+    assert status_of(bad_input.value) == 422
     assert any("max_results" in p for p in bad_input.value.problems)
 
     session_id = await engine.create_session(

@@ -6,8 +6,9 @@ import sqlite3
 
 import pytest
 
-from adk_eval.studio._errors import StudioError
+from adk_eval._errors import StudioError
 from adk_eval.studio._kinds import played_tool
+from adk_eval.studio._server import status_of
 from adk_eval.studio._store import SessionRow, StudioStore
 
 
@@ -58,7 +59,7 @@ async def test_update_session_changes_only_what_it_is_given(store):
     )
     with pytest.raises(StudioError) as missing:
         await store.require_session("nope")
-    assert missing.value.status == 404
+    assert status_of(missing.value) == 404
 
 
 async def test_replace_events_keeps_only_the_new_copies_in_order(store):

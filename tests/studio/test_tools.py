@@ -11,8 +11,9 @@ from google.adk.sessions import InMemorySessionService
 from google.adk.tools import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 
-from adk_eval.studio._errors import StudioError
+from adk_eval._errors import StudioError
 from adk_eval.studio._notify import Notifier
+from adk_eval.studio._server import status_of
 from adk_eval.studio._tools import ToolRunner
 from adk_eval.testing import ScriptedLlm
 
@@ -64,4 +65,4 @@ async def test_a_result_a_raise_and_a_cancel_are_responses():
 def test_cancelling_a_call_that_is_not_running_is_404():
     with pytest.raises(StudioError) as error:
         ToolRunner(Notifier()).cancel("s", "nope")
-    assert error.value.status == 404
+    assert status_of(error.value) == 404

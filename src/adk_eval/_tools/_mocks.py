@@ -55,7 +55,7 @@ class ToolMock:
 
     def __post_init__(self) -> None:
         if not callable(self.execute):
-            raise TypeError(
+            raise EvalSetupError(
                 f"ToolMock(execute) needs a callable `execute(args, ctx)`, got {self.execute!r}; "
                 f"for a fixed answer use ToolMock.returning({self.execute!r})"
             )

@@ -27,7 +27,7 @@ from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 
-from .._errors import EvalToolError
+from .._errors import EvalToolError, SimulatedToolError
 from .._state import ScopedState
 from .._trace import NestedEvent
 from ._bodies import ToolBody, confirmation_gate, pause, replaced_tool, with_body
@@ -36,7 +36,6 @@ from ._context import MockToolContext
 from ._faults import call_key, new_seed
 from ._mocks import ToolMock, normalize_response
 from ._policy import ToolPolicy, is_framework_tool, refuses_code_execution
-from ._simulated import SimulationFailed
 
 __all__ = ["PLUGIN_NAME", "TOOL_ERROR_CODE", "InterceptionPlugin"]
 
@@ -331,7 +330,7 @@ class InterceptionPlugin(BasePlugin):
         )
         try:
             source, value = await self._answer(mock, tool, args, tool_context, ctx)
-        except SimulationFailed as error:  # stop the run, whatever the agent's callbacks do
+        except SimulatedToolError as error:  # stop the run, whatever the agent's callbacks do
             if self.violation is None:
                 self.violation = EvalToolError(tool.name, args, detail=str(error))
             tool_context.actions.skip_summarization = True

@@ -7,7 +7,7 @@ declared, the call's args, the calling session's state and every earlier
 answer of the same tool in this run, so that ``get_order(7)`` asked twice
 describes the same order. The answer must be JSON; with a response schema it
 must validate. An invalid answer is sent back once with the problem; a second
-invalid answer stops the run (`SimulationFailed`, status ``error``, phase
+invalid answer stops the run (`SimulatedToolError`, status ``error``, phase
 ``system``) with the answer shown.
 """
 
@@ -27,11 +27,11 @@ from google.adk.tools.base_tool import BaseTool
 from google.genai import types
 from pydantic import TypeAdapter
 
-from .._errors import EvalRunError
+from .._errors import SimulatedToolError
 from ..models import ModelSpec, default_judge_model, resolve_model
 from ..models._calls import complete, json_value
 
-__all__ = ["SIMULATOR_INSTRUCTION", "SimulationFailed", "ToolSimulator", "response_schema_of"]
+__all__ = ["SIMULATOR_INSTRUCTION", "ToolSimulator", "response_schema_of"]
 
 SIMULATOR_INSTRUCTION = """\
 You stand in for a software tool while an AI agent is being tested, so that no
@@ -42,10 +42,6 @@ consistent with the earlier answers (the same record looked up twice is the same
 record). Reply with a JSON value only, no prose, no code fence."""
 
 _MAX_TRIES = 2
-
-
-class SimulationFailed(EvalRunError):
-    """The model simulating a tool gave no valid answer (after one retry) or failed."""
 
 
 def _json(value: Any) -> str:
@@ -163,7 +159,7 @@ class ToolSimulator:
             earlier: This run's earlier ``(args, answer)`` pairs of the same tool.
 
         Raises:
-            SimulationFailed: Two invalid answers, or the model failed.
+            SimulatedToolError: Two invalid answers, or the model failed.
         """
         schema = self.response_schema or response_schema_of(tool)
         lines = [f"Tool declaration:\n{_json(_declaration(tool))}"]
@@ -190,7 +186,7 @@ class ToolSimulator:
             try:
                 text = await complete(llm, request)
             except Exception as error:
-                raise SimulationFailed(
+                raise SimulatedToolError(
                     f"the model simulating `{tool.name}` failed: {type(error).__name__}: {error}"
                 ) from error
             found, value = _problem(text, schema)
@@ -204,7 +200,7 @@ class ToolSimulator:
                     parts=[types.Part(text=f"That answer is not valid: {problem}. Reply again.")],
                 ),
             ]
-        raise SimulationFailed(
+        raise SimulatedToolError(
             f"the model simulating `{tool.name}` gave no valid answer in {_MAX_TRIES} tries "
             f"({problem}); its last answer:\n{text}"
         )

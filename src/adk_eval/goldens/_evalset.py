@@ -30,14 +30,10 @@ from google.adk.evaluation.eval_case import EvalCase as AdkEvalCase
 from google.adk.evaluation.eval_set import EvalSet
 from pydantic import ValidationError
 
-from .._errors import AdkEvalError
+from .._errors import EvalSetFileError
 from ._export import snake_case
 
 __all__ = ["AppendResult", "EvalSetFileError", "append_eval_case", "load_eval_set", "resolve_path"]
-
-
-class EvalSetFileError(AdkEvalError):
-    """An EvalSet file is missing, unreadable or invalid; it was not modified."""
 
 
 @dataclass(frozen=True)

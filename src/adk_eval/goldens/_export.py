@@ -19,6 +19,7 @@ from google.adk.evaluation.eval_case import SessionInput
 from google.adk.events import Event
 from google.adk.sessions import Session
 
+from .._errors import EvalSetupError
 from .._result import EvalResult
 from .._state import flatten_state, public_state
 from .._turns import (
@@ -88,7 +89,7 @@ def to_golden(
         final_flat = dict(result_or_session.state)
     conversation, changes = invocations_with_changes(events)
     if not conversation:
-        raise ValueError(
+        raise EvalSetupError(
             "the conversation has no user message, so there is no invocation to export"
         )
     root = result_or_session.agent_name if isinstance(result_or_session, EvalResult) else None

@@ -16,7 +16,7 @@ from google.adk.tools.base_tool import BaseTool
 
 from .._bridge import with_state_change
 from .._case import EvalCase, TerminateWhen, UserAgents
-from .._errors import EvalUserAgentError
+from .._errors import EvalSetupError, EvalUserAgentError
 from .._state import replace_value, scoped_view
 from .._tools._policy import FRAMEWORK_YIELD_TOOLS
 from .._turns import content_text, stable_call_args
@@ -98,7 +98,7 @@ def _state_changes(golden: AdkEvalCase) -> _StateChanges:
         if not isinstance(delta, Mapping) or (
             not isinstance(where, str) and type(index) is not int
         ):
-            raise ValueError(
+            raise EvalSetupError(
                 f"golden `{golden.eval_id}`: each `{STATE_CHANGES_FIELD}` item needs a "
                 f"`state_delta` dict and a `response_to` call id or a `before_invocation` "
                 f"index, got {record!r}"
@@ -245,7 +245,7 @@ def eval_case_from_golden(
             name=name,
         )
     if not texts:
-        raise ValueError(f"golden `{golden.eval_id}` has no conversation to replay")
+        raise EvalSetupError(f"golden `{golden.eval_id}` has no conversation to replay")
     state = dict(golden.session_input.state) if golden.session_input else {}
     changes = _state_changes(golden).before_invocation
     state.update(changes.get(0, {}))  # what a user agent changed as it opened

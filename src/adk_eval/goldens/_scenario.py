@@ -22,6 +22,7 @@ from google.adk.evaluation.eval_case import EvalCase as AdkEvalCase
 from google.adk.workflow import Workflow
 
 from .._case import EvalCase, TerminateWhen, UserAgents
+from .._errors import EvalSetupError
 from .._state import scoped_view
 from .._user_agents import STOP_SIGNAL
 from ..metrics._types import Metric
@@ -84,7 +85,7 @@ def eval_case_from_scenario(
     case_name = name or "scenario"
     if isinstance(scenario, AdkEvalCase):
         if scenario.conversation_scenario is None:
-            raise ValueError(f"golden `{scenario.eval_id}` holds no conversation_scenario")
+            raise EvalSetupError(f"golden `{scenario.eval_id}` holds no conversation_scenario")
         state = dict(scenario.session_input.state) if scenario.session_input else {}
         case_name = name or scenario.eval_id
         scenario = scenario.conversation_scenario

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from google.adk.evaluation.eval_case import EvalCase as AdkEvalCase
 
 from .._callables import maybe_await
+from .._errors import EvalSetupError
 from .._trace import EvalTrace
 from ._invocations import invocations
 from ._types import MetricResult
@@ -162,7 +163,7 @@ def adk_metrics_from_config(
     data = json.loads(Path(config).read_text()) if isinstance(config, str | Path) else config
     criteria = data.get("criteria") if isinstance(data, Mapping) else None
     if not isinstance(criteria, Mapping) or not criteria:
-        raise ValueError(f"{config}: a test_config.json needs a `criteria` object")
+        raise EvalSetupError(f"{config}: a test_config.json needs a `criteria` object")
     metrics = []
     for metric_name, entry in criteria.items():
         if isinstance(entry, int | float):
@@ -173,7 +174,7 @@ def adk_metrics_from_config(
                 adk_metric(metric_name, float(entry["threshold"]), criterion=rest, golden=golden)
             )
         else:
-            raise ValueError(
+            raise EvalSetupError(
                 f"{config}: criterion `{metric_name}` needs a threshold (a number, or an object "
                 f"with a `threshold`), got {entry!r}"
             )

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._callables import call_user
+from .._errors import EvalSetupError
 from .._trace import EvalTrace, TraceEventType
 from ._types import MetricResult
 
@@ -70,10 +71,12 @@ def event_count_metric(
             )
     """
     if assertion is None:
-        raise ValueError(f"event_count_metric `{name}` needs an `assertion`, e.g. lambda n: n <= 5")
+        raise EvalSetupError(
+            f"event_count_metric `{name}` needs an `assertion`, e.g. lambda n: n <= 5"
+        )
     valid = {"tool_call", "tool_response", "user_message", "agent_message", "state_change", "error"}
     if event_type not in valid:
-        raise ValueError(
+        raise EvalSetupError(
             f"event_count_metric `{name}`: event_type must be one of {sorted(valid)}, "
             f"got {event_type!r}"
         )

@@ -22,6 +22,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.genai import types
 from pydantic import BaseModel, Field, ValidationError
 
+from .._errors import EvalSetupError
 from .._trace import EvalTrace
 from .._transcript import render_transcript
 from ..models import ModelSpec, default_judge_model, resolve_model
@@ -169,11 +170,13 @@ def llm_judge(
             )
     """
     if num_samples < 1:
-        raise ValueError(f"llm_judge `{name}`: num_samples must be >= 1, got {num_samples}")
+        raise EvalSetupError(f"llm_judge `{name}`: num_samples must be >= 1, got {num_samples}")
     if not 0 <= threshold <= 1:
-        raise ValueError(f"llm_judge `{name}`: threshold must be between 0 and 1, got {threshold}")
+        raise EvalSetupError(
+            f"llm_judge `{name}`: threshold must be between 0 and 1, got {threshold}"
+        )
     if aggregate not in ("majority", "mean"):
-        raise ValueError(
+        raise EvalSetupError(
             f"llm_judge `{name}`: aggregate must be 'majority' or 'mean', got {aggregate!r}"
         )
     return LlmJudge(

@@ -9,6 +9,7 @@ import anyio
 from google.adk.sessions import Session
 
 from .._callables import call_user
+from .._errors import EvalSetupError
 from .._trace import EvalTrace
 from ._types import Metric, MetricResult
 
@@ -42,7 +43,7 @@ async def score_trace(
         try:
             result: Any = await call_user(metric.evaluate, trace)
             if not isinstance(result, MetricResult):
-                raise TypeError(f"evaluate() must return a MetricResult, got {result!r}")
+                raise EvalSetupError(f"evaluate() must return a MetricResult, got {result!r}")
         except Exception as error:
             failures.append(MetricFailure(metric.name, error))
             result = MetricResult(

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._callables import call_user
+from .._errors import EvalSetupError
 from .._state import SESSION, flatten_state, public_state
 from .._trace import EvalTrace
 from ._types import MetricResult, excerpt
@@ -81,9 +82,11 @@ def state_metric(
             )
     """
     if not key:
-        raise ValueError(f"state_metric `{name}` needs a `key`")
+        raise EvalSetupError(f"state_metric `{name}` needs a `key`")
     if assertion is None:
-        raise ValueError(f"state_metric `{name}` needs an `assertion`, e.g. lambda v: v is True")
+        raise EvalSetupError(
+            f"state_metric `{name}` needs an `assertion`, e.g. lambda v: v is True"
+        )
     return StateMetric(name=name, scope=scope, key=key, assertion=assertion)
 
 

@@ -33,6 +33,7 @@ from google.adk.evaluation.eval_case import EvalCase as AdkEvalCase
 from google.adk.evaluation.eval_case import get_all_tool_calls
 from google.genai import types
 
+from .._errors import EvalSetupError
 from .._trace import EvalTrace, Message, ToolCall
 from .._turns import stable_call_args
 from ._types import MetricResult
@@ -76,7 +77,7 @@ def _as_expected(item: ExpectedLike) -> ExpectedCall:
         return ExpectedCall(str(item[0]), dict(item[1]))
     if isinstance(item, Mapping) and "name" in item:
         return ExpectedCall(str(item["name"]), dict(item.get("args") or {}))
-    raise TypeError(
+    raise EvalSetupError(
         "expected calls are ExpectedCall, {'name': ..., 'args': {...}}, (name, args), a tool "
         f"name, or a genai FunctionCall; got {item!r}"
     )
@@ -334,16 +335,16 @@ def trajectory_match(
             )
     """
     if mode not in ("exact", "in_order", "any_order", "subset"):
-        raise ValueError(
+        raise EvalSetupError(
             f"trajectory_match `{name}`: mode must be exact, in_order, any_order or subset, "
             f"got {mode!r}"
         )
     if not (args in ("exact", "ignore") or callable(args)):
-        raise ValueError(
+        raise EvalSetupError(
             f"trajectory_match `{name}`: args must be 'exact', 'ignore' or a function, got {args!r}"
         )
     if threshold is not None and not 0 <= threshold <= 1:
-        raise ValueError(f"trajectory_match `{name}`: threshold must be between 0 and 1")
+        raise EvalSetupError(f"trajectory_match `{name}`: threshold must be between 0 and 1")
     turns = None
     if isinstance(expected, AdkEvalCase) and per_turn:
         turns = tuple(tuple(turn) for turn in expected_turns_from(expected))

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _strict_json as strict_json
-from .._errors import AdkEvalError
+from .._errors import RunStoreError
 
 __all__ = ["DEFAULT_DB_PATH", "CasePoint", "RunInfo", "RunStore", "RunStoreError"]
 
@@ -51,10 +51,6 @@ CREATE TABLE IF NOT EXISTS case_results (
     PRIMARY KEY (run_id, name, attempt)
 );
 """
-
-
-class RunStoreError(AdkEvalError):
-    """The runs database cannot be used (not a database, too new, no such run)."""
 
 
 @dataclass(frozen=True)

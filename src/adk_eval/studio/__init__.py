@@ -15,15 +15,16 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_names
 
 if TYPE_CHECKING:
+    from .._errors import StudioUnavailableError
     from ._config import SimulatedAgentConfig
-    from ._remote import StudioPlugin, StudioUnavailableError
+    from ._remote import StudioPlugin
 
 __all__ = ["SimulatedAgentConfig", "StudioPlugin", "StudioUnavailableError"]
 
 _EXPORTS = {
     "SimulatedAgentConfig": "_config",
     "StudioPlugin": "_remote",
-    "StudioUnavailableError": "_remote",
+    "StudioUnavailableError": "._errors",  # adk_eval._errors
 }
 
 

@@ -36,6 +36,7 @@ from google.adk.workflow import Workflow
 from google.genai import types
 
 from .._agent_tree import find_agent
+from .._errors import StudioConflictError, StudioInvalidError
 from .._tools._policy import is_framework_tool
 from .._turns import (
     DEFAULT_USER_ID,
@@ -48,7 +49,6 @@ from .._turns import (
     user_content,
 )
 from ._config import StudioTarget, find_target
-from ._errors import StudioError
 from ._parts import StudioParts
 from ._protocol import answer_to_response, serialize_request
 from ._schemas import validate_model
@@ -174,7 +174,9 @@ class AgentSessions:
             StudioError: The session is not idle (409), or the message does not fit (422).
         """
         if row.phase != "idle" or self._tasks.busy(row.id):
-            raise StudioError(f"the session is {row.phase}; wait until the agent has answered", 409)
+            raise StudioConflictError(
+                f"the session is {row.phase}; wait until the agent has answered"
+            )
         content = _user_message(find_target(self._targets, row.target), message)
         await self._store.update_session(row.id, phase="running")
         self._tasks.spawn(row.id, self._drive(row.id, new_message=content))
@@ -298,8 +300,8 @@ def _user_message(target: StudioTarget, message: Any) -> types.Content:
     if input_model is not None:
         value, problems = validate_model(input_model, message)
         if problems:
-            raise StudioError("the input does not fit the agent's input schema", 422, problems)
+            raise StudioInvalidError("the input does not fit the agent's input schema", problems)
         return user_content(json.dumps(value, ensure_ascii=False))
     if not isinstance(message, str) or not message.strip():
-        raise StudioError("the first message is empty", 422, ["write the user's message"])
+        raise StudioInvalidError("the first message is empty", ["write the user's message"])
     return user_content(message)

@@ -21,9 +21,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._bridge import YieldInfo
+from .._errors import (
+    StudioConflictError,
+    StudioGoneError,
+    StudioInvalidError,
+    StudioNotFoundError,
+)
 from .._turns import tool_response
 from .._user_agents import STOP
-from ._errors import StudioError
 from ._kinds import Phase, RequestKind
 from ._notify import Notifier
 from ._protocol import (
@@ -143,9 +148,9 @@ class Broker:
         """
         row = await self._store.get_request(request_id)
         if row is None:
-            raise StudioError(f"no request {request_id}", 404)
+            raise StudioNotFoundError(f"no request {request_id}")
         if row.status != "pending":
-            raise StudioError(f"request {request_id} is {row.status}; reload the session", 409)
+            raise StudioConflictError(f"request {request_id} is {row.status}; reload the session")
         waiter = self._waiters.get(request_id)
         try:
             if row.kind == "model":
@@ -156,7 +161,9 @@ class Broker:
             else:
                 value = _tool_answer(row.payload["tool_name"], answer)
         except AnswerError as error:
-            raise StudioError("the answer does not fit the request", 422, error.problems) from None
+            raise StudioInvalidError(
+                "the answer does not fit the request", error.problems
+            ) from None
         await self._store.answer_request(request_id, value)
         delivered = waiter is not None and not waiter.future.done()
         if waiter is not None and delivered:
@@ -171,11 +178,11 @@ class Broker:
         """
         row = await self._store.get_request(request_id)
         if row is None:
-            raise StudioError(f"no request {request_id}", 404)
+            raise StudioNotFoundError(f"no request {request_id}")
         if row.status == "answered":
             return dict(row.answer)
         if row.status != "pending":
-            raise StudioError(f"request {request_id} was {row.status}", 410)
+            raise StudioGoneError(f"request {request_id} was {row.status}")
         waiter = self._waiters.get(request_id)
         if waiter is None:  # asked again after a restart
             waiter = self._waiters[request_id] = _Waiter(asyncio.get_running_loop().create_future())

@@ -24,6 +24,7 @@ from google.genai import types
 from .._bridge import YieldInfo
 from .._callables import sharing_the_loop
 from .._case import EvalCase, UserAgents
+from .._errors import StudioInvalidError
 from .._result import EvalResult
 from .._simulation import run_eval
 from .._tools._mocks import ToolMock
@@ -32,7 +33,6 @@ from .._turns import agent_app, app_name_for, jsonable
 from .._user_agents import HumanUserAgent
 from ._agent_session import HumanModelPlugin
 from ._config import StudioTarget
-from ._errors import StudioError
 from ._kinds import Role, played_tool, tool_user_role
 from ._notify import Notifier
 from ._parts import StudioParts
@@ -115,9 +115,9 @@ class CaseSessions:
         roles.update((r, r) for r in map(tool_user_role, case.user_agents.tools))
         played = roles.get(role)
         if played is None:
-            raise StudioError(f"role must be one of {sorted(roles)}", 422)
+            raise StudioInvalidError(f"role must be one of {sorted(roles)}")
         if role == "loop_user" and case.user_agents.loop is None and case.first_message is not None:
-            raise StudioError("this case has no loop user agent to play", 422)
+            raise StudioInvalidError("this case has no loop user agent to play")
         session_id = f"case-{uuid.uuid4().hex[:12]}"
         await self._store.add_session(
             SessionRow(id=session_id, target=target.name, kind="case", role=played)

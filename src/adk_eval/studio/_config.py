@@ -20,9 +20,9 @@ from google.adk.workflow import Workflow
 
 from .._case import EvalCase
 from .._discovery import DiscoveryError, import_file, import_module, looks_like_module
+from .._errors import EvalSetupError, StudioNotFoundError
 from ..goldens._evalset import resolve_path
 from ..goldens._export import snake_case
-from ._errors import StudioError
 
 __all__ = ["SimulatedAgentConfig", "StudioTarget", "find_target", "load_targets"]
 
@@ -44,9 +44,9 @@ class SimulatedAgentConfig:
 
     def __post_init__(self) -> None:
         if not self.name.strip():
-            raise ValueError("SimulatedAgentConfig.name must not be empty")
+            raise EvalSetupError("SimulatedAgentConfig.name must not be empty")
         if not isinstance(self.agent, BaseAgent):
-            raise TypeError(
+            raise EvalSetupError(
                 f"SimulatedAgentConfig `{self.name}`: `agent` must be an ADK agent, "
                 f"got {type(self.agent).__name__}"
             )
@@ -91,7 +91,7 @@ def find_target(targets: Mapping[str, StudioTarget], name: str) -> StudioTarget:
     try:
         return targets[name]
     except KeyError:
-        raise StudioError(f"no target named {name!r}", 404) from None
+        raise StudioNotFoundError(f"no target named {name!r}") from None
 
 
 def _flatten(value: Any) -> list[Any]:

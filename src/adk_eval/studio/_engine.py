@@ -22,17 +22,17 @@ import anyio
 from google.adk.events import Event
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
 
+from .._errors import StudioConflictError, StudioError, StudioInvalidError
 from ._agent_session import AgentSessions
 from ._case_session import CaseSessions
 from ._config import StudioTarget, find_target
-from ._errors import StudioError
 from ._export import append_golden, case_session
 from ._parts import StudioParts
 from ._remote_session import RemoteSessions
 from ._store import SessionRow, StudioStore
 from ._views import session_summary, session_view
 
-__all__ = ["StudioEngine", "StudioError", "adk_sessions_path"]
+__all__ = ["StudioEngine", "adk_sessions_path"]
 
 
 def adk_sessions_path(db_path: Path) -> Path:
@@ -95,14 +95,14 @@ class StudioEngine:
         if target.case is not None:
             return await self.cases.create(target, role)
         if role != "model":
-            raise StudioError("in an agent session the person plays the model", 422)
+            raise StudioInvalidError("in an agent session the person plays the model")
         return await self.agents.create(target, message)
 
     async def send_message(self, session_id: str, message: Any) -> None:
         """The user's next message in an idle agent session."""
         row = await self.store.require_session(session_id)
         if row.kind != "agent":
-            raise StudioError("only agent sessions take new user messages", 409)
+            raise StudioConflictError("only agent sessions take new user messages")
         await self.agents.send_message(row, message)
 
     async def answer(self, request_id: str, answer: Any) -> dict[str, Any]:
@@ -184,10 +184,9 @@ class StudioEngine:
         """
         row = await self.store.require_session(session_id)
         if not (await self.view(session_id))["can_export"]:
-            raise StudioError(
+            raise StudioConflictError(
                 "finish the conversation first: export needs a user message and a final "
-                "response, with nothing pending",
-                409,
+                "response, with nothing pending"
             )
         target = self.target(row.target)
         if target.case is not None:

@@ -10,12 +10,12 @@ import anyio
 from google.adk.events import Event
 from google.adk.sessions import Session
 
+from .._errors import StudioConflictError
 from .._state import flatten_state
 from .._turns import DEFAULT_USER_ID
 from ..goldens._evalset import EvalSetFileError, append_eval_case
 from ..goldens._export import to_golden
 from ._config import StudioTarget
-from ._errors import StudioError
 from ._store import SessionRow
 
 __all__ = ["append_golden", "case_session"]
@@ -52,7 +52,7 @@ async def append_golden(
             append_eval_case, target.export_path, golden, agent.name
         )
     except EvalSetFileError as error:
-        raise StudioError(str(error), 409) from None
+        raise StudioConflictError(str(error)) from None
     return {
         "path": str(result.path),
         "eval_id": result.eval_id,

@@ -22,6 +22,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
 
+from .._errors import StudioUnavailableError
 from ._protocol import (
     MODEL_ANSWERS,
     AnswerError,
@@ -31,14 +32,6 @@ from ._protocol import (
 )
 
 __all__ = ["StudioPlugin", "StudioUnavailableError"]
-
-
-class StudioUnavailableError(RuntimeError):
-    """The studio gave no usable answer; the only error `StudioPlugin` raises.
-
-    It could not be reached, refused the request, gave no answer within the
-    plugin's `timeout`, or replied with something that is not the studio protocol.
-    """
 
 
 class StudioPlugin(BasePlugin):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from ._errors import StudioError
+from .._errors import StudioInvalidError
 from ._parts import StudioParts
 from ._protocol import request_problems
 from ._store import SessionRow
@@ -45,7 +45,7 @@ class RemoteSessions:
         """
         problems = request_problems(payload)
         if problems:
-            raise StudioError("`request` is not a model request (an LlmRequest)", 422, problems)
+            raise StudioInvalidError("`request` is not a model request (an LlmRequest)", problems)
         session_id = remote_session_id(client_session)
         if await self._store.get_session(session_id) is None:
             await self._store.add_session(

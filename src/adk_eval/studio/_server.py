@@ -33,6 +33,13 @@ from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 
+from .._errors import (
+    StudioConflictError,
+    StudioError,
+    StudioGoneError,
+    StudioInvalidError,
+    StudioNotFoundError,
+)
 from .._web import (
     Access,
     StrictJSONResponse,
@@ -44,7 +51,6 @@ from .._web import (
     stopping,
 )
 from ._engine import StudioEngine
-from ._errors import StudioError
 from ._kinds import Role, tool_user_role
 from ._views import agent_view
 
@@ -124,6 +130,30 @@ def _json_problem(value: Any) -> str | None:
     return None
 
 
+class _BodyError(StudioInvalidError):
+    """A request body the server refuses before reading it: not JSON (400), too big (413)."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+_STATUSES: tuple[tuple[type[StudioError], int], ...] = (
+    (StudioGoneError, 410),
+    (StudioNotFoundError, 404),
+    (StudioConflictError, 409),
+    (StudioInvalidError, 422),
+)
+"""The HTTP status of each kind of `StudioError`, most specific first (only here)."""
+
+
+def status_of(error: StudioError) -> int:
+    """The HTTP status the server answers `error` with."""
+    if isinstance(error, _BodyError):
+        return error.status
+    return next((status for kind, status in _STATUSES if isinstance(error, kind)), 400)
+
+
 def _no_constant(name: str) -> Any:
     """Refuses ``NaN`` and ``Infinity``, which JSON itself does not have."""
     raise ValueError(f"{name} is not JSON")
@@ -141,19 +171,19 @@ def _parse_json(raw: bytes) -> Any:
     """The JSON value in `raw`.
 
     Raises:
-        StudioError: (400) `raw` is not UTF-8 JSON (``NaN``, ``Infinity`` and numbers
+        _BodyError: (400) `raw` is not UTF-8 JSON (``NaN``, ``Infinity`` and numbers
             Python will not convert included), nests deeper than `MAX_JSON_DEPTH`, or
             has a string that is not Unicode text.
     """
     try:
         data = json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
     except RecursionError:
-        raise StudioError("the request body nests too deeply", 400) from None
+        raise _BodyError("the request body nests too deeply", 400) from None
     except ValueError:  # not JSON, not UTF-8, NaN / Infinity, a number too long to convert
-        raise StudioError("the request body must be JSON", 400) from None
+        raise _BodyError("the request body must be JSON", 400) from None
     problem = _json_problem(data)
     if problem is not None:
-        raise StudioError(problem, 400)
+        raise _BodyError(problem, 400)
     return data
 
 
@@ -190,7 +220,7 @@ def create_app(engine: StudioEngine, token: str, *, bound_host: str = "127.0.0.1
     async def studio_error(request: Request, error: StudioError) -> JSONResponse:
         return JSONResponse(
             {"error": _echo(str(error)), "problems": _problems(error.problems)},
-            status_code=error.status,
+            status_code=status_of(error),
         )
 
     @app.exception_handler(RequestValidationError)
@@ -210,15 +240,15 @@ def create_app(engine: StudioEngine, token: str, *, bound_host: str = "127.0.0.1
     async def body(request: Request) -> dict[str, Any]:
         declared = request.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-            raise StudioError(f"the request body is over {MAX_BODY_BYTES} bytes", 413)
+            raise _BodyError(f"the request body is over {MAX_BODY_BYTES} bytes", 413)
         raw = bytearray()
         async for chunk in request.stream():
             raw += chunk
             if len(raw) > MAX_BODY_BYTES:
-                raise StudioError(f"the request body is over {MAX_BODY_BYTES} bytes", 413)
+                raise _BodyError(f"the request body is over {MAX_BODY_BYTES} bytes", 413)
         data = _parse_json(bytes(raw))
         if not isinstance(data, dict):
-            raise StudioError("the request body must be a JSON object", 400)
+            raise _BodyError("the request body must be a JSON object", 400)
         return data
 
     @app.get("/", response_class=HTMLResponse)
@@ -230,7 +260,7 @@ def create_app(engine: StudioEngine, token: str, *, bound_host: str = "127.0.0.1
     async def static(name: str) -> Response:
         response = static_file(name, __package__, _STATIC)
         if response is None:
-            raise StudioError(f"no static file {name}", 404)
+            raise StudioNotFoundError(f"no static file {name}")
         return response
 
     @app.get("/api/targets")
@@ -326,7 +356,7 @@ def create_app(engine: StudioEngine, token: str, *, bound_host: str = "127.0.0.1
         data = await body(request)
         model_request = data.get("request", {})
         if not isinstance(model_request, dict):
-            raise StudioError("`request` must be a JSON object (an LlmRequest)", 422)
+            raise StudioInvalidError("`request` must be a JSON object (an LlmRequest)")
         request_id = await engine.remote_request(
             str(data.get("client_session", "")),
             str(data.get("agent_name", "")),

@@ -18,7 +18,7 @@ from typing import Any
 
 import aiosqlite
 
-from ._errors import StudioError
+from .._errors import StudioNotFoundError
 from ._kinds import Phase, RequestKind, RequestStatus, Role, SessionKind, SessionStatus
 
 __all__ = ["RequestRow", "SessionRow", "StudioStore"]
@@ -199,7 +199,7 @@ class StudioStore:
         """
         row = await self.get_session(session_id)
         if row is None:
-            raise StudioError(f"no session {session_id}", 404)
+            raise StudioNotFoundError(f"no session {session_id}")
         return row
 
     async def sessions(self) -> list[SessionRow]:

@@ -16,9 +16,9 @@ from typing import Any
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 
+from .._errors import StudioNotFoundError
 from .._tools._mocks import normalize_response
 from .._turns import tool_error_response
-from ._errors import StudioError
 from ._notify import Notifier
 
 __all__ = ["RunningTool", "ToolRunner"]
@@ -85,7 +85,7 @@ class ToolRunner:
         """
         running = self._running.get(session_id, {}).get(call_id)
         if running is None:
-            raise StudioError(f"no running tool call {call_id} in session {session_id}", 404)
+            raise StudioNotFoundError(f"no running tool call {call_id} in session {session_id}")
         running.cancel_requested = True
         running.task.cancel()
 
