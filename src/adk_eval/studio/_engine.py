@@ -22,7 +22,7 @@ import anyio
 from google.adk.events import Event
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
 
-from .._errors import StudioConflictError, StudioError, StudioInvalidError
+from .._errors import StudioConflictError, StudioInvalidError
 from ._agent_session import AgentSessions
 from ._case_session import CaseSessions
 from ._config import StudioTarget, find_target
