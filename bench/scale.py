@@ -39,9 +39,9 @@ from typing import Any
 import anyio
 from _common import machine, rss_mib, start_provider, write_result
 
-from adk_eval import run_eval_suite
-from adk_eval._case_refs import WorkerSetup
-from adk_eval._workers import WorkerProcess
+from adk_eval import InProcess, Ray, Workers, run_eval_suite
+from adk_eval._suites._jobs import WorkerSetup
+from adk_eval._suites._process import WorkerProcess
 
 
 def process_rss_mib(pid: int) -> float:
@@ -58,9 +58,7 @@ def startup_seconds(count: int) -> list[float]:
     try:
         while any(worker.ready_after is None for worker in pool):
             for worker in pool:
-                for message in worker.receive():
-                    if message[0] == "ready":
-                        worker.ready_after = time.perf_counter() - worker.started
+                worker.receive()  # notes when the worker is ready
             time.sleep(0.005)
         return [worker.ready_after or 0.0 for worker in pool]
     finally:
@@ -74,8 +72,8 @@ async def run_suite(cases: list, workers: int, concurrency: int) -> tuple[float,
     done: list[float] = []
     suite = await run_eval_suite(
         cases,
+        executor=Workers(workers) if workers > 1 else InProcess(),
         max_concurrency=concurrency,
-        workers=workers,
         on_result=lambda result: done.append(time.perf_counter()),
     )
     wall = time.perf_counter() - started
@@ -142,7 +140,7 @@ async def ray_rate(cases: list, cpus: int, concurrency: int) -> tuple[float, flo
     """Through a local Ray of `cpus` CPUs: (start-up s, wall s, steady cases/s)."""
     import ray
 
-    from adk_eval._ray_executor import FORWARDED_ENV_PREFIXES, run_suite_on_ray
+    from adk_eval._suites._ray import FORWARDED_ENV_PREFIXES
 
     began = time.perf_counter()
     env = {k: v for k, v in os.environ.items() if k.startswith(FORWARDED_ENV_PREFIXES)}
@@ -156,9 +154,9 @@ async def ray_rate(cases: list, cpus: int, concurrency: int) -> tuple[float, flo
     startup = time.perf_counter() - began
     started = time.perf_counter()
     done: list[float] = []
-    suite = await run_suite_on_ray(  # connects to the Ray just started, and shuts it down
+    suite = await run_eval_suite(  # connects to the Ray just started, and shuts it down
         cases,
-        address=None,
+        executor=Ray(),
         max_concurrency=concurrency,
         on_result=lambda result: done.append(time.perf_counter()),
     )
@@ -174,7 +172,10 @@ async def memory_run(cases: list, workers: int, concurrency: int) -> dict[str, A
             sampler.done += 1
 
         await run_eval_suite(
-            cases, max_concurrency=concurrency, workers=workers, on_result=finished
+            cases,
+            executor=Workers(workers) if workers > 1 else InProcess(),
+            max_concurrency=concurrency,
+            on_result=finished,
         )
     total = len(cases)
     per_worker = []

@@ -7,7 +7,7 @@ import threading
 from google.adk.agents import LlmAgent
 
 from adk_eval import EvalCase, ToolMock, run_eval, run_eval_suite
-from adk_eval._callables import call_user, sharing_the_loop
+from adk_eval._callables import call_user, sharing_the_event_loop
 from adk_eval.testing import ScriptedLlm, tool_call
 
 
@@ -37,7 +37,7 @@ async def test_a_suite_at_concurrency_one_calls_sync_code_on_the_loop_thread():
     assert seen == [threading.get_ident()] * 2
 
 
-async def test_runs_sharing_the_loop_call_sync_code_in_worker_threads():
+async def test_runs_sharing_the_event_loop_call_sync_code_in_worker_threads():
     seen: list[int] = []
     cases = [threads_of_mock_calls(f"case{i}", seen) for i in range(2)]
     assert (await run_eval_suite(cases, max_concurrency=2)).ok
@@ -52,14 +52,14 @@ async def test_one_case_repeated_shares_the_loop_too():
     assert threading.get_ident() not in seen
 
 
-async def test_sharing_the_loop_is_scoped_and_results_are_awaited():
+async def test_sharing_the_event_loop_is_scoped_and_results_are_awaited():
     async def later() -> str:
         return "awaited"
 
     def sync_returning_a_coroutine():
         return later(), threading.get_ident()
 
-    with sharing_the_loop():
+    with sharing_the_event_loop():
         coroutine, inside = await call_user(sync_returning_a_coroutine)
         assert inside != threading.get_ident()
         assert await coroutine == "awaited"

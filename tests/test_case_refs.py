@@ -7,8 +7,9 @@ import dataclasses
 from google.adk.agents import LlmAgent
 
 from adk_eval import EvalCase, TerminateWhen
-from adk_eval._case_refs import CaseRef, JobQueue, case_refs, with_timeout
 from adk_eval._result import EvalResult
+from adk_eval._suites._jobs import CaseRef, case_refs, with_max_duration
+from adk_eval._suites._queue import JobQueue
 from adk_eval.testing import ScriptedLlm
 
 CASE = EvalCase(
@@ -16,15 +17,15 @@ CASE = EvalCase(
 )
 
 
-def refs(*names: str) -> list[CaseRef]:
-    return [CaseRef("evals", name) for name in names]
+def refs(*names: str) -> list[str]:
+    return list(names)
 
 
 def order(queue: JobQueue) -> list[tuple[str, int]]:
     jobs = []
     while queue:
         job = queue.pop()
-        jobs.append((job.ref.name, job.attempt))
+        jobs.append((job.case, job.attempt))
     return jobs
 
 
@@ -39,11 +40,11 @@ def test_known_durations_start_the_longest_first_and_unknown_cases_before_them()
 
 def test_repeats_start_with_the_case_that_took_longest():
     queue = JobQueue(refs("a", "b", "c"), repeat=3)
-    assert [queue.pop().ref.name for _ in range(3)] == ["a", "b", "c"]
+    assert [queue.pop().case for _ in range(3)] == ["a", "b", "c"]
     queue.finished(EvalResult(name="a", status="passed", duration_ms=100))
     queue.finished(EvalResult(name="b", status="passed", duration_ms=5000))
     # c's first run has not finished: it is at least as long as anything seen, so it goes first
-    assert [(job.ref.name, job.attempt) for job in (queue.pop(), queue.pop())] == [
+    assert [(job.case, job.attempt) for job in (queue.pop(), queue.pop())] == [
         ("c", 1),
         ("c", 2),
     ]
@@ -56,11 +57,11 @@ def test_a_case_is_found_by_the_module_that_binds_it():
 
 
 def test_timeout_caps_only_longer_limits():
-    capped = with_timeout(CASE, 5)
+    capped = with_max_duration(CASE, 5)
     assert capped.terminate_when.max_duration == 5
     short = dataclasses.replace(CASE, terminate_when=TerminateWhen(max_duration=2))
-    assert with_timeout(short, 5) is short
-    assert with_timeout(CASE, None) is CASE
+    assert with_max_duration(short, 5) is short
+    assert with_max_duration(CASE, None) is CASE
 
 
 def test_a_run_put_back_starts_next():

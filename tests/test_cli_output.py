@@ -7,7 +7,7 @@ from google.adk.agents import LlmAgent
 from rich.console import Console
 
 from adk_eval import EvalCase, run_eval_suite
-from adk_eval._cli_output import suite_table
+from adk_eval._cli._output import suite_table
 from adk_eval.testing import ScriptedLlm
 
 NAMES = [

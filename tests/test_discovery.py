@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from adk_eval._discovery import DiscoveryError, discover, filter_cases, keyword_matches
+from adk_eval._errors import DiscoveryError
+from adk_eval._suites._discovery import discover, filter_cases, keyword_matches
 
 TWO_CASES = """
 agent = LlmAgent(name="a", model=ScriptedLlm(["hi"]))

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from adk_eval._cli import main
 from adk_eval._errors import AdkEvalError
-from adk_eval._shards import parse_shard, read_durations, shard_names
+from adk_eval._suites._shards import parse_shard, read_durations, shard_names
 
 from ._reports import report_view
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from adk_eval import EvalCase, EvalSetupError, run_eval_suite
+from adk_eval import EvalCase, EvalSetupError, Workers, run_eval_suite
 from adk_eval._cli import main
-from adk_eval._discovery import import_file
-from adk_eval._suite import EvalSuiteResult
+from adk_eval._suites._discovery import import_file
+from adk_eval._suites._results import EvalSuiteResult
 from adk_eval.reporting import suite_report
 
 from ._reports import report_view
@@ -86,7 +86,7 @@ async def test_workers_give_the_same_suite_as_one_process(write_evals, tmp_path)
     on_workers = await run_eval_suite(
         module.CASES,
         repeat=2,
-        workers=2,
+        executor=Workers(2),
         on_start=lambda case, attempt: started.append((case.name, attempt)),
         on_result=seen.append,
     )
@@ -105,7 +105,7 @@ async def test_workers_give_the_same_suite_as_one_process(write_evals, tmp_path)
 async def test_a_worker_that_dies_fails_its_runs_and_the_rest_go_on(write_evals):
     module, _ = load(write_evals, 'CASES.append(case("crasher", "ok", crash))\n')
 
-    suite = await run_eval_suite(module.CASES, workers=2, max_concurrency=1)
+    suite = await run_eval_suite(module.CASES, executor=Workers(2), max_concurrency=1)
 
     crashed = next(r for r in suite.results if r.name == "crasher")
     assert crashed.status == "error"
@@ -121,7 +121,7 @@ async def test_a_case_the_worker_does_not_define_is_an_error_naming_it(write_eva
     module, _ = load(write_evals)
     module.CASES.append(module.case("added-at-run-time", "ok"))  # only in this process
 
-    suite = await run_eval_suite(module.CASES, workers=2)
+    suite = await run_eval_suite(module.CASES, executor=Workers(2))
 
     missing = next(r for r in suite.results if r.name == "added-at-run-time")
     assert missing.status == "error"
@@ -135,7 +135,7 @@ async def test_a_module_that_fails_to_import_in_a_worker_is_an_error(write_evals
     guard = 'if multiprocessing.parent_process() is not None:\n    raise RuntimeError("boom")\n'
     module, _ = load(write_evals, guard)
 
-    suite = await run_eval_suite(module.CASES[:2], workers=2)
+    suite = await run_eval_suite(module.CASES[:2], executor=Workers(2))
 
     assert {r.error.type for r in suite.results} == {"CaseImportError"}
     assert "cannot import `suite_eval`: RuntimeError: boom" in suite.results[0].error.message
@@ -150,14 +150,14 @@ async def test_a_case_no_module_binds_is_refused_before_anything_starts():
         name="local", agent=LlmAgent(name="a", model=ScriptedLlm(["ok"])), first_message="hi"
     )
     with pytest.raises(EvalSetupError, match=r"module-level name.*`local`"):
-        await run_eval_suite([case], workers=2)
+        await run_eval_suite([case], executor=Workers(2))
 
 
 async def test_stop_on_first_failure_stops_every_worker(write_evals, tmp_path, monkeypatch):
     monkeypatch.setenv("ADK_EVAL_TEST_BLOCK_PID_FILE", str(tmp_path / "pid"))
     module, _ = load(write_evals, 'CASES.insert(0, case("blocker", "ok", block))\n')
 
-    suite = await run_eval_suite(module.CASES, workers=2, stop_on_first_failure=True)
+    suite = await run_eval_suite(module.CASES, executor=Workers(2), stop_on_first_failure=True)
 
     assert suite.stopped_early
     assert "blocker" in suite.not_run
@@ -280,7 +280,7 @@ FAULTY = [
         }
 
     here = await run_eval_suite(module.FAULTY, repeat=2, seed=8)
-    there = await run_eval_suite(module.FAULTY, repeat=2, seed=8, workers=2)
+    there = await run_eval_suite(module.FAULTY, repeat=2, seed=8, executor=Workers(2))
     assert there.seed == here.seed == 8
     assert sources(there) == sources(here)
     assert {"fault", "mock"} == {s for calls in sources(here).values() for s in calls}

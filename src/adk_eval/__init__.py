@@ -46,7 +46,11 @@ if TYPE_CHECKING:
     from ._session_service import EvalSessionService
     from ._simulation import run_eval
     from ._state import replace_value
-    from ._suite import CaseStats, EvalSuiteResult, run_eval_suite
+    from ._suites._local import InProcess
+    from ._suites._ray import Ray
+    from ._suites._results import CaseStats, EvalSuiteResult
+    from ._suites._run import run_eval_suite
+    from ._suites._workers import Workers
     from ._termination import Termination
     from ._tools._context import MockToolContext
     from ._tools._mocks import ToolMock
@@ -80,12 +84,15 @@ _EXPORTS = {
     "EvalRunner": "_runner",
     "EvalSessionService": "_session_service",
     "run_eval": "_simulation",
-    "run_eval_suite": "_suite",
+    "run_eval_suite": "_suites._run",
+    "InProcess": "_suites._local",
+    "Workers": "_suites._workers",
+    "Ray": "_suites._ray",
     "score_session": "metrics._scoring",
     # results
     "EvalResult": "_result",
-    "EvalSuiteResult": "_suite",
-    "CaseStats": "_suite",
+    "EvalSuiteResult": "_suites._results",
+    "CaseStats": "_suites._results",
     "EvalErrorInfo": "_result",
     "EvalTrace": "_trace",
     "NestedEvent": "_trace",
@@ -126,6 +133,9 @@ __all__ = [
     "EvalSessionService",
     "run_eval",
     "run_eval_suite",
+    "InProcess",
+    "Workers",
+    "Ray",
     "score_session",
     # results
     "EvalResult",

@@ -20,7 +20,7 @@ from typing import Any
 
 import anyio.to_thread
 
-__all__ = ["UserCodeExit", "call_user", "maybe_await", "sharing_the_loop"]
+__all__ = ["UserCodeExit", "call_user", "maybe_await", "sharing_the_event_loop"]
 
 
 class UserCodeExit(RuntimeError):
@@ -31,7 +31,7 @@ _LOOP_SHARED: ContextVar[bool] = ContextVar("adk_eval_loop_shared", default=Fals
 
 
 @contextmanager
-def sharing_the_loop(shared: bool = True) -> Iterator[None]:
+def sharing_the_event_loop(shared: bool = True) -> Iterator[None]:
     """Inside, `call_user` runs sync code in worker threads (when `shared`).
 
     Tasks started inside inherit it, as they inherit every context variable.
@@ -62,7 +62,7 @@ def _is_async(function: Callable[..., Any]) -> bool:
 async def call_user(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
     """Calls user code: async on the loop, sync in a thread only where runs share the loop.
 
-    See `sharing_the_loop`.
+    See `sharing_the_event_loop`.
 
     Whatever comes back awaitable (a sync function returning a coroutine) is
     awaited on the loop.

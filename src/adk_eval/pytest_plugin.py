@@ -28,7 +28,7 @@ import pytest
 
 if TYPE_CHECKING:
     from ._case import EvalCase
-    from ._suite import EvalSuiteResult
+    from ._suites._results import EvalSuiteResult
 
 __all__ = ["EvalChecker"]
 
@@ -81,7 +81,7 @@ class EvalChecker:
 
     async def run(self, case: EvalCase) -> EvalSuiteResult:
         """Runs `case` `repeat` times and records the outcome in the test's properties."""
-        from ._suite import run_eval_suite
+        from ._suites._run import run_eval_suite
 
         suite = await run_eval_suite([case], max_concurrency=self.concurrency, repeat=self.repeat)
         self._record(suite)

@@ -13,7 +13,7 @@ from importlib import resources
 from typing import Any
 
 from .._result import EvalResult, TokenUsage
-from .._suite import CaseStats, EvalSuiteResult
+from .._suites._results import CaseStats, EvalSuiteResult
 from .._trace import EvalTrace, Message, StateChange, ToolCall, ToolResponse
 from .._transcript import render_transcript
 from .._turns import jsonable

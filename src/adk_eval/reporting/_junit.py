@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .._result import EvalResult
-from .._suite import EvalSuiteResult
+from .._suites._results import EvalSuiteResult
 from .._transcript import render_transcript
 
 __all__ = ["junit_xml", "write_junit_xml"]

@@ -22,7 +22,7 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.genai import types
 
 from .._bridge import YieldInfo
-from .._callables import sharing_the_loop
+from .._callables import sharing_the_event_loop
 from .._case import EvalCase, UserAgents
 from .._errors import StudioInvalidError
 from .._result import EvalResult
@@ -162,7 +162,7 @@ class CaseSessions:
         )
         await self._store.update_session(session_id, phase="running")
         try:
-            with sharing_the_loop():  # the server's loop: a blocking mock must not freeze it
+            with sharing_the_event_loop():  # the server's loop: a blocking mock must not freeze it
                 result = await run_eval(played)
         except asyncio.CancelledError:
             raise

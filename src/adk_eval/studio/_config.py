@@ -19,8 +19,8 @@ from google.adk.agents import BaseAgent
 from google.adk.workflow import Workflow
 
 from .._case import EvalCase
-from .._discovery import DiscoveryError, import_file, import_module, looks_like_module
-from .._errors import EvalSetupError, StudioNotFoundError
+from .._errors import DiscoveryError, EvalSetupError, StudioNotFoundError
+from .._suites._discovery import import_file, import_module, looks_like_module
 from ..goldens._evalset import resolve_path
 from ..goldens._export import snake_case
 

@@ -18,10 +18,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import _strict_json as strict_json
-from ._errors import EvalSetupError
-from ._result import EvalResult
-from ._suite import EvalSuiteResult, suite_from_results
+from .. import _strict_json as strict_json
+from .._errors import EvalSetupError
+from .._result import EvalResult
+from ._results import EvalSuiteResult, suite_from_results
 
 __all__ = [
     "RESULTS_FORMAT",

@@ -38,14 +38,13 @@ from typing import Any
 
 from google.adk.agents import LlmAgent
 
-from ._agent_tree import walk
-from ._case import EvalCase
-from ._errors import DiscoveryError, SharedModelWarning
+from .._agent_tree import walk
+from .._case import EvalCase
+from .._errors import DiscoveryError, SharedModelWarning
 
 __all__ = [
     "DiscoveredCase",
-    "DiscoveryError",
-    "SharedModelWarning",
+    "cases_in",
     "discover",
     "filter_cases",
     "import_file",
@@ -161,10 +160,11 @@ def import_module(name: str) -> ModuleType:
         ) from error
 
 
-def _cases_in(module: ModuleType) -> list[tuple[str, EvalCase]]:
+def cases_in(module: ModuleType) -> list[tuple[str, EvalCase]]:
+    """The cases `module` binds at module level, with their names (the rule above)."""
     found: list[tuple[str, EvalCase]] = []
     seen: set[int] = set()
-    for attribute, value in vars(module).items():
+    for attribute, value in list(vars(module).items()):
         if attribute.startswith("_"):
             continue
         candidates = value if isinstance(value, list | tuple) else [value]
@@ -211,7 +211,7 @@ def discover(paths: Sequence[str | Path]) -> list[DiscoveredCase]:
     for source, load in loaders:
         module = load()
         models.check(source)
-        cases = _cases_in(module)
+        cases = cases_in(module)
         if not cases:
             raise DiscoveryError(
                 f"{source} defines no EvalCase (adk-eval collects module-level EvalCase "

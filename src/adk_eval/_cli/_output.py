@@ -1,9 +1,13 @@
-"""What the `adk-eval` command prints: live progress, summary tables, comparisons."""
+"""What the `adk-eval` command prints: live progress, summary tables, comparisons.
+
+It imports no ADK: the types it reads come in for type checkers only.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import (
@@ -17,10 +21,11 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from ._result import EvalResult
-from ._suite import CaseStats, EvalSuiteResult
-from .reporting._compare import Comparison
-from .reporting._store import RunInfo
+if TYPE_CHECKING:
+    from .._result import EvalResult
+    from .._suites._results import CaseStats, EvalSuiteResult
+    from ..reporting._compare import Comparison
+    from ..reporting._store import RunInfo
 
 __all__ = ["LiveProgress", "comparison_table", "runs_table", "suite_table"]
 

@@ -1,0 +1,138 @@
+"""How a command that ends in a suite (``run``, ``merge``) ends: reports, summary, exit code."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
+from rich.console import Console
+
+from ._common import EXIT_FAILED, db_option, exit_process, fail, grouped
+from ._output import suite_table, summary_line
+
+if TYPE_CHECKING:
+    from .._suites._results import EvalSuiteResult
+
+__all__ = ["Reports", "finish", "report_options", "write_reports"]
+
+
+@dataclass(frozen=True)
+class Reports:
+    """What a suite's command writes and how it judges the suite.
+
+    Attributes:
+        json_path: The JSON report (None: not written).
+        junit_path: The JUnit XML (None: not written).
+        html_path: The self-contained HTML report (None: not written).
+        fail_under: Succeed when the pass rate reaches this, instead of every run passing.
+        db: The runs database.
+        no_store: Do not append the run to the database.
+        verbose: Explain every run, not only those that did not pass.
+    """
+
+    json_path: Path | None = None
+    junit_path: Path | None = None
+    html_path: Path | None = None
+    fail_under: float | None = None
+    db: Path | None = None
+    no_store: bool = False
+    verbose: bool = False
+
+    @property
+    def store(self) -> Path | None:
+        """The database the run is appended to (None: not stored)."""
+        return None if self.no_store else self.db
+
+    def check_store(self) -> None:
+        """Finds a bad ``--db`` before anything runs, not after (one error line)."""
+        if self.store is None:
+            return
+        from .._errors import AdkEvalError
+        from ..reporting._store import RunStore
+
+        try:
+            RunStore(self.store).check()
+        except AdkEvalError as error:
+            fail(str(error))
+
+
+def _path_option(flag: str, name: str, what: str) -> Any:
+    return click.option(flag, name, type=click.Path(dir_okay=False, path_type=Path), help=what)
+
+
+report_options = grouped(
+    "reports",
+    Reports,
+    _path_option("--json", "json_path", "Write the JSON report here."),
+    _path_option("--junit-xml", "junit_path", "Write JUnit XML here."),
+    _path_option(
+        "--html", "html_path", "Write a self-contained HTML report here (no server, no network)."
+    ),
+    click.option(
+        "--fail-under",
+        type=click.FloatRange(0, 1),
+        metavar="RATE",
+        help="Succeed when the pass rate (0-1) reaches RATE, instead of requiring every "
+        "run to pass.",
+    ),
+    db_option,
+    click.option("--no-store", is_flag=True, help="Do not append the run to the database."),
+    click.option(
+        "-v", "--verbose", is_flag=True, help="Explain every run, not only those that did not pass."
+    ),
+)
+"""The options of whatever ends in a suite, handed to the command as ``reports``."""
+
+
+def write_reports(out: Console, suite: EvalSuiteResult, reports: Reports, command: str) -> None:
+    """Writes the reports `reports` asks for, and stores the run."""
+    from .. import _strict_json as strict_json
+    from .._errors import AdkEvalError
+    from ..reporting._html import write_html_report
+    from ..reporting._json_report import suite_report
+    from ..reporting._junit import write_junit_xml
+    from ..reporting._store import RunStore
+
+    report = suite_report(suite)
+    if reports.json_path is not None:
+        reports.json_path.parent.mkdir(parents=True, exist_ok=True)
+        reports.json_path.write_text(strict_json.dumps(report, indent=2))
+        out.print(f"JSON report: {reports.json_path}")
+    if reports.junit_path is not None:
+        write_junit_xml(suite, reports.junit_path)
+        out.print(f"JUnit XML: {reports.junit_path}")
+    if reports.html_path is not None:
+        write_html_report(report, reports.html_path)
+        out.print(f"HTML report: {reports.html_path}")
+    if reports.store is not None:
+        try:
+            run_id = RunStore(reports.store).append(report, command=command)
+        except AdkEvalError as error:
+            fail(str(error))
+        out.print(f"stored as run {run_id} in {reports.store} (compare runs: adk-eval compare)")
+
+
+def finish(
+    out: Console,
+    suite: EvalSuiteResult,
+    reports: Reports,
+    command: str,
+    threads_before: set[int | None] | None,
+) -> NoReturn:
+    """The table, explanations, summary, reports and exit code of a run (or a merge)."""
+    out.print(suite_table(suite))
+    for result in suite.results:
+        if reports.verbose or not result.passed:
+            out.print()
+            out.print(result.explain(), markup=False)
+    out.print()
+    out.print(summary_line(suite))
+    write_reports(out, suite, reports, command)
+    if reports.fail_under is not None:
+        ok = suite.pass_rate >= reports.fail_under and not suite.not_run
+        out.print(f"pass rate {suite.pass_rate:.0%} (required {reports.fail_under:.0%})")
+    else:
+        ok = suite.ok
+    exit_process(0 if ok else EXIT_FAILED, out, threads_before)

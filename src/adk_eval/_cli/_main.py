@@ -1,0 +1,37 @@
+"""The `adk-eval` command group: one command module per group of commands, registered here.
+
+* running suites (`_running`): ``run``, ``merge``, ``report``, ``list``
+* stored runs (`_stored`): ``runs``, ``compare``, ``view``
+* servers and set-up (`_servers`): ``studio``, ``models``, ``setup-local``
+
+Every command imports what it needs (ADK, FastAPI, uvicorn, litellm) when it
+runs, so ``adk-eval --help`` and ``adk-eval runs`` import none of them.
+"""
+
+from __future__ import annotations
+
+import click
+
+from .. import __version__
+from ._common import whole_process
+from ._running import list_cases, merge, report, run
+from ._servers import models, setup_local, studio
+from ._stored import compare, runs, view
+
+__all__ = ["entry", "main"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="adk-eval")
+def main() -> None:
+    """Evaluate Google ADK agents by simulation."""
+
+
+for command in (run, merge, report, list_cases, runs, compare, view, studio, models, setup_local):
+    main.add_command(command)
+
+
+def entry() -> None:
+    """The `adk-eval` command (and ``python -m adk_eval``): `main`, as the whole process."""
+    whole_process()
+    main(prog_name="adk-eval")

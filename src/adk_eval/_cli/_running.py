@@ -1,0 +1,262 @@
+"""The commands that run suites: ``run``, ``merge`` (CI shards), ``report``, ``list``.
+
+Each imports the harness (and so ADK) inside the command, when it runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+from rich.console import Console
+
+from .. import __version__
+from ._common import (
+    EXIT_INTERRUPTED,
+    ModelChoice,
+    console,
+    db_option,
+    exit_process,
+    fail,
+    model_options,
+)
+from ._finish import Reports, finish, report_options, write_reports
+from ._output import LiveProgress
+from ._selection import (
+    Placement,
+    RunOptions,
+    Selection,
+    discover,
+    keyword_option,
+    placement_options,
+    run_options,
+    selection_options,
+)
+
+if TYPE_CHECKING:
+    from .._case import EvalCase
+    from .._result import EvalResult
+    from .._suites._results import EvalSuiteResult
+    from .._suites._run import Executor
+
+__all__ = ["list_cases", "merge", "report", "run"]
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+@selection_options
+@run_options
+@report_options
+@placement_options
+@click.option(
+    "--results",
+    "results_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write every run, whole, to FILE for `adk-eval merge`.",
+)
+@model_options
+def run(
+    paths: tuple[str, ...],
+    selection: Selection,
+    options: RunOptions,
+    reports: Reports,
+    placement: Placement,
+    results_path: Path | None,
+    models: ModelChoice,
+) -> None:
+    """Run the eval cases found in PATHS (files, folders or modules)."""
+    from .._tools._faults import new_seed
+
+    models.apply()
+    out = console()
+    threads_before = {thread.ident for thread in threading.enumerate()}
+    found = selection.cases(paths)
+    reports.check_store()
+    cases = [item.case for item in found]
+    executor = placement.choose(len(cases) * options.repeat, models.model)
+    seed = options.seed if options.seed is not None else new_seed()
+    options = dataclasses.replace(options, seed=seed)
+    out.print(
+        f"adk-eval {__version__}: {len(cases)} case(s)"
+        + (f" x {options.repeat} repeats" if options.repeat > 1 else "")
+        + f" from {', '.join(paths)} ({_where(options, executor)}, seed {seed})"
+    )
+    command = shlex.join(
+        ["adk-eval", "run", *paths]
+        + (["-k", selection.keyword] if selection.keyword else [])
+        + (["--repeat", str(options.repeat)] if options.repeat > 1 else [])
+        + (["--shard", selection.shard] if selection.shard else [])
+    )
+    positions = {item.case.name: index for index, item in enumerate(found)}
+    done = _Done(out, cases, options, positions, results_path)
+    suite = done.run(executor, selection.durations())
+    if results_path is not None:
+        done.write_results(suite)
+    if suite.interrupted:
+        write_reports(out, suite, reports, f"{command} (interrupted)")
+        exit_process(EXIT_INTERRUPTED, out, threads_before)
+    if results_path is not None:
+        out.print(f"results: {results_path}")
+    finish(out, suite, reports, command, threads_before)
+
+
+def _where(options: RunOptions, executor: Executor) -> str:
+    """How the runs are spread, for the first line of ``run``."""
+    from .._suites._ray import Ray
+    from .._suites._workers import Workers
+
+    where = f"concurrency {options.concurrency}"
+    if isinstance(executor, Ray):
+        return f"{where} per Ray task, on {executor.address or 'a local Ray'}"
+    if isinstance(executor, Workers):
+        return f"{where} per worker, {executor.processes} workers"
+    return where
+
+
+@dataclasses.dataclass
+class _Done:
+    """The runs of one ``run`` command as they finish, kept when it is interrupted."""
+
+    out: Console
+    cases: list[EvalCase]
+    options: RunOptions
+    positions: dict[str, int]
+    results_path: Path | None
+    finished: list[EvalResult] = dataclasses.field(default_factory=list)
+
+    def run(self, executor: Executor, durations: dict[str, float] | None) -> EvalSuiteResult:
+        """The suite on `executor`; on Ctrl-C, what finished, marked interrupted."""
+        import anyio
+
+        from .._errors import AdkEvalError
+        from .._suites._run import run_eval_suite
+
+        started = time.perf_counter()
+        total = len(self.cases) * self.options.repeat
+        try:
+            with LiveProgress(self.out, total) as progress:
+
+                def on_result(result: EvalResult) -> None:
+                    self.finished.append(result)
+                    progress.finished(result)
+
+                return anyio.run(
+                    lambda: run_eval_suite(
+                        self.cases,
+                        executor=executor,
+                        max_concurrency=self.options.concurrency,
+                        stop_on_first_failure=self.options.stop_on_first_failure,
+                        repeat=self.options.repeat,
+                        max_duration=self.options.timeout,
+                        durations=durations,
+                        seed=self.options.seed,
+                        on_result=on_result,
+                    )
+                )
+        except KeyboardInterrupt:
+            return self._interrupted(started)
+        except AdkEvalError as error:
+            fail(str(error))
+
+    def _interrupted(self, started: float) -> EvalSuiteResult:
+        from .._suites._results import suite_from_results
+
+        total = len(self.cases) * self.options.repeat
+        self.out.print(
+            f"[bold yellow]Interrupted:[/] {len(self.finished)} of {total} runs finished"
+        )
+        for result in self.finished:
+            self.out.print(f"  {result.outcome.upper():10} {result.name}")
+        order = {case.name: index for index, case in enumerate(self.cases)}
+        partial = suite_from_results(
+            sorted(self.finished, key=lambda r: (order.get(r.name, len(order)), r.attempt)),
+            case_names=[case.name for case in self.cases],
+            repeat=self.options.repeat,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            stopped_early=True,
+            seed=self.options.seed,
+        )
+        if partial.not_run:
+            self.out.print("not run: " + ", ".join(partial.not_run))
+        return dataclasses.replace(partial, interrupted=True)
+
+    def write_results(self, suite: EvalSuiteResult) -> None:
+        """Writes every run, whole, for ``adk-eval merge``."""
+        from .._suites._shards import write_results
+
+        assert self.results_path is not None
+        names = [case.name for case in self.cases]
+        write_results(self.results_path, suite, names, self.positions)
+
+
+@click.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@report_options
+def merge(files: tuple[Path, ...], reports: Reports) -> None:
+    """Merge the results files of shards (adk-eval run --shard K/N --results FILE) into one run."""
+    from .._errors import AdkEvalError
+    from .._suites._shards import merge_results
+
+    out = console()
+    reports.check_store()
+    try:
+        suite = merge_results(files)
+    except AdkEvalError as error:
+        fail(str(error))
+    out.print(f"adk-eval {__version__}: merged {len(files)} shard(s), {len(suite.cases)} case(s)")
+    finish(out, suite, reports, shlex.join(["adk-eval", "merge", *map(str, files)]), None)
+
+
+@click.command()
+@click.argument("run_id", metavar="RUN", type=int, required=False)
+@db_option
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Write the run's self-contained HTML report here.",
+)
+def report(run_id: int | None, db: Path, html_path: Path) -> None:
+    """Write the HTML report of a stored run (default: the newest)."""
+    from .._errors import AdkEvalError
+    from ..reporting._html import write_html_report
+    from ..reporting._store import RunStore
+
+    store = RunStore(db)
+    try:
+        if run_id is None:
+            run_id = store.runs(1)[0].id
+        stored = store.load(run_id)
+    except IndexError:
+        fail(f"no stored runs in {db} (adk-eval run stores each run there)")
+    except AdkEvalError as error:
+        fail(str(error))
+    write_html_report(stored, html_path)
+    console().print(f"HTML report of run {run_id}: {html_path}")
+
+
+@click.command("list")
+@click.argument("paths", nargs=-1, required=True)
+@keyword_option
+def list_cases(paths: tuple[str, ...], keyword: str | None) -> None:
+    """List the eval cases found in PATHS, without running them."""
+    from rich.table import Table
+
+    selected = discover(paths, keyword)
+    table = Table(header_style="bold")
+    for column in ("Case", "Defined in", "Description"):
+        table.add_column(column)
+    for found in selected:
+        description = found.case.description or ""
+        if found.case.xfail:
+            description += f" [xfail: {found.case.xfail}]"
+        table.add_row(found.case.name, f"{found.source}:{found.attribute}", description)
+    out = console()
+    out.print(table)
+    out.print(f"{len(selected)} case(s)")

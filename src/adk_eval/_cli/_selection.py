@@ -1,0 +1,244 @@
+"""Which cases a command runs, and where and how its runs go: the options of ``run``.
+
+`Selection` finds the cases (``PATHS``, ``-k``, ``--shard``, ``--durations``),
+`Placement` chooses the executor (``--workers``, ``--executor``, ``--address``,
+``--ray-working-dir``) and `RunOptions` holds the rest (``--repeat``,
+``--concurrency``, ``-x``, ``--timeout``, ``--seed``). Each is one value the
+command gets, built by an option group.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from .._suites._plan import DEFAULT_MAX_CONCURRENCY, available_cores
+from ._common import EXIT_NO_CASES, fail, grouped
+
+if TYPE_CHECKING:
+    from .._suites._discovery import DiscoveredCase
+    from .._suites._run import Executor
+
+__all__ = [
+    "Placement",
+    "RunOptions",
+    "Selection",
+    "discover",
+    "keyword_option",
+    "placement_options",
+    "run_options",
+    "selection_options",
+]
+
+
+def discover(paths: tuple[str, ...], keyword: str | None) -> list[DiscoveredCase]:
+    """The cases under `paths` that match ``-k`` `keyword`; any problem is one error line."""
+    from .._errors import DiscoveryError, SharedModelWarning
+    from .._suites._discovery import discover as find
+    from .._suites._discovery import filter_cases
+
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", SharedModelWarning)
+            found = find(paths)
+        selected = filter_cases(found, keyword)
+    except DiscoveryError as error:
+        fail(str(error))
+    for warning in caught:
+        if issubclass(warning.category, SharedModelWarning):
+            click.echo(f"adk-eval: warning: {warning.message}", err=True)
+        else:
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
+    if not selected:
+        names = ", ".join(f.case.name for f in found)
+        fail(f"no case matches -k {keyword!r} (found: {names})", EXIT_NO_CASES)
+    return selected
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The cases to run: a ``-k`` expression, a CI shard, durations of an earlier run."""
+
+    keyword: str | None = None
+    shard: str | None = None
+    durations_path: Path | None = None
+
+    def durations(self) -> dict[str, float] | None:
+        """Seconds per run of the earlier run (``--durations``), by case name."""
+        if self.durations_path is None:
+            return None
+        from .._errors import AdkEvalError
+        from .._suites._shards import read_durations
+
+        try:
+            return read_durations(self.durations_path)
+        except AdkEvalError as error:
+            fail(str(error))
+
+    def cases(self, paths: tuple[str, ...]) -> list[DiscoveredCase]:
+        """The selected cases, in discovery order (this shard's only, with ``--shard``)."""
+        selected = discover(paths, self.keyword)
+        if self.shard is None:
+            return selected
+        from .._errors import AdkEvalError
+        from .._suites._shards import parse_shard, shard_names
+
+        try:
+            part, parts = parse_shard(self.shard)
+        except AdkEvalError as error:
+            fail(str(error))
+        names = [found.case.name for found in selected]
+        chosen = shard_names(names, part, parts, self.durations())
+        return [found for found in selected if found.case.name in chosen]
+
+
+keyword_option = click.option(
+    "-k", "keyword", metavar="EXPR", help="Only cases whose name matches (pytest-style)."
+)
+
+selection_options = grouped(
+    "selection",
+    Selection,
+    keyword_option,
+    click.option(
+        "--shard", metavar="K/N", help="Run shard K of N (a deterministic 1/N of the cases)."
+    ),
+    click.option(
+        "--durations",
+        "durations_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="An earlier run's JSON report or results file: balance --shard by its run times "
+        "and start the longest cases first.",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How each case runs: repeats, concurrency, stopping, its time limit, the seed."""
+
+    repeat: int = 1
+    concurrency: int = DEFAULT_MAX_CONCURRENCY
+    stop_on_first_failure: bool = False
+    timeout: float | None = None
+    seed: int | None = None
+
+
+run_options = grouped(
+    "options",
+    RunOptions,
+    click.option(
+        "--repeat", type=click.IntRange(min=1), default=1, show_default=True, help="Runs per case."
+    ),
+    click.option(
+        "--concurrency",
+        type=click.IntRange(min=1),
+        default=DEFAULT_MAX_CONCURRENCY,
+        show_default=True,
+        help="Runs in flight at once (per worker process or Ray task).",
+    ),
+    click.option(
+        "-x", "--stop-on-first-failure", is_flag=True, help="Cancel the rest at the first failure."
+    ),
+    click.option(
+        "--timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        metavar="SECONDS",
+        help="Cap every run's wall time (a case's own max_duration applies when it is shorter).",
+    ),
+    click.option(
+        "--seed",
+        type=click.IntRange(min=0),
+        help="The seed of injected tool faults (ToolMock.with_faults): the same seed injects "
+        "the same faults at the same calls (default: a new one, printed).",
+    ),
+)
+
+
+class _WorkersType(click.ParamType):  # type: ignore[type-arg]
+    """``--workers``: a count >= 1, or ``auto`` (one per core this process may use)."""
+
+    name = "workers"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        if str(value).strip().lower() == "auto":
+            return available_cores()
+        try:
+            count = int(value)
+        except ValueError:
+            count = 0
+        if count < 1:
+            self.fail(f"{value!r} is not a count >= 1 or 'auto'", param, ctx)
+        return count
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the runs go: this process, worker processes, or a Ray cluster."""
+
+    workers: int = 1
+    executor: str = "local"
+    address: str | None = None
+    ray_working_dir: str = "."
+
+    def choose(self, runs: int, default_model: str | None) -> Executor:
+        """The executor these options ask for, for a suite of `runs` runs.
+
+        Mistakes (``--workers`` with Ray, ``--address`` without it) are one error line.
+        """
+        from .._suites._local import InProcess
+        from .._suites._ray import Ray
+        from .._suites._workers import Workers
+
+        if self.executor == "ray" and self.workers > 1:
+            fail("--workers is for --executor local; Ray decides its own workers")
+        if self.address is not None and self.executor != "ray":
+            fail("--address is for --executor ray")
+        if self.executor == "ray":
+            folder = None if self.ray_working_dir == "none" else Path(self.ray_working_dir)
+            return Ray(address=self.address, working_dir=folder, default_model=default_model)
+        workers = min(self.workers, runs)
+        return Workers(workers, default_model=default_model) if workers > 1 else InProcess()
+
+
+placement_options = grouped(
+    "placement",
+    Placement,
+    click.option(
+        "--workers",
+        type=_WorkersType(),
+        default="1",
+        show_default=True,
+        metavar="N|auto",
+        help="Worker processes, each running --concurrency runs at once ('auto': one per core).",
+    ),
+    click.option(
+        "--executor",
+        type=click.Choice(["local", "ray"]),
+        default="local",
+        show_default=True,
+        help="Where runs go: this machine (with --workers), or a Ray cluster (pip install "
+        "'adk-eval[ray]').",
+    ),
+    click.option(
+        "--address",
+        metavar="HOST:PORT",
+        help="With --executor ray: the cluster's head (default: start a local Ray).",
+    ),
+    click.option(
+        "--ray-working-dir",
+        default=".",
+        show_default=True,
+        metavar="DIR|none",
+        help="With --executor ray: the folder shipped to the workers ('none': the eval modules "
+        "are already importable there, e.g. on a shared filesystem).",
+    ),
+)

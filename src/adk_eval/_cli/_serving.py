@@ -1,0 +1,53 @@
+"""What the commands that serve a page share: ``--host``, ``--port``, ``--token``, serving."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+from rich.console import Console
+
+from ._common import fail
+
+__all__ = ["serve", "server_options"]
+
+
+def server_options(port: int, token_env: str) -> Callable[[Any], Any]:
+    """``--host``, ``--port`` and ``--token`` of a command that serves a page."""
+
+    def add(function: Any) -> Any:
+        options = [
+            click.option(
+                "--host", default="127.0.0.1", show_default=True, help="Interface to listen on."
+            ),
+            click.option(
+                "--port",
+                type=click.IntRange(0, 65535),
+                default=port,
+                show_default=True,
+                help="0 picks a free port.",
+            ),
+            click.option("--token", envvar=token_env, help="Access token (random by default)."),
+        ]
+        for option in reversed(options):
+            function = option(function)
+        return function
+
+    return add
+
+
+def serve(
+    out: Console, host: str, port: int, start: Callable[[Callable[[str], None]], None]
+) -> None:
+    """Runs `start(announce)` (a server until Ctrl-C); a port it cannot bind is one error line."""
+
+    def announce(url: str) -> None:
+        out.print(f"open {url}")
+        sys.stdout.flush()
+
+    try:
+        start(announce)
+    except OSError as error:
+        fail(f"cannot listen on {host}:{port}: {error}")

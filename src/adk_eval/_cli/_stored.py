@@ -1,0 +1,78 @@
+"""The commands that read stored runs: ``runs``, ``compare``, ``view``.
+
+``runs`` and ``compare`` read the runs database only: they import no ADK.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .._errors import AdkEvalError
+from ..reporting._store import RunStore
+from ._common import EXIT_FAILED, console, db_option, fail
+from ._output import comparison_table, runs_table
+from ._serving import serve, server_options
+
+__all__ = ["compare", "runs", "view"]
+
+
+@click.command()
+@db_option
+@click.option("-n", "limit", type=click.IntRange(min=1), default=20, show_default=True)
+def runs(db: Path, limit: int) -> None:
+    """List the stored runs, newest first."""
+    try:
+        stored = RunStore(db).runs(limit)
+    except AdkEvalError as error:
+        fail(str(error))
+    console().print(runs_table(stored))
+
+
+@click.command()
+@click.argument("run_a", type=int, required=False)
+@click.argument("run_b", type=int, required=False)
+@db_option
+@click.option("--fail-on-regression", is_flag=True, help="Exit 1 when a case regressed.")
+def compare(run_a: int | None, run_b: int | None, db: Path, fail_on_regression: bool) -> None:
+    """Compare two stored runs (default: the last two): regressions and improvements."""
+    from ..reporting._compare import compare_reports
+
+    store = RunStore(db)
+    try:
+        if run_a is None:
+            run_a, run_b = store.last_two()
+        elif run_b is None:
+            run_b = store.runs(1)[0].id
+        comparison = compare_reports(store.load(run_a), store.load(run_b))
+    except AdkEvalError as error:
+        fail(str(error))
+    out = console()
+    out.print(comparison_table(comparison, run_a, run_b))
+    counts = {
+        kind: len(comparison.of_kind(kind))
+        for kind in ("regression", "improvement", "unchanged", "added", "removed")
+    }
+    out.print(", ".join(f"{n} {kind}" for kind, n in counts.items() if n) or "no cases")
+    sys.exit(EXIT_FAILED if fail_on_regression and comparison.regressions else 0)
+
+
+@click.command()
+@db_option
+@server_options(8766, "ADK_EVAL_VIEWER_TOKEN")
+def view(db: Path, host: str, port: int, token: str | None) -> None:
+    """Browse the stored runs: pass rates over time, each run's cases and conversations, compare."""
+    from ..reporting._viewer import run_viewer
+
+    try:
+        RunStore(db).runs(1)
+    except AdkEvalError as error:
+        fail(str(error))
+    serve(
+        console(),
+        host,
+        port,
+        lambda announce: run_viewer(db, host=host, port=port, token=token, announce=announce),
+    )

@@ -1,0 +1,93 @@
+"""What a suite is asked to do, as every executor receives it (`SuitePlan`).
+
+Importing this module imports no ADK (the CLI reads its defaults to print its
+help): the types it names come in for type checkers only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias
+
+from .._errors import EvalSetupError
+
+if TYPE_CHECKING:
+    from .._case import EvalCase
+    from .._result import EvalResult
+
+__all__ = [
+    "DEFAULT_MAX_CONCURRENCY",
+    "ResultCallback",
+    "StartCallback",
+    "SuitePlan",
+    "available_cores",
+    "check_suite",
+]
+
+DEFAULT_MAX_CONCURRENCY = 8
+"""Runs in flight at once (per worker process or Ray task) when `max_concurrency` is not given."""
+
+ResultCallback: TypeAlias = "Callable[[EvalResult], Awaitable[None] | None]"
+StartCallback: TypeAlias = "Callable[[EvalCase, int], Awaitable[None] | None]"
+
+
+@dataclass(frozen=True)
+class SuitePlan:
+    """One suite, as `run_eval_suite` hands it to an executor.
+
+    Attributes:
+        cases: The cases, in order; names are unique.
+        repeat: Runs per case.
+        max_concurrency: Runs in flight at once (per worker process or Ray task).
+        stop_on_first_failure: Stop everything at the first run that is not ok.
+        seed: The suite's seed; each run derives its own from it.
+        max_duration: Caps each run's wall time in seconds (a case's own shorter
+            ``max_duration`` stays); None leaves the cases as they are.
+        durations: Seconds per run of an earlier run, by case name: the longest
+            cases start first.
+        on_start: Called with ``(case, attempt)`` as a run starts.
+        on_result: Called with each finished `EvalResult`.
+    """
+
+    cases: Sequence[EvalCase]
+    repeat: int
+    max_concurrency: int
+    stop_on_first_failure: bool
+    seed: int
+    max_duration: float | None = None
+    durations: Mapping[str, float] | None = None
+    on_start: StartCallback | None = None
+    on_result: ResultCallback | None = None
+
+    @property
+    def total(self) -> int:
+        """Runs asked for."""
+        return len(self.cases) * self.repeat
+
+
+def check_suite(cases: Sequence[EvalCase], repeat: int, max_concurrency: int | None) -> None:
+    """Refuses what no suite can run: duplicate case names, ``repeat < 1``, ``max_concurrency < 1``.
+
+    Raises:
+        EvalSetupError: Naming the problem.
+    """
+    if repeat < 1:
+        raise EvalSetupError(f"repeat must be >= 1, got {repeat}")
+    if max_concurrency is not None and max_concurrency < 1:
+        raise EvalSetupError(f"max_concurrency must be >= 1, got {max_concurrency}")
+    names = [case.name for case in cases]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise EvalSetupError(
+            "case names must be unique within a suite; repeated: "
+            + ", ".join(f"`{name}`" for name in duplicates)
+        )
+
+
+def available_cores() -> int:
+    """The cores this process may run on (``Workers("auto")``, ``--workers auto``)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1

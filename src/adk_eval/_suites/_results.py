@@ -1,0 +1,196 @@
+"""What a suite produced: `EvalSuiteResult`, per-case `CaseStats`, and how they are built.
+
+With ``repeat=k`` each case runs k times and gets per-case statistics:
+
+* **pass^k**: all k runs passed (the case is reliable);
+* **pass@k**: at least one run passed (the case can pass);
+* **pass rate**: passed runs / k;
+* **label**: ``stable-pass`` (all passed), ``stable-fail`` (none passed) or ``flaky``.
+
+`suite_from_results` is the one way a suite is built from its runs: by every
+executor, and by ``adk-eval merge`` from the results files of CI shards.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+from .._result import EvalResult
+
+__all__ = ["CaseStats", "EvalSuiteResult", "StabilityLabel", "suite_from_results"]
+
+StabilityLabel: TypeAlias = Literal["stable-pass", "flaky", "stable-fail"]
+
+
+@dataclass(frozen=True)
+class CaseStats:
+    """How one case did over its repetitions.
+
+    Attributes:
+        name: The case's name.
+        runs: Its finished runs, by attempt.
+        repeat: How many runs were asked for.
+    """
+
+    name: str
+    runs: tuple[EvalResult, ...]
+    repeat: int
+
+    @property
+    def passes(self) -> int:
+        """Runs that passed."""
+        return sum(result.passed for result in self.runs)
+
+    @property
+    def pass_rate(self) -> float:
+        """Passed runs / finished runs (0.0 when none finished)."""
+        return self.passes / len(self.runs) if self.runs else 0.0
+
+    @property
+    def pass_hat_k(self) -> bool:
+        """pass^k: every one of the k runs finished and passed."""
+        return len(self.runs) == self.repeat and self.passes == self.repeat
+
+    @property
+    def pass_at_k(self) -> bool:
+        """pass@k: at least one run passed."""
+        return self.passes > 0
+
+    @property
+    def label(self) -> StabilityLabel:
+        """``stable-pass``, ``stable-fail`` or ``flaky``."""
+        if self.runs and self.passes == len(self.runs):
+            return "stable-pass"
+        if self.passes == 0:
+            return "stable-fail"
+        return "flaky"
+
+    @property
+    def ok(self) -> bool:
+        """Whether every run of the case leaves the suite green."""
+        return len(self.runs) == self.repeat and all(result.ok for result in self.runs)
+
+
+@dataclass(frozen=True)
+class EvalSuiteResult:
+    """What `run_eval_suite` produced.
+
+    Attributes:
+        summary: Counts of runs: ``total`` (asked for), ``passed``, ``failed``,
+            ``errors``, ``terminated``, ``xfailed``, ``xpassed``, ``not_run``.
+        results: Every finished run, ordered by case then attempt.
+        cases: Per-case statistics, in the order the cases were given.
+        not_run: Names of cases with at least one run that did not finish.
+        repeat: Runs per case.
+        duration_ms: Wall time of the suite.
+        stopped_early: True when `stop_on_first_failure` cancelled runs.
+        interrupted: True when Ctrl-C stopped the suite (what finished is kept).
+        seed: The suite's seed: each run's (`EvalResult.seed`) is derived from it,
+            the case's name and the attempt, so ``run_eval_suite(..., seed=seed)``
+            (``adk-eval run --seed``) injects the same faults again.
+    """
+
+    summary: dict[str, int]
+    results: list[EvalResult]
+    cases: list[CaseStats] = field(default_factory=list)
+    not_run: list[str] = field(default_factory=list)
+    repeat: int = 1
+    duration_ms: float = 0.0
+    stopped_early: bool = False
+    seed: int | None = None
+    interrupted: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """Whether every run finished and is ok (passed, or failed as expected).
+
+        Like `EvalResult.ok` and `CaseStats.ok`: an xfailed run counts as ok.
+        """
+        return not self.not_run and all(result.ok for result in self.results)
+
+    @property
+    def passed(self) -> bool:
+        """Deprecated alias of `ok` (it never meant "every status is passed")."""
+        warnings.warn(
+            "EvalSuiteResult.passed is deprecated (it meant `ok`: xfailed runs count); "
+            "use EvalSuiteResult.ok",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.ok
+
+    @property
+    def pass_rate(self) -> float:
+        """Passed runs / finished runs (xfailed runs left out of both)."""
+        counted = [r for r in self.results if r.outcome != "xfailed"]
+        return sum(r.passed for r in counted) / len(counted) if counted else 1.0
+
+    def explain(self) -> str:
+        """Every run that is not ok, explained, after a one-line summary."""
+        s = self.summary
+        lines = [
+            f"{s['total']} runs: {s['passed']} passed, {s['failed']} failed, {s['errors']} errors, "
+            f"{s['terminated']} terminated, {s['xfailed']} xfailed, {s['xpassed']} xpassed, "
+            f"{s['not_run']} not run"
+        ]
+        if self.not_run:
+            lines.append("not run: " + ", ".join(self.not_run))
+        for result in self.results:
+            if not result.ok:
+                lines.append("")
+                lines.append(result.explain())
+        return "\n".join(lines)
+
+
+def _summary(results: Sequence[EvalResult], total: int) -> dict[str, int]:
+    outcomes = [result.outcome for result in results]
+    return {
+        "total": total,
+        "passed": outcomes.count("passed"),
+        "failed": outcomes.count("failed"),
+        "errors": outcomes.count("error"),
+        "terminated": outcomes.count("terminated"),
+        "xfailed": outcomes.count("xfailed"),
+        "xpassed": outcomes.count("xpassed"),
+        "not_run": total - len(results),
+    }
+
+
+def suite_from_results(
+    results: Sequence[EvalResult],
+    *,
+    case_names: Sequence[str],
+    repeat: int,
+    duration_ms: float,
+    stopped_early: bool = False,
+    seed: int | None = None,
+) -> EvalSuiteResult:
+    """The suite of `results` (runs of `case_names`, in case order, each `repeat` times).
+
+    One path for a suite run here and one merged from shards run elsewhere.
+    """
+    by_case: dict[str, list[EvalResult]] = {name: [] for name in case_names}
+    for result in results:
+        by_case[result.name].append(result)
+    stats = [
+        CaseStats(
+            name=name,
+            runs=tuple(sorted(by_case[name], key=lambda r: r.attempt)),
+            repeat=repeat,
+        )
+        for name in case_names
+    ]
+    ordered = [run for stat in stats for run in stat.runs]
+    return EvalSuiteResult(
+        summary=_summary(ordered, total=len(case_names) * repeat),
+        results=ordered,
+        cases=stats,
+        not_run=[s.name for s in stats if len(s.runs) < repeat],
+        repeat=repeat,
+        duration_ms=duration_ms,
+        stopped_early=stopped_early,
+        seed=seed,
+    )
