@@ -33,6 +33,7 @@ from ._callables import call_user
 from ._errors import EvalSetupError
 from ._session_service import detached
 from ._state import flatten_changes
+from ._turns import PendingCall
 
 __all__ = [
     "Bridge",
@@ -75,6 +76,18 @@ class YieldInfo:
     tool_name: str | None = None
     call_id: str | None = None
     args: dict[str, Any] | None = None
+
+    @classmethod
+    def of_call(cls, call: PendingCall) -> YieldInfo:
+        """The tool yield of a pending long-running call."""
+        return cls(
+            type="tool",
+            invocation_id=call.invocation_id,
+            agent_name=call.author,
+            tool_name=call.name,
+            call_id=call.call_id,
+            args=call.args,
+        )
 
 
 FormatPrompt: TypeAlias = Callable[[Session, YieldInfo], str | Awaitable[str]]

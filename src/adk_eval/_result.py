@@ -32,6 +32,7 @@ __all__ = [
     "TokenUsage",
     "result_from_data",
     "result_to_data",
+    "run_status",
 ]
 
 EvalStatus: TypeAlias = Literal["passed", "failed", "error", "terminated"]
@@ -239,6 +240,26 @@ class EvalResult:
 def _one_line(text: str, limit: int = 120) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def run_status(
+    error: EvalErrorInfo | None,
+    termination: Termination | None,
+    metrics: Mapping[str, MetricResult],
+) -> EvalStatus:
+    """A run's status, from what ended it and how its metrics scored.
+
+    ``error`` if anything raised, else ``terminated`` if a limit hit, else ``passed``
+    iff every metric that applies passed (else ``failed``). A metric that does not
+    apply (it could not look) neither passes nor fails the run, and reaching
+    `TerminateWhen.state_matches` is a normal end, not a termination.
+    """
+    if error is not None:
+        return "error"
+    if termination is not None and termination.kind != "state_matches":
+        return "terminated"
+    applicable = [result for result in metrics.values() if result.applicable]
+    return "passed" if all(result.passed for result in applicable) else "failed"
 
 
 DATA_VERSION = 1

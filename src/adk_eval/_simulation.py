@@ -37,7 +37,7 @@ from ._agent_tree import check_models
 from ._bridge import Bridge, YieldInfo
 from ._case import EvalCase
 from ._errors import EvalRunError, EvalUserAgentError
-from ._result import ErrorPhase, EvalErrorInfo, EvalResult, EvalStatus, TokenUsage
+from ._result import ErrorPhase, EvalErrorInfo, EvalResult, TokenUsage, run_status
 from ._runner import EvalRunner
 from ._state import merge_changes, scoped_view
 from ._termination import (
@@ -50,8 +50,8 @@ from ._termination import (
 from ._trace import EvalTrace
 from ._turns import PendingCall, RunEnd, classify_run, resume_message, tool_response
 from ._user_runner import UserAgentAnswer, UserAgentRunner
-from .metrics._scoring import MetricFailure, score_trace
-from .metrics._types import Metric, MetricResult
+from .metrics._scoring import MetricFailure, score_stopped_trace, score_trace
+from .metrics._types import MetricResult
 
 __all__ = ["run_eval"]
 
@@ -133,7 +133,8 @@ class _Simulation:
             if error is None:
                 metrics, failures = await score_trace(self.case.metrics, trace)
             else:
-                metrics, failures = await _not_applicable(self.case.metrics, trace, error), []
+                reason = f"the run stopped with an error ({error.phase}) before it finished"
+                metrics, failures = await score_stopped_trace(self.case.metrics, trace, reason), []
         finally:
             with anyio.CancelScope(shield=True):
                 await self.system.close()
@@ -179,7 +180,7 @@ class _Simulation:
         case = self.case
         return EvalResult(
             name=case.name,
-            status=self._status(error, metrics),
+            status=run_status(error, self.termination, metrics),
             metrics=metrics,
             events=trace.events,
             duration_ms=(time.perf_counter() - self.started) * 1000,
@@ -200,15 +201,6 @@ class _Simulation:
             attempt=self.attempt,
             seed=self.system.plugin.seed,
         )
-
-    def _status(self, error: EvalErrorInfo | None, metrics: dict[str, MetricResult]) -> EvalStatus:
-        if error is not None:
-            return "error"
-        if self.termination is not None and self.termination.kind != "state_matches":
-            return "terminated"
-        # a metric that does not apply (it could not look) neither passes nor fails the run
-        applicable = [result for result in metrics.values() if result.applicable]
-        return "passed" if all(result.passed for result in applicable) else "failed"
 
     def _stop(self, kind: TerminationKind, limit: Any, value: Any) -> _Stop:
         self.termination = Termination(kind, limit, value)
@@ -350,7 +342,7 @@ class _Simulation:
 
         async def answer_in_order(agent: BaseAgent, calls: list[PendingCall]) -> None:
             for call in calls:
-                answers[call.call_id] = await self._ask(agent, _tool_yield(call))
+                answers[call.call_id] = await self._ask(agent, YieldInfo.of_call(call))
 
         if len(by_agent) == 1:  # one agent answers in order: no task group needed
             await answer_in_order(*next(iter(by_agent.values())))
@@ -386,38 +378,6 @@ class _Simulation:
         )
         await self.system.apply_state_delta(self.session_id, delta, source=source)
         return await self._state_stop()
-
-
-async def _not_applicable(
-    metrics: Sequence[Metric], trace: EvalTrace, error: EvalErrorInfo
-) -> dict[str, MetricResult]:
-    """Every metric marked not applicable: the conversation stopped before its end.
-
-    What holds on a partial trace says nothing (no payment was made "once" when the
-    run stopped before paying), so each metric is neither passed nor failed. Those
-    that can still look at the partial trace do, for the evidence; metrics that
-    set ``score_errored_runs = False`` (judges) are not called at all.
-    """
-    reason = f"not applicable: the run stopped with an error ({error.phase}) before it finished"
-    scored = [m for m in metrics if getattr(m, "score_errored_runs", True)]
-    results, _ = await score_trace(scored, trace)
-    return {
-        m.name: (
-            results[m.name] if m.name in results else MetricResult(passed=False, evidence=[])
-        ).not_applicable(reason)
-        for m in metrics
-    }
-
-
-def _tool_yield(call: PendingCall) -> YieldInfo:
-    return YieldInfo(
-        type="tool",
-        invocation_id=call.invocation_id,
-        agent_name=call.author,
-        tool_name=call.name,
-        call_id=call.call_id,
-        args=call.args,
-    )
 
 
 def _as_message(response: Any) -> str | types.Content:

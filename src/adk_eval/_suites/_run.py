@@ -70,36 +70,28 @@ async def run_eval_suite(
         on_result: Called with each finished `EvalResult` (sync or async).
         workers: Deprecated: ``executor=Workers(n)``.
 
-    A case with a setup mistake does not stop the suite: its runs are errors with
-    phase ``setup``.
-
     Raises:
         EvalSetupError: For duplicate case names, ``repeat < 1``, ``max_concurrency < 1``,
-            an unknown executor, or (with workers or Ray) a case no module binds.
+            an unknown executor, or (with workers or Ray) a case no module binds. A
+            case's own set-up mistake does not stop the suite: its runs are errors.
     """
-    chosen: dict[str, Any] = {
-        "executor": executor,
-        "parallel": parallel,
-        "max_concurrency": max_concurrency,
-        "stop_on_first_failure": stop_on_first_failure,
-        "repeat": repeat,
-    }
-    chosen.update(_legacy_options(legacy, workers))
-    check_suite(cases, chosen["repeat"], chosen["max_concurrency"])
+    legacy_options = _legacy_options(legacy, workers)
+    repeat = legacy_options.get("repeat", repeat)
+    max_concurrency = legacy_options.get("max_concurrency", max_concurrency)
+    check_suite(cases, repeat, max_concurrency)
+    parallel = legacy_options.get("parallel", parallel)
     plan = SuitePlan(
         cases=cases,
-        repeat=chosen["repeat"],
-        max_concurrency=(chosen["max_concurrency"] or DEFAULT_MAX_CONCURRENCY)
-        if chosen["parallel"]
-        else 1,
-        stop_on_first_failure=chosen["stop_on_first_failure"],
+        repeat=repeat,
+        max_concurrency=(max_concurrency or DEFAULT_MAX_CONCURRENCY) if parallel else 1,
+        stop_on_first_failure=legacy_options.get("stop_on_first_failure", stop_on_first_failure),
         seed=seed if seed is not None else new_seed(),
         max_duration=max_duration,
         durations=durations,
         on_start=on_start,
         on_result=on_result,
     )
-    return await _executor(chosen["executor"]).run(plan)
+    return await _executor(legacy_options.get("executor", executor)).run(plan)
 
 
 def _executor(value: object) -> Executor:

@@ -13,7 +13,7 @@ from .._errors import EvalSetupError
 from .._trace import EvalTrace
 from ._types import Metric, MetricResult
 
-__all__ = ["MetricFailure", "score_session", "score_trace"]
+__all__ = ["MetricFailure", "score_session", "score_stopped_trace", "score_trace"]
 
 
 class MetricFailure(Exception):
@@ -57,6 +57,26 @@ async def score_trace(
         for metric in metrics:
             group.start_soon(score_one, metric)
     return {metric.name: results[metric.name] for metric in metrics}, failures
+
+
+async def score_stopped_trace(
+    metrics: Sequence[Metric], trace: EvalTrace, reason: str
+) -> dict[str, MetricResult]:
+    """Every metric marked not applicable (for `reason`): the conversation stopped early.
+
+    What holds on a partial trace says nothing (no payment was made "once" when the
+    run stopped before paying), so each metric is neither passed nor failed. Those
+    that can still look at the partial trace do, for the evidence; metrics that
+    set ``score_errored_runs = False`` (judges) are not called at all.
+    """
+    scored = [m for m in metrics if getattr(m, "score_errored_runs", True)]
+    results, _ = await score_trace(scored, trace)
+    return {
+        m.name: (
+            results[m.name] if m.name in results else MetricResult(passed=False, evidence=[])
+        ).not_applicable(f"not applicable: {reason}")
+        for m in metrics
+    }
 
 
 async def score_session(session: Session, metrics: Sequence[Metric]) -> dict[str, MetricResult]:

@@ -1,0 +1,18 @@
+"""Suites: many cases, each isolated, on the executor of your choice.
+
+The modules, from the bottom up (each imports only modules listed before it):
+
+* `_plan`: what a suite is asked to do (`SuitePlan`, `check_suite`, the defaults);
+  it imports no ADK, so the CLI can print its help without it.
+* `_results`: what it produced (`EvalSuiteResult`, `CaseStats`, `suite_from_results`).
+* `_shards`: CI shards: a deterministic share of a suite, and merging their results.
+* `_discovery`: finding cases in files, folders and modules (what ``adk-eval`` runs).
+* `_jobs`: one run of one case (`Job`, `run_job`, attempts and seeds) and the case
+  references that carry it to another process (`CaseRef`, `CaseLoader`).
+* `_queue`: the job queue and the result collector under every executor.
+* `_local`, `_process` with `_workers`, and `_ray`: the executors `InProcess`,
+  `Workers` and `Ray`.
+* `_run`: `run_eval_suite`, which hands a plan to the executor.
+
+Nothing is re-exported here: import from the module itself.
+"""

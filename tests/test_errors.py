@@ -1,0 +1,85 @@
+"""The error tree: drawn once in `adk_eval._errors`, the same in docs/api.md, true to the code."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from pathlib import Path
+
+import pytest
+
+import adk_eval
+from adk_eval import _errors
+from adk_eval._errors import AdkEvalError, EvalSetupError
+
+API_DOC = Path(__file__).resolve().parents[1] / "docs" / "api.md"
+
+
+def drawn_tree(text: str) -> dict[str, str | None]:
+    """Each class of a drawn tree -> its parent (None for the root), from the box drawing."""
+    parents: dict[str, str | None] = {}
+    chain: list[str] = []
+    for line in text.splitlines():
+        match = re.match(r"^\s*((?:[│ ] {3}|[├└]── )*)([A-Z]\w+)(?:\s|$)", line)
+        if not match or not match.group(2).endswith(("Error", "Warning")):
+            continue
+        depth = len(match.group(1)) // 4
+        chain[depth:] = [match.group(2)]
+        parents[match.group(2)] = chain[depth - 1] if depth else None
+    return parents
+
+
+def doc_block(text: str) -> str:
+    """The drawn tree in a text: the lines from `AdkEvalError` to the end of the drawing."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip().startswith("AdkEvalError "))
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].strip() in ("", "```"))
+    return "\n".join(line.strip() for line in lines[start:end])
+
+
+def real_tree() -> dict[str, str | None]:
+    """Every public error class adk_eval defines -> its parent in the tree."""
+    for info in pkgutil.walk_packages(adk_eval.__path__, "adk_eval."):
+        if not info.name.endswith("__main__"):
+            importlib.import_module(info.name)
+    parents: dict[str, str | None] = {"AdkEvalError": None}
+    pending = [AdkEvalError]
+    while pending:
+        cls = pending.pop()
+        for sub in cls.__subclasses__():
+            if sub.__module__.startswith("adk_eval") and not sub.__name__.startswith("_"):
+                parent = next(b for b in sub.__bases__ if issubclass(b, AdkEvalError))
+                parents[sub.__name__] = parent.__name__
+                pending.append(sub)
+    return parents
+
+
+def test_the_docstring_draws_every_error_class_under_its_parent():
+    drawn = drawn_tree(_errors.__doc__ or "")
+    drawn.pop("SharedModelWarning", None)  # named in the docstring, beside the tree
+    assert drawn == real_tree()
+
+
+def test_docs_api_draws_the_same_tree():
+    assert doc_block(API_DOC.read_text()) == doc_block(_errors.__doc__ or "")
+
+
+def test_the_drawing_reader_reads_depth():
+    tree = "AdkEvalError  x\n├── AError  a\n│   └── BError  b\n└── CError  c\n"
+    assert drawn_tree(tree) == {
+        "AdkEvalError": None,
+        "AError": "AdkEvalError",
+        "BError": "AError",
+        "CError": "AdkEvalError",
+    }
+
+
+@pytest.mark.parametrize("caught", [ValueError, TypeError])
+def test_a_setup_mistake_is_caught_as_before(caught):
+    from adk_eval.metrics import state_metric
+
+    with pytest.raises(caught):
+        state_metric("x", "session", "", lambda value: True)
+    with pytest.raises(EvalSetupError):
+        state_metric("x", "session", "", lambda value: True)

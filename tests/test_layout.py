@@ -1,0 +1,178 @@
+"""The shape of the package: imports point one way, no cycles, small modules and functions.
+
+The import contract is a test over grimp's import graph rather than import-linter's
+contracts: one graph gives both rules exactly as stated (a module never imports a
+higher layer, and no two modules import each other through any chain, inside a
+layer too, which a layers contract does not forbid), counts every import (inside
+functions and under ``if TYPE_CHECKING:`` included), and a failure names the file
+and line of each offending import.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import grimp
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "adk_eval"
+
+LAYERS: list[list[str]] = [
+    ["__main__"],
+    ["_cli"],
+    ["reporting", "studio", "pytest_plugin"],
+    ["_web"],
+    [""],  # the package itself: the catalogue of the public names
+    ["_suites", "goldens"],
+    ["_simulation"],
+    ["_runner", "_user_runner"],
+    ["_case"],
+    ["_user_agents"],
+    ["_bridge"],
+    ["_tools"],
+    ["_result"],
+    ["metrics"],
+    ["_agent_tree", "_transcript"],
+    ["_trace", "_termination", "_session_service", "models", "testing", "fake_provider"],
+    ["_state", "_turns", "_lazy", "_strict_json", "_callables"],
+    ["_errors"],
+]
+"""The layers of `adk_eval`, top to bottom: a module imports only from its own package
+or from a lower layer; the parts of one layer do not import each other."""
+
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60  # from `def` to the function's last line, docstring included
+MAX_TOP_LEVEL_MODULES = 28
+
+
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    return grimp.build_graph("adk_eval", cache_dir=None)
+
+
+def part_of(module: str) -> str:
+    """The layer part a module belongs to: its first name under `adk_eval` ("" for the root)."""
+    names = module.split(".")
+    return names[1] if len(names) > 1 else ""
+
+
+def layer_of(part: str) -> int:
+    return next(index for index, parts in enumerate(LAYERS) if part in parts)
+
+
+def where(graph: grimp.ImportGraph, importer: str, imported: str) -> str:
+    details = graph.get_import_details(importer=importer, imported=imported)
+    lines = ", ".join(str(detail["line_number"]) for detail in details)
+    return f"{importer} (line {lines}) imports {imported}"
+
+
+def test_every_module_has_a_layer(graph):
+    parts = {part_of(module) for module in graph.modules}
+    assert parts == {part for layer in LAYERS for part in layer}
+
+
+def test_imports_point_down_the_layers(graph):
+    wrong = []
+    for importer in sorted(graph.modules):
+        for imported in sorted(graph.find_modules_directly_imported_by(importer)):
+            above, below = part_of(importer), part_of(imported)
+            if above != below and layer_of(above) >= layer_of(below):
+                wrong.append(where(graph, importer, imported))
+    assert not wrong, "imports that point up or sideways:\n" + "\n".join(wrong)
+
+
+def test_there_is_no_import_cycle(graph):
+    cycles = [component for component in strongly_connected(graph) if len(component) > 1]
+    described = [" <-> ".join(sorted(component)) for component in cycles]
+    assert not cycles, "import cycles:\n" + "\n".join(described)
+
+
+def strongly_connected(graph: grimp.ImportGraph) -> list[set[str]]:
+    """Tarjan's strongly connected components of the import graph (iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[set[str]] = []
+    for root in sorted(graph.modules):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append(
+                        (child, iter(sorted(graph.find_modules_directly_imported_by(child))))
+                    )
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                components.append(component)
+    return components
+
+
+class FakeGraph:
+    """Just what `strongly_connected` reads of a graph."""
+
+    def __init__(self, imports: dict[str, set[str]]) -> None:
+        self.imports = imports
+        self.modules = set(imports)
+
+    def find_modules_directly_imported_by(self, module: str) -> set[str]:
+        return self.imports[module]
+
+
+def test_the_cycle_finder_finds_cycles_and_nothing_else():
+    graph = FakeGraph({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()})
+    cycles = [c for c in strongly_connected(graph) if len(c) > 1]  # type: ignore[arg-type]
+    assert cycles == [{"a", "b", "c"}]
+
+
+def python_files() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def test_no_module_is_over_400_lines():
+    long = {
+        str(path.relative_to(PACKAGE)): lines
+        for path in python_files()
+        if (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long
+
+
+@pytest.mark.parametrize("folder", ["_suites", "_cli"])
+def test_no_function_is_over_60_lines_in(folder):
+    long = []
+    for path in sorted((PACKAGE / folder).glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long.append(f"{path.name}:{node.lineno} {node.name} ({lines} lines)")
+    assert not long
+
+
+def test_at_most_28_top_level_modules():
+    modules = sorted(path.name for path in PACKAGE.glob("*.py"))
+    assert len(modules) <= MAX_TOP_LEVEL_MODULES, modules
