@@ -1,6 +1,6 @@
 """The same EvalSet scored by ADK's `adk eval` and by `adk-eval run` (trajectory metric).
 
-A golden is exported by this project (`to_golden` + `append_eval_case`) for
+A golden is exported by this project (`to_golden` + `append_golden`) for
 `--cases` conversations of `bench/adk_agent` (LiteLlm; 3 model calls each)
 against a fake provider on 127.0.0.1 with no delay. Then both tools score the
 whole EvalSet against a fake provider answering after `--delay` seconds:
@@ -34,7 +34,7 @@ from typing import Any
 from _common import machine, start_provider, write_result
 
 from adk_eval import EvalCase, TerminateWhen, run_eval
-from adk_eval.goldens import append_eval_case, to_golden
+from adk_eval.goldens import append_golden, to_golden
 
 HERE = Path(__file__).resolve().parent
 
@@ -56,7 +56,7 @@ async def export_goldens(url: str, count: int, path: Path) -> None:
         )
         assert result.status == "passed", result.explain()
         golden = to_golden(result, app_name="adk_agent")
-        append_eval_case(path, golden, "adk_agent")
+        append_golden(path, golden, "adk_agent")
 
 
 def our_cli(concurrency: int) -> list[str]:

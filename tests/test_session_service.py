@@ -45,9 +45,9 @@ from adk_eval import (
 )
 from adk_eval.testing import ScriptedLlm, tool_call, user_event
 
+from ._tools.test_fuzz_trees import Ledger, TreeBuilder
+from ._tools.test_nodes import case as workflow_case
 from .goldens.test_replay_yields import TRANSFER_MOCK, banker, hitl_case
-from .test_fuzz_trees import Ledger, TreeBuilder
-from .test_workflow import case as workflow_case
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:.*is deprecated in favor of Workflow"),

@@ -18,7 +18,7 @@ import anyio
 import pytest
 
 from adk_eval import EvalCase, ScriptedUserAgent, UserAgents, run_eval
-from adk_eval.goldens import append_eval_case, to_golden
+from adk_eval.goldens import append_golden, to_golden
 from examples.calculator.agent import add, multiply, root_agent
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,11 +52,11 @@ async def test_exported_golden_passes_adk_eval_and_a_tampered_one_fails(tmp_path
     agent_dir = tmp_path / "calculator"
     shutil.copytree(ROOT / "examples" / "calculator", agent_dir)
     eval_set = agent_dir / "goldens.evalset.json"
-    append_eval_case(eval_set, to_golden(result, eval_id="exported"), "calculator")
+    append_golden(eval_set, to_golden(result, eval_id="exported"), "calculator")
 
     tampered = to_golden(result, eval_id="tampered")
     tampered.conversation[0].intermediate_data.tool_uses[0].args = {"a": 2, "b": 4}
-    append_eval_case(eval_set, tampered, "calculator")
+    append_golden(eval_set, tampered, "calculator")
     assert [c["eval_id"] for c in json.loads(eval_set.read_text())["eval_cases"]] == [
         "exported",
         "tampered",

@@ -1,4 +1,4 @@
-"""append_eval_case: create, append, unique ids, atomic and locked, invalid files untouched."""
+"""append_golden: create, append, unique ids, atomic and locked, invalid files untouched."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from google.adk.evaluation.eval_set import EvalSet
 from google.adk.evaluation.local_eval_sets_manager import LocalEvalSetsManager
 from google.genai import types
 
-from adk_eval.goldens import EvalSetFileError, append_eval_case, load_eval_set
+from adk_eval.goldens import EvalSetFileError, append_golden, load_eval_set
 
 
 def case(eval_id: str = "math_agent_2026-01-01T00:00:00", text: str = "2+2?") -> AdkEvalCase:
@@ -32,7 +32,7 @@ def case(eval_id: str = "math_agent_2026-01-01T00:00:00", text: str = "2+2?") ->
 
 
 def test_a_missing_file_is_created_with_its_metadata(tmp_path):
-    result = append_eval_case(tmp_path / "deep" / "goldens.evalset.json", case(), "MathAgent")
+    result = append_golden(tmp_path / "deep" / "goldens.evalset.json", case(), "MathAgent")
     assert result.created
     assert (result.eval_set_id, result.cases) == ("math_agent_evals", 1)
     data = json.loads(result.path.read_text())
@@ -43,9 +43,9 @@ def test_a_missing_file_is_created_with_its_metadata(tmp_path):
 
 def test_appends_keep_earlier_cases_and_make_ids_unique(tmp_path):
     path = tmp_path / "g.json"
-    append_eval_case(path, case(), "math_agent")
-    second = append_eval_case(path, case(text="3+3?"), "math_agent")
-    third = append_eval_case(path, case(text="4+4?"), "math_agent")
+    append_golden(path, case(), "math_agent")
+    second = append_golden(path, case(text="3+3?"), "math_agent")
+    third = append_golden(path, case(text="4+4?"), "math_agent")
     assert not second.created
     assert (second.eval_id, third.eval_id) == (
         "math_agent_2026-01-01T00:00:00_2",
@@ -61,7 +61,7 @@ def test_appends_keep_earlier_cases_and_make_ids_unique(tmp_path):
 
 def test_written_the_way_adk_writes_it(tmp_path):
     path = tmp_path / "app" / "g.evalset.json"
-    append_eval_case(path, case(), "app")
+    append_golden(path, case(), "app")
     eval_set = EvalSet.model_validate_json(path.read_text())
     manager = LocalEvalSetsManager(agents_dir=str(tmp_path))
     adk_path = tmp_path / "adk_written.json"
@@ -71,7 +71,7 @@ def test_written_the_way_adk_writes_it(tmp_path):
 
 def test_relative_paths_resolve_against_the_working_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    result = append_eval_case("goldens/g.json", case(), "a")
+    result = append_golden("goldens/g.json", case(), "a")
     assert result.path == tmp_path / "goldens" / "g.json"
     assert result.path.exists()
 
@@ -89,7 +89,7 @@ def test_an_invalid_file_is_left_untouched_with_a_clear_error(tmp_path, content,
     path = tmp_path / "g.json"
     path.write_text(content)
     with pytest.raises(EvalSetFileError) as error:
-        append_eval_case(path, case(), "a")
+        append_golden(path, case(), "a")
     assert message in str(error.value)
     assert str(path) in str(error.value)
     assert "left untouched" in str(error.value)
@@ -100,7 +100,7 @@ def test_an_invalid_file_is_left_untouched_with_a_clear_error(tmp_path, content,
 def test_concurrent_appends_from_threads_lose_nothing(tmp_path):
     path = tmp_path / "g.json"
     threads = [
-        threading.Thread(target=append_eval_case, args=(path, case(text=f"q{i}"), "a"))
+        threading.Thread(target=append_golden, args=(path, case(text=f"q{i}"), "a"))
         for i in range(24)
     ]
     for thread in threads:
@@ -117,7 +117,7 @@ def test_concurrent_appends_from_threads_lose_nothing(tmp_path):
 
 def _append_many(path: str, worker: int) -> None:
     for i in range(6):
-        append_eval_case(Path(path), case(text=f"w{worker}-{i}"), "a")
+        append_golden(Path(path), case(text=f"w{worker}-{i}"), "a")
 
 
 def test_concurrent_appends_from_processes_lose_nothing(tmp_path):
@@ -199,7 +199,7 @@ def test_an_older_format_is_read_but_never_rewritten(tmp_path):
     before = path.read_bytes()
     golden = load_eval_set(path).eval_cases[0]
     with pytest.raises(EvalSetFileError, match="adk_eval reads it but does not rewrite it"):
-        append_eval_case(path, golden, "dice")
+        append_golden(path, golden, "dice")
     assert path.read_bytes() == before
 
 
@@ -219,13 +219,13 @@ def test_a_file_in_no_known_format_says_what_it_looks_like(tmp_path, content, me
 
 def test_an_append_keeps_what_the_file_holds_unknown_keys_included(tmp_path):
     path = tmp_path / "set.evalset.json"
-    append_eval_case(path, case("first"), "math")
+    append_golden(path, case("first"), "math")
     data = json.loads(path.read_text())
     data["my_notes"] = "reviewed by Ada"
     data["eval_cases"][0]["reviewer_comment"] = "keep me"
     path.write_text(json.dumps(data))
 
-    append_eval_case(path, case("second"), "math")
+    append_golden(path, case("second"), "math")
 
     after = json.loads(path.read_text())
     assert after["my_notes"] == "reviewed by Ada"
@@ -236,11 +236,11 @@ def test_an_append_keeps_what_the_file_holds_unknown_keys_included(tmp_path):
 
 def test_a_symlinked_set_is_written_through_and_stays_a_link(tmp_path):
     real = tmp_path / "store" / "real.evalset.json"
-    append_eval_case(real, case("first"), "math")
+    append_golden(real, case("first"), "math")
     link = tmp_path / "link.evalset.json"
     link.symlink_to(real)
 
-    append_eval_case(link, case("second"), "math")
+    append_golden(link, case("second"), "math")
 
     assert link.is_symlink()
     assert [c.eval_id for c in load_eval_set(real).eval_cases] == ["first", "second"]
@@ -248,15 +248,15 @@ def test_a_symlinked_set_is_written_through_and_stays_a_link(tmp_path):
 
 def test_the_files_mode_is_kept_and_a_read_only_file_is_refused(tmp_path):
     path = tmp_path / "set.evalset.json"
-    append_eval_case(path, case("first"), "math")
+    append_golden(path, case("first"), "math")
     path.chmod(0o600)
-    append_eval_case(path, case("second"), "math")
+    append_golden(path, case("second"), "math")
     assert path.stat().st_mode & 0o777 == 0o600
 
     path.chmod(0o444)
     before = path.read_bytes()
     with pytest.raises(EvalSetFileError, match="is read-only; adk_eval does not change it"):
-        append_eval_case(path, case("third"), "math")
+        append_golden(path, case("third"), "math")
     assert path.read_bytes() == before
     assert path.stat().st_mode & 0o777 == 0o444
 
@@ -270,7 +270,7 @@ def test_a_file_that_is_not_utf8_is_one_clear_error(tmp_path, content):
     with pytest.raises(EvalSetFileError, match="is not UTF-8 text"):
         load_eval_set(path)
     with pytest.raises(EvalSetFileError, match="it was left untouched"):
-        append_eval_case(path, case(), "math")
+        append_golden(path, case(), "math")
     assert path.read_bytes() == content
 
 
@@ -279,7 +279,7 @@ def test_temp_files_of_writers_that_died_are_removed_and_nothing_else(tmp_path):
     import sys
 
     path = tmp_path / "set.evalset.json"
-    append_eval_case(path, case("first"), "math")
+    append_golden(path, case("first"), "math")
     dead = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"],
         capture_output=True,
@@ -296,7 +296,7 @@ def test_temp_files_of_writers_that_died_are_removed_and_nothing_else(tmp_path):
     other_set = tmp_path / f".other.json.{dead_pid}.{'c' * 32}.adk-eval-tmp"
     other_set.write_text("another set's writer")
 
-    append_eval_case(path, case("second"), "math")
+    append_golden(path, case("second"), "math")
 
     assert not stale.exists()
     assert live.exists()
@@ -307,7 +307,7 @@ def test_temp_files_of_writers_that_died_are_removed_and_nothing_else(tmp_path):
 def test_a_fifo_a_folder_or_a_device_is_refused_at_once_for_reading_and_appending(tmp_path):
     fifo = tmp_path / "set.evalset.json"
     os.mkfifo(fifo)  # opening it for reading would block until a writer comes
-    for call in (lambda p: append_eval_case(p, case(), "a"), load_eval_set):
+    for call in (lambda p: append_golden(p, case(), "a"), load_eval_set):
         with pytest.raises(EvalSetFileError, match=r"is a FIFO \(named pipe\), not a file"):
             call(fifo)
         with pytest.raises(EvalSetFileError, match="is a folder, not a file"):
@@ -321,14 +321,14 @@ def test_a_parent_that_is_a_file_is_one_clear_error_and_the_file_is_kept(tmp_pat
     blocker = tmp_path / "notes.txt"
     blocker.write_text("mine")
     with pytest.raises(EvalSetFileError, match="cannot create the folder of EvalSet file"):
-        append_eval_case(blocker / "sets" / "x.evalset.json", case(), "a")
+        append_golden(blocker / "sets" / "x.evalset.json", case(), "a")
     assert blocker.read_text() == "mine"
 
 
 UNREADABLE = """
 import os, sys
 from pathlib import Path
-from adk_eval.goldens import EvalSetFileError, append_eval_case
+from adk_eval.goldens import EvalSetFileError, append_golden
 from adk_eval.goldens import _evalset  # noqa: F401
 from google.adk.evaluation.eval_case import EvalCase, Invocation
 from google.genai import types
@@ -337,7 +337,7 @@ case = EvalCase(eval_id="c", conversation=[Invocation(
 locked, closed = Path(sys.argv[1]), Path(sys.argv[2])
 for target in (locked / "set.json", closed / "sub" / "set.json"):
     try:
-        append_eval_case(target, case, "a")
+        append_golden(target, case, "a")
     except EvalSetFileError as error:
         print("EvalSetFileError:", error)
 """

@@ -6,7 +6,7 @@ from google.adk.agents import LlmAgent
 
 from adk_eval import EvalCase, ScriptedUserAgent, UserAgents, run_eval
 from adk_eval.goldens import (
-    append_eval_case,
+    append_golden,
     eval_case_from_golden,
     expected_trajectories,
     load_goldens,
@@ -30,7 +30,7 @@ async def golden_file(tmp_path):
         )
     )
     path = tmp_path / "calculator.evalset.json"
-    append_eval_case(path, to_golden(result, eval_id="two_questions"), "calculator")
+    append_golden(path, to_golden(result, eval_id="two_questions"), "calculator")
     return path
 
 

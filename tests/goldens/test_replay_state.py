@@ -12,7 +12,7 @@ from google.adk.tools import LongRunningFunctionTool
 from google.adk.tools.tool_context import ToolContext
 
 from adk_eval import EvalCase, UserAgents, run_eval, with_state_change
-from adk_eval.goldens import append_eval_case, eval_case_from_golden, load_goldens, to_golden
+from adk_eval.goldens import append_golden, eval_case_from_golden, load_goldens, to_golden
 from adk_eval.testing import ScriptedLlm, model_turn_index, tool_call
 
 WHEN = "2025-06-15 05:30"
@@ -96,7 +96,7 @@ async def test_a_replay_changes_the_state_where_the_users_did_and_matches_the_fi
     assert read_values(original) == [WHEN, ["louvre"]]
 
     path = tmp_path / "trip.evalset.json"
-    append_eval_case(path, to_golden(original, eval_id="trip"), "trips")
+    append_golden(path, to_golden(original, eval_id="trip"), "trips")
     stored = json.loads(path.read_text())["eval_cases"][0]["adk_eval_state_changes"]
     ask_call = next(c for c in original.trace.tool_calls if c.name == "ask")
     assert stored == [

@@ -20,6 +20,7 @@ import stat
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,7 +34,14 @@ from pydantic import ValidationError
 from .._errors import EvalSetFileError
 from ._export import snake_case
 
-__all__ = ["AppendResult", "EvalSetFileError", "append_eval_case", "load_eval_set", "resolve_path"]
+__all__ = [
+    "AppendResult",
+    "EvalSetFileError",
+    "append_eval_case",
+    "append_golden",
+    "load_eval_set",
+    "resolve_path",
+]
 
 
 @dataclass(frozen=True)
@@ -273,12 +281,12 @@ def _write_atomically(target: Path, text: str) -> None:
         temporary.unlink(missing_ok=True)
 
 
-def append_eval_case(path: str | Path, eval_case: AdkEvalCase, agent_name: str) -> AppendResult:
-    """Appends `eval_case` to the EvalSet at `path`, creating the file if needed.
+def append_golden(path: str | Path, golden: AdkEvalCase, agent_name: str) -> AppendResult:
+    """Appends `golden` (ADK's `EvalCase`) to the EvalSet at `path`, creating the file if needed.
 
     Args:
         path: The EvalSet file; relative paths resolve against the working directory.
-        eval_case: The case (its ``eval_id`` gets a ``_2``, ``_3``... suffix if taken).
+        golden: The golden (its ``eval_id`` gets a ``_2``, ``_3``... suffix if taken).
         agent_name: Names a new set: ``eval_set_id`` is ``{snake_case(agent_name)}_evals``.
 
     Raises:
@@ -309,7 +317,7 @@ def append_eval_case(path: str | Path, eval_case: AdkEvalCase, agent_name: str) 
         else:
             eval_set, document = _appendable(target, real)
         taken = {case.eval_id for case in eval_set.eval_cases}
-        stored = eval_case.model_copy(update={"eval_id": _unique_id(eval_case.eval_id, taken)})
+        stored = golden.model_copy(update={"eval_id": _unique_id(golden.eval_id, taken)})
         camel = "evalCases" in document and "eval_cases" not in document
         cases = document.setdefault("evalCases" if camel else "eval_cases", [])
         cases.append(json.loads(_dump_case(stored, by_alias=camel)))
@@ -346,6 +354,16 @@ def _appendable(target: Path, real: Path) -> tuple[EvalSet, dict[str, Any]]:
             "it was left untouched"
         )
     return eval_set, document
+
+
+def append_eval_case(path: str | Path, eval_case: AdkEvalCase, agent_name: str) -> AppendResult:
+    """Deprecated alias of `append_golden` (it takes ADK's `EvalCase`, a golden, not ours)."""
+    warnings.warn(
+        "append_eval_case is deprecated (it takes ADK's EvalCase, a golden); use append_golden",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return append_golden(path, eval_case, agent_name)
 
 
 def _dump_case(eval_case: AdkEvalCase, *, by_alias: bool) -> str:

@@ -26,7 +26,7 @@ from .._errors import StudioConflictError, StudioInvalidError
 from ._agent_session import AgentSessions
 from ._case_session import CaseSessions
 from ._config import StudioTarget, find_target
-from ._export import append_golden, case_session
+from ._export import case_session, export_golden
 from ._parts import StudioParts
 from ._remote_session import RemoteSessions
 from ._store import SessionRow, StudioStore
@@ -191,11 +191,11 @@ class StudioEngine:
         target = self.target(row.target)
         if target.case is not None:
             session = case_session(row, await self.cases.events(row))
-            record = await append_golden(target, session, target.case.initial_state)
+            record = await export_golden(target, session, target.case.initial_state)
         else:
             stored = await self.agents.adk_session(row)
             assert stored is not None
-            record = await append_golden(target, stored, None)
+            record = await export_golden(target, stored, None)
         exports = [*row.detail.get("exports", []), record]
         await self.store.update_session(session_id, detail={**row.detail, "exports": exports})
         await self.parts.notifier.changed(session_id)

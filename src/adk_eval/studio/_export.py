@@ -13,12 +13,12 @@ from google.adk.sessions import Session
 from .._errors import StudioConflictError
 from .._state import flatten_state
 from .._turns import DEFAULT_USER_ID
-from ..goldens._evalset import EvalSetFileError, append_eval_case
+from ..goldens._evalset import EvalSetFileError, append_golden
 from ..goldens._export import to_golden
 from ._config import StudioTarget
 from ._store import SessionRow
 
-__all__ = ["append_golden", "case_session"]
+__all__ = ["case_session", "export_golden"]
 
 
 def case_session(row: SessionRow, events: list[Event]) -> Session:
@@ -29,7 +29,7 @@ def case_session(row: SessionRow, events: list[Event]) -> Session:
     )
 
 
-async def append_golden(
+async def export_golden(
     target: StudioTarget,
     session: Session,
     initial_state: Mapping[str, Mapping[str, Any]] | None,
@@ -49,7 +49,7 @@ async def append_golden(
     )
     try:
         result = await anyio.to_thread.run_sync(
-            append_eval_case, target.export_path, golden, agent.name
+            append_golden, target.export_path, golden, agent.name
         )
     except EvalSetFileError as error:
         raise StudioConflictError(str(error)) from None

@@ -9,7 +9,7 @@ from adk_eval._cli import main
 from adk_eval._errors import AdkEvalError
 from adk_eval._suites._shards import parse_shard, read_durations, shard_names
 
-from ._reports import report_view
+from .._reports import report_view
 
 SUITE = """
 def case(name, reply):

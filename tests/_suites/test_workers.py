@@ -19,8 +19,8 @@ from adk_eval._suites._discovery import import_file
 from adk_eval._suites._results import EvalSuiteResult
 from adk_eval.reporting import suite_report
 
-from ._reports import report_view
-from .conftest import default_sigint
+from .._reports import report_view
+from ..conftest import default_sigint
 
 pytestmark = pytest.mark.slow  # every test spawns worker processes (about 1.5 s each)
 

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from adk_eval._cli import main
 from adk_eval.reporting import RunStore, load_report_schema
 
-from .conftest import default_sigint
+from ..conftest import default_sigint
 
 MIXED = """
 agent = LlmAgent(name="a", model=ScriptedLlm(["Hello."]))

@@ -1,4 +1,5 @@
-"""Ray: a suite through a real Ray head node on 127.0.0.1, a task that fails, a cancellation.
+"""Ray: a suite through a real Ray head node on 127.0.0.1, a task that fails, a cancellation,
+and the three executors giving one suite for one seed.
 
 Ray is the optional extra ``adk-eval[ray]``. Without it these tests are skipped
 locally; under ``make test`` (``ADK_EVAL_REQUIRE_RAY=1``) a missing Ray fails.
@@ -19,10 +20,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from adk_eval import InProcess, Ray, Workers, run_eval_suite
 from adk_eval._cli import main
+from adk_eval._suites._discovery import import_file
 
-from ._reports import report_view
-from .conftest import default_sigint
+from .._reports import report_view
+from ..conftest import default_sigint
 from .test_workers import SUITE, alive, ctrl_c_once_blocked
 
 pytestmark = pytest.mark.slow
@@ -100,7 +103,7 @@ def stop_group(group: int) -> None:
 
 
 def write_suite(folder: Path, extra: str = "") -> Path:
-    from .conftest import CASE_HEADER
+    from ..conftest import CASE_HEADER
 
     path = folder / "ray_suite_eval.py"
     path.write_text(CASE_HEADER + SUITE + extra)
@@ -171,3 +174,51 @@ def test_ctrl_c_cancels_the_tasks_on_the_cluster(ray_head, tmp_path):
     assert "Interrupted:" in output
     assert "Traceback" not in output
     assert not alive(int(pid_file.read_text()), within=20), "the Ray task outlived Ctrl-C"
+
+
+FAULTY = """
+FAULTY = [
+    EvalCase(name=f"faulty-{i}", agent=c.agent, first_message="hi", metrics=c.metrics,
+             tool_mocks={"lookup": ToolMock.returning({"value": 1}).with_faults(error_rate=0.5)})
+    for i, c in enumerate(CASES)
+]
+"""
+
+
+async def test_in_process_workers_and_ray_give_one_suite_for_one_seed(
+    ray_head, tmp_path, isolated_imports
+):
+    module = import_file(write_suite(tmp_path, FAULTY))
+    cases = module.CASES + module.FAULTY
+    executors = {
+        "in process": InProcess(),
+        "workers": Workers(2),
+        "ray": Ray(address=ray_head, working_dir=tmp_path),
+    }
+
+    def outcome(suite):
+        runs = [
+            (
+                r.name,
+                r.attempt,
+                r.status,
+                {name: (m.passed, m.value) for name, m in r.metrics.items()},
+                [r.trace.source_of(call) for call in r.trace.select("tool_call")],
+            )
+            for r in suite.results
+        ]
+        return runs, suite.summary, suite.seed, [(c.name, c.passes, c.label) for c in suite.cases]
+
+    outcomes = {
+        name: outcome(
+            await run_eval_suite(cases, executor=executor, repeat=2, seed=11, max_concurrency=2)
+        )
+        for name, executor in executors.items()
+    }
+    assert outcomes["workers"] == outcomes["in process"]
+    assert outcomes["ray"] == outcomes["in process"]
+    runs, summary, _, _ = outcomes["in process"]
+    assert summary["total"] == 24
+    assert summary["passed"]
+    assert summary["failed"]
+    assert {"fault", "mock"} <= {source for run in runs for source in run[4]}
