@@ -63,11 +63,18 @@ def test_every_other_module_is_private():
                 assert info.name.startswith("_"), f"{full} is neither documented nor private"
 
 
-def test_lazy_exports_map_every_public_name():
-    assert set(adk_eval._EXPORTS) == set(adk_eval.__all__)
+@pytest.mark.parametrize("name", ["adk_eval", "adk_eval.reporting", "adk_eval.studio"])
+def test_lazy_exports_map_every_public_name(name):
+    module = importlib.import_module(name)
+    assert set(module._EXPORTS) == set(module.__all__)
+    for exported in module.__all__:
+        assert getattr(module, exported) is not None, f"{name}.{exported}"
 
 
 def test_importing_the_package_does_not_import_adk():
-    code = "import sys, adk_eval, adk_eval.pytest_plugin; print('google.adk' in sys.modules)"
+    code = (
+        "import sys, adk_eval, adk_eval.pytest_plugin, adk_eval.reporting, adk_eval.studio, "
+        "adk_eval.models; print('google.adk' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

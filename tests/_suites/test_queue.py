@@ -1,14 +1,11 @@
-"""Case references and the order runs start in."""
+"""The job queue: the order runs start in."""
 
 from __future__ import annotations
 
-import dataclasses
-
 from google.adk.agents import LlmAgent
 
-from adk_eval import EvalCase, TerminateWhen
+from adk_eval import EvalCase
 from adk_eval._result import EvalResult
-from adk_eval._suites._jobs import CaseRef, case_refs, with_max_duration
 from adk_eval._suites._queue import JobQueue
 from adk_eval.testing import ScriptedLlm
 
@@ -50,18 +47,6 @@ def test_repeats_start_with_the_case_that_took_longest():
     ]
     assert order(queue) == [("b", 1), ("b", 2), ("a", 1), ("a", 2)]
     assert not queue.clear()
-
-
-def test_a_case_is_found_by_the_module_that_binds_it():
-    assert case_refs([CASE]) == [CaseRef(__name__, "bound")]
-
-
-def test_timeout_caps_only_longer_limits():
-    capped = with_max_duration(CASE, 5)
-    assert capped.terminate_when.max_duration == 5
-    short = dataclasses.replace(CASE, terminate_when=TerminateWhen(max_duration=2))
-    assert with_max_duration(short, 5) is short
-    assert with_max_duration(CASE, None) is CASE
 
 
 def test_a_run_put_back_starts_next():

@@ -10,7 +10,15 @@ import pytest
 from google.adk.agents import LlmAgent
 from google.adk.tools import ToolContext
 
-from adk_eval import EvalCase, EvalSetupError, ToolMock, run_eval_suite
+from adk_eval import (
+    EvalCase,
+    EvalSetupError,
+    InProcess,
+    TerminateWhen,
+    ToolMock,
+    Workers,
+    run_eval_suite,
+)
 from adk_eval.metrics import state_metric
 from adk_eval.testing import ScriptedLlm, tool_call
 
@@ -303,3 +311,64 @@ async def test_a_blocking_sync_mock_does_not_stall_the_other_cases():
     suite = await run_eval_suite([case("blocker", blocking), case("releaser", releasing)])
     assert suite.ok
     assert outcome == {"released": True, "saw_waiting": True}  # they ran side by side
+
+
+async def test_positional_options_still_work_but_warn():
+    cases = [simple_case("one", ScriptedLlm(["hi"]))]
+    with pytest.warns(DeprecationWarning, match=r"`parallel`, `max_concurrency`, `stop_on_first"):
+        old = await run_eval_suite(cases, False, 1, False, 2, seed=3)
+    new = await run_eval_suite(cases, parallel=False, max_concurrency=1, repeat=2, seed=3)
+    assert old.repeat == new.repeat == 2
+    assert old.summary == new.summary
+    with pytest.raises(EvalSetupError, match="takes the cases and keyword options"):
+        await run_eval_suite(cases, True, 1, False, 1, "extra")
+
+
+async def test_workers_keyword_still_works_but_warns():
+    cases = [simple_case("one", ScriptedLlm(["hi"]))]
+    with pytest.warns(DeprecationWarning, match=r"executor=Workers\(1\)"):
+        suite = await run_eval_suite(cases, workers=1)
+    assert suite.ok
+    with (
+        pytest.warns(DeprecationWarning, match=r"executor=Workers\(0\)"),
+        pytest.raises(EvalSetupError, match="workers must be"),
+    ):
+        await run_eval_suite(cases, workers=0)
+
+
+async def test_an_executor_is_one_of_the_three_and_workers_count_from_one():
+    cases = [simple_case("one", ScriptedLlm(["hi"]))]
+    with pytest.raises(EvalSetupError, match=r"executor must be InProcess\(\), Workers\(n\)"):
+        await run_eval_suite(cases, executor="ray")  # type: ignore[arg-type]
+    with pytest.raises(EvalSetupError, match=r"Workers\(count\) must be >= 1 or 'auto'"):
+        Workers(0)
+    assert Workers("auto").processes >= 1
+    suite = await run_eval_suite(cases, executor=InProcess(), seed=5)
+    assert (suite.ok, suite.seed) == (True, 5)
+
+
+async def test_max_duration_caps_each_run_and_a_shorter_limit_of_the_case_stays():
+    async def hang(request):
+        await anyio.sleep(30)
+        return "never"
+
+    capped = simple_case("capped", ScriptedLlm(responder=hang))
+    shorter = simple_case(
+        "shorter", ScriptedLlm(responder=hang), terminate_when=TerminateWhen(max_duration=0.05)
+    )
+    suite = await run_eval_suite([capped, shorter], max_duration=0.3)
+    limits = {r.name: r.termination.limit for r in suite.results}
+    assert limits == {"capped": 0.3, "shorter": 0.05}
+    assert {r.status for r in suite.results} == {"terminated"}
+
+
+async def test_durations_of_an_earlier_run_start_the_longest_case_first():
+    started = []
+    cases = [simple_case(name, ScriptedLlm(["hi"])) for name in ("short", "long", "new")]
+    await run_eval_suite(
+        cases,
+        parallel=False,
+        durations={"short": 1.0, "long": 9.0},
+        on_start=lambda case, attempt: started.append(case.name),
+    )
+    assert started == ["new", "long", "short"]

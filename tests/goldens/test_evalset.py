@@ -377,3 +377,11 @@ def test_an_unreadable_folder_is_one_clear_error():
     assert "cannot open the folder of EvalSet file" in lines[0]
     assert "cannot create the folder of EvalSet file" in lines[1]
     assert all("Permission denied" in line for line in lines)
+
+
+def test_the_old_append_eval_case_name_still_appends_but_warns(tmp_path):
+    from adk_eval.goldens import append_eval_case
+
+    with pytest.warns(DeprecationWarning, match="use append_golden"):
+        result = append_eval_case(tmp_path / "s.evalset.json", case(), "math_agent")
+    assert [c.eval_id for c in load_eval_set(result.path).eval_cases] == [case().eval_id]

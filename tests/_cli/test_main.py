@@ -1,0 +1,59 @@
+"""The command group: help and the commands that read stored runs import no heavy library."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("google.adk", "google.genai", "litellm", "fastapi", "uvicorn")
+
+PROBE = """
+import json, sys
+from adk_eval._cli import entry
+sys.argv = ["adk-eval", *json.loads(sys.argv[1])]
+try:
+    entry()
+except SystemExit as stop:
+    code = stop.code
+heavy = sorted({name.split(".")[0] + "." + name.split(".")[1] if name.startswith("google.")
+                else name.split(".")[0] for name in sys.modules if name.startswith(%r)})
+print("HEAVY=" + json.dumps(heavy), file=sys.stderr)
+"""
+
+
+def imported_by(args: list[str], cwd) -> list[str]:
+    """The heavy libraries a process running ``adk-eval ARGS`` imported."""
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE % (HEAVY,), json.dumps(args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        check=True,
+    )
+    line = next(line for line in done.stderr.splitlines() if line.startswith("HEAVY="))
+    return json.loads(line.removeprefix("HEAVY="))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["run", "--help"],
+        ["merge", "--help"],
+        ["compare", "--help"],
+        ["studio", "--help"],
+        ["view", "--help"],
+        ["runs"],
+        ["compare"],
+    ],
+)
+def test_help_and_stored_runs_import_no_adk_litellm_or_web_stack(args, tmp_path):
+    assert imported_by(args, tmp_path) == []
+
+
+def test_the_probe_sees_what_a_command_imports(tmp_path):
+    (tmp_path / "evals.py").write_text("")
+    assert "google.adk" in imported_by(["list", "evals.py"], tmp_path)
