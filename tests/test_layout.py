@@ -176,3 +176,13 @@ def test_no_function_is_over_60_lines_in(folder):
 def test_at_most_28_top_level_modules():
     modules = sorted(path.name for path in PACKAGE.glob("*.py"))
     assert len(modules) <= MAX_TOP_LEVEL_MODULES, modules
+
+
+def test_the_readme_layout_names_every_folder_and_top_level_module():
+    readme = (PACKAGE.parents[1] / "README.md").read_text()
+    layout = readme[readme.index("## Layout") : readme.index("## Development")]
+    listed = {line.split()[0] for line in layout.splitlines() if line.startswith("  ")}
+    present = {path.name for path in PACKAGE.glob("*.py")}
+    present |= {f"{path.name}/" for path in PACKAGE.iterdir() if path.is_dir()}
+    present -= {"__pycache__/"}
+    assert present <= listed, sorted(present - listed)

@@ -1,12 +1,12 @@
 """Calling user code that may be sync or async (mocks, bridges, metrics, scripts).
 
 Where a case shares its event loop with other runs (`run_eval_suite` with a
-concurrency above 1, worker processes, Ray tasks, the studio), sync user code runs in a
-worker thread: a mock that blocks (a ``time.sleep``, a slow file) delays its own
-run only, not every other case on the loop. A case that has the loop to itself
-(`run_eval` alone, a suite at concurrency 1) calls sync code directly, as ADK
-calls a sync tool: a thread hand-off costs about 0.1 ms of CPU, more than most
-mocks. Context variables reach the thread.
+concurrency above 1, worker processes, Ray tasks, the studio), sync user code runs
+in a worker thread: a mock that blocks (a ``time.sleep``, a slow file) delays its
+own run only, not every other case on the event loop. A case that has the event
+loop to itself (`run_eval` alone, a suite at concurrency 1) calls sync code
+directly, as ADK calls a sync tool: a thread hand-off costs about 0.1 ms of CPU,
+more than most mocks. Context variables reach the thread.
 """
 
 from __future__ import annotations
@@ -60,12 +60,12 @@ def _is_async(function: Callable[..., Any]) -> bool:
 
 
 async def call_user(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
-    """Calls user code: async on the loop, sync in a thread only where runs share the loop.
+    """Calls user code: async on the event loop, sync in a thread where runs share it.
 
     See `sharing_the_event_loop`.
 
     Whatever comes back awaitable (a sync function returning a coroutine) is
-    awaited on the loop.
+    awaited on the event loop.
     """
     try:
         if _is_async(function):

@@ -220,7 +220,7 @@ class FakeProviderServer:
         self._server: Any = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
-        # The serving thread's loop, and the event stop() sets there to cut delays short.
+        # The serving thread's event loop, and the event stop() sets there to cut delays short.
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
         self.port = 0
@@ -349,7 +349,7 @@ class FakeProviderServer:
             self._server.should_exit = True
         loop, stopping = self._loop, self._stopping
         if loop is not None and stopping is not None:
-            with contextlib.suppress(RuntimeError):  # RuntimeError: the loop has ended
+            with contextlib.suppress(RuntimeError):  # RuntimeError: the event loop has ended
                 loop.call_soon_threadsafe(stopping.set)
         if self._thread is not None:
             self._thread.join(30)
