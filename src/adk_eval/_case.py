@@ -16,6 +16,7 @@ from google.genai import types
 from ._agent_tree import check_model_names, with_models
 from ._errors import EvalSetupError
 from ._state import flatten_state
+from ._termination import compile_state_query
 from ._tools._context import Clock
 from ._tools._mocks import ToolMock
 
@@ -96,8 +97,6 @@ class TerminateWhen:
                 "use max_duration=None for no limit"
             )
         if self.state_matches is not None:
-            from ._termination import compile_state_query
-
             compile_state_query(self.state_matches)
 
 

@@ -26,6 +26,7 @@ from .._errors import EvalSetupError
 from .._result import EvalErrorInfo, EvalResult
 from .._simulation import run_eval
 from .._tools._faults import derive_seed
+from ..models import resolve_model
 from ._discovery import cases_in
 from ._plan import SuitePlan
 
@@ -163,8 +164,6 @@ class CaseLoader:
         self._modules: dict[str, dict[str, EvalCase] | str] = {}
         if setup.default_model:
             from google.adk.agents import LlmAgent
-
-            from ..models import resolve_model
 
             LlmAgent.set_default_model(resolve_model(setup.default_model))
 

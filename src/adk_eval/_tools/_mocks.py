@@ -20,6 +20,7 @@ from .._callables import call_user
 from .._errors import EvalSetupError
 from ._context import MockToolContext
 from ._faults import Faults
+from ._recording import Replay
 from ._simulated import ToolSimulator
 
 if TYPE_CHECKING:
@@ -120,8 +121,6 @@ class ToolMock:
         call the run never made raises, naming the calls it made. So a case whose
         tool answers came from a model (`simulated`) can be made deterministic.
         """
-        from ._recording import Replay
-
         return cls(Replay.of(recording, tool))
 
     def with_faults(

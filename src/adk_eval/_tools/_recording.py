@@ -9,18 +9,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._errors import EvalSetupError
+from .._result import EvalResult
 from ._faults import call_key
 
 if TYPE_CHECKING:
-    from .._result import EvalResult
     from ._context import MockToolContext
 
 __all__ = ["Replay"]
 
 
 def _result_of(recording: Any) -> EvalResult:
-    from .._result import EvalResult
-
     if isinstance(recording, EvalResult):
         return recording
     if isinstance(recording, str | Path):

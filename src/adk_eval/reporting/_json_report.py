@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
 
+from .. import __version__
 from .._result import EvalResult, TokenUsage
 from .._suites._results import CaseStats, EvalSuiteResult
 from .._trace import EvalTrace, Message, StateChange, ToolCall, ToolResponse
@@ -149,8 +150,6 @@ def case_record(stats: CaseStats, description: str | None, xfail: str | None) ->
 
 def suite_report(suite: EvalSuiteResult, *, created_at: datetime | None = None) -> dict[str, Any]:
     """The whole suite as a JSON-ready dict following ``report.schema.json``."""
-    from .. import __version__
-
     first = {r.name: r for r in reversed(suite.results)}
     return {
         "schema": REPORT_SCHEMA,
