@@ -75,7 +75,8 @@ def run(
     models.apply()
     out = console()
     threads_before = {thread.ident for thread in threading.enumerate()}
-    found = selection.cases(paths)
+    durations = selection.durations()
+    found = selection.cases(paths, durations)
     reports.check_store()
     cases = [item.case for item in found]
     executor = placement.choose(len(cases) * options.repeat, models.model)
@@ -94,7 +95,7 @@ def run(
     )
     positions = {item.case.name: index for index, item in enumerate(found)}
     done = _Done(out, cases, options, positions, results_path)
-    suite = done.run(executor, selection.durations())
+    suite = done.run(executor, durations)
     if results_path is not None:
         done.write_results(suite)
     if suite.interrupted:

@@ -81,8 +81,13 @@ class Selection:
         except AdkEvalError as error:
             fail(str(error))
 
-    def cases(self, paths: tuple[str, ...]) -> list[DiscoveredCase]:
-        """The selected cases, in discovery order (this shard's only, with ``--shard``)."""
+    def cases(
+        self, paths: tuple[str, ...], durations: dict[str, float] | None
+    ) -> list[DiscoveredCase]:
+        """The selected cases, in discovery order (this shard's only, with ``--shard``).
+
+        With `durations` (`Selection.durations`) the shards are balanced by run time.
+        """
         selected = discover(paths, self.keyword)
         if self.shard is None:
             return selected
@@ -94,7 +99,7 @@ class Selection:
         except AdkEvalError as error:
             fail(str(error))
         names = [found.case.name for found in selected]
-        chosen = shard_names(names, part, parts, self.durations())
+        chosen = shard_names(names, part, parts, durations)
         return [found for found in selected if found.case.name in chosen]
 
 
