@@ -11,6 +11,7 @@ more than most mocks. Context variables reach the thread.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 from collections.abc import Callable, Iterator
@@ -20,7 +21,13 @@ from typing import Any
 
 import anyio.to_thread
 
-__all__ = ["UserCodeExit", "call_user", "maybe_await", "sharing_the_event_loop"]
+__all__ = [
+    "UserCodeExit",
+    "being_cancelled",
+    "call_user",
+    "maybe_await",
+    "sharing_the_event_loop",
+]
 
 
 class UserCodeExit(RuntimeError):
@@ -41,6 +48,16 @@ def sharing_the_event_loop(shared: bool = True) -> Iterator[None]:
         yield
     finally:
         _LOOP_SHARED.reset(token)
+
+
+def being_cancelled() -> bool:
+    """Whether the current task has been asked to cancel (a `CancelledError` it sees is real).
+
+    A `CancelledError` that user code raises itself, while nothing cancels the task,
+    is that code's error, not a cancellation.
+    """
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 async def maybe_await(value: Any) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 
 import pytest
@@ -75,6 +76,13 @@ def test_match_args_limits_the_calls_affected():
         ({"latency": "slow"}, "latency"),
         ({"error": "boom"}, "error="),
         ({"match_args": ["key"]}, "match_args"),
+        ({"latency": float("inf")}, "latency"),
+        ({"latency": (0, float("nan"))}, "latency"),
+        ({"timeout": float("inf")}, "timeout"),
+        ({"timeout": float("nan")}, "timeout"),
+        ({"error": SystemExit(3)}, "ends a process or a task"),
+        ({"error": KeyboardInterrupt()}, "ends a process or a task"),
+        ({"error": asyncio.CancelledError()}, "ends a process or a task"),
     ],
 )
 def test_bad_faults_are_refused_naming_the_argument(kwargs, problem):
@@ -241,3 +249,23 @@ async def test_an_injected_timeout_takes_its_seconds_and_answers_504():
     assert response["error_code"] == 504
     assert "timed out after 30 s" in response["error_message"]
     assert seen == [datetime(2026, 1, 1, 0, 0, 30, tzinfo=UTC)]
+
+
+async def test_a_mock_that_raises_cancelled_error_is_its_error_never_a_pass():
+    def cancels(args, ctx):
+        raise asyncio.CancelledError()
+
+    result = await run_eval(lookups_case("cancels", ToolMock(cancels)))
+    assert result.status == "error", result.explain()
+    assert "The mock for tool `lookup` raised CancelledError" in result.error.message
+
+
+async def test_a_cancelled_run_is_still_cancelled_not_an_error():
+    async def slow(args, ctx):
+        await asyncio.sleep(30)
+
+    result = await run_eval(
+        lookups_case("slow", ToolMock(slow), terminate_when=TerminateWhen(max_duration=0.2))
+    )
+    assert result.status == "terminated"
+    assert result.termination_reason == "max_duration"

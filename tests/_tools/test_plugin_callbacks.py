@@ -289,3 +289,66 @@ async def test_a_mock_that_returns_what_the_real_tool_returns_gives_the_same_eve
     assert [line for line in real_log if not line.startswith("real")] == [
         line for line in mocked_log if not line.startswith("mock")
     ]
+
+
+def redacting_agent(steps: list[Any]) -> LlmAgent:
+    """An agent whose after-tool callback edits the tool's response in place."""
+
+    def redact(tool, args, tool_context, tool_response):
+        tool_response["notes"].append("seen by the callback")
+        tool_response["card"] = "****"
+        return None
+
+    def get_discount(customer_id: str, value: int) -> dict:
+        """Asks the CRM for a discount (a real side effect)."""
+        raise AssertionError("never runs")
+
+    return LlmAgent(
+        name="shop",
+        model=ScriptedLlm(steps),
+        tools=[get_discount],
+        after_tool_callback=redact,
+    )
+
+
+async def test_each_call_gets_its_own_copy_of_a_mocks_answer():
+    answer = {"approved": True, "card": "4111", "notes": []}
+    calls = [tool_call("get_discount", {"customer_id": "c-1", "value": 5})] * 2
+    case = EvalCase(
+        name="copies",
+        agent=redacting_agent([calls[0], calls[1], "done"]),
+        first_message="hi",
+        tool_mocks={"get_discount": ToolMock.returning(answer)},
+    )
+    first, second = await run_eval(case), await run_eval(case)
+    assert answer == {"approved": True, "card": "4111", "notes": []}
+    for result in (first, second):
+        assert (
+            responses(result)
+            == [{"approved": True, "card": "****", "notes": ["seen by the callback"]}] * 2
+        )
+
+
+async def test_a_replayed_recording_is_not_changed_by_the_run_that_replays_it():
+    recorded = {"approved": True, "card": "4111", "notes": []}
+    steps = [tool_call("get_discount", {"customer_id": "c-1", "value": 5}), "done"]
+    plain = LlmAgent(name="shop", model=ScriptedLlm(steps), tools=[redacting_agent([]).tools[0]])
+    recording = await run_eval(
+        EvalCase(
+            name="record",
+            agent=plain,
+            first_message="hi",
+            tool_mocks={"get_discount": ToolMock.returning(recorded)},
+        )
+    )
+    replay = EvalCase(
+        name="replay",
+        agent=redacting_agent(steps),
+        first_message="hi",
+        tool_mocks={"get_discount": ToolMock.from_recording(recording, "get_discount")},
+    )
+    replayed = [await run_eval(replay) for _ in range(2)]
+    assert responses(recording) == [recorded]
+    assert [responses(r) for r in replayed] == [
+        [{"approved": True, "card": "****", "notes": ["seen by the callback"]}]
+    ] * 2

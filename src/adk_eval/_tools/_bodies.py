@@ -3,7 +3,8 @@
 The interception never changes the agent's tools. Before a model call it puts,
 in the request, a shallow copy of each tool that must not run for real whose
 ``run_async`` is one of these bodies: a mock's answer, the pause of a tool a
-user agent answers (`pause`), or the refusal of a call the case does not allow.
+user agent answers (`pause`), or the refusal of a call the case does not allow
+(`tool_refusal`; `node_refusal` for a workflow node).
 """
 
 from __future__ import annotations
@@ -15,7 +16,17 @@ from typing import Any, TypeAlias
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 
-__all__ = ["ToolBody", "confirmation_gate", "pause", "replaced_tool", "with_body"]
+from .._errors import EvalToolError
+
+__all__ = [
+    "ToolBody",
+    "confirmation_gate",
+    "node_refusal",
+    "pause",
+    "replaced_tool",
+    "tool_refusal",
+    "with_body",
+]
 
 _ORIGINAL = "_adk_eval_original_tool"
 """Attribute of a tool copy whose body the harness replaced: the agent's own tool."""
@@ -61,3 +72,52 @@ async def confirmation_gate(
     if not confirmation.confirmed:
         return {"error": "This tool call is rejected."}
     return None
+
+
+def tool_refusal(
+    tool: BaseTool, args: dict[str, Any], caller: str, *, shared: bool = False
+) -> EvalToolError:
+    """The error of a call the case does not allow (`shared`: another tool of the same name)."""
+    if not shared:
+        return EvalToolError(tool.name, args, caller=caller, module=_tool_module(tool))
+    return EvalToolError(
+        tool.name,
+        args,
+        detail=(
+            f"Tool `{tool.name}` called by {caller} is not the `{tool.name}` tool "
+            "provided in tool_mocks (two different tools share the name). Provide this "
+            "one too by mocking the name with a ToolMock."
+        ),
+    )
+
+
+def node_refusal(
+    name: str, where: str, module: str | None, arguments: dict[str, Any]
+) -> EvalToolError:
+    """The error of a workflow node that would run code and has no mock."""
+    provide = (
+        f'  from {module} import {name}\n  node_mocks={{"{name}": {name}}}'
+        if module
+        else f'  node_mocks={{"{name}": <the node object itself>}}'
+    )
+    return EvalToolError(
+        name,
+        {key: value for key, value in arguments.items() if key != "ctx"},
+        detail=(
+            f"Node `{name}` of {where} would run during eval but no mock was provided: "
+            "a function node runs code outside ADK's tool callbacks.\n\n"
+            f"Add a mock (a function of the node's arguments, or its output):\n"
+            f'  node_mocks={{"{name}": lambda **kwargs: ...}}\n\n'
+            f"Or if this node has no side effects, let it run as itself:\n{provide}"
+        ),
+        kind="node",
+    )
+
+
+def _tool_module(tool: BaseTool) -> str | None:
+    """The module a tool's function can be imported from (None if it cannot)."""
+    func = getattr(tool, "func", None)
+    module = getattr(func, "__module__", None)
+    if not isinstance(module, str) or module == "__main__":
+        return None
+    return None if "<locals>" in getattr(func, "__qualname__", "<locals>") else module

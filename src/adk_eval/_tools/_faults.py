@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -99,19 +100,29 @@ class Faults:
                 f"{self.error_rate} + {self.timeout_rate}"
             )
         low, high = self.latency_range
-        if not 0.0 <= low <= high:
+        if not (math.isfinite(low) and math.isfinite(high) and 0.0 <= low <= high):
             raise EvalSetupError(
                 f"with_faults(latency=...) must be seconds >= 0 or (low, high) with "
                 f"0 <= low <= high, got {self.latency!r}"
             )
-        if not isinstance(self.timeout, int | float) or self.timeout < 0:
+        if (
+            not isinstance(self.timeout, int | float)
+            or not math.isfinite(self.timeout)
+            or self.timeout < 0
+        ):
             raise EvalSetupError(
                 f"with_faults(timeout=...) must be seconds >= 0, got {self.timeout!r}"
             )
-        if self.error is not None and not isinstance(self.error, Mapping | BaseException):
+        if self.error is not None and not isinstance(self.error, Mapping | Exception):
+            kind = (
+                " (a BaseException like SystemExit, KeyboardInterrupt or CancelledError ends a "
+                "process or a task, not a tool call: use an Exception such as TimeoutError)"
+                if isinstance(self.error, BaseException)
+                else ""
+            )
             raise EvalSetupError(
-                "with_faults(error=...) must be a dict (the tool's answer) or an exception "
-                f"(raised from the tool), got {self.error!r}"
+                "with_faults(error=...) must be a dict (the tool's answer) or an Exception "
+                f"(raised from the tool), got {self.error!r}{kind}"
             )
         if self.match_args is not None and not isinstance(self.match_args, Mapping):
             raise EvalSetupError(

@@ -11,12 +11,14 @@ inside `AgentTool` calls, for the trace.
 from __future__ import annotations
 
 import contextvars
+import copy
 from collections import Counter
 from collections.abc import Callable
 from datetime import datetime
 from functools import partial
 from typing import Any
 
+import anyio
 from google.adk.agents.callback_context import CallbackContext
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events import Event
@@ -27,10 +29,19 @@ from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 
+from .._callables import being_cancelled
 from .._errors import EvalToolError, SimulatedToolError
 from .._state import ScopedState
 from .._trace import NestedEvent
-from ._bodies import ToolBody, confirmation_gate, pause, replaced_tool, with_body
+from ._bodies import (
+    ToolBody,
+    confirmation_gate,
+    node_refusal,
+    pause,
+    replaced_tool,
+    tool_refusal,
+    with_body,
+)
 from ._clock import CaseClock
 from ._context import MockToolContext
 from ._faults import call_key, new_seed
@@ -52,15 +63,6 @@ _INSIDE: contextvars.ContextVar[tuple[tuple[str, str], ...]] = contextvars.Conte
 ADK runs each tool call in a task of its own with a copy of the context, so a
 value set in ``before_tool_callback`` reaches exactly what that call runs.
 """
-
-
-def _tool_module(tool: BaseTool) -> str | None:
-    """The module a tool's function can be imported from (None if it cannot)."""
-    func = getattr(tool, "func", None)
-    module = getattr(func, "__module__", None)
-    if not isinstance(module, str) or module == "__main__":
-        return None
-    return None if "<locals>" in getattr(func, "__qualname__", "<locals>") else module
 
 
 class InterceptionPlugin(BasePlugin):
@@ -119,23 +121,7 @@ class InterceptionPlugin(BasePlugin):
         It is the replacement body of the node (see `with_node_mocks`), so the
         node's own code never runs.
         """
-        provide = (
-            f'  from {module} import {name}\n  node_mocks={{"{name}": {name}}}'
-            if module
-            else f'  node_mocks={{"{name}": <the node object itself>}}'
-        )
-        error = EvalToolError(
-            name,
-            {key: value for key, value in arguments.items() if key != "ctx"},
-            detail=(
-                f"Node `{name}` of {where} would run during eval but no mock was provided: "
-                "a function node runs code outside ADK's tool callbacks.\n\n"
-                f"Add a mock (a function of the node's arguments, or its output):\n"
-                f'  node_mocks={{"{name}": lambda **kwargs: ...}}\n\n'
-                f"Or if this node has no side effects, let it run as itself:\n{provide}"
-            ),
-            kind="node",
-        )
+        error = node_refusal(name, where, module, arguments)
         if self.violation is None:
             self.violation = error
         return Event(author=name, error_code=TOOL_ERROR_CODE, error_message=error.summary)
@@ -289,18 +275,7 @@ class InterceptionPlugin(BasePlugin):
         policy = self.policy
         assert policy is not None
         caller = policy.describe_agent(tool_context.agent_name)
-        if shared:
-            error = EvalToolError(
-                tool.name,
-                args,
-                detail=(
-                    f"Tool `{tool.name}` called by {caller} is not the `{tool.name}` tool "
-                    "provided in tool_mocks (two different tools share the name). Provide this "
-                    "one too by mocking the name with a ToolMock."
-                ),
-            )
-        else:
-            error = EvalToolError(tool.name, args, caller=caller, module=_tool_module(tool))
+        error = tool_refusal(tool, args, caller, shared=shared)
         if self.violation is None:
             self.violation = error
         tool_context.actions.skip_summarization = True
@@ -339,6 +314,17 @@ class InterceptionPlugin(BasePlugin):
             if mock.real_tool is None:
                 self.mock_errors[id(error)] = (error, tool.name, dict(args))
             raise
+        except anyio.get_cancelled_exc_class() as error:
+            if being_cancelled():  # the run itself is cancelled (max_duration, Ctrl-C)
+                raise
+            # raised by the mock itself: ADK would end the run quietly, and it would pass
+            detail = f"The mock for tool `{tool.name}` raised {type(error).__name__}"
+            if self.violation is None:
+                self.violation = EvalToolError(tool.name, args, detail=detail)
+            tool_context.actions.skip_summarization = True
+            return {"error": f"adk_eval stopped the run: {detail}"}
+        if source == "mock":  # each call its own answer: an edit by a callback stays in it
+            value = copy.deepcopy(value)
         response = normalize_response(value)
         self._answers.setdefault(tool.name, []).append((dict(args), response))
         if tool_context.function_call_id:
