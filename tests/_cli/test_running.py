@@ -212,7 +212,12 @@ def test_compare_errors_are_clear(tmp_path):
     assert corrupt.read_text() == "this is not a database"
 
 
-def test_ctrl_c_stops_the_run_and_reports_what_finished(tmp_path):
+@pytest.mark.parametrize(
+    ("signum", "code", "said"),
+    [(signal.SIGINT, 130, "Interrupted"), (signal.SIGTERM, 143, "Terminated (SIGTERM)")],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_ctrl_c_or_sigterm_stops_the_run_and_reports_what_finished(tmp_path, signum, code, said):
     (tmp_path / "slow_eval.py").write_text(
         """
 import anyio
@@ -254,7 +259,8 @@ stuck_2 = case("stuck-2", ScriptedLlm(responder=hang))
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
         # A shell's background jobs inherit SIGINT as ignored, and so would this child
         # (it then ignores Ctrl-C, as it should): give it a terminal's default disposition.
-        preexec_fn=default_sigint,
+        # SIGTERM must work either way: a CI job ignores SIGINT.
+        preexec_fn=default_sigint if signum == signal.SIGINT else ignore_sigint,
     )
     assert process.stdout is not None
     lines = []
@@ -262,17 +268,17 @@ stuck_2 = case("stuck-2", ScriptedLlm(responder=hang))
         lines.append(line)
         if "quick" in line:
             break
-    process.send_signal(signal.SIGINT)
+    process.send_signal(signum)
     try:
         rest, _ = process.communicate(timeout=60)
     except subprocess.TimeoutExpired:
         # -X faulthandler: SIGABRT makes the child print every thread's stack, then die.
         process.send_signal(signal.SIGABRT)
         dump, _ = process.communicate(timeout=30)
-        pytest.fail(f"adk-eval run ignored Ctrl-C for 60 s; its threads:\n{dump[-8000:]}")
+        pytest.fail(f"adk-eval run ignored {signum!r} for 60 s; its threads:\n{dump[-8000:]}")
     output = "".join(lines) + rest
-    assert process.returncode == 130, output
-    assert "Interrupted: 1 of 3 runs finished" in output
+    assert process.returncode == code, output
+    assert f"{said}: 1 of 3 runs finished" in output
     assert "PASSED     quick" in output
     assert "Traceback" not in output
     # what finished is kept: the reports and the stored run, marked interrupted
@@ -288,6 +294,11 @@ stuck_2 = case("stuck-2", ScriptedLlm(responder=hang))
     (stored,) = RunStore(tmp_path / "runs.db").runs()
     assert stored.command.endswith("(interrupted)")
     assert (stored.total, stored.passed) == (3, 1)
+
+
+def ignore_sigint() -> None:
+    """`preexec_fn` of a CI's background job: SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def test_an_unmocked_tool_is_one_clean_result_on_stdout_and_nothing_on_stderr(tmp_path):

@@ -17,7 +17,7 @@ from adk_eval import EvalCase, EvalSetupError, Workers, run_eval_suite
 from adk_eval._cli import main
 from adk_eval._suites._discovery import import_file
 from adk_eval._suites._results import EvalSuiteResult
-from adk_eval.reporting import suite_report
+from adk_eval.reporting import RunStore, suite_report
 
 from .._reports import report_view
 from ..conftest import default_sigint
@@ -217,14 +217,52 @@ def test_ctrl_c_stops_every_worker_and_prints_what_finished(write_evals, tmp_pat
     assert not alive(int(pid_file.read_text())), "a worker outlived Ctrl-C"
 
 
+def test_sigterm_keeps_what_finished_on_workers_like_ctrl_c(write_evals, tmp_path):
+    _, root = load(write_evals, 'CASES.append(case("blocker", "ok", block))\n')
+    pid_file = tmp_path / "pid"
+    env = {
+        **os.environ,
+        "ADK_EVAL_TEST_BLOCK_PID_FILE": str(pid_file),
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    }
+    reports = ["--json", "r.json", "--results", "res.json", "--db", "runs.db"]
+    command = [sys.executable, "-m", "adk_eval", "run", str(root / "suite_eval.py"), *reports]
+    code, output = ctrl_c_once_blocked(
+        [*command, "--workers", "2"],
+        tmp_path,
+        env,
+        pid_file,
+        settle=1,
+        wait=30,
+        signum=signal.SIGTERM,
+    )
+    assert code == 143, output
+    assert "Terminated (SIGTERM): 6 of 7 runs finished" in output
+    assert "Traceback" not in output
+    assert not alive(int(pid_file.read_text())), "a worker outlived SIGTERM"
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["interrupted"] is True
+    assert report["not_run"] == ["blocker"]
+    assert len(json.loads((tmp_path / "res.json").read_text())["results"]) == 6
+    (stored,) = RunStore(tmp_path / "runs.db").runs()
+    assert stored.command.endswith("(interrupted)")
+
+
 def ctrl_c_once_blocked(
-    command: list[str], cwd: Path, env: dict, pid_file: Path, *, settle: float, wait: float
+    command: list[str],
+    cwd: Path,
+    env: dict,
+    pid_file: Path,
+    *,
+    settle: float,
+    wait: float,
+    signum: int = signal.SIGINT,
 ) -> tuple[int, str]:
     """Runs `command` until the blocking case wrote `pid_file`, presses Ctrl-C once.
 
     The command runs in its own process group with a terminal's SIGINT, and the
-    group gets the SIGINT, as a terminal's Ctrl-C reaches it. Returns the exit
-    code and the output.
+    group gets the SIGINT, as a terminal's Ctrl-C reaches it (or `signum`: a CI's
+    SIGTERM reaches the group too). Returns the exit code and the output.
     """
     process = subprocess.Popen(
         command,
@@ -243,7 +281,7 @@ def ctrl_c_once_blocked(
             assert time.monotonic() < deadline, "the blocking case never started"
             time.sleep(0.1)
         time.sleep(settle)  # let the other cases finish
-        os.killpg(process.pid, signal.SIGINT)
+        os.killpg(process.pid, signum)
         output, _ = process.communicate(timeout=wait)
     finally:
         if process.poll() is None:

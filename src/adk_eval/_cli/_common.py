@@ -2,7 +2,7 @@
 
 Exit codes: 0 the suite passed (or reached ``--fail-under``), 1 it did not,
 2 a usage or set-up error (one line on stderr), 5 no case was selected,
-130 interrupted (Ctrl-C; what finished is printed).
+130 interrupted by Ctrl-C, 143 by SIGTERM (what finished is printed, reported and stored).
 
 This module imports no ADK, FastAPI or litellm, so that ``adk-eval --help`` and
 the commands that read stored runs stay fast.
@@ -29,6 +29,7 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_NO_CASES",
+    "EXIT_TERMINATED",
     "EXIT_USAGE",
     "ModelChoice",
     "console",
@@ -40,7 +41,7 @@ __all__ = [
     "whole_process",
 ]
 
-EXIT_FAILED, EXIT_USAGE, EXIT_NO_CASES, EXIT_INTERRUPTED = 1, 2, 5, 130
+EXIT_FAILED, EXIT_USAGE, EXIT_NO_CASES, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 5, 130, 143
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
+import signal
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +20,7 @@ from rich.console import Console
 from .. import __version__
 from ._common import (
     EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
     ModelChoice,
     console,
     db_option,
@@ -100,7 +103,7 @@ def run(
         done.write_results(suite)
     if suite.interrupted:
         write_reports(out, suite, reports, f"{command} (interrupted)")
-        exit_process(EXIT_INTERRUPTED, out, threads_before)
+        exit_process(EXIT_TERMINATED if done.terminated else EXIT_INTERRUPTED, out, threads_before)
     if results_path is not None:
         out.print(f"results: {results_path}")
     finish(out, suite, reports, command, threads_before)
@@ -129,24 +132,25 @@ class _Done:
     positions: dict[str, int]
     results_path: Path | None
     finished: list[EvalResult] = dataclasses.field(default_factory=list)
+    terminated: bool = False
 
     def run(self, executor: Executor, durations: dict[str, float] | None) -> EvalSuiteResult:
-        """The suite on `executor`; on Ctrl-C, what finished, marked interrupted."""
+        """The suite on `executor`; on Ctrl-C or SIGTERM, what finished, marked interrupted."""
         import anyio
 
         from .._errors import AdkEvalError
         from .._suites._run import run_eval_suite
 
         started = time.perf_counter()
-        total = len(self.cases) * self.options.repeat
         try:
-            with LiveProgress(self.out, total) as progress:
+            with LiveProgress(self.out, len(self.cases) * self.options.repeat) as progress:
 
                 def on_result(result: EvalResult) -> None:
                     self.finished.append(result)
                     progress.finished(result)
 
-                return anyio.run(
+                suite = anyio.run(
+                    until_terminated,
                     lambda: run_eval_suite(
                         self.cases,
                         executor=executor,
@@ -157,20 +161,22 @@ class _Done:
                         durations=durations,
                         seed=self.options.seed,
                         on_result=on_result,
-                    )
+                    ),
                 )
         except KeyboardInterrupt:
-            return self._interrupted(started)
+            return self._interrupted(started, "Interrupted")
         except AdkEvalError as error:
             fail(str(error))
+        if suite is None:
+            self.terminated = True
+            return self._interrupted(started, "Terminated (SIGTERM)")
+        return suite
 
-    def _interrupted(self, started: float) -> EvalSuiteResult:
+    def _interrupted(self, started: float, how: str) -> EvalSuiteResult:
         from .._suites._results import suite_from_results
 
         total = len(self.cases) * self.options.repeat
-        self.out.print(
-            f"[bold yellow]Interrupted:[/] {len(self.finished)} of {total} runs finished"
-        )
+        self.out.print(f"[bold yellow]{how}:[/] {len(self.finished)} of {total} runs finished")
         for result in self.finished:
             self.out.print(f"  {result.outcome.upper():10} {result.name}")
         order = {case.name: index for index, case in enumerate(self.cases)}
@@ -193,6 +199,30 @@ class _Done:
         assert self.results_path is not None
         names = [case.name for case in self.cases]
         write_results(self.results_path, suite, names, self.positions)
+
+
+async def until_terminated(
+    work: Callable[[], Awaitable[EvalSuiteResult]],
+) -> EvalSuiteResult | None:
+    """What `work` returns, or None when a SIGTERM cancelled it (like Ctrl-C: CI stops).
+
+    The handler is there only while `work` runs; a second SIGTERM then ends the process.
+    """
+    import anyio
+
+    done: list[EvalSuiteResult] = []
+
+    async def watch(scope: anyio.CancelScope) -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+            async for _ in signals:
+                scope.cancel()
+                return
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(watch, group.cancel_scope)
+        done.append(await work())
+        group.cancel_scope.cancel()
+    return done[0] if done else None
 
 
 @click.command()

@@ -113,7 +113,9 @@ class WorkerProcess:
 
 def _serve(conn: Connection, setup: WorkerSetup) -> None:
     """A worker's main: announces itself ready, then runs what the parent sends."""
+    # The parent decides (a terminal's Ctrl-C and a CI's SIGTERM reach the whole group).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     loader = CaseLoader(setup)
     conn.send(("ready",))
     anyio.run(_serve_jobs, conn, loader)

@@ -14,8 +14,9 @@ as in one process. Each worker imports the cases it runs by reference (see
 * Stopping (Ctrl-C, `stop_on_first_failure`, a callback that raises) kills every
   worker at once; runs in flight are not run, and what finished has already
   been passed to `on_result`.
-* Workers ignore SIGINT (a terminal sends Ctrl-C to the whole process group):
-  the parent decides, and a worker whose parent is gone exits.
+* Workers ignore SIGINT and SIGTERM (a terminal's Ctrl-C and a CI's stop reach
+  the whole process group): the parent decides, and a worker whose parent is gone
+  exits.
 """
 
 from __future__ import annotations
