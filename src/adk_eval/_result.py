@@ -10,9 +10,10 @@ values that JSON cannot hold (a metric's ``value`` that is an object) become the
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, get_args
 
 from google.adk.events import Event
 
@@ -309,13 +310,27 @@ def result_from_data(data: Mapping[str, Any]) -> EvalResult:
     """The `EvalResult` that `result_to_data` wrote.
 
     Raises:
-        ValueError: The data is of another format version.
+        EvalSetupError: The data is of another format version, or its name, status,
+            attempt or duration is not what `result_to_data` writes.
+        KeyError, TypeError, ValueError: Other fields are missing or malformed.
     """
     if data.get("version") != DATA_VERSION:
         raise EvalSetupError(
             f"EvalResult data of version {data.get('version')!r}; this adk-eval reads "
             f"version {DATA_VERSION}"
         )
+    checks = {
+        "name": isinstance(data["name"], str),
+        "status": data["status"] in get_args(EvalStatus),
+        "attempt": isinstance(data["attempt"], int) and data["attempt"] >= 0,
+        "turns": isinstance(data["turns"], int) and data["turns"] >= 0,
+        "duration_ms": isinstance(data["duration_ms"], int | float)
+        and math.isfinite(data["duration_ms"])
+        and data["duration_ms"] >= 0,
+    }
+    wrong = [name for name, ok in checks.items() if not ok]
+    if wrong:
+        raise EvalSetupError(f"EvalResult data with a bad {wrong[0]}: {data[wrong[0]]!r}")
     metrics = {name: MetricResult(**fields) for name, fields in data["metrics"].items()}
     termination = data["termination"]
     return EvalResult(

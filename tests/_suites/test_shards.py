@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import os
+
 import pytest
 from click.testing import CliRunner
 
@@ -99,3 +102,86 @@ def test_durations_balance_the_shards_by_time(tmp_path):
     report.write_text('{"cases": []}')
     with pytest.raises(AdkEvalError, match="not a JSON report or results file"):
         read_durations(report)
+
+
+def one_shard(write_evals, tmp_path) -> dict:
+    """The results file of a two-case shard run twice each (as JSON data)."""
+    root = write_evals({"suite_eval.py": SUITE.replace("range(7)", "range(2)")})
+    path = tmp_path / "shard.json"
+    done = CliRunner().invoke(
+        main, ["run", str(root), "--repeat", "2", "--no-store", "--results", str(path)]
+    )
+    assert done.exit_code == 1, done.output
+    return json.loads(path.read_text())
+
+
+def nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+HOSTILE = {
+    "missing key": (lambda d: d.pop("cases"), "is not a valid results file"),
+    "case not listed": (lambda d: d["cases"].pop(), "a case the file does not list"),
+    "other version": (lambda d: d.update(version=2), "results file of version 2"),
+    "other format": (lambda d: d.update(format="other"), "is not an adk-eval results file"),
+    "malformed event": (
+        lambda d: d["results"][0]["events"].append({"author": 5, "actions": "x"}),
+        "result 0 is not a run adk-eval wrote",
+    ),
+    "malformed metric": (
+        lambda d: d["results"][1]["metrics"].update(m={"passes": "yes"}),
+        "result 1 is not a run adk-eval wrote",
+    ),
+    "wrong type": (lambda d: d.update(repeat="2"), "is not a valid results file"),
+    "repeat zero": (lambda d: d.update(repeat=0), "is not a valid results file"),
+    "repeat negative": (lambda d: d.update(repeat=-1), "is not a valid results file"),
+    "results not a list": (lambda d: d.update(results={}), "is not a valid results file"),
+    "run twice": (lambda d: d["results"].append(d["results"][0]), "there twice"),
+    "attempt past repeat": (
+        lambda d: d["results"][0].update(attempt=5),
+        "past --repeat",
+    ),
+    "unknown status": (
+        lambda d: d["results"][0].update(status="bogus"),
+        "result 0 is not a run adk-eval wrote",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(HOSTILE))
+def test_merge_refuses_a_hostile_or_stale_results_file_with_one_line(write_evals, tmp_path, kind):
+    data = one_shard(write_evals, tmp_path)
+    change, message = HOSTILE[kind]
+    change(data)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    merged = CliRunner().invoke(main, ["merge", str(path), "--no-store"])
+    assert merged.exit_code == 2, merged.output
+    assert message in merged.output
+    assert "Traceback" not in merged.output
+    assert len(merged.output.strip().splitlines()) == 1, merged.output
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [(nested(100_000), "nests too deeply"), ("{", "is not JSON"), (b"\xff\xfe", "not UTF-8")],
+)
+def test_merge_refuses_unreadable_files_with_one_line(tmp_path, content, message):
+    path = tmp_path / "bad.json"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    merged = CliRunner().invoke(main, ["merge", str(path), "--no-store"])
+    assert merged.exit_code == 2, merged.output
+    assert message in merged.output
+
+
+def test_merge_refuses_a_fifo_at_once(tmp_path):
+    fifo = tmp_path / "results.json"
+    os.mkfifo(fifo)
+    merged = CliRunner().invoke(main, ["merge", str(fifo), "--no-store"])
+    assert merged.exit_code == 2, merged.output
+    assert "not a regular file" in merged.output
+    with pytest.raises(AdkEvalError, match="not a regular file"):
+        read_durations(fifo)

@@ -12,11 +12,13 @@ files back into one `EvalSuiteResult`.
 
 from __future__ import annotations
 
-import json
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from jsonschema import Draft202012Validator
 
 from .. import _strict_json as strict_json
 from .._errors import EvalSetupError
@@ -25,6 +27,8 @@ from ._results import EvalSuiteResult, suite_from_results
 
 __all__ = [
     "RESULTS_FORMAT",
+    "RESULTS_SCHEMA",
+    "RESULTS_VERSION",
     "merge_results",
     "parse_shard",
     "read_durations",
@@ -33,6 +37,36 @@ __all__ = [
 ]
 
 RESULTS_FORMAT = "adk-eval.results"
+RESULTS_VERSION = 1
+"""The version of the results file format (`merge_results` refuses another)."""
+
+RESULTS_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "required": ["format", "repeat", "cases", "duration_ms", "stopped_early", "results"],
+    "properties": {
+        "format": {"const": RESULTS_FORMAT},
+        "version": {"const": RESULTS_VERSION},
+        "repeat": {"type": "integer", "minimum": 1},
+        "cases": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["name", "position"],
+                "properties": {
+                    "name": {"type": "string"},
+                    "position": {"type": "integer", "minimum": 0},
+                },
+            },
+        },
+        "duration_ms": {"type": "number", "minimum": 0},
+        "stopped_early": {"type": "boolean"},
+        "results": {"type": "array", "items": {"type": "object"}},
+    },
+}
+"""A results file (version `RESULTS_VERSION`); each result is `EvalResult.to_data()`."""
+
+_VALIDATOR = Draft202012Validator(RESULTS_SCHEMA)
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -80,11 +114,11 @@ def read_durations(path: Path) -> dict[str, float]:
     Raises:
         AdkEvalError: The file is unreadable or holds no runs.
     """
+    data = strict_json.load_file(path, "a JSON report or results file")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
         runs = [(str(run["name"]), float(run["duration_ms"])) for run in data["results"]]
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise EvalSetupError(f"cannot read durations from {path}: {error}") from None
+        if not all(math.isfinite(seconds) and seconds >= 0 for _, seconds in runs):
+            raise ValueError("a duration is not a number of milliseconds")
     except (KeyError, TypeError, ValueError):
         raise EvalSetupError(
             f"{path} is not a JSON report or results file of adk-eval run (--json or --results)"
@@ -105,6 +139,7 @@ def write_results(
     """
     data = {
         "format": RESULTS_FORMAT,
+        "version": RESULTS_VERSION,
         "repeat": suite.repeat,
         "cases": [{"name": name, "position": positions[name]} for name in case_names],
         "duration_ms": suite.duration_ms,
@@ -119,8 +154,10 @@ def merge_results(paths: Sequence[Path]) -> EvalSuiteResult:
     """One suite from the results files of its shards.
 
     Raises:
-        AdkEvalError: A file is unreadable or no results file, the shards ran with
-            different ``--repeat``, or two files hold the same case.
+        EvalSetupError: One line: a file is unreadable or no results file of this
+            version (`RESULTS_SCHEMA`), holds a run of a case it does not list, a run
+            twice or an attempt past its ``repeat``, the shards ran with different
+            ``--repeat``, or two files hold the same case.
     """
     shards = [_load(path) for path in paths]
     repeats = {shard["repeat"] for _, shard in shards}
@@ -138,7 +175,7 @@ def merge_results(paths: Sequence[Path]) -> EvalSuiteResult:
                 )
             owner[name] = path
             positions[name] = case["position"]
-        results.extend(EvalResult.from_data(item) for item in shard["results"])
+        results.extend(_runs(path, shard))
     return suite_from_results(
         results,
         case_names=sorted(positions, key=lambda name: positions[name]),
@@ -148,13 +185,49 @@ def merge_results(paths: Sequence[Path]) -> EvalSuiteResult:
     )
 
 
+def _runs(path: Path, shard: dict[str, Any]) -> list[EvalResult]:
+    """The runs of one results file, each a run of a case it lists, once, within ``repeat``."""
+    listed = {case["name"] for case in shard["cases"]}
+    seen: set[tuple[str, int]] = set()
+    runs = []
+    for index, data in enumerate(shard["results"]):
+        try:
+            run = EvalResult.from_data(data)
+        except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as error:
+            problem = " ".join(f"{type(error).__name__}: {error}".split())[:200]
+            raise EvalSetupError(
+                f"{path}: result {index} is not a run adk-eval wrote ({problem})"
+            ) from None
+        if run.name not in listed:
+            raise EvalSetupError(
+                f"{path}: result {index} is a run of `{run.name}`, a case the file does not list"
+            )
+        if not 0 <= run.attempt < shard["repeat"] or (run.name, run.attempt) in seen:
+            raise EvalSetupError(
+                f"{path}: result {index} is attempt {run.attempt} of `{run.name}`, which is "
+                f"{'there twice' if (run.name, run.attempt) in seen else 'past --repeat'}"
+            )
+        seen.add((run.name, run.attempt))
+        runs.append(run)
+    return runs
+
+
 def _load(path: Path) -> tuple[Path, dict[str, Any]]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise EvalSetupError(f"cannot read results file {path}: {error}") from None
+    data = strict_json.load_file(path, "an adk-eval results file")
     if not isinstance(data, dict) or data.get("format") != RESULTS_FORMAT:
         raise EvalSetupError(
             f"{path} is not an adk-eval results file (write one with adk-eval run --results)"
+        )
+    version = data.get("version", RESULTS_VERSION)  # files of the first format had none
+    if version != RESULTS_VERSION:
+        raise EvalSetupError(
+            f"{path} is a results file of version {version!r}; this adk-eval reads version "
+            f"{RESULTS_VERSION}: merge with the adk-eval that wrote it"
+        )
+    problem = next(iter(_VALIDATOR.iter_errors(data)), None)
+    if problem is not None:
+        where = "/".join(str(part) for part in problem.absolute_path) or "the top level"
+        raise EvalSetupError(
+            f"{path} is not a valid results file: {problem.message[:200]} (at {where})"
         )
     return path, data
