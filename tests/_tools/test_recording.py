@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -82,3 +83,20 @@ async def test_a_tool_the_run_never_answered_or_a_bad_file_is_a_clear_setup_erro
         ToolMock.from_recording(bad, "get_order")
     with pytest.raises(EvalSetupError, match="not the data of an EvalResult"):
         ToolMock.from_recording({"name": "x"}, "get_order")
+
+
+async def test_a_replayed_call_matches_a_recorded_one_by_value_7_is_7_0():
+    recorded = await recorded_run()
+    as_floats = [tool_call("get_order", {"order_id": float(n)}) for n in (7, 8, 7)]
+    replay = await run_eval(case(ToolMock.from_recording(recorded, "get_order"), *as_floats))
+    assert replay.ok, replay.explain()
+    assert [c.response for c in replay.trace.select("tool_call")] == [
+        c.response for c in recorded.trace.select("tool_call")
+    ]
+
+
+def test_a_recording_that_is_a_fifo_is_refused_at_once(tmp_path):
+    fifo = tmp_path / "run.json"
+    os.mkfifo(fifo)
+    with pytest.raises(EvalSetupError, match="not a regular file"):
+        ToolMock.from_recording(fifo, "get_order")

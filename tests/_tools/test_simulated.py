@@ -105,6 +105,8 @@ async def test_two_invalid_answers_stop_the_run_with_the_answer_shown():
     assert "'item' is a required property" in result.error.message
     assert '{"id": 7}' in result.error.message  # the last answer, shown
     assert "Done." not in [m.text for m in result.trace.select("agent_message")]
+    (call,) = result.trace.select("tool_call")
+    assert result.trace.source_of(call) == "simulated"  # never "real": no real body ran
 
 
 async def test_a_tool_without_a_schema_takes_any_json_or_text():

@@ -30,8 +30,22 @@ DEFAULT_ERROR: dict[str, Any] = {
 
 
 def call_key(args: Mapping[str, Any]) -> str:
-    """A call's args as one canonical string: the same call gives the same key."""
-    return json.dumps(args, sort_keys=True, default=repr)
+    """A call's args as one canonical string: the same call gives the same key.
+
+    Numbers are compared by value: a model that sends ``7.0`` where a recording has
+    ``7`` (JSON does not tell them apart) makes the same call.
+    """
+    return json.dumps(_by_value(args), sort_keys=True, default=repr)
+
+
+def _by_value(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {key: _by_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_by_value(item) for item in value]
+    return value
 
 
 def derive_seed(*parts: object) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextvars
 import copy
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -327,8 +327,6 @@ class InterceptionPlugin(BasePlugin):
             value = copy.deepcopy(value)
         response = normalize_response(value)
         self._answers.setdefault(tool.name, []).append((dict(args), response))
-        if tool_context.function_call_id:
-            self.tool_sources[tool_context.function_call_id] = source
         if tool.is_long_running and not response:
             # An empty answer would keep ADK's pause; a mock answers at once.
             response = {"result": response}
@@ -342,22 +340,39 @@ class InterceptionPlugin(BasePlugin):
         tool_context: ToolContext,
         ctx: MockToolContext,
     ) -> tuple[str, Any]:
-        """What answers a call of a mocked tool, and who: faults, a model, the tool or the mock."""
+        """What answers a call of a mocked tool, and who: faults, a model, the tool or the mock.
+
+        Who answers is recorded before it does, so a call whose answer raises is still
+        shown as answered by it, never as the real tool.
+        """
+        source, answer = self._answerer(mock, tool, args, tool_context, ctx)
+        if tool_context.function_call_id:
+            self.tool_sources[tool_context.function_call_id] = source
+        return source, await answer()
+
+    def _answerer(
+        self,
+        mock: ToolMock,
+        tool: BaseTool,
+        args: dict[str, Any],
+        tool_context: ToolContext,
+        ctx: MockToolContext,
+    ) -> tuple[str, Callable[[], Awaitable[Any]]]:
         faults = mock.faults
         if faults is not None:
             decision = faults.decide(self.seed, self.attempt, tool.name, args, ctx.occurrence)
             self.clock.advance(decision.latency)
             if decision.fault == "error":
-                return "fault", faults.error_answer(tool.name)
+                return "fault", partial(_now, faults.error_answer, tool.name)
             if decision.fault == "timeout":
-                return "fault", faults.timeout_answer(tool.name)
+                return "fault", partial(_now, faults.timeout_answer, tool.name)
         if mock.simulator is not None:
             earlier = self._answers.get(tool.name, [])
-            state = ctx.state.to_dict()
-            return "simulated", await mock.simulator.answer(tool, args, state, earlier)
+            simulator = mock.simulator
+            return "simulated", partial(simulator.answer, tool, args, ctx.state.to_dict(), earlier)
         if mock.real_tool is not None:
-            return "real", await tool.run_async(args=args, tool_context=tool_context)
-        return "mock", await mock.call(dict(args), ctx)
+            return "real", partial(tool.run_async, args=args, tool_context=tool_context)
+        return "mock", partial(mock.call, dict(args), ctx)
 
     def mock_error(self, error: BaseException) -> EvalToolError | None:
         """An `EvalToolError` for an exception a mock raised (None for any other)."""
@@ -376,3 +391,8 @@ class InterceptionPlugin(BasePlugin):
                 )
             current = current.__cause__ or current.__context__
         return None
+
+
+async def _now(answer: Callable[[str], Any], tool: str) -> Any:
+    """An injected fault's answer (or its exception), awaited like any other answer."""
+    return answer(tool)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import EvalSetupError
 from .._result import EvalResult
+from .._strict_json import load_file
 from ._faults import call_key
 
 if TYPE_CHECKING:
@@ -22,12 +22,11 @@ def _result_of(recording: Any) -> EvalResult:
     if isinstance(recording, EvalResult):
         return recording
     if isinstance(recording, str | Path):
-        path = Path(recording)
         try:
-            recording = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
+            recording = load_file(Path(recording), "a recorded run")
+        except EvalSetupError as error:
             raise EvalSetupError(
-                f"ToolMock.from_recording: cannot read {path} ({error}); write it with "
+                f"ToolMock.from_recording: cannot read the recording ({error}); write one with "
                 "json.dump(result.to_data(), file)"
             ) from None
     if isinstance(recording, Mapping):
