@@ -31,6 +31,8 @@ from fastapi.responses import JSONResponse
 from . import _strict_json as strict_json
 
 __all__ = [
+    "MAX_ECHO",
+    "echo",
     "LOOPBACK_HOSTS",
     "SHARED_FILES",
     "Access",
@@ -115,7 +117,18 @@ def host_name(header: str) -> str:
     return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
 
 
-def guard(app: FastAPI, access: Access, *, cut: Callable[[str], str] = lambda text: text) -> None:
+MAX_ECHO = 200
+"""The most characters of a request's own value an error message repeats."""
+
+
+def echo(text: str) -> str:
+    """`text`, cut to `MAX_ECHO` characters (saying how many more) when it is longer."""
+    if len(text) <= MAX_ECHO:
+        return text
+    return f"{text[:MAX_ECHO]}… ({len(text) - MAX_ECHO} more characters)"
+
+
+def guard(app: FastAPI, access: Access, *, cut: Callable[[str], str] = echo) -> None:
     """Installs the token, ``Host`` and header rules (see the module doc) on `app`.
 
     Args:

@@ -144,6 +144,19 @@ def test_every_request_needs_the_token_and_the_api_serves_runs(db):
         assert "no run 9" in missing.json()["error"]
 
 
+def test_a_huge_run_id_is_no_run_and_a_huge_host_is_not_echoed(db):
+    headers = {HEADER: TOKEN}
+    with serving(create_viewer_app(db, TOKEN)) as url:
+        huge = httpx.get(f"{url}/api/runs/{10**30}", headers=headers)
+        assert huge.status_code == 404, huge.text
+        assert "no run" in huge.json()["error"]
+        assert httpx.get(f"{url}/api/compare?a=1&b={-(10**40)}", headers=headers).status_code == 404
+        forged = httpx.get(f"{url}/api/runs", headers={**headers, "Host": "h" * 60_000})
+        assert forged.status_code == 421
+        assert len(forged.text) < 600
+        assert "more characters" in forged.json()["error"]
+
+
 @pytest.mark.browser
 def test_the_pages_show_runs_a_run_and_a_regression(db, browser):
     with serving(create_viewer_app(db, TOKEN)) as url:

@@ -257,7 +257,13 @@ class RunStore:
         return list(points.values())
 
     def load(self, run_id: int) -> dict[str, Any]:
-        """The report of one run."""
+        """The report of one run.
+
+        Raises:
+            RunStoreError: There is no run `run_id` (or the database cannot be used).
+        """
+        if not -(2**63) <= run_id < 2**63:  # SQLite's integers: no such run can exist
+            raise RunStoreError(f"no run {str(run_id)[:30]} in {self.path}: run ids are small")
         with self._connect(create=False) as db:
             row = db.execute("SELECT report FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:

@@ -41,8 +41,10 @@ from .._errors import (
     StudioNotFoundError,
 )
 from .._web import (
+    MAX_ECHO,
     Access,
     StrictJSONResponse,
+    echo,
     guard,
     page_with_token,
     serve,
@@ -71,8 +73,6 @@ MAX_BODY_BYTES = 1024 * 1024
 """The largest request body the studio reads (1 MiB)."""
 MAX_JSON_DEPTH = 64
 """The deepest JSON nesting a request body may have."""
-MAX_ECHO = 200
-"""Characters of a request's own values that an error message repeats at most."""
 MAX_PROBLEMS = 20
 """Problems an error answer lists at most (then how many more there are)."""
 
@@ -83,16 +83,9 @@ _KEEP_ALIVE = 15.0
 """Seconds of quiet after which an event stream sends a comment (proxies keep it open)."""
 
 
-def _echo(text: str) -> str:
-    """`text`, cut to `MAX_ECHO` characters (saying how many more) when it is longer."""
-    if len(text) <= MAX_ECHO:
-        return text
-    return f"{text[:MAX_ECHO]}… ({len(text) - MAX_ECHO} more characters)"
-
-
 def _problems(problems: list[str]) -> list[str]:
     """`problems`, each cut by `_echo`, at most `MAX_PROBLEMS` of them (saying how many more)."""
-    shown = [_echo(problem) for problem in problems[:MAX_PROBLEMS]]
+    shown = [echo(problem) for problem in problems[:MAX_PROBLEMS]]
     if len(problems) > MAX_PROBLEMS:
         shown.append(f"… and {len(problems) - MAX_PROBLEMS} more problems")
     return shown
@@ -214,12 +207,12 @@ def create_app(engine: StudioEngine, token: str, *, bound_host: str = "127.0.0.1
         default_response_class=StrictJSONResponse,
     )
 
-    guard(app, Access(token, HEADER, COOKIE, "studio", bound_host), cut=_echo)
+    guard(app, Access(token, HEADER, COOKIE, "studio", bound_host), cut=echo)
 
     @app.exception_handler(StudioError)
     async def studio_error(request: Request, error: StudioError) -> JSONResponse:
         return JSONResponse(
-            {"error": _echo(str(error)), "problems": _problems(error.problems)},
+            {"error": echo(str(error)), "problems": _problems(error.problems)},
             status_code=status_of(error),
         )
 
@@ -235,7 +228,7 @@ def create_app(engine: StudioEngine, token: str, *, bound_host: str = "127.0.0.1
 
     @app.exception_handler(404)
     async def not_found(request: Request, error: Exception) -> JSONResponse:
-        return JSONResponse({"error": f"no such page: {_echo(request.url.path)}"}, 404)
+        return JSONResponse({"error": f"no such page: {echo(request.url.path)}"}, 404)
 
     async def body(request: Request) -> dict[str, Any]:
         declared = request.headers.get("content-length", "")
