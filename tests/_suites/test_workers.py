@@ -322,3 +322,59 @@ FAULTY = [
     assert there.seed == here.seed == 8
     assert sources(there) == sources(here)
     assert {"fault", "mock"} == {s for calls in sources(here).values() for s in calls}
+
+
+PARENT_DIES = """
+import os, sys, time
+sys.path.insert(0, sys.argv[1])
+from adk_eval._suites._jobs import CaseRef, Job, WorkerSetup
+from adk_eval._suites._process import WorkerProcess
+
+if __name__ == "__main__":
+    worker = WorkerProcess(WorkerSetup())
+    print(worker.process.pid, flush=True)
+    if sys.argv[2] == "in flight":
+        while worker.ready_after is None:
+            worker.receive()
+            time.sleep(0.01)
+        worker.send(CaseRef("slow_eval", "slow"), Job("slow", 0))
+        time.sleep(0.3)
+    os._exit(0)  # the parent dies: before its worker is ready, or with a run in flight
+"""
+
+SLOW = """
+import time
+from adk_eval import ToolMock
+
+def wait(key: str) -> dict:
+    '''Waits.'''
+    return {}
+
+def answer(args, ctx):
+    time.sleep(1)
+    return {"done": True}
+
+slow = EvalCase(name="slow", first_message="hi", tool_mocks={"wait": ToolMock(answer)},
+                agent=LlmAgent(name="a", tools=[wait],
+                               model=ScriptedLlm([tool_call("wait", {"key": "k"}), "ok"])))
+"""
+
+
+@pytest.mark.parametrize("when", ["starting", "in flight"])
+def test_a_worker_whose_parent_died_exits_without_a_traceback(tmp_path, when):
+    from ..conftest import CASE_HEADER
+
+    (tmp_path / "slow_eval.py").write_text(CASE_HEADER + SLOW)
+    (tmp_path / "parent.py").write_text(PARENT_DIES)
+    done = subprocess.run(
+        [sys.executable, str(tmp_path / "parent.py"), str(tmp_path), when],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,  # stderr closes once the worker, which shares it, has exited too
+        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert not alive(int(done.stdout.split()[0])), "the worker outlived its parent"
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "BrokenPipe" not in done.stderr

@@ -112,13 +112,25 @@ class WorkerProcess:
 
 
 def _serve(conn: Connection, setup: WorkerSetup) -> None:
-    """A worker's main: announces itself ready, then runs what the parent sends."""
+    """A worker's main: announces itself ready, then runs what the parent sends.
+
+    When the parent is gone (its end of the pipe closed), the worker exits quietly.
+    """
     # The parent decides (a terminal's Ctrl-C and a CI's SIGTERM reach the whole group).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     loader = CaseLoader(setup)
-    conn.send(("ready",))
-    anyio.run(_serve_jobs, conn, loader)
+    if _send(conn, ("ready",)):
+        anyio.run(_serve_jobs, conn, loader)
+
+
+def _send(conn: Connection, message: Any) -> bool:
+    """Sends `message` to the parent; False when the parent is gone."""
+    try:
+        conn.send(message)
+    except OSError:  # BrokenPipeError, ConnectionResetError: nobody is listening
+        return False
+    return True
 
 
 def _receive(conn: Connection) -> Any:
@@ -129,11 +141,13 @@ def _receive(conn: Connection) -> Any:
 
 
 async def _serve_jobs(conn: Connection, loader: CaseLoader) -> None:
-    async def run(ref: CaseRef, attempt: int) -> None:
-        result = await loader.run(ref, attempt)
-        conn.send(("result", result.to_data()))
-
     async with anyio.create_task_group() as group:
+
+        async def run(ref: CaseRef, attempt: int) -> None:
+            result = await loader.run(ref, attempt)
+            if not _send(conn, ("result", result.to_data())):
+                group.cancel_scope.cancel()
+
         while True:
             message = await anyio.to_thread.run_sync(_receive, conn)
             if message is None:
