@@ -331,6 +331,39 @@ refunds = EvalCase(name="refunds", agent=root, first_message="refund A1")
     assert completed.stdout.rstrip().splitlines()[-1].startswith("1 error(s) in")
 
 
+def test_a_mock_or_a_fault_that_raises_is_one_clean_result_and_adk_logs_nothing(tmp_path):
+    (tmp_path / "raise_eval.py").write_text(
+        """
+from google.adk.agents import LlmAgent
+from adk_eval import EvalCase, ToolMock
+from adk_eval.testing import ScriptedLlm, tool_call
+
+def lookup(key: str) -> dict:
+    "Looks up."
+    return {}
+
+def boom(args, ctx):
+    raise RuntimeError("CRM down")
+
+def agent():
+    return LlmAgent(name="a", tools=[lookup],
+                    model=ScriptedLlm([tool_call("lookup", {"key": "k"}), "ok"]))
+
+mock = EvalCase(name="mock-raises", first_message="hi", agent=agent(),
+                tool_mocks={"lookup": ToolMock(boom)})
+fault = EvalCase(name="fault-raises", first_message="hi", agent=agent(),
+                 tool_mocks={"lookup": ToolMock.returning({}).with_faults(
+                     error_rate=1.0, error=TimeoutError("slow"))})
+"""
+    )
+    completed = run_process(tmp_path, "raise_eval.py")
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    assert completed.stderr == ""  # ADK logged no traceback of what the results report
+    assert "The mock for tool `lookup` raised RuntimeError: CRM down" in completed.stdout
+    assert "The mock for tool `lookup` raised TimeoutError: slow" in completed.stdout
+    assert completed.stdout.count("error in system (EvalToolError):") == 2
+
+
 @pytest.mark.parametrize("bad", ["garbage", "folder"])
 def test_a_bad_runs_database_is_refused_before_any_case_runs(write_evals, tmp_path, bad):
     root = write_evals({"good_eval.py": ONLY_GOOD})

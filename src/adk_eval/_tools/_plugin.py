@@ -47,6 +47,7 @@ from ._context import MockToolContext
 from ._faults import call_key, new_seed
 from ._mocks import ToolMock, normalize_response
 from ._policy import ToolPolicy, is_framework_tool, refuses_code_execution
+from ._quiet import quiet
 
 __all__ = ["PLUGIN_NAME", "TOOL_ERROR_CODE", "InterceptionPlugin"]
 
@@ -303,16 +304,20 @@ class InterceptionPlugin(BasePlugin):
             occurrence=occurrence,
             _clock=self.clock,
         )
+        source, answer = self._answerer(mock, tool, args, tool_context, ctx)
+        if tool_context.function_call_id:  # before it answers: an answer that raises is its own
+            self.tool_sources[tool_context.function_call_id] = source
         try:
-            source, value = await self._answer(mock, tool, args, tool_context, ctx)
+            value = await answer()
         except SimulatedToolError as error:  # stop the run, whatever the agent's callbacks do
             if self.violation is None:
                 self.violation = EvalToolError(tool.name, args, detail=str(error))
             tool_context.actions.skip_summarization = True
             return {"error": f"adk_eval stopped the run: {error}"}
         except Exception as error:  # ADK hands it to the error callbacks, as a tool's
-            if mock.real_tool is None:
+            if source != "real":  # the result reports it: ADK need not log it too
                 self.mock_errors[id(error)] = (error, tool.name, dict(args))
+                quiet(error)
             raise
         except anyio.get_cancelled_exc_class() as error:
             if being_cancelled():  # the run itself is cancelled (max_duration, Ctrl-C)
@@ -331,24 +336,6 @@ class InterceptionPlugin(BasePlugin):
             # An empty answer would keep ADK's pause; a mock answers at once.
             response = {"result": response}
         return response
-
-    async def _answer(
-        self,
-        mock: ToolMock,
-        tool: BaseTool,
-        args: dict[str, Any],
-        tool_context: ToolContext,
-        ctx: MockToolContext,
-    ) -> tuple[str, Any]:
-        """What answers a call of a mocked tool, and who: faults, a model, the tool or the mock.
-
-        Who answers is recorded before it does, so a call whose answer raises is still
-        shown as answered by it, never as the real tool.
-        """
-        source, answer = self._answerer(mock, tool, args, tool_context, ctx)
-        if tool_context.function_call_id:
-            self.tool_sources[tool_context.function_call_id] = source
-        return source, await answer()
 
     def _answerer(
         self,

@@ -1,0 +1,55 @@
+"""ADK's own log of an error the harness reports itself is left out.
+
+When a mock or an injected fault raises and no callback of the agent handles
+the error, ADK fails the node and logs the exception with its traceback (twice:
+the node and the root), about 200 lines per run on stderr, while the run's
+result already names the error ("The mock for tool `x` raised ..."). `quiet`
+marks such an exception; a filter on ADK's loggers drops the records whose
+exception (or an exception it was raised from or during) is marked. Any other
+record of ADK's, every other exception included, is logged as usual.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+
+__all__ = ["quiet"]
+
+_ADK_LOGGERS = "google_adk"
+"""The prefix of the names of ADK's loggers."""
+
+_MARKED_AT_MOST = 256
+"""Marked exceptions kept (ADK logs an error as it fails the node, right after it is raised)."""
+
+_marked: OrderedDict[int, BaseException] = OrderedDict()
+"""The latest exceptions the harness reports itself, by id (kept, so no id is reused)."""
+
+
+class _ReportedElsewhere(logging.Filter):
+    """Drops a record whose exception chain holds a marked exception."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        seen: set[int] = set()
+        while error is not None and id(error) not in seen:
+            if _marked.get(id(error)) is error:
+                return False
+            seen.add(id(error))
+            error = error.__cause__ or error.__context__
+        return True
+
+
+_FILTER = _ReportedElsewhere()
+
+
+def quiet(error: BaseException) -> None:
+    """Marks `error` as reported by the harness: ADK does not log it again."""
+    _marked[id(error)] = error
+    while len(_marked) > _MARKED_AT_MOST:
+        _marked.popitem(last=False)
+    for name, logger in list(logging.Logger.manager.loggerDict.items()):
+        if not name.startswith(_ADK_LOGGERS) or not isinstance(logger, logging.Logger):
+            continue
+        if _FILTER not in logger.filters:
+            logger.addFilter(_FILTER)
