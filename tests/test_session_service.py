@@ -33,6 +33,7 @@ from google.adk.tools import AgentTool, ToolContext
 import adk_eval._runner
 import adk_eval._user_runner
 from adk_eval import (
+    STOP,
     EvalCase,
     EvalResult,
     EvalSessionService,
@@ -99,6 +100,18 @@ async def script(service) -> list[Any]:
         seen.append(dict(live.state))  # temp: stays in the copy of the invocation
     await service.append_event(live, live.events[-1])  # an equal re-delivery is kept once
     await service.append_event(live, Event(author="x", partial=True, invocation_id="p"))
+    said = user_event("my card is 4111", invocation_id="said")
+    said.id, said.timestamp = "said", 104.0
+    await service.append_event(live, said)
+
+    # an agent redacts an earlier turn in place, in the session it was handed
+    handed = await service.get_session(app_name="app", user_id="u", session_id="s1")
+    handed.events[-1].content.parts[0].text = "my card is ****"
+    handed.events[0].actions.state_delta["k"] = "redacted"
+    seen.append([e.content.parts[0].text for e in handed.events if e.content])
+    again = await service.get_session(app_name="app", user_id="u", session_id="s1")
+    seen.append([e.content.parts[0].text for e in again.events if e.content])  # the original
+    seen.append(again.events[0].actions.state_delta)
 
     for config in (
         None,
@@ -130,7 +143,7 @@ async def test_the_service_answers_every_call_as_adks_in_memory_service_does():
     assert await script(EvalSessionService()) == await script(InMemorySessionService())
 
 
-async def test_events_are_shared_not_copied_and_a_copy_never_reaches_storage():
+async def test_an_event_is_copied_once_while_unchanged_and_a_copy_never_reaches_storage():
     service = EvalSessionService()
     session = await service.create_session(app_name="app", user_id="u", state={"k": [1]})
     await service.append_event(session, user_event("hi"))
@@ -310,6 +323,39 @@ def resumable_app_case() -> EvalCase:
         initial_state={"app": {"tier": "gold"}, "user": {"name": "Ana"}},
         first_message="Help me",
     )
+
+
+def redacting_case() -> EvalCase:
+    """An agent whose callback redacts card numbers of earlier turns in the session it is handed."""
+
+    def redact(callback_context, llm_request):
+        now = callback_context.invocation_id
+        for event in callback_context.session.events:
+            if event.invocation_id != now and event.content and event.content.parts:
+                for part in event.content.parts:
+                    if part.text:
+                        part.text = part.text.replace("4111", "****")
+
+    agent = LlmAgent(
+        name="careful",
+        model=ScriptedLlm(["noted", "noted again", "done"]),
+        before_model_callback=redact,
+    )
+    customer = ScriptedUserAgent(name="customer", script=["and 4111 again", STOP])
+    return EvalCase(
+        name="redacts",
+        agent=agent,
+        user_agents=UserAgents(loop=customer),
+        first_message="my card is 4111",
+    )
+
+
+async def test_an_agent_that_redacts_an_earlier_turn_leaves_the_stored_trace_as_adks(
+    on_adks_service,
+):
+    ours = await assert_same_on_both(redacting_case, on_adks_service)
+    said = [m.text for m in ours.trace.select("user_message")]
+    assert said == ["my card is 4111", "and 4111 again"]  # the stored events keep the original
 
 
 SHAPES: list[tuple[str, Callable[[], EvalCase]]] = [

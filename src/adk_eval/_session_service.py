@@ -1,15 +1,19 @@
-"""`EvalSessionService`: the sessions of a simulated conversation, without copying its events.
+"""`EvalSessionService`: the sessions of a simulated conversation, without re-copying events.
 
 ADK's `InMemorySessionService` deep-copies a whole session, every event, on every
 `get_session`, and a runner fetches the session at the start of every invocation,
-so each turn of a conversation costs more than the one before. The harness owns
-every reader of its sessions, so this service hands out *light copies* instead:
+so each turn of a conversation costs more than the one before. This service gives
+the same guarantee for less:
 
-* a new `Session` whose event list is a new list of the same `Event` objects
-  (events are records: nothing in ADK or the harness changes one once it is
-  appended), so appending to a copy never touches the stored session;
-* whose state is a deep copy, as ADK's service gives (state is small, and a value
-  changed in place through a copy must not change what is stored).
+* what is stored is what was appended (as in ADK: an event appended during an
+  invocation is the runner's own object until the invocation ends);
+* a session handed out holds a *copy* of each stored event, made the first time
+  the event is handed out and handed out again while it still equals the stored
+  event. An agent that edits an event of an earlier turn in place (a redaction)
+  edits that copy only: the stored event, the events metrics score and the next
+  invocation's view keep the original, as with ADK's service. The check costs an
+  equality test per event (about a third of a deep copy) and allocates nothing;
+* its state is a deep copy, as ADK's service gives.
 
 Everything else is `InMemorySessionService`'s behaviour, as ADK 2.13 defines it:
 state deltas by prefix (``app:`` shared by the sessions of an app, ``user:`` by
@@ -79,6 +83,8 @@ class EvalSessionService(BaseSessionService):
         self._app_state: dict[str, dict[str, Any]] = {}
         self._user_state: dict[tuple[str, str], dict[str, Any]] = {}
         self._event_ids: dict[int, dict[str, list[Event]]] = {}
+        self._handed: dict[int, dict[int, Event]] = {}
+        """Per stored session: id of a stored event -> the copy last handed out."""
 
     async def create_session(
         self,
@@ -108,6 +114,7 @@ class EvalSessionService(BaseSessionService):
         )
         sessions[session_id] = stored
         self._event_ids[id(stored)] = {}
+        self._handed[id(stored)] = {}
         return self._copy(stored, stored.events)
 
     async def get_session(
@@ -152,6 +159,7 @@ class EvalSessionService(BaseSessionService):
         stored = self._sessions.get((app_name, user_id), {}).pop(session_id.strip(), None)
         if stored is not None:
             self._event_ids.pop(id(stored), None)
+            self._handed.pop(id(stored), None)
 
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
         """A copy of the ``user:`` state of a user (prefixes removed)."""
@@ -194,4 +202,19 @@ class EvalSessionService(BaseSessionService):
         shared = self._user_state.get((stored.app_name, stored.user_id), {})
         for key, value in copy.deepcopy(shared).items():
             state[State.USER_PREFIX + key] = value
-        return stored.model_copy(update={"events": list(events), "state": state})
+        return stored.model_copy(
+            update={"events": self._handed_out(stored, events), "state": state}
+        )
+
+    def _handed_out(self, stored: Session, events: list[Event]) -> list[Event]:
+        """Copies of `events` for a session handed out (see the module doc)."""
+        handed = self._handed.get(id(stored))
+        if handed is None:  # a session listed without events
+            return []
+        copies = []
+        for event in events:
+            known = handed.get(id(event))
+            if known is None or known != event:  # first handed out, or edited in place
+                known = handed[id(event)] = event.model_copy(deep=True)
+            copies.append(known)
+        return copies
