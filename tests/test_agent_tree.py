@@ -1,6 +1,9 @@
-"""Per-case models on a copy of the agent tree, and the model check before a run."""
+"""Per-case models on a copy of the agent tree, and the model checks (the root before a run,
+any other agent at its first model call)."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -78,17 +81,79 @@ def test_model_names_are_checked_against_the_tree():
         EvalCase(name="x", agent=travel_tree(), models={"fnider": "x"}, first_message="hi")
 
 
-async def test_an_agent_without_a_usable_model_is_named_before_anything_runs(monkeypatch):
+def no_gemini_key(monkeypatch) -> None:
     for key in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"):
         monkeypatch.delenv(key, raising=False)
-    models = scripted_models()
-    del models["finder"]
+
+
+async def test_a_root_without_a_usable_model_is_named_before_anything_runs(monkeypatch):
+    no_gemini_key(monkeypatch)
     with pytest.raises(
         EvalSetupError,
-        match=r"agent `finder` inside AgentTool `finder` of `planner` cannot run: model "
-        r"'gemini-.*' needs a Gemini API key.*\(inherited: the agent sets no model\)",
+        match=r"agent `concierge` cannot run: model 'gemini-.*' needs a Gemini API key.*"
+        r"\(inherited: the agent sets no model\)",
     ):
-        await run_eval(EvalCase(name="x", agent=travel_tree(), models=models, first_message="hi"))
+        await run_eval(EvalCase(name="x", agent=travel_tree(), first_message="hi"))
+
+
+async def test_an_agent_without_a_usable_model_is_named_at_its_first_model_call(monkeypatch, capfd):
+    no_gemini_key(monkeypatch)
+    models = scripted_models()
+    del models["finder"]
+    result = await run_eval(
+        EvalCase(name="x", agent=travel_tree(), models=models, first_message="hi")
+    )
+    assert (result.status, result.error.phase, result.error.type) == (
+        "error",
+        "setup",
+        "EvalSetupError",
+    )
+    assert re.search(
+        r"agent `finder` inside AgentTool `finder` of `planner` cannot run: model "
+        r"'gemini-.*' needs a Gemini API key.*\(inherited: the agent sets no model\)",
+        result.error.message,
+    )
+    assert [c.name for c in result.trace.tool_calls] == ["transfer_to_agent", "finder"]
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def big_tree() -> LlmAgent:
+    """A 17-agent tree (like travel-concierge): every agent on Gemini, no key in the tests."""
+    leaves = [
+        LlmAgent(name=f"{area}_{job}", model="gemini-2.5-flash", tools=[lookup])
+        for area in ("booking", "planning", "in_trip", "post_trip")
+        for job in ("search", "check", "act")
+    ]
+    areas = [
+        LlmAgent(
+            name=area,
+            model="gemini-2.5-flash",
+            tools=[AgentTool(leaf) for leaf in leaves if leaf.name.startswith(area)],
+        )
+        for area in ("booking", "planning", "in_trip", "post_trip")
+    ]
+    return LlmAgent(name="root", model="gemini-2.5-flash", sub_agents=areas)
+
+
+async def test_a_case_needs_models_only_for_the_agents_it_reaches(monkeypatch):
+    no_gemini_key(monkeypatch)
+    tree = big_tree()
+    assert sum(1 for _ in walk(tree)) == 17
+    scripted = {  # the three agents the case reaches
+        "root": ScriptedLlm([tool_call("transfer_to_agent", {"agent_name": "planning"})]),
+        "planning": ScriptedLlm([tool_call("planning_search", {"request": "Paris"}), "Planned."]),
+        "planning_search": ScriptedLlm([tool_call("lookup", {"q": "Paris"}), "Found it."]),
+    }
+    result = await run_eval(
+        EvalCase(
+            name="plans",
+            agent=tree,
+            models=scripted,
+            tool_mocks={"lookup": ToolMock.returning({"hotel": "H1"})},
+            first_message="plan a trip",
+        )
+    )
+    assert result.status == "passed", result.explain()
 
 
 SHARED_AGENT = """

@@ -293,3 +293,36 @@ async def test_a_step_function_reads_a_copy_of_the_session_that_changes_nothing(
     assert result.status == "passed", result.explain()
     assert seen == [1, 3]  # the prompt of each turn, after the earlier prompt and reply
     assert "forged" not in str(result.trace.user_agent_events)
+
+
+def ask_human(question: str) -> None:
+    """Asks a person (long-running)."""
+
+
+async def test_a_user_agent_is_asked_for_a_model_only_when_it_is_reached(monkeypatch, capfd):
+    for key in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"):
+        monkeypatch.delenv(key, raising=False)
+    persona = LlmAgent(name="patient", model="gemini-2.5-flash", instruction="You are ill.")
+    never_asked = LlmAgent(name="expert", model="gemini-2.5-flash", instruction="Answer.")
+
+    def case(name: str, loop: LlmAgent | None) -> EvalCase:
+        return EvalCase(
+            name=name,
+            agent=LlmAgent(
+                name="doctor",
+                model=ScriptedLlm(["How are you?"]),
+                tools=[LongRunningFunctionTool(ask_human)],
+            ),
+            first_message="hello",
+            user_agents=UserAgents(loop=loop, tools={"ask_human": never_asked}),
+        )
+
+    alone = await run_eval(case("never-reached", None))
+    assert alone.status == "passed", alone.explain()
+    reached = await run_eval(case("reached", persona))
+    assert (reached.status, reached.error.phase) == ("error", "setup")
+    assert reached.error.message.startswith(
+        "EvalCase `reached`: agent `patient` cannot run: model 'gemini-2.5-flash' needs a "
+        "Gemini API key"
+    )
+    assert "Traceback" not in capfd.readouterr().err

@@ -4,8 +4,10 @@
 the agents inside `AgentTool`s, each with where it sits. `with_models` copies
 the tree with other models (ADK's `clone`, sub-agents and `AgentTool` agents
 included) and never changes the user's objects, so module-level agents shared
-by many eval files can each get their own scripted model. `check_models` names
-the agent whose model cannot run before anything runs.
+by many eval files can each get their own scripted model. `check_model` names a
+root whose model cannot run before anything runs; `ModelCheck` names any other
+agent that cannot run at its first model call, so a case need not give models to
+agents it never reaches.
 """
 
 from __future__ import annotations
@@ -16,6 +18,10 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from google.adk.agents import BaseAgent, LlmAgent
+from google.adk.agents.callback_context import CallbackContext
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.tools.agent_tool import AgentTool
 from google.adk.workflow import START, BaseNode, Edge, Workflow
 
@@ -25,7 +31,10 @@ from .models import ModelSpec, missing_credentials
 __all__ = [
     "DEFAULT_MODEL_KEY",
     "check_model_names",
-    "check_models",
+    "MODEL_NOT_READY_CODE",
+    "ModelCheck",
+    "check_model",
+    "model_problem",
     "find_agent",
     "map_nodes",
     "nodes_of",
@@ -179,22 +188,77 @@ def _model_setting(agent: LlmAgent) -> ModelSpec:
     return default
 
 
-def check_models(root: BaseAgent | Workflow, *, case: str) -> None:
-    """Checks that every `LlmAgent` of the tree has a model that can run here.
+def model_problem(agent: BaseAgent, where: str, *, case: str | None) -> str | None:
+    """Why `agent` cannot run here (its model lacks its key, or is not installed), or None."""
+    if not isinstance(agent, LlmAgent):
+        return None
+    problem = missing_credentials(_model_setting(agent))
+    if problem is None:
+        return None
+    inherited = "" if agent.model else " (inherited: the agent sets no model)"
+    return (
+        (f"EvalCase `{case}`: " if case else "")
+        + f"{where} cannot run: {problem}{inherited}. Give it a "
+        f'model for this case with EvalCase(models={{"{agent.name}": ...}}) '
+        f'(or models={{"*": ...}} for every agent).'
+    )
+
+
+def check_model(agent: BaseAgent | Workflow, *, case: str) -> None:
+    """Checks, before anything runs, the model of an agent certain to run (a root).
+
+    The other agents of a tree are checked at their first model call (`ModelCheck`):
+    a case need not give models to agents it never reaches.
 
     Raises:
-        EvalSetupError: Naming the first agent whose model lacks its key (or is
-            not installed), where it sits, and how to fix it.
+        EvalSetupError: Naming the agent, where it sits, and how to fix it.
     """
-    for agent, where in walk(root):
-        if not isinstance(agent, LlmAgent):
-            continue
-        setting = _model_setting(agent)
-        problem = missing_credentials(setting)
+    if isinstance(agent, BaseAgent):
+        problem = model_problem(agent, f"agent `{agent.name}`", case=case)
         if problem is not None:
-            inherited = "" if agent.model else " (inherited: the agent sets no model)"
-            raise EvalSetupError(
-                f"EvalCase `{case}`: {where} cannot run: {problem}{inherited}. Give it a "
-                f'model for this case with EvalCase(models={{"{agent.name}": ...}}) '
-                f'(or models={{"*": ...}} for every agent).'
-            )
+            raise EvalSetupError(problem)
+
+
+MODEL_NOT_READY_CODE = "ADK_EVAL_MODEL_NOT_READY"
+"""The error code of the model response that ends a run at an agent that cannot run."""
+
+
+class ModelCheck(BasePlugin):
+    """Ends a run, before a model call, at an agent whose model cannot run here.
+
+    The run ends with an error response (`MODEL_NOT_READY_CODE`), not an exception,
+    so ADK logs no traceback; `problem` holds the same `EvalSetupError` the check
+    before the run gives a root.
+
+    Args:
+        root: The tree whose agents it checks (where each sits comes from it).
+        case: The case's name, for the message (None: a runner used by hand).
+    """
+
+    def __init__(self, root: BaseAgent | Workflow, *, case: str | None) -> None:
+        super().__init__(name="adk_eval_model_check")
+        self._where: dict[str, str] = {}  # by name: ADK runs clones of some agents
+        for agent, where in walk(root):
+            self._where.setdefault(agent.name, where)
+        self._case = case
+        self._ready: set[int] = set()
+        self.problem: EvalSetupError | None = None
+        """The first agent that could not run."""
+
+    async def before_model_callback(
+        self, *, callback_context: CallbackContext, llm_request: LlmRequest
+    ) -> LlmResponse | None:
+        """Lets the call through, or ends the run naming the agent that cannot run."""
+        agent = callback_context.get_invocation_context().agent
+        if not isinstance(agent, BaseAgent) or id(agent) in self._ready:
+            return None
+        where = self._where.get(agent.name, f"agent `{agent.name}`")
+        message = model_problem(agent, where, case=self._case)
+        if message is None:
+            self._ready.add(id(agent))
+            return None
+        if self.problem is None:
+            self.problem = EvalSetupError(message)
+        return LlmResponse(
+            error_code=MODEL_NOT_READY_CODE, error_message=message, turn_complete=True
+        )

@@ -31,6 +31,7 @@ from google.adk.sessions import Session
 from google.adk.workflow import Workflow
 from google.genai import types
 
+from ._agent_tree import MODEL_NOT_READY_CODE, ModelCheck
 from ._errors import AdkEvalError, EvalSetupError
 from ._session_service import EvalSessionService
 from ._state import flatten_state
@@ -65,6 +66,7 @@ class EvalRunner:
         user_id: The ADK user id of the sessions.
         max_model_calls: Most model calls of the agent over the runner's life
             (None: no limit); see `TerminateWhen.max_model_calls`.
+        case: The case's name, for the message of an agent whose model cannot run.
     """
 
     def __init__(
@@ -80,6 +82,7 @@ class EvalRunner:
         simulate_unmocked: ToolMock | None = None,
         user_id: str = DEFAULT_USER_ID,
         max_model_calls: int | None = None,
+        case: str | None = None,
     ) -> None:
         if not isinstance(agent, BaseAgent | App | Workflow):
             raise EvalSetupError(
@@ -109,6 +112,10 @@ class EvalRunner:
             raise EvalSetupError("node_mocks apply to a Workflow; the agent under test is none")
         assert isinstance(app.root_agent, BaseAgent | Workflow)  # agent_app checks it
         self.root_agent: BaseAgent | Workflow = app.root_agent
+        self.model_check = ModelCheck(self.root_agent, case=case)
+        plugins = list(app.plugins)
+        plugins.insert(plugins.index(self.model_calls), self.model_check)
+        app = app.model_copy(update={"plugins": plugins})
         self.app_name: str = app.name
         self.session_service = EvalSessionService()
         self.adk_runner = Runner(
@@ -183,6 +190,8 @@ class EvalRunner:
         Raises:
             EvalToolError: The agent called a tool that is neither mocked nor
                 provided (or a mock raised); ADK's wrapping is removed.
+            EvalSetupError: An agent reached a model call with a model that cannot
+                run here (no key); the run ended before the call.
         """
         if self._policy is None:
             raise RuntimeError("call EvalRunner.create_session() before run_async()")
@@ -196,7 +205,7 @@ class EvalRunner:
                 )
             ) as events:
                 async for event in events:
-                    if event.error_code == TOOL_ERROR_CODE:
+                    if event.error_code in (TOOL_ERROR_CODE, MODEL_NOT_READY_CODE):
                         break
                     yield event
                     if self.plugin.violation is not None:  # stop before anything else runs
@@ -212,6 +221,8 @@ class EvalRunner:
         violation = self.plugin.take_violation()
         if violation is not None:
             raise violation
+        if self.model_check.problem is not None:
+            raise self.model_check.problem
 
     async def apply_state_delta(
         self, session_id: str, state_delta: Mapping[str, Any], *, source: str

@@ -33,10 +33,10 @@ from google.adk.sessions import Session
 from google.genai import types
 from mongoquery import Query
 
-from ._agent_tree import check_models
+from ._agent_tree import check_model
 from ._bridge import Bridge, YieldInfo
 from ._case import EvalCase
-from ._errors import EvalRunError, EvalUserAgentError
+from ._errors import EvalRunError, EvalSetupError, EvalUserAgentError
 from ._result import ErrorPhase, EvalErrorInfo, EvalResult, TokenUsage, run_status
 from ._runner import EvalRunner
 from ._state import merge_changes, scoped_view
@@ -50,7 +50,7 @@ from ._termination import (
 from ._trace import EvalTrace
 from ._turns import PendingCall, RunEnd, classify_run, resume_message, tool_response
 from ._user_runner import UserAgentAnswer, UserAgentRunner
-from .metrics._scoring import MetricFailure, score_stopped_trace, score_trace
+from .metrics._scoring import score_stopped_trace, score_trace
 from .metrics._types import MetricResult
 
 __all__ = ["run_eval"]
@@ -110,11 +110,13 @@ class _Simulation:
             attempt=attempt,
             simulate_unmocked=case.unmocked_simulator,
             max_model_calls=limits.max_model_calls,
+            case=case.name,
         )
         self.clock = self.system.plugin.clock
-        self.users = UserAgentRunner(case.user_agents)
-        for agent in (self.system.root_agent, *self.users.agents):
-            check_models(agent, case=case.name)
+        self.users = UserAgentRunner(case.user_agents, case=case.name)
+        check_model(self.system.root_agent, case=case.name)  # certain to run
+        if case.first_message is None and case.user_agents.loop is not None:
+            check_model(case.user_agents.loop, case=case.name)  # it opens the conversation
         for mock in case.simulators():  # a simulator's model without its key: a setup error
             assert mock.simulator is not None
             mock.simulator.llm()
@@ -139,9 +141,10 @@ class _Simulation:
             with anyio.CancelScope(shield=True):
                 await self.system.close()
                 await self.users.close()
-        return self._result(
-            trace, metrics, error or (_metric_error(failures[0]) if failures else None)
-        )
+        if error is None and failures:  # a metric raised: the run is an error of that metric
+            first = failures[0]
+            error = EvalErrorInfo("metric", str(first), type(first.error).__name__)
+        return self._result(trace, metrics, error)
 
     async def _converse_within_limit(self) -> EvalErrorInfo | None:
         limit = self.case.terminate_when.max_duration
@@ -249,8 +252,8 @@ class _Simulation:
                 session_id=self.session_id, new_message=message
             ):
                 events.append(event)
-        except Exception as error:
-            return _failed("system", error)
+        except Exception as error:  # (an agent reached that cannot run: a set-up error)
+            return _failed("setup" if error is self.system.model_check.problem else "system", error)
         last = events[-1] if events else None
         if last is not None and last.error_code == MODEL_CALL_LIMIT_CODE:
             limit = self.case.terminate_when.max_model_calls
@@ -282,10 +285,11 @@ class _Simulation:
         """One user agent's answer to one yield, through the bridge."""
         try:
             prompt = await self.bridge.prompt(self._main_session, info)
-            answer = await self.users.answer(agent, prompt, info)
+        except Exception as error:
+            raise _bridge_error(error) from error
+        answer = await self.users.answer(agent, prompt, info)
+        try:
             return answer, await self.bridge.response(answer.output, self.users.session, info)
-        except EvalUserAgentError:
-            raise
         except Exception as error:
             raise _bridge_error(error) from error
 
@@ -294,8 +298,8 @@ class _Simulation:
         assert agent is not None
         try:
             answer, response = await self._ask(agent, info)
-        except EvalUserAgentError as error:
-            return _failed("user_agent", error)
+        except (EvalUserAgentError, EvalSetupError) as error:
+            return _failed("setup" if self.users.cannot_run(error) else "user_agent", error)
         if not opening and not answer.stop:  # a turn is an answer the system gets
             self.turns += 1
         if stop := await self._apply_changes([answer]):
@@ -311,8 +315,8 @@ class _Simulation:
             )
         try:
             answers = await self._collect_tool_answers(pending)
-        except EvalUserAgentError as error:
-            return _failed("user_agent", error)
+        except (EvalUserAgentError, EvalSetupError) as error:
+            return _failed("setup" if self.users.cannot_run(error) else "user_agent", error)
         ordered = [answers[call.call_id] for call in pending]
         if stop := await self._apply_changes([answer for answer, _ in ordered]):
             return stop
@@ -333,6 +337,7 @@ class _Simulation:
 
         Raises:
             EvalUserAgentError: The first failure (it cancels the other answers).
+            EvalSetupError: A user agent cannot run (its model has no key).
         """
         by_agent: dict[int, tuple[BaseAgent, list[PendingCall]]] = {}
         for call in pending:
@@ -347,13 +352,13 @@ class _Simulation:
         if len(by_agent) == 1:  # one agent answers in order: no task group needed
             await answer_in_order(*next(iter(by_agent.values())))
             return answers
-        failures: list[EvalUserAgentError] = []
+        failures: list[EvalUserAgentError | EvalSetupError] = []
         async with anyio.create_task_group() as group:
 
             async def answer_or_cancel(agent: BaseAgent, calls: list[PendingCall]) -> None:
                 try:
                     await answer_in_order(agent, calls)
-                except EvalUserAgentError as error:
+                except (EvalUserAgentError, EvalSetupError) as error:
                     failures.append(error)
                     group.cancel_scope.cancel()
 
@@ -390,11 +395,3 @@ def _bridge_error(error: BaseException) -> EvalUserAgentError:
     if isinstance(error, EvalUserAgentError):
         return error
     return EvalUserAgentError(f"the bridge raised {type(error).__name__}: {error}")
-
-
-def _metric_error(failure: MetricFailure) -> EvalErrorInfo:
-    return EvalErrorInfo(
-        phase="metric",
-        message=str(failure),
-        type=type(failure.error).__name__,
-    )

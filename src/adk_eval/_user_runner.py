@@ -18,6 +18,7 @@ from google.adk.runners import Runner
 from google.adk.sessions import Session
 from pydantic import BaseModel, ValidationError
 
+from ._agent_tree import ModelCheck
 from ._bridge import StateChangeCollector, YieldInfo, collect_state_changes, stop_collecting
 from ._case import UserAgents
 from ._errors import EvalSetupError, EvalUserAgentError
@@ -90,7 +91,7 @@ class UserAgentRunner:
     whose answers are appended to the session directly (the same events).
     """
 
-    def __init__(self, user_agents: UserAgents) -> None:
+    def __init__(self, user_agents: UserAgents, *, case: str | None = None) -> None:
         agents: list[BaseAgent] = []
         for agent in [user_agents.loop, *user_agents.tools.values()]:
             if agent is not None and not any(agent is known for known in agents):
@@ -107,9 +108,15 @@ class UserAgentRunner:
         """Every distinct user agent of the case."""
         self.session_service = EvalSessionService()
         # Scripted and human user agents answer without a runner (see _answer_directly).
+        # Each checks its agent's model at its first model call (see `ModelCheck`).
+        self._checks = {id(agent): ModelCheck(agent, case=case) for agent in agents}
         self._runners = {
             id(agent): Runner(
-                app=App(name=USER_APP_NAME, root_agent=agent, plugins=[StateChangeCollector()]),
+                app=App(
+                    name=USER_APP_NAME,
+                    root_agent=agent,
+                    plugins=[StateChangeCollector(), self._checks[id(agent)]],
+                ),
                 session_service=self.session_service,
             )
             for agent in agents
@@ -118,6 +125,10 @@ class UserAgentRunner:
         self._session_id: str | None = None
         # The shared session as direct answers left it (None: fetch a fresh copy).
         self._direct_session: Session | None = None
+
+    def cannot_run(self, error: BaseException) -> bool:
+        """Whether `error` is that of a user agent whose model cannot run here (no key)."""
+        return any(error is check.problem for check in self._checks.values())
 
     async def start(self) -> None:
         """Creates the shared user-agent session."""
@@ -149,6 +160,7 @@ class UserAgentRunner:
         Raises:
             EvalUserAgentError: The agent raised, or its output does not fit its
                 `output_schema`.
+            EvalSetupError: The agent's model cannot run here (no key); it was not called.
         """
         assert self._session_id is not None, "call start() first"
         sink, sink_token = collect_state_changes()
@@ -160,7 +172,10 @@ class UserAgentRunner:
                 events = await self._answer_directly(agent, prompt)
             else:
                 events = await self._run(runner, prompt)
-        except EvalUserAgentError:
+                problem = self._checks[id(agent)].problem
+                if problem is not None:
+                    raise problem
+        except (EvalUserAgentError, EvalSetupError):
             raise
         except Exception as error:
             cause = error.__cause__ if isinstance(error.__cause__, EvalUserAgentError) else None
