@@ -31,6 +31,7 @@ from ..metrics._trajectory import (
     trajectory_match,
 )
 from ..metrics._types import Metric
+from ..metrics._volatile import VolatileMode
 from ._evalset import load_eval_set
 from ._export import STATE_CHANGES_FIELD
 from ._scenario import eval_case_from_scenario
@@ -204,6 +205,7 @@ def eval_case_from_golden(
     metrics: Sequence[Metric] = (),
     final_state: bool = True,
     ignore_state: Sequence[str] = (),
+    volatile_state: VolatileMode = "by_kind",
     responses: float | None = 0.8,
     name: str | None = None,
 ) -> EvalCase:
@@ -221,7 +223,10 @@ def eval_case_from_golden(
     `with_state_change` is changed again at the same points (with their
     answers), and, when ``final_state`` is true and the golden holds a
     ``final_session_state``, `final_state_match` compares the final state with it
-    (keys or patterns in ``ignore_state`` may differ, e.g. timestamps). The
+    (keys or patterns in ``ignore_state`` may differ; with ``volatile_state``
+    ``"by_kind"``, the default, a clock reading or a random id the agent wrote,
+    ``time.time()``, ``datetime.now()``, ``uuid4()``, matches any of its kind, so
+    an unchanged agent passes its own golden; ``"exact"`` compares them too). The
     `golden_responses` metric is ADK's ``response_match_score`` (ROUGE-1 per
     turn against the golden's final responses) with ``responses`` as its
     threshold (ADK's default, 0.8; None leaves it out); it needs
@@ -278,7 +283,14 @@ def eval_case_from_golden(
                 "golden_trajectory", golden, mode=mode, args=args, threshold=threshold
             ),
             *(
-                [final_state_match("golden_final_state", expected, ignore=ignore_state)]
+                [
+                    final_state_match(
+                        "golden_final_state",
+                        expected,
+                        ignore=ignore_state,
+                        volatile=volatile_state,
+                    )
+                ]
                 if final_state and (expected := golden.final_session_state) is not None
                 else []
             ),

@@ -12,6 +12,7 @@ from .._errors import EvalSetupError
 from .._state import SESSION, flatten_state, public_state
 from .._trace import EvalTrace
 from ._types import MetricResult, excerpt
+from ._volatile import VolatileMode, same_or_volatile
 
 __all__ = ["FinalStateMetric", "StateMetric", "final_state_match", "state_metric"]
 
@@ -96,17 +97,22 @@ class FinalStateMetric:
 
     Both sides are ADK's flat state (``"key"``, ``"user:key"``, ``"patient:key"``)
     without ADK's internal keys. Each differing key is named in the evidence with
-    a short excerpt of both values; ignored keys that differ are named too.
+    a short excerpt of both values; ignored keys that differ are named too, and so
+    are the keys whose values differ only as two clock readings or two random ids.
 
     Attributes:
         name: Metric name.
         expected: The state to find (a golden's ``final_session_state``).
         ignore: Keys or glob patterns (``"*timestamp*"``) whose values may differ.
+        volatile: ``"by_kind"`` (the default): a clock reading matches any clock
+            reading and a random id any random id, inside dicts and lists too
+            (see `adk_eval.metrics._volatile`); ``"exact"``: every value equal.
     """
 
     name: str
     expected: Mapping[str, Any]
     ignore: tuple[str, ...] = ()
+    volatile: VolatileMode = "by_kind"
 
     def evaluate(self, trace: EvalTrace) -> MetricResult:
         """Compares the final state with `expected`, key by key."""
@@ -118,18 +124,32 @@ class FinalStateMetric:
             if expected.get(key, _MISSING) != actual.get(key, _MISSING)
         )
         ignored = [key for key in differing if self._ignored(key)]
-        counted = [key for key in differing if key not in ignored]
+        by_kind = [
+            key
+            for key in differing
+            if key not in ignored
+            and self.volatile == "by_kind"
+            and key in expected
+            and key in actual
+            and same_or_volatile(expected[key], actual[key])
+        ]
+        counted = [key for key in differing if key not in ignored and key not in by_kind]
         evidence = [_difference(key, expected, actual) for key in counted]
         if not counted:
             evidence.append(f"the final state matches ({len(expected)} keys)")
+        if by_kind:
+            evidence.append(
+                "different clock readings or random ids, matched by kind: "
+                + ", ".join(f"`{k}`" for k in by_kind)
+            )
         if ignored:
             evidence.append(f"ignored, and different: {', '.join(f'`{k}`' for k in ignored)}")
         total = len(expected.keys() | actual.keys()) - len(ignored)
+        value: dict[str, Any] = {"differing": counted, "ignored": ignored, "keys": total}
+        if by_kind:  # (only then: the value of an exact match keeps its shape)
+            value["by_kind"] = by_kind
         return MetricResult(
-            passed=not counted,
-            score=1.0 if not counted else 0.0,
-            value={"differing": counted, "ignored": ignored, "keys": total},
-            evidence=evidence,
+            passed=not counted, score=1.0 if not counted else 0.0, value=value, evidence=evidence
         )
 
     def _ignored(self, key: str) -> bool:
@@ -145,9 +165,16 @@ def _difference(key: str, expected: Mapping[str, Any], actual: Mapping[str, Any]
 
 
 def final_state_match(
-    name: str, expected: Mapping[str, Any], *, ignore: Sequence[str] = ()
+    name: str,
+    expected: Mapping[str, Any],
+    *,
+    ignore: Sequence[str] = (),
+    volatile: VolatileMode = "by_kind",
 ) -> FinalStateMetric:
     """The whole final state against an expected one (flat ADK keys).
+
+    Clock readings and random ids match by kind unless ``volatile="exact"``
+    (see `FinalStateMetric`).
 
     Example:
         ::
@@ -155,4 +182,10 @@ def final_state_match(
             final_state_match("final_state", golden.final_session_state or {},
                               ignore=["user:last_seen", "*timestamp*"])
     """
-    return FinalStateMetric(name=name, expected=dict(expected), ignore=tuple(ignore))
+    if volatile not in ("by_kind", "exact"):
+        raise EvalSetupError(
+            f"final_state_match `{name}`: volatile must be 'by_kind' or 'exact', got {volatile!r}"
+        )
+    return FinalStateMetric(
+        name=name, expected=dict(expected), ignore=tuple(ignore), volatile=volatile
+    )
