@@ -51,7 +51,11 @@ class _Stop:
 
 
 STOP: Any = _Stop()
-"""A script reply (or step result) that ends the conversation."""
+"""A script reply (or step result) that ends the conversation.
+
+The string ``"STOP"`` is not it: a script that holds the string sends it to the
+agent as a message like any other (a texting user's unsubscribe, say).
+"""
 
 CURRENT_YIELD: contextvars.ContextVar[YieldInfo | None] = contextvars.ContextVar(
     "adk_eval_current_yield", default=None

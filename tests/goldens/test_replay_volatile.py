@@ -133,3 +133,19 @@ def test_values_match_by_kind_only_item_by_item():
     assert not same_or_volatile(stamped, {"at": "2026-11-26T11:00:00", "tool": "cancel"})
     assert not same_or_volatile([stamped], [stamped, stamped])
     assert not same_or_volatile("2026-11-25T10:00:00", str(uuid.uuid4()))
+
+
+async def test_a_replay_takes_models_for_this_run_only(tmp_path, monkeypatch):
+    for key in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"):
+        monkeypatch.delenv(key, raising=False)
+    golden = await golden_of(tmp_path)
+    production = agent()
+    production.model = "gemini-2.5-flash"  # as deployed: no key in the tests
+    scripted = ScriptedLlm([tool_call("book", {"city": "Paris"}), "Booked."])
+    replay = await run_eval(
+        eval_case_from_golden(
+            golden, production, tool_mocks={"book": book}, models={"concierge": scripted}
+        )
+    )
+    assert replay.status == "passed", replay.explain()
+    assert production.model == "gemini-2.5-flash"

@@ -32,6 +32,7 @@ from ..metrics._trajectory import (
 )
 from ..metrics._types import Metric
 from ..metrics._volatile import VolatileMode
+from ..models import ModelSpec
 from ._evalset import load_eval_set
 from ._export import STATE_CHANGES_FIELD
 from ._scenario import eval_case_from_scenario
@@ -207,6 +208,7 @@ def eval_case_from_golden(
     ignore_state: Sequence[str] = (),
     volatile_state: VolatileMode = "by_kind",
     responses: float | None = 0.8,
+    models: Mapping[str, ModelSpec] | None = None,
     name: str | None = None,
 ) -> EvalCase:
     """An `EvalCase` that replays a golden's user turns and scores the trajectory.
@@ -232,6 +234,9 @@ def eval_case_from_golden(
     threshold (ADK's default, 0.8; None leaves it out); it needs
     google-adk[eval], and without it is not applicable, saying so.
 
+    ``models`` gives agents models for this replay only, by agent name, as in
+    `EvalCase` (``{"*": ...}`` for every agent).
+
     A golden with a ``conversation_scenario`` and no conversation (ADK's
     user-simulator cases) is played by `eval_case_from_scenario` instead.
 
@@ -247,6 +252,7 @@ def eval_case_from_golden(
             node_mocks=node_mocks,
             user_agents=user_agents,
             metrics=metrics,
+            models=models,
             name=name,
         )
     if not texts:
@@ -309,5 +315,6 @@ def eval_case_from_golden(
             ),
             *metrics,
         ],
+        models=dict(models) if models is not None else None,
         description=f"replays golden `{golden.eval_id}`",
     )

@@ -60,6 +60,7 @@ def eval_case_from_scenario(
     user_agents: Mapping[str, BaseAgent] | None = None,
     metrics: Sequence[Metric] = (),
     max_turns: int = DEFAULT_SCENARIO_TURNS,
+    models: Mapping[str, ModelSpec] | None = None,
     name: str | None = None,
 ) -> EvalCase:
     """An `EvalCase` that plays an ADK conversation scenario with a simulated user.
@@ -76,6 +77,7 @@ def eval_case_from_scenario(
         metrics: Scored on the run (e.g. ``adk_metric("per_turn_user_simulator_quality_v1",
             golden=case)`` to have ADK's judge rate the simulated user).
         max_turns: The turn limit.
+        models: As in `EvalCase`: models for this case only, by agent name.
         name: The case name (default: the eval id, or ``scenario``).
 
     Raises:
@@ -110,5 +112,6 @@ def eval_case_from_scenario(
         first_message=scenario.starting_prompt,
         terminate_when=TerminateWhen(max_turns=max_turns),
         metrics=list(metrics),
+        models=dict(models) if models is not None else None,
         description=f"plays conversation scenario: {scenario.conversation_plan[:80]}",
     )
