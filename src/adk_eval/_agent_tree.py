@@ -81,17 +81,27 @@ def walk(root: BaseAgent | Workflow) -> Iterator[tuple[BaseAgent, str]]:
 
 
 def nodes_of(workflow: Workflow) -> Iterator[BaseNode]:
-    """The nodes of `workflow`'s graph (not its nested workflows' nodes), START left out."""
+    """The nodes of `workflow`'s graph (not its nested workflows' nodes), START left out.
+
+    A parallel worker is seen as the node it runs once per item.
+    """
     for node in workflow.graph.nodes if workflow.graph else []:
         if node is not START:
-            yield node
+            yield _worker_inner(node) or node
+
+
+def _worker_inner(node: BaseNode) -> BaseNode | None:
+    """The node a parallel worker (ADK's ``_ParallelWorker``) runs per item; None for others."""
+    inner = getattr(node, "_node", None) if type(node).__name__ == "_ParallelWorker" else None
+    return inner if isinstance(inner, BaseNode) else None
 
 
 def map_nodes(workflow: Workflow, replace: Callable[[BaseNode, str], BaseNode]) -> Workflow:
     """A copy of `workflow` (nested workflows copied too) with each node ``replace``d.
 
     `replace` gets every node but START and nested workflows, once each, with
-    where it sits; the copy keeps the edges, routes and the workflow's settings.
+    where it sits (a parallel worker's inner node, rewrapped after); the copy keeps
+    the edges, routes and the workflow's settings.
     """
     copies: dict[int, BaseNode] = {}
 
@@ -101,6 +111,8 @@ def map_nodes(workflow: Workflow, replace: Callable[[BaseNode, str], BaseNode]) 
                 copies[id(node)] = node
             elif type(node) is Workflow:
                 copies[id(node)] = map_nodes(node, replace)
+            elif (inner := _worker_inner(node)) is not None:  # replace it, then rewrap it
+                copies[id(node)] = _rewrapped(node, copy_of(inner))
             else:
                 copies[id(node)] = replace(node, f"workflow `{workflow.name}`")
         return copies[id(node)]
@@ -115,6 +127,20 @@ def map_nodes(workflow: Workflow, replace: Callable[[BaseNode, str], BaseNode]) 
         if name not in ("edges", "graph")
     }
     return Workflow(**fields, edges=edges)
+
+
+def _rewrapped(worker: BaseNode, inner: BaseNode) -> BaseNode:
+    """`worker` again (a parallel worker) around `inner`, its settings kept."""
+    if inner is _worker_inner(worker):
+        return worker
+    from google.adk.workflow._parallel_worker import _ParallelWorker
+
+    return _ParallelWorker(
+        node=inner,
+        max_parallel_workers=getattr(worker, "max_parallel_workers", None),
+        retry_config=worker.retry_config,
+        timeout=worker.timeout,
+    )
 
 
 def find_agent(root: BaseAgent | Workflow, name: str) -> BaseAgent | None:

@@ -33,6 +33,7 @@ from ._errors import EvalSetupError
 
 __all__ = [
     "CONFIRMATION_CALL",
+    "CREDENTIAL_CALL",
     "DEFAULT_USER_ID",
     "PendingCall",
     "RunEnd",
@@ -210,6 +211,9 @@ def classify_run(events: Sequence[Event]) -> RunEnd:
 CONFIRMATION_CALL = "adk_request_confirmation"
 """The call ADK makes to ask for a tool confirmation (answered like any tool yield)."""
 
+CREDENTIAL_CALL = "adk_request_credential"
+"""The call ADK makes to ask for a credential (a node or tool with an ``auth_config``)."""
+
 
 def stable_call_args(name: str, args: Mapping[str, Any]) -> dict[str, Any]:
     """A call's args as goldens keep and compare them.
@@ -230,10 +234,15 @@ def tool_response(tool_name: str, value: Any) -> dict[str, Any]:
     """The `FunctionResponse` payload answering a call to `tool_name` with `value`.
 
     A dict is kept; ``True``/``False`` answering ADK's confirmation request is
-    ``{"confirmed": value}``; anything else is ``{"result": value}``.
+    ``{"confirmed": value}``; a string or number answering ADK's credential request
+    is an API key (``{"auth_type": "apiKey", "api_key": ...}``, an `AuthCredential`);
+    anything else is ``{"result": value}``.
     """
     if tool_name == CONFIRMATION_CALL and isinstance(value, bool):
         return {"confirmed": value}
+    is_key = isinstance(value, str | int | float) and not isinstance(value, bool)
+    if tool_name == CREDENTIAL_CALL and is_key:
+        return {"auth_type": "apiKey", "api_key": str(value)}
     if isinstance(value, dict):
         return value
     return {"result": value}

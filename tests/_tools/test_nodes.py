@@ -237,7 +237,7 @@ async def test_per_case_models_reach_agents_inside_the_workflow():
     assert reviewer.model.steps == ["Reviewed: fine."]  # the user's agent is untouched
 
 
-async def test_dynamic_nodes_start_only_from_a_node_that_runs_as_itself():
+async def test_a_node_declared_harmless_starts_only_declared_dynamic_nodes():
     from google.adk.agents.context import Context
 
     def child(node_input: str) -> str:
@@ -252,17 +252,183 @@ async def test_dynamic_nodes_start_only_from_a_node_that_runs_as_itself():
 
     node = FunctionNode(func=parent, rerun_on_resume=True)  # ADK requires it of a parent
     graph = Workflow(name="dynamic", edges=[(START, node)])
-    passed = await run_eval(
-        EvalCase(name="dynamic", agent=graph, first_message="go", node_mocks={"parent": parent})
-    )
+
+    def run(node_mocks):
+        RAN.clear()
+        return run_eval(
+            EvalCase(name="dynamic", agent=graph, first_message="go", node_mocks=node_mocks)
+        )
+
+    refused = await run({"parent": parent})
+    assert refused.status == "error"
+    assert RAN == ["parent"]  # the undeclared child never ran
+    assert refused.error.message.startswith("Node `child` of workflow `dynamic`")
+    assert "started by node `parent` with ctx.run_node" in refused.error.message
+
+    passed = await run({"parent": parent, "child": child})
     assert passed.status == "passed", passed.explain()
-    assert RAN == ["parent", "child"]  # declared harmless: it starts its child as in production
+    assert RAN == ["parent", "child"]  # both declared harmless: as in production
     outputs = [e.output for e in passed.events if e.output is not None]
     assert outputs[-1] == "child saw hello"
 
-    RAN.clear()
-    mocked = await run_eval(
-        EvalCase(name="dynamic", agent=graph, first_message="go", node_mocks={"parent": "mocked"})
-    )
+    mocked_child = await run({"parent": parent, "child": lambda node_input: "MOCK"})
+    assert mocked_child.status == "passed", mocked_child.explain()
+    assert RAN == ["parent"]
+    assert [e.output for e in mocked_child.events if e.output is not None][-1] == "MOCK"
+
+    mocked = await run({"parent": "mocked"})
     assert mocked.status == "passed", mocked.explain()
     assert RAN == []  # a mocked node never starts its dynamic children
+
+
+def api_key_auth():
+    from fastapi.openapi.models import APIKey, APIKeyIn
+    from google.adk.auth.auth_credential import AuthCredential, AuthCredentialTypes
+    from google.adk.auth.auth_tool import AuthConfig
+
+    return AuthConfig(
+        auth_scheme=APIKey(**{"in": APIKeyIn.header, "name": "X-Key"}),
+        raw_auth_credential=AuthCredential(auth_type=AuthCredentialTypes.API_KEY),
+        credential_key="fetch_key",  # (without one, ADK calls its own deprecated method)
+    )
+
+
+def fetch(node_input: str) -> str:
+    """Fetches from a service that needs a key (a side effect)."""
+    RAN.append("fetch")
+    return "fetched"
+
+
+async def test_an_auth_gated_node_is_refused_before_its_credential_is_asked_for():
+    from google.adk.workflow import FunctionNode
+
+    node = FunctionNode(func=fetch, auth_config=api_key_auth(), rerun_on_resume=True)
+    graph = Workflow(name="gated", edges=[(START, node)])
+    result = await run_eval(EvalCase(name="gated", agent=graph, first_message="go"))
+    assert result.status == "error"
+    assert result.error.message.startswith("Node `fetch` of workflow `gated`")
+    assert RAN == []
+    assert not [c for c in result.trace.tool_calls if c.name == "adk_request_credential"]
+
+
+async def test_a_credential_request_is_answered_by_its_user_agent():
+    from google.adk.workflow import FunctionNode
+
+    node = FunctionNode(func=fetch, auth_config=api_key_auth(), rerun_on_resume=True)
+    graph = Workflow(name="gated", edges=[(START, node)])
+    result = await run_eval(
+        EvalCase(
+            name="gated",
+            agent=graph,
+            first_message="go",
+            node_mocks={"fetch": lambda node_input: "MOCK fetched"},
+            user_agents=UserAgents(
+                tools={"adk_request_credential": ScriptedUserAgent(name="it", script=["k-123"])}
+            ),
+        )
+    )
+    assert result.status == "passed", result.explain()
+    (asked,) = [c for c in result.trace.tool_calls if c.name == "adk_request_credential"]
+    assert result.trace.source_of(asked) == "user_agent"
+    assert [e.output for e in result.events if e.output is not None][-1] == "MOCK fetched"
+    assert RAN == []
+
+
+async def test_a_refused_nodes_confirmation_predicate_never_runs():
+    from google.adk.workflow import FunctionNode
+
+    def ask(node_input: str) -> bool:
+        RAN.append("asked")
+        return True
+
+    node = FunctionNode(func=publish, require_confirmation=ask, rerun_on_resume=True)
+    graph = Workflow(name="confirmed", edges=[(START, node)])
+    result = await run_eval(EvalCase(name="confirmed", agent=graph, first_message="go"))
+    assert result.status == "error"
+    assert result.error.message.startswith("Node `publish` of workflow `confirmed`")
+    assert RAN == []
+
+
+async def test_a_custom_agent_node_runs_code_so_it_is_declared_or_refused():
+    from google.adk.agents import BaseAgent
+    from google.adk.events import Event
+    from google.genai import types
+
+    class Stamp(BaseAgent):
+        async def _run_async_impl(self, ctx):
+            RAN.append("stamp")
+            yield Event(author=self.name, content=types.Content(parts=[types.Part(text="x")]))
+
+    def graph(stamp):
+        return Workflow(name="stamped", edges=[(START, stamp)])
+
+    stamp = Stamp(name="stamp")
+    refused = await run_eval(EvalCase(name="s", agent=graph(stamp), first_message="go"))
+    assert refused.status == "error"
+    assert refused.error.message.startswith("Node `stamp` of workflow `stamped`")
+    assert RAN == []
+
+    declared = Stamp(name="stamp")
+    passed = await run_eval(
+        EvalCase(
+            name="s", agent=graph(declared), first_message="go", node_mocks={"stamp": declared}
+        )
+    )
+    assert passed.status == "passed", passed.explain()
+    assert RAN == ["stamp"]
+
+
+async def test_a_parallel_worker_function_node_is_mocked_once_per_item():
+    from google.adk.workflow import node as make_node
+
+    seen = []
+
+    def split(node_input: str) -> list[str]:
+        return ["a", "b", "c"]
+
+    def mock(node_input: str) -> str:
+        seen.append(node_input)
+        return node_input.upper()
+
+    worker = make_node(publish, parallel_worker=True)
+    graph = Workflow(name="fanout", edges=[(START, split, worker)])
+    result = await run_eval(
+        EvalCase(
+            name="fanout",
+            agent=graph,
+            first_message="go",
+            node_mocks={"split": split, "publish": mock},
+        )
+    )
+    assert result.status == "passed", result.explain()
+    assert sorted(seen) == ["a", "b", "c"]  # once per item, not once with the list
+    assert [e.output for e in result.events if e.output is not None][-1] == ["A", "B", "C"]
+    assert RAN == []
+
+
+async def test_an_agent_parallel_worker_is_an_agent_whose_tools_are_mocked():
+    finder = LlmAgent(
+        name="finder",
+        model=ScriptedLlm([tool_call("lookup", {"topic": "x"}), "found"]),
+        tools=[lookup],
+        parallel_worker=True,
+    )
+
+    def split(node_input: str) -> list[str]:
+        return ["owls", "bats"]
+
+    graph = Workflow(name="fanout", edges=[(START, split, finder)])
+    result = await run_eval(
+        EvalCase(
+            name="fanout",
+            agent=graph,
+            first_message="go",
+            node_mocks={"split": split},
+            tool_mocks={"lookup": ToolMock.returning({"facts": "mocked"})},
+        )
+    )
+    assert result.status == "passed", result.explain()
+    assert RAN == []
+    calls = [c for c in result.trace.tool_calls if c.name == "lookup"]
+    assert len(calls) == 2
+    assert {result.trace.source_of(c) for c in calls} == {"mock"}

@@ -2,9 +2,9 @@
 
 A workflow's `LlmAgent` nodes and tool nodes run through the App's plugins (the
 interception plugin sees their model requests and tool calls, as in any agent).
-Function nodes, and any other node that is plain code, run outside every plugin
-callback, so the harness runs a *copy* of the graph in which each such node is
-replaced, by name, according to ``node_mocks``:
+Function nodes, custom `BaseAgent` nodes and any other node that is plain code run
+outside every plugin callback, so the harness runs a *copy* of the graph in which
+each such node is replaced, by name, according to ``node_mocks``:
 
 * the node itself, or the function it wraps: it runs as itself (no side effects);
 * any other callable: called with the node's arguments as keywords (those the
@@ -12,23 +12,34 @@ replaced, by name, according to ``node_mocks``:
   node's output (an `Event` or `RequestInput` passes as is);
 * any other value: the node's output;
 * not listed: the node does not run; the run stops with an `EvalToolError`
-  naming the node, its workflow and its module.
+  naming the node, its workflow and its module, before anything else happens
+  (its confirmation predicate is not asked, its credential not requested).
 
 The copy keeps every edge, route, join, retry, timeout and confirmation setting;
 only the code of the replaced nodes differs. The user's workflow is not changed.
-Dynamic nodes (``ctx.run_node``) run from inside a node: from a node that runs as
-itself, they are its own business; a replaced node never starts them.
+A parallel worker (``parallel_worker=True``) keeps being one: its inner node is
+replaced, so a mock is called once per item.
+
+**Dynamic nodes** (``await ctx.run_node(other)`` inside a node that runs as
+itself) go through the same rule, by name: the ``ctx`` such a node gets starts
+`other` (a function, a node, a workflow) only as ``node_mocks`` says, so a node
+declared harmless cannot start an undeclared one. A name in ``node_mocks`` that is
+no node of the graph is taken for a dynamic node, unless it is close to one (a
+typo is refused, with a did-you-mean).
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import functools
 import inspect
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from google.adk.agents import BaseAgent
+from google.adk.agents import BaseAgent, LlmAgent, LoopAgent, ParallelAgent, SequentialAgent
 from google.adk.events import Event
+from google.adk.tools.base_tool import BaseTool
 from google.adk.workflow import BaseNode, FunctionNode, JoinNode, Workflow
 from google.adk.workflow._tool_node import _ToolNode
 
@@ -41,13 +52,26 @@ __all__ = ["NodeRefusal", "with_node_mocks"]
 NodeRefusal = Callable[[str, str, str | None, dict[str, Any]], Event]
 """``(node name, where, module, arguments) -> the error event`` of an unlisted node."""
 
+_SEEN_AGENTS = (LlmAgent, SequentialAgent, ParallelAgent, LoopAgent)
+"""Agents whose work the plugins see (model calls, tool calls, sub-agents): not code."""
+
+_SETTINGS = (
+    "rerun_on_resume",
+    "retry_config",
+    "timeout",
+    "auth_config",
+    "require_confirmation",
+    "parameter_binding",
+    "state_schema",
+)
+"""A node's settings its replacement keeps (a refused node drops the last but two)."""
+
 
 def _runs_code(node: BaseNode) -> bool:
-    """Whether the plugins cannot see `node` run: a function node or an unknown node class.
-
-    START never comes here: `nodes_of` and `map_nodes` leave it out.
-    """
-    return not isinstance(node, BaseAgent) and type(node) not in (JoinNode, _ToolNode, Workflow)
+    """Whether the plugins cannot see `node` run: a function node, a custom agent, any other."""
+    if isinstance(node, BaseAgent):
+        return not isinstance(node, _SEEN_AGENTS)
+    return type(node) not in (JoinNode, _ToolNode, Workflow)
 
 
 def _code_nodes(workflow: Workflow) -> Iterator[BaseNode]:
@@ -65,73 +89,137 @@ def with_node_mocks(
     """A copy of `workflow` whose code nodes are mocked, passed or refused (module doc).
 
     Raises:
-        EvalSetupError: A key of `node_mocks` names no code node of the graph.
+        EvalSetupError: A key of `node_mocks` is close to a code node's name but is
+            none (a typo).
     """
     names = sorted({node.name for node in _code_nodes(workflow)})
-    unknown = sorted(set(node_mocks) - set(names))
-    if unknown:
-        close = difflib.get_close_matches(unknown[0], names, n=1)
-        hint = f" Did you mean `{close[0]}`?" if close else ""
-        raise EvalSetupError(
-            f"EvalCase `{case}`: node_mocks names `{unknown[0]}`, which is no function node "
-            f"of workflow `{workflow.name}` (its function nodes: {names or 'none'}).{hint}"
-        )
-
-    def replace(node: BaseNode, where: str) -> BaseNode:
-        return _replaced(node, where, node_mocks, refuse) if _runs_code(node) else node
-
-    return map_nodes(workflow, replace)
+    for unknown in sorted(set(node_mocks) - set(names)):
+        close = difflib.get_close_matches(unknown, names, n=1)
+        if close:
+            raise EvalSetupError(
+                f"EvalCase `{case}`: node_mocks names `{unknown}`, which is no function node "
+                f"of workflow `{workflow.name}` (its function nodes: {names}). Did you mean "
+                f"`{close[0]}`?"
+            )
+    return map_nodes(workflow, _Gate(node_mocks, refuse).node)
 
 
-def _replaced(
-    node: BaseNode, where: str, node_mocks: Mapping[str, Any], refuse: NodeRefusal
-) -> BaseNode:
-    function = getattr(node, "_func", None)  # FunctionNode keeps what it wraps there
-    if node.name in node_mocks:
-        mock = node_mocks[node.name]
+class _Gate:
+    """Replaces code nodes by `node_mocks` (static ones, and those started dynamically)."""
+
+    def __init__(self, node_mocks: Mapping[str, Any], refuse: NodeRefusal) -> None:
+        self._mocks = node_mocks
+        self._refuse = refuse
+
+    def node(self, node: BaseNode, where: str) -> BaseNode:
+        """`node`, or what replaces it (the function `map_nodes` applies)."""
+        return self._replaced(node, where) if _runs_code(node) else node
+
+    def dynamic(self, target: Any, where: str) -> Any:
+        """What ``ctx.run_node(target)`` starts instead of `target` (`where`: who starts it)."""
+        if isinstance(target, Workflow):
+            return map_nodes(target, self.node)
+        if isinstance(target, BaseNode):
+            return self.node(target, where)
+        if callable(target) and not isinstance(target, BaseTool):
+            return self._replaced(FunctionNode(func=target), where)
+        return target  # a tool (the plugins see it), "START"
+
+    def _replaced(self, node: BaseNode, where: str) -> BaseNode:
+        function = getattr(node, "_func", None)  # FunctionNode keeps what it wraps there
+        if node.name not in self._mocks:
+            module = getattr(inspect.unwrap(function), "__module__", None) if function else None
+
+            async def refused(**arguments: Any) -> Any:
+                return self._refuse(node.name, where, module, arguments)
+
+            return _worker_like(node, _function_node_like(node, refused, refused_node=True))
+        mock = self._mocks[node.name]
         if mock is node or (function is not None and mock is function):
-            return node  # declared harmless: it runs as itself
+            if function is None:  # a node or agent of its own: it runs as itself
+                return node
+            started = f"{where} (started by node `{node.name}` with ctx.run_node)"
+            return _worker_like(node, _function_node_like(node, self._gated(function, started)))
 
-        def body(arguments: dict[str, Any]) -> Any:
-            return mock(**arguments) if callable(mock) else mock
+        async def mocked(**arguments: Any) -> Any:
+            return await call_user(
+                lambda values: mock(**values) if callable(mock) else mock, arguments
+            )
 
-    else:
-        module = getattr(inspect.unwrap(function), "__module__", None) if function else None
+        return _worker_like(node, _function_node_like(node, mocked))
 
-        def body(arguments: dict[str, Any]) -> Any:
-            return refuse(node.name, where, module, arguments)
+    def _gated(self, function: Callable[..., Any], where: str) -> Callable[..., Any]:
+        """`function`, with the ``ctx`` it gets starting dynamic nodes through this gate."""
+        gate = self
 
-    return _function_node_like(node, body)
+        @contextlib.contextmanager
+        def watching(ctx: Any) -> Iterator[None]:
+            if ctx is None or not hasattr(ctx, "run_node"):
+                yield
+                return
+            start = ctx.run_node
+
+            async def run_node(target: Any, *args: Any, **options: Any) -> Any:
+                return await start(gate.dynamic(target, where), *args, **options)
+
+            ctx.run_node = run_node  # this node's own context: its dynamic nodes are gated
+            try:
+                yield
+            finally:
+                with contextlib.suppress(AttributeError):
+                    del ctx.run_node
+
+        if inspect.isasyncgenfunction(function):
+
+            async def gated_stream(*args: Any, **kwargs: Any) -> Any:
+                with watching(kwargs.get("ctx")):
+                    async for item in function(*args, **kwargs):
+                        yield item
+
+            return functools.wraps(function)(gated_stream)
+        if inspect.iscoroutinefunction(function):
+
+            async def gated(*args: Any, **kwargs: Any) -> Any:
+                with watching(kwargs.get("ctx")):
+                    return await function(*args, **kwargs)
+
+            return functools.wraps(function)(gated)
+        return function  # sync code cannot await ctx.run_node
 
 
-def _function_node_like(node: BaseNode, body: Callable[[dict[str, Any]], Any]) -> FunctionNode:
-    """A FunctionNode with `node`'s name, signature and settings that runs `body` instead."""
+def _function_node_like(
+    node: BaseNode, run: Callable[..., Any], *, refused_node: bool = False
+) -> FunctionNode:
+    """A FunctionNode with `node`'s name, signature and settings that runs `run` instead.
+
+    A refused node keeps no confirmation predicate and no auth: nothing of it runs,
+    and nobody is asked for it, before the refusal.
+    """
     original = inspect.unwrap(getattr(node, "_func", None) or _takes_node_input)
-
-    async def run(**arguments: Any) -> Any:
-        return await call_user(body, arguments)
-
-    run.__name__ = run.__qualname__ = node.name
-    run.__doc__ = original.__doc__
-    run.__annotations__ = dict(getattr(original, "__annotations__", {}))
-    run.__signature__ = inspect.signature(original)  # type: ignore[attr-defined]
-    settings = {
-        key: getattr(node, key)
-        for key in (
-            "rerun_on_resume",
-            "retry_config",
-            "timeout",
-            "auth_config",
-            "require_confirmation",
-            "parameter_binding",
-            "state_schema",
-        )
-        if hasattr(node, key)
-    }
+    if run is not getattr(node, "_func", None):
+        run.__name__ = run.__qualname__ = node.name
+        run.__doc__ = original.__doc__
+        run.__annotations__ = dict(getattr(original, "__annotations__", {}))
+        run.__signature__ = inspect.signature(original)  # type: ignore[attr-defined]
+    settings = {key: getattr(node, key) for key in _SETTINGS if hasattr(node, key)}
+    if refused_node:
+        settings.update(require_confirmation=False, auth_config=None)
     replacement = FunctionNode(func=run, name=node.name, **settings)
     for key in ("description", "wait_for_output", "input_schema", "output_schema"):
-        setattr(replacement, key, getattr(node, key))
+        if hasattr(node, key):
+            setattr(replacement, key, getattr(node, key))
     return replacement
+
+
+def _worker_like(node: BaseNode, replacement: BaseNode) -> BaseNode:
+    """`replacement`, run once per item where `node` is a parallel worker (a `Node` flag)."""
+    if not getattr(node, "parallel_worker", False):
+        return replacement
+    from google.adk.workflow._parallel_worker import _ParallelWorker
+
+    return _ParallelWorker(
+        node=replacement, max_parallel_workers=getattr(node, "max_parallel_workers", None)
+    )
 
 
 def _takes_node_input(node_input: Any) -> Any:

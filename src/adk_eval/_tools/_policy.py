@@ -52,8 +52,10 @@ __all__ = [
     "refuses_code_execution",
 ]
 
-FRAMEWORK_YIELD_TOOLS = frozenset({"adk_request_input", "adk_request_confirmation"})
-"""Yielding calls ADK makes on its own (input requests, tool confirmations)."""
+FRAMEWORK_YIELD_TOOLS = frozenset(
+    {"adk_request_input", "adk_request_confirmation", "adk_request_credential"}
+)
+"""Yielding calls ADK makes on its own (input requests, tool confirmations, credentials)."""
 
 
 def _finish_task_tool() -> type[BaseTool] | None:
