@@ -12,6 +12,7 @@ It can be used alone, to drive an agent by hand with every tool call checked::
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import aclosing
@@ -195,6 +196,7 @@ class EvalRunner:
         """
         if self._policy is None:
             raise RuntimeError("call EvalRunner.create_session() before run_async()")
+        stopped = asyncio.Event()  # the harness stops the run: ADK aborts it as asked
         try:
             async with aclosing(
                 self.adk_runner.run_async(
@@ -202,13 +204,16 @@ class EvalRunner:
                     session_id=session_id,
                     new_message=user_content(new_message),
                     run_config=run_config,
+                    abort_signal=stopped,
                 )
             ) as events:
                 async for event in events:
                     if event.error_code in (TOOL_ERROR_CODE, MODEL_NOT_READY_CODE):
+                        stopped.set()
                         break
                     yield event
                     if self.plugin.violation is not None:  # stop before anything else runs
+                        stopped.set()
                         break
         except Exception as error:
             mock_error = self.plugin.mock_error(error)

@@ -432,3 +432,13 @@ async def test_an_agent_parallel_worker_is_an_agent_whose_tools_are_mocked():
     calls = [c for c in result.trace.tool_calls if c.name == "lookup"]
     assert len(calls) == 2
     assert {result.trace.source_of(c) for c in calls} == {"mock"}
+
+
+async def test_an_unmocked_tool_node_is_named_as_a_tool_node_of_its_workflow():
+    graph = Workflow(name="tooled", edges=[(START, FunctionTool(lookup))])
+    result = await run_eval(EvalCase(name="t", agent=graph, first_message="go"))
+    assert result.status == "error"
+    assert result.error.message.startswith(
+        "Tool `lookup` was called by tool node `lookup` of workflow `tooled` during eval"
+    )
+    assert RAN == []

@@ -24,8 +24,9 @@ replaced, so a mock is called once per item.
 itself) go through the same rule, by name: the ``ctx`` such a node gets starts
 `other` (a function, a node, a workflow) only as ``node_mocks`` says, so a node
 declared harmless cannot start an undeclared one. A name in ``node_mocks`` that is
-no node of the graph is taken for a dynamic node, unless it is close to one (a
-typo is refused, with a did-you-mean).
+no node of the graph is taken for a dynamic node, unless it is nearly a node's name
+(a typo is refused, with a did-you-mean; a function, node or agent declared
+under its own name never is).
 """
 
 from __future__ import annotations
@@ -94,7 +95,10 @@ def with_node_mocks(
     """
     names = sorted({node.name for node in _code_nodes(workflow)})
     for unknown in sorted(set(node_mocks) - set(names)):
-        close = difflib.get_close_matches(unknown, names, n=1)
+        value = node_mocks[unknown]
+        if unknown in (getattr(value, "__name__", None), getattr(value, "name", None)):
+            continue  # the dynamic node's own function, node or agent: no typo
+        close = difflib.get_close_matches(unknown, names, n=1, cutoff=0.85)
         if close:
             raise EvalSetupError(
                 f"EvalCase `{case}`: node_mocks names `{unknown}`, which is no function node "

@@ -275,7 +275,7 @@ class InterceptionPlugin(BasePlugin):
         """Records a call the case does not allow; the run stops before the next model call."""
         policy = self.policy
         assert policy is not None
-        caller = policy.describe_agent(tool_context.agent_name)
+        caller = policy.describe_agent(tool_context.agent_name, tool.name)
         error = tool_refusal(tool, args, caller, shared=shared)
         if self.violation is None:
             self.violation = error

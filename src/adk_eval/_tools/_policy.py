@@ -139,6 +139,8 @@ class _Inventory:
     problems: list[str] = field(default_factory=list)
     agents: dict[str, str] = field(default_factory=dict)
     """Agent name -> where it sits in the tree (``sub-agent `billing` of `root```)."""
+    tool_nodes: dict[str, str] = field(default_factory=dict)
+    """Name of a tool placed in a workflow graph -> where (``tool node `x` of workflow `w```)."""
 
     def add(self, agent: BaseAgent | Workflow, tool: BaseTool) -> None:
         same_name = self.tools.setdefault(tool.name, [])
@@ -168,6 +170,9 @@ async def _collect(root: BaseAgent | Workflow, ctx: ReadonlyContext | None) -> _
                     await visit(node, f"node `{node.name}` of workflow `{agent.name}`")
                 elif isinstance(tool := getattr(node, "tool", None), BaseTool):
                     inventory.add(agent, tool)
+                    inventory.tool_nodes.setdefault(
+                        tool.name, f"tool node `{tool.name}` of workflow `{agent.name}`"
+                    )
             return
         inventory.agents.setdefault(agent.name, where)
         if isinstance(agent, LlmAgent):
@@ -216,11 +221,19 @@ class ToolPolicy:
     passthrough: Mapping[str, _Passthrough]
     agents: Mapping[str, str] = field(default_factory=dict)
     """Agent name -> where it sits in the tree, for messages."""
+    tool_nodes: Mapping[str, str] = field(default_factory=dict)
+    """Name of a tool placed in a workflow graph -> where, for messages."""
     simulate_unmocked: ToolMock | None = None
     """The simulated mock that answers tools nothing else covers (an explicit opt-in)."""
 
-    def describe_agent(self, name: str) -> str:
-        """Where agent `name` sits, e.g. ``sub-agent `billing` of `root```."""
+    def describe_agent(self, name: str, tool: str | None = None) -> str:
+        """Where agent `name` sits, e.g. ``sub-agent `billing` of `root```.
+
+        A call of `tool` from no agent the tree knows is the call of a tool node (its
+        workflow runs it), described as such.
+        """
+        if name not in self.agents and tool is not None and tool in self.tool_nodes:
+            return self.tool_nodes[tool]
         return self.agents.get(name, f"agent `{name}`")
 
     @classmethod
@@ -304,6 +317,7 @@ class ToolPolicy:
             mocks=mocks,
             passthrough=passthrough,
             agents=dict(inventory.agents),
+            tool_nodes=dict(inventory.tool_nodes),
             simulate_unmocked=simulate_unmocked,
         )
 
