@@ -17,7 +17,7 @@ from ._agent_tree import check_model_names, with_models
 from ._errors import EvalSetupError
 from ._state import flatten_state
 from ._termination import compile_state_query
-from ._tools._context import Clock
+from ._tools._context import Clock, as_part
 from ._tools._mocks import ToolMock
 
 if TYPE_CHECKING:
@@ -174,6 +174,10 @@ class EvalCase:
             not provided (``True``, or a ``ToolMock.simulated(...)`` to set its
             instructions and model), instead of stopping the run. Off by default:
             an explicit opt-in, and a simulated tool never runs the real one.
+        artifacts: The artifacts the main session starts with, by file name: a
+            ``google.genai`` `Part`, text or bytes. Agents read them as they read
+            artifacts their tools saved; metrics see every artifact at the end
+            (`EvalTrace.artifacts`).
     """
 
     name: str
@@ -191,6 +195,7 @@ class EvalCase:
     models: Mapping[str, ModelSpec] | None = None
     node_mocks: Mapping[str, Any] = field(default_factory=dict)
     simulate_unmocked: bool | ToolMock = False
+    artifacts: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -234,6 +239,13 @@ class EvalCase:
                 f"got {type(self.terminate_when).__name__}"
             )
         flatten_state(self.initial_state, what=f"EvalCase `{self.name}`: initial_state")
+        for filename, artifact in dict(self.artifacts).items():
+            try:
+                as_part(artifact)
+            except EvalSetupError as error:
+                raise EvalSetupError(
+                    f"EvalCase `{self.name}`: artifacts[{filename!r}]: {error}"
+                ) from None
         if self.first_message is None and self.user_agents.loop is None:
             raise EvalSetupError(
                 f"EvalCase `{self.name}` has no `first_message` and no `user_agents.loop` "

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, get_args
 
 from google.adk.events import Event
+from google.genai import types
 
 from ._errors import EvalSetupError
 from ._termination import Termination, TerminationKind
@@ -125,6 +126,7 @@ class EvalResult:
         seed: The seed injected faults were drawn from (``run_eval(case,
             seed=result.seed)`` injects the same faults again).
         agent_name: The root agent of the system under test.
+        artifacts: The main session's artifacts at the end, by file name.
     """
 
     name: str
@@ -148,6 +150,7 @@ class EvalResult:
     agent_name: str | None = None
     tool_sources: Mapping[str, str] = field(default_factory=dict)
     seed: int | None = None
+    artifacts: Mapping[str, types.Part] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -188,6 +191,7 @@ class EvalResult:
             case_name=self.name,
             nested_events=tuple(self.nested_events),
             tool_sources=self.tool_sources,
+            artifacts=self.artifacts,
         )
 
     def to_data(self) -> dict[str, Any]:
@@ -302,6 +306,10 @@ def result_to_data(result: EvalResult) -> dict[str, Any]:
         ],
         "agent_name": result.agent_name,
         "tool_sources": dict(result.tool_sources),
+        "artifacts": {
+            name: part.model_dump(mode="json", exclude_none=True)
+            for name, part in result.artifacts.items()
+        },
         "seed": result.seed,
     }
 
@@ -361,5 +369,9 @@ def result_from_data(data: Mapping[str, Any]) -> EvalResult:
         ),
         agent_name=data["agent_name"],
         tool_sources=data.get("tool_sources", {}),
+        artifacts={
+            name: types.Part.model_validate(part)
+            for name, part in data.get("artifacts", {}).items()
+        },
         seed=data.get("seed"),
     )

@@ -37,6 +37,7 @@ from ._errors import AdkEvalError, EvalSetupError
 from ._session_service import EvalSessionService
 from ._state import flatten_state
 from ._termination import ModelCallLimit
+from ._tools._context import as_part
 from ._tools._mocks import ToolMock
 from ._tools._nodes import with_node_mocks
 from ._tools._plugin import TOOL_ERROR_CODE, InterceptionPlugin
@@ -119,10 +120,12 @@ class EvalRunner:
         app = app.model_copy(update={"plugins": plugins})
         self.app_name: str = app.name
         self.session_service = EvalSessionService()
+        self.artifact_service = InMemoryArtifactService()
+        """The artifacts of the main sessions (`seed_artifacts`, `artifacts`)."""
         self.adk_runner = Runner(
             app=app,
             session_service=self.session_service,
-            artifact_service=InMemoryArtifactService(),
+            artifact_service=self.artifact_service,
             memory_service=InMemoryMemoryService(),
         )
         self._policy: ToolPolicy | None = None
@@ -228,6 +231,31 @@ class EvalRunner:
             raise violation
         if self.model_check.problem is not None:
             raise self.model_check.problem
+
+    async def seed_artifacts(self, session_id: str, artifacts: Mapping[str, Any]) -> None:
+        """Saves `artifacts` (by file name: a `Part`, text or bytes) in a main session."""
+        for filename, artifact in artifacts.items():
+            await self.artifact_service.save_artifact(
+                app_name=self.app_name,
+                user_id=self.user_id,
+                session_id=session_id,
+                filename=filename,
+                artifact=as_part(artifact),
+            )
+
+    async def artifacts(self, session_id: str) -> dict[str, types.Part]:
+        """Every artifact of a main session, its latest version, by file name."""
+        service, app, user = self.artifact_service, self.app_name, self.user_id
+        found: dict[str, types.Part] = {}
+        for name in await service.list_artifact_keys(
+            app_name=app, user_id=user, session_id=session_id
+        ):
+            part = await service.load_artifact(
+                app_name=app, user_id=user, session_id=session_id, filename=name
+            )
+            if part is not None:
+                found[name] = part
+        return found
 
     async def apply_state_delta(
         self, session_id: str, state_delta: Mapping[str, Any], *, source: str

@@ -129,6 +129,7 @@ class _Simulation:
         self.started = time.perf_counter()
         try:
             self.session_id = (await self.system.create_session(self.case.initial_state)).id
+            await self.system.seed_artifacts(self.session_id, self.case.artifacts)
             await self.users.start()
             error = await self._converse_within_limit()
             trace = await self._trace()
@@ -175,6 +176,7 @@ class _Simulation:
             case_name=self.case.name,
             nested_events=tuple(self.system.plugin.nested_events),
             tool_sources=dict(self.system.plugin.tool_sources),
+            artifacts=await self.system.artifacts(self.session_id),
         )
 
     def _result(
@@ -200,6 +202,7 @@ class _Simulation:
             initial_state=trace.initial_state,
             nested_events=tuple(trace.nested_events),
             tool_sources=trace.tool_sources,
+            artifacts=dict(trace.artifacts),
             agent_name=self.system.root_agent.name,
             attempt=self.attempt,
             seed=self.system.plugin.seed,

@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeAlias
 
 from google.adk.events import Event
 from google.adk.sessions import Session
+from google.genai import types
 
 from ._errors import EvalSetupError
 from ._state import SESSION, scoped_view
@@ -144,6 +145,9 @@ class EvalTrace:
         nested_events: Events of the agents that ran inside `AgentTool` calls.
         tool_sources: What answered a tool call instead of its tool, by function
             call id (``"mock"``); see `source_of`.
+        artifacts: The main session's artifacts at the end (their latest
+            versions) by file name: those the case started with and those the
+            agents and mocks saved.
     """
 
     events: Sequence[Event]
@@ -153,6 +157,7 @@ class EvalTrace:
     case_name: str | None = None
     nested_events: Sequence[NestedEvent] = ()
     tool_sources: Mapping[str, str] = field(default_factory=dict)
+    artifacts: Mapping[str, types.Part] = field(default_factory=dict)
 
     def source_of(self, call: ToolCall) -> str:
         """What answered `call`.

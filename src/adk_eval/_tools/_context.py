@@ -1,16 +1,22 @@
-"""`MockToolContext`: what a mock may know about the call it answers."""
+"""`MockToolContext`: what a mock may know about the call it answers, and its artifacts."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
+from google.genai import types
+
+from .._errors import EvalSetupError
 from .._state import ScopedState
 from ._clock import system_clock
 
-__all__ = ["Clock", "MockToolContext"]
+__all__ = ["ArtifactValue", "Clock", "MockToolContext", "as_part"]
+
+ArtifactValue: TypeAlias = "types.Part | str | bytes"
+"""An artifact as a case or a mock gives it: a `Part`, text, or bytes."""
 
 Clock: TypeAlias = Callable[[], datetime]
 """A function returning the current time; `EvalCase.clock` may fix it."""
@@ -29,6 +35,11 @@ class MockToolContext:
             land in the tool response's state delta, like a real tool's.
         occurrence: How many times this run called this tool with these same
             args before (0 the first time).
+
+    An async mock saves and reads the session's artifacts as the real tool would
+    (`save_artifact`, `load_artifact`, `list_artifacts`): through ADK's tool
+    context, so a save lands in the tool response's ``artifact_delta`` and the
+    agents that read artifacts see it.
     """
 
     call_id: str
@@ -38,7 +49,50 @@ class MockToolContext:
     state: ScopedState
     occurrence: int = 0
     _clock: Clock = field(default=system_clock, repr=False)
+    _tool_context: Any = field(default=None, repr=False)
 
     def now(self) -> datetime:
         """Returns the current time from the case's clock (timezone-aware)."""
         return self._clock()
+
+    async def save_artifact(
+        self, filename: str, artifact: ArtifactValue, *, mime_type: str | None = None
+    ) -> int:
+        """Saves `artifact` (a `Part`, text, or bytes of `mime_type`); returns its version."""
+        return int(await self._context().save_artifact(filename, as_part(artifact, mime_type)))
+
+    async def load_artifact(self, filename: str, version: int | None = None) -> types.Part | None:
+        """The artifact `filename` (its latest version, or `version`); None when there is none."""
+        part: types.Part | None = await self._context().load_artifact(filename, version)
+        return part
+
+    async def list_artifacts(self) -> list[str]:
+        """The names of the session's artifacts."""
+        return list(await self._context().list_artifacts())
+
+    def _context(self) -> Any:
+        if self._tool_context is None:
+            raise EvalSetupError(
+                f"`{self.tool_name}`'s mock uses artifacts outside a run: they live in the "
+                "session's artifact service (run the case with run_eval)"
+            )
+        return self._tool_context
+
+
+def as_part(value: ArtifactValue, mime_type: str | None = None) -> types.Part:
+    """An artifact as ADK stores it: text and bytes become a `Part`.
+
+    Raises:
+        EvalSetupError: `value` is none of a `Part`, text or bytes.
+    """
+    if isinstance(value, types.Part):
+        return value
+    if isinstance(value, str):
+        return types.Part(text=value)
+    if isinstance(value, bytes | bytearray):
+        return types.Part.from_bytes(
+            data=bytes(value), mime_type=mime_type or "application/octet-stream"
+        )
+    raise EvalSetupError(
+        f"an artifact is a google.genai types.Part, text or bytes, got {type(value).__name__}"
+    )

@@ -303,6 +303,7 @@ class InterceptionPlugin(BasePlugin):
             state=ScopedState(tool_context.state),
             occurrence=occurrence,
             _clock=self.clock,
+            _tool_context=tool_context,
         )
         source, answer = self._answerer(mock, tool, args, tool_context, ctx)
         if tool_context.function_call_id:  # before it answers: an answer that raises is its own

@@ -36,6 +36,7 @@ from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.exit_loop_tool import exit_loop
 from google.adk.tools.function_tool import FunctionTool
+from google.adk.tools.load_artifacts_tool import LoadArtifactsTool
 from google.adk.tools.set_model_response_tool import SetModelResponseTool
 from google.adk.tools.transfer_to_agent_tool import TransferToAgentTool, transfer_to_agent
 from google.adk.workflow import Workflow
@@ -68,7 +69,13 @@ def _finish_task_tool() -> type[BaseTool] | None:
 
 _CONTROL_CLASSES: tuple[type[BaseTool], ...] = tuple(
     kind
-    for kind in (TransferToAgentTool, AgentTool, SetModelResponseTool, _finish_task_tool())
+    for kind in (
+        TransferToAgentTool,
+        AgentTool,
+        SetModelResponseTool,
+        LoadArtifactsTool,  # reads the case's own artifacts into the request
+        _finish_task_tool(),
+    )
     if kind is not None
 )
 _RUNNING_METHODS = ("run_async", "_run_async_impl", "_call_live")
@@ -86,7 +93,8 @@ def is_control_tool(tool: BaseTool) -> bool:
     """Whether `tool` is one of ADK's own control-flow tools (not a side effect).
 
     Decided by identity and behaviour, never by name: ADK's control tool classes
-    (transfer, AgentTool, structured output, task finish) and ADK's own
+    (transfer, AgentTool, structured output, task finish, ``load_artifacts``, which
+    reads the run's own artifacts) and ADK's own
     ``exit_loop`` function, each as ADK runs it. A subclass that overrides what
     runs, or a look-alike class, is an ordinary tool: mocked, provided or refused.
     """
