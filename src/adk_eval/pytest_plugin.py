@@ -97,7 +97,7 @@ class EvalChecker:
     def _ok(self, suite: EvalSuiteResult) -> bool:
         if self.min_pass_rate >= 1.0 or self.repeat == 1:
             return suite.ok
-        return not suite.not_run and suite.pass_rate >= self.min_pass_rate
+        return suite.meets(self.min_pass_rate)  # an error fails it whatever the rate
 
     def _explain(self, case: EvalCase, suite: EvalSuiteResult) -> str:
         if self.repeat == 1 and suite.results:

@@ -108,6 +108,38 @@ def test_fail_under_accepts_a_pass_rate(write_evals):
     assert "pass rate 50% (required 90%)" in low.output
 
 
+BROKEN = """
+def refund(order: str) -> dict:
+    '''Refunds an order (a real side effect).'''
+    raise AssertionError("the real refund ran")
+
+def lookup(key: str) -> dict:
+    '''Looks an order up.'''
+    return {}
+
+def crash(args, ctx):
+    raise RuntimeError("mock bug")
+
+agent = LlmAgent(name="a", model=ScriptedLlm(["Hello."]))
+greets = [EvalCase(name=f"greets-{i}", agent=agent, first_message="hi") for i in range(4)]
+unmocked = EvalCase(name="unmocked", first_message="refund A1", agent=LlmAgent(
+    name="r", tools=[refund], model=ScriptedLlm([tool_call("refund", {"order": "A1"}), "ok"])))
+crashed = EvalCase(name="crashed", first_message="look", tool_mocks={"lookup": ToolMock(crash)},
+    agent=LlmAgent(name="l", tools=[lookup],
+                   model=ScriptedLlm([tool_call("lookup", {"key": "A1"}), "ok"])))
+"""
+
+
+def test_fail_under_never_lets_an_error_through_unless_told(write_evals):
+    root = write_evals({"broken_eval.py": "from adk_eval import ToolMock\n" + BROKEN})
+    gated = invoke("run", str(root), "--fail-under", "0.3", "--no-store")
+    assert gated.exit_code == 1, gated.output
+    assert "pass rate 67% (required 30%)" in gated.output
+    assert "2 run(s) ended in error" in gated.output
+    allowed = invoke("run", str(root), "--fail-under", "0.3", "--allow-errors", "--no-store")
+    assert allowed.exit_code == 0, allowed.output
+
+
 def test_keyword_selection_and_no_match(write_evals):
     root = write_evals({"mixed_eval.py": MIXED})
     selected = invoke("run", str(root), "-k", "greet", "--no-store")

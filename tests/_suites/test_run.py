@@ -372,3 +372,29 @@ async def test_durations_of_an_earlier_run_start_the_longest_case_first():
         on_start=lambda case, attempt: started.append(case.name),
     )
     assert started == ["new", "long", "short"]
+
+
+async def test_a_gate_on_the_pass_rate_never_lets_an_error_through_unless_told():
+    def bad(args, ctx):
+        raise RuntimeError("mock bug")
+
+    def lookup(key: str) -> dict:
+        """Looks up."""
+        return {}
+
+    broken = EvalCase(
+        name="broken",
+        agent=LlmAgent(
+            name="b", tools=[lookup], model=ScriptedLlm([tool_call("lookup", {"key": "k"}), "ok"])
+        ),
+        first_message="hi",
+        tool_mocks={"lookup": ToolMock(bad)},
+    )
+    cases = [simple_case(f"fine-{i}", ScriptedLlm(["hi"])) for i in range(3)] + [broken]
+    suite = await run_eval_suite(cases)
+    assert suite.summary["errors"] == 1
+    assert suite.pass_rate == 0.75
+    assert not suite.meets(0.5)
+    assert suite.meets(0.5, allow_errors=True)
+    assert not suite.meets(0.9, allow_errors=True)
+    assert suite.meets() is suite.ok is False

@@ -26,7 +26,9 @@ class Reports:
         json_path: The JSON report (None: not written).
         junit_path: The JUnit XML (None: not written).
         html_path: The self-contained HTML report (None: not written).
-        fail_under: Succeed when the pass rate reaches this, instead of every run passing.
+        fail_under: Succeed when the pass rate reaches this, instead of every run passing
+            (a run that ended in ``error`` still fails, unless `allow_errors`).
+        allow_errors: With `fail_under`, count ``error`` runs as failed runs.
         db: The runs database.
         no_store: Do not append the run to the database.
         verbose: Explain every run, not only those that did not pass.
@@ -36,6 +38,7 @@ class Reports:
     junit_path: Path | None = None
     html_path: Path | None = None
     fail_under: float | None = None
+    allow_errors: bool = False
     db: Path | None = None
     no_store: bool = False
     verbose: bool = False
@@ -75,7 +78,13 @@ report_options = grouped(
         type=click.FloatRange(0, 1),
         metavar="RATE",
         help="Succeed when the pass rate (0-1) reaches RATE, instead of requiring every "
-        "run to pass.",
+        "run to pass; a run that ended in error still fails (see --allow-errors).",
+    ),
+    click.option(
+        "--allow-errors",
+        is_flag=True,
+        help="With --fail-under: count runs that ended in error (a broken case: an unmocked "
+        "tool, a crashed mock) as failed runs instead of failing the gate.",
     ),
     db_option,
     click.option("--no-store", is_flag=True, help="Do not append the run to the database."),
@@ -130,9 +139,14 @@ def finish(
     out.print()
     out.print(summary_line(suite))
     write_reports(out, suite, reports, command)
+    ok = suite.meets(reports.fail_under, allow_errors=reports.allow_errors)
     if reports.fail_under is not None:
-        ok = suite.pass_rate >= reports.fail_under and not suite.not_run
         out.print(f"pass rate {suite.pass_rate:.0%} (required {reports.fail_under:.0%})")
-    else:
-        ok = suite.ok
+        errors = suite.summary["errors"]
+        if errors and not reports.allow_errors:
+            out.print(
+                f"[bold red]{errors} run(s) ended in error[/]: an error is a broken case, not "
+                "flakiness, and fails the gate whatever the rate (--allow-errors counts them "
+                "as failed runs)"
+            )
     exit_process(0 if ok else EXIT_FAILED, out, threads_before)

@@ -128,6 +128,21 @@ class EvalSuiteResult:
         counted = [r for r in self.results if r.outcome != "xfailed"]
         return sum(r.passed for r in counted) / len(counted) if counted else 1.0
 
+    def meets(self, min_pass_rate: float | None = None, *, allow_errors: bool = False) -> bool:
+        """Whether the suite passes a CI gate.
+
+        Without `min_pass_rate`: every run finished and is ok (`ok`). With it: every
+        run finished, the pass rate reaches it, and no run ended in ``error``. A rate
+        absorbs an agent's flakiness; an error is a broken case (an unmocked tool, a
+        mock that crashed, a misconfiguration), never flaky, so it fails the gate
+        whatever the rate unless `allow_errors` counts errors as failed runs.
+        """
+        if min_pass_rate is None:
+            return self.ok
+        if self.not_run or (self.summary["errors"] and not allow_errors):
+            return False
+        return self.pass_rate >= min_pass_rate
+
     def explain(self) -> str:
         """Every run that is not ok, explained, after a one-line summary."""
         s = self.summary
