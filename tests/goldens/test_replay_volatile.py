@@ -149,3 +149,25 @@ async def test_a_replay_takes_models_for_this_run_only(tmp_path, monkeypatch):
     )
     assert replay.status == "passed", replay.explain()
     assert production.model == "gemini-2.5-flash"
+
+
+async def test_a_replay_of_an_agent_evaluator_test_file_has_no_final_state_to_compare(tmp_path):
+    """data-science's `simple.test.json` shape: AgentEvaluator's turns, no final state."""
+    import json
+
+    from adk_eval.goldens import load_eval_set
+
+    turns = [
+        {
+            "query": "Paris please",
+            "expected_tool_use": [{"tool_name": "book", "tool_input": {"city": "Paris"}}],
+            "reference": "Booked.",
+        }
+    ]
+    path = tmp_path / "simple.test.json"
+    path.write_text(json.dumps(turns))
+    (golden,) = load_eval_set(path).eval_cases
+    replay = await run_eval(eval_case_from_golden(golden, agent(), tool_mocks={"book": book}))
+    assert "golden_final_state" not in replay.metrics  # the agent's state is not compared to {}
+    assert replay.status == "passed", replay.explain()
+    assert replay.final_state["session"]["status"] == "booked"  # a stateful agent

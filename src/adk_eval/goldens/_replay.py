@@ -176,6 +176,17 @@ def recorded_user_agent(
     return ScriptedUserAgent(name=name, step=answer)
 
 
+def _recorded_final_state(golden: AdkEvalCase) -> dict[str, Any] | None:
+    """The golden's final state, when it holds one (ADK fills in ``{}`` when it holds none).
+
+    The older formats (AgentEvaluator's test files) never record one, and an EvalSet
+    case may leave the field out: such a golden gets no `golden_final_state` metric.
+    """
+    if "final_session_state" not in golden.model_fields_set:
+        return None
+    return golden.final_session_state
+
+
 def _yielding_tools(agent: BaseAgent | App) -> set[str]:
     """Tools of the agent tree that can yield: long-running ones and ADK's own requests."""
     names = set(FRAMEWORK_YIELD_TOOLS)
@@ -224,7 +235,8 @@ def eval_case_from_golden(
     run's tool calls with the golden's, turn by turn. State the golden's user agents changed with
     `with_state_change` is changed again at the same points (with their
     answers), and, when ``final_state`` is true and the golden holds a
-    ``final_session_state``, `final_state_match` compares the final state with it
+    ``final_session_state`` (one it records: not an older format's), `final_state_match`
+    compares the final state with it
     (keys or patterns in ``ignore_state`` may differ; with ``volatile_state``
     ``"by_kind"``, the default, a clock reading or a random id the agent wrote,
     ``time.time()``, ``datetime.now()``, ``uuid4()``, matches any of its kind, so
@@ -297,7 +309,7 @@ def eval_case_from_golden(
                         volatile=volatile_state,
                     )
                 ]
-                if final_state and (expected := golden.final_session_state) is not None
+                if final_state and (expected := _recorded_final_state(golden)) is not None
                 else []
             ),
             *(
