@@ -41,7 +41,7 @@ if TYPE_CHECKING:
         EvalUserAgentError,
         SharedModelWarning,
     )
-    from ._result import EvalErrorInfo, EvalResult, TokenUsage
+    from ._result import EvalErrorInfo, EvalResult
     from ._runner import EvalRunner
     from ._session_service import EvalSessionService
     from ._simulation import run_eval
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from ._termination import Termination
     from ._tools._context import MockToolContext
     from ._tools._mocks import ToolMock
-    from ._trace import EvalTrace, NestedEvent
+    from ._trace import EvalTrace, NestedEvent, TokenUsage
     from ._user_agents import STOP, STOP_SIGNAL, HumanUserAgent, ScriptContext, ScriptedUserAgent
     from .metrics._scoring import score_session
 
@@ -97,7 +97,7 @@ _EXPORTS = {
     "EvalTrace": "_trace",
     "NestedEvent": "_trace",
     "Termination": "_termination",
-    "TokenUsage": "_result",
+    "TokenUsage": "_trace",
     # errors
     "AdkEvalError": "_errors",
     "EvalSetupError": "_errors",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, get_args
 
@@ -20,7 +20,7 @@ from google.genai import types
 
 from ._errors import EvalSetupError
 from ._termination import Termination, TerminationKind
-from ._trace import EvalTrace, NestedEvent
+from ._trace import EvalTrace, NestedEvent, TokenUsage
 from ._transcript import transcript_lines
 from ._turns import jsonable
 from .metrics._types import MetricResult
@@ -39,35 +39,6 @@ __all__ = [
 
 EvalStatus: TypeAlias = Literal["passed", "failed", "error", "terminated"]
 ErrorPhase: TypeAlias = Literal["setup", "system", "user_agent", "metric"]
-
-
-@dataclass(frozen=True)
-class TokenUsage:
-    """Tokens counted from the events' usage metadata."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    total_tokens: int = 0
-
-    def __add__(self, other: TokenUsage) -> TokenUsage:
-        return TokenUsage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.total_tokens + other.total_tokens,
-        )
-
-    @classmethod
-    def from_events(cls, events: Iterable[Event]) -> TokenUsage:
-        """Sums `usage_metadata` over model events."""
-        total = cls()
-        for event in events:
-            usage = event.usage_metadata
-            if usage is None:
-                continue
-            prompt = usage.prompt_token_count or 0
-            output = usage.candidates_token_count or 0
-            total += cls(prompt, output, usage.total_token_count or prompt + output)
-        return total
 
 
 @dataclass(frozen=True)
@@ -127,6 +98,8 @@ class EvalResult:
             seed=result.seed)`` injects the same faults again).
         agent_name: The root agent of the system under test.
         artifacts: The main session's artifacts at the end, by file name.
+        tool_errors: What a mock, a simulation or an injected fault raised, by call
+            id (``"RuntimeError: CRM down"``): the call's tool never ran.
     """
 
     name: str
@@ -151,6 +124,7 @@ class EvalResult:
     tool_sources: Mapping[str, str] = field(default_factory=dict)
     seed: int | None = None
     artifacts: Mapping[str, types.Part] = field(default_factory=dict)
+    tool_errors: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -180,6 +154,26 @@ class EvalResult:
             if not result.passed and result.applicable
         }
 
+    @classmethod
+    def of_trace(cls, trace: EvalTrace, **fields: Any) -> EvalResult:
+        """The result of a run whose trace is `trace` (`fields`: the rest, by name)."""
+        termination = fields.get("termination")
+        return cls(
+            name=trace.case_name or "",
+            events=trace.events,
+            token_usage=TokenUsage.from_events(trace.events),
+            termination_reason=termination.kind if termination else None,
+            final_state=trace.final_state,
+            user_agent_events=trace.user_agent_events,
+            user_agent_token_usage=TokenUsage.from_events(trace.user_agent_events),
+            initial_state=trace.initial_state,
+            nested_events=tuple(trace.nested_events),
+            tool_sources=trace.tool_sources,
+            tool_errors=trace.tool_errors,
+            artifacts=dict(trace.artifacts),
+            **fields,
+        )
+
     @property
     def trace(self) -> EvalTrace:
         """The trace the metrics scored."""
@@ -191,6 +185,7 @@ class EvalResult:
             case_name=self.name,
             nested_events=tuple(self.nested_events),
             tool_sources=self.tool_sources,
+            tool_errors=self.tool_errors,
             artifacts=self.artifacts,
         )
 
@@ -306,6 +301,7 @@ def result_to_data(result: EvalResult) -> dict[str, Any]:
         ],
         "agent_name": result.agent_name,
         "tool_sources": dict(result.tool_sources),
+        "tool_errors": dict(result.tool_errors),
         "artifacts": {
             name: part.model_dump(mode="json", exclude_none=True)
             for name, part in result.artifacts.items()
@@ -369,6 +365,7 @@ def result_from_data(data: Mapping[str, Any]) -> EvalResult:
         ),
         agent_name=data["agent_name"],
         tool_sources=data.get("tool_sources", {}),
+        tool_errors=data.get("tool_errors", {}),
         artifacts={
             name: types.Part.model_validate(part)
             for name, part in data.get("artifacts", {}).items()

@@ -37,7 +37,7 @@ from ._agent_tree import check_model
 from ._bridge import Bridge, YieldInfo
 from ._case import EvalCase
 from ._errors import EvalRunError, EvalSetupError, EvalUserAgentError
-from ._result import ErrorPhase, EvalErrorInfo, EvalResult, TokenUsage, run_status
+from ._result import ErrorPhase, EvalErrorInfo, EvalResult, run_status
 from ._runner import EvalRunner
 from ._state import merge_changes, scoped_view
 from ._termination import (
@@ -176,33 +176,23 @@ class _Simulation:
             case_name=self.case.name,
             nested_events=tuple(self.system.plugin.nested_events),
             tool_sources=dict(self.system.plugin.tool_sources),
+            tool_errors=dict(self.system.plugin.tool_errors),
             artifacts=await self.system.artifacts(self.session_id),
         )
 
     def _result(
         self, trace: EvalTrace, metrics: dict[str, MetricResult], error: EvalErrorInfo | None
     ) -> EvalResult:
-        case = self.case
-        return EvalResult(
-            name=case.name,
+        return EvalResult.of_trace(
+            trace,
             status=run_status(error, self.termination, metrics),
             metrics=metrics,
-            events=trace.events,
             duration_ms=(time.perf_counter() - self.started) * 1000,
             turns=self.turns,
-            token_usage=TokenUsage.from_events(trace.events),
             error=error,
-            termination_reason=self.termination.kind if self.termination else None,
             termination=self.termination,
-            final_state=trace.final_state,
-            user_agent_events=trace.user_agent_events,
-            user_agent_token_usage=TokenUsage.from_events(trace.user_agent_events),
-            description=case.description,
-            xfail=case.xfail,
-            initial_state=trace.initial_state,
-            nested_events=tuple(trace.nested_events),
-            tool_sources=trace.tool_sources,
-            artifacts=dict(trace.artifacts),
+            description=self.case.description,
+            xfail=self.case.xfail,
             agent_name=self.system.root_agent.name,
             attempt=self.attempt,
             seed=self.system.plugin.seed,

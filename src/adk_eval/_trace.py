@@ -29,6 +29,7 @@ __all__ = [
     "ToolResponse",
     "TraceEventType",
     "TraceItem",
+    "TokenUsage",
 ]
 
 TraceEventType: TypeAlias = Literal[
@@ -133,6 +134,35 @@ class NestedEvent:
 
 
 @dataclass(frozen=True)
+class TokenUsage:
+    """Tokens counted from the events' usage metadata."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.total_tokens + other.total_tokens,
+        )
+
+    @classmethod
+    def from_events(cls, events: Iterable[Event]) -> TokenUsage:
+        """Sums `usage_metadata` over model events."""
+        total = cls()
+        for event in events:
+            usage = event.usage_metadata
+            if usage is None:
+                continue
+            prompt = usage.prompt_token_count or 0
+            output = usage.candidates_token_count or 0
+            total += cls(prompt, output, usage.total_token_count or prompt + output)
+        return total
+
+
+@dataclass(frozen=True)
 class EvalTrace:
     """What metrics score: the main session's events and the final state.
 
@@ -148,6 +178,8 @@ class EvalTrace:
         artifacts: The main session's artifacts at the end (their latest
             versions) by file name: those the case started with and those the
             agents and mocks saved.
+        tool_errors: What a mock, a simulation or an injected fault raised instead
+            of answering, by function call id (``"RuntimeError: CRM down"``).
     """
 
     events: Sequence[Event]
@@ -158,6 +190,7 @@ class EvalTrace:
     nested_events: Sequence[NestedEvent] = ()
     tool_sources: Mapping[str, str] = field(default_factory=dict)
     artifacts: Mapping[str, types.Part] = field(default_factory=dict)
+    tool_errors: Mapping[str, str] = field(default_factory=dict)
 
     def source_of(self, call: ToolCall) -> str:
         """What answered `call`.

@@ -33,6 +33,11 @@ def _clip(text: str, limit: int | None) -> str:
 
 # What `explain` says of an answer that was not the tool's nor a plain mock's.
 _BRIEF_MARKS = {"simulated": "  (simulated)", "fault": "  (injected fault)"}
+_RAISED = {
+    "mock": "its mock raised",
+    "fault": "an injected fault raised",
+    "simulated": "its simulation failed:",
+}
 
 
 def _short(text: str, limit: int) -> str:
@@ -67,13 +72,19 @@ def transcript_lines(
             lines.append(indent + (f"{speaker}: {text}" if brief else f"[{speaker}] {text}"))
         elif isinstance(item, ToolCall):
             call = f"{item.name}({clip(_json(item.args))})"
+            raised = trace.tool_errors.get(item.call_id or "")
             if brief:
                 result = "(no response)" if item.response is None else clip(_json(item.response))
                 mark = _BRIEF_MARKS.get(trace.source_of(item), "")
+                if raised:
+                    result, mark = f"{_RAISED.get(trace.source_of(item), 'it')} {clip(raised)}", ""
                 lines.append(f"{indent}{item.author} -> {call} = {result}{mark}")
                 continue
             lines.append(f"{indent}[{item.author}] calls {call}")
-            if item.response is None:
+            if raised:
+                said = _RAISED.get(trace.source_of(item), "it")
+                lines.append(f"{indent}[{item.name} result] {said} {clip(raised)}")
+            elif item.response is None:
                 lines.append(f"{indent}[{item.name} result] (no response)")
         elif isinstance(item, ToolResponse) and not brief:
             # Every response where it happened: a confirmed tool's result comes after

@@ -388,9 +388,21 @@ fault = EvalCase(name="fault-raises", first_message="hi", agent=agent(),
                      error_rate=1.0, error=TimeoutError("slow"))})
 """
     )
-    completed = run_process(tmp_path, "raise_eval.py")
+    completed = run_process(tmp_path, "raise_eval.py", "--json", "r.json")
     assert completed.returncode == 1, completed.stdout + completed.stderr
     assert completed.stderr == ""  # ADK logged no traceback of what the results report
+    report = json.loads((tmp_path / "r.json").read_text())
+    calls = {
+        run["name"]: [e for e in run["conversation"] if e["kind"] == "tool_call"]
+        for run in report["results"]
+    }
+    assert [(c["answered_by"], c["raised"]) for c in calls["mock-raises"]] == [
+        ("mock", "RuntimeError: CRM down")  # the money-moving tool never ran
+    ]
+    assert [(c["answered_by"], c["raised"]) for c in calls["fault-raises"]] == [
+        ("fault", "TimeoutError: slow")
+    ]
+    assert 'lookup({"key": "k"}) = its mock raised RuntimeError: CRM down' in completed.stdout
     assert "The mock for tool `lookup` raised RuntimeError: CRM down" in completed.stdout
     assert "The mock for tool `lookup` raised TimeoutError: slow" in completed.stdout
     assert completed.stdout.count("error in system (EvalToolError):") == 2

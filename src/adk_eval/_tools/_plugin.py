@@ -108,6 +108,8 @@ class InterceptionPlugin(BasePlugin):
         self.nested_events: list[NestedEvent] = []
         """Events of the agents that ran inside `AgentTool` calls, in order."""
         self.tool_sources: dict[str, str] = {}
+        self.tool_errors: dict[str, str] = {}
+        """Function call id -> what its mock or fault raised (``"RuntimeError: ..."``)."""
         """Function call id -> what answered it instead of the tool (``"mock"``)."""
 
     def watch_session(self, session_id: str) -> None:
@@ -319,6 +321,10 @@ class InterceptionPlugin(BasePlugin):
             if source != "real":  # the result reports it: ADK need not log it too
                 self.mock_errors[id(error)] = (error, tool.name, dict(args))
                 quiet(error)
+                if tool_context.function_call_id:
+                    self.tool_errors[tool_context.function_call_id] = (
+                        f"{type(error).__name__}: {error}"
+                    )
             raise
         except anyio.get_cancelled_exc_class() as error:
             if being_cancelled():  # the run itself is cancelled (max_duration, Ctrl-C)

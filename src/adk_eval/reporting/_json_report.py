@@ -13,9 +13,9 @@ from importlib import resources
 from typing import Any
 
 from .. import __version__
-from .._result import EvalResult, TokenUsage
+from .._result import EvalResult
 from .._suites._results import CaseStats, EvalSuiteResult
-from .._trace import EvalTrace, Message, StateChange, ToolCall, ToolResponse
+from .._trace import EvalTrace, Message, StateChange, TokenUsage, ToolCall, ToolResponse
 from .._transcript import render_transcript
 from .._turns import jsonable
 
@@ -84,7 +84,8 @@ def conversation_records(trace: EvalTrace) -> list[dict[str, Any]]:
     """The conversation as structured entries, in order, for the HTML report.
 
     Kinds: ``message`` (``role``, ``text``), ``tool_call`` (``name``, ``args``,
-    ``response``, ``long_running``, ``answered_by``: see `EvalTrace.source_of`),
+    ``response``, ``long_running``, ``answered_by``: see `EvalTrace.source_of`;
+    ``raised``: what the mock, simulation or fault raised instead of answering),
     ``tool_response``
     (a response that came in its own turn: a yield's answer, a confirmed call),
     ``state_change`` (``delta``, and ``source``: the user agents that made it) and
@@ -100,6 +101,7 @@ def conversation_records(trace: EvalTrace) -> list[dict[str, Any]]:
         if isinstance(item, Message):
             records.append({"kind": "message", "role": item.role, "text": item.text, **base})
         elif isinstance(item, ToolCall):
+            raised = trace.tool_errors.get(item.call_id or "")
             records.append(
                 {
                     "kind": "tool_call",
@@ -108,6 +110,7 @@ def conversation_records(trace: EvalTrace) -> list[dict[str, Any]]:
                     "response": jsonable(item.response),
                     "long_running": item.long_running,
                     "answered_by": trace.source_of(item),
+                    **({"raised": raised} if raised else {}),
                     **base,
                 }
             )

@@ -102,7 +102,8 @@
         return entry("tool_call", `${item.author} calls ${item.name}`, {
           marks, indent,
           content: [block(`args: ${json(item.args)}`),
-            block(item.response === null ? "(no response)" : `result: ${json(item.response)}`)],
+            item.raised ? block(`raised ${item.raised} (the tool itself never ran)`)
+              : block(item.response === null ? "(no response)" : `result: ${json(item.response)}`)],
         });
       }
       if (item.kind === "tool_response") {
