@@ -91,7 +91,11 @@ class ScriptedLlm(BaseLlm):
         steps: One entry per model turn (see `Step`).
         responder: ``(request) -> step`` (sync or async), instead of `steps`.
         latency: Seconds to wait before answering (simulates a slow model).
-        model: The model name reported in responses.
+        model: The model name ADK sees and responses report. The default,
+            ``gemini-scripted``, passes ADK's checks for Gemini's built-in tools
+            (``google_search``, ``url_context``, Vertex AI Search), so an agent that
+            has them runs offline; the script answers as the model would, having
+            used them.
     """
 
     steps: list[Any] = Field(default_factory=list)
@@ -104,7 +108,7 @@ class ScriptedLlm(BaseLlm):
         *,
         responder: Callable[[LlmRequest], Any] | None = None,
         latency: float = 0.0,
-        model: str = "scripted",
+        model: str = "gemini-scripted",
     ) -> None:
         if (steps is None) == (responder is None):
             raise EvalSetupError("ScriptedLlm needs exactly one of `steps` or `responder`")
