@@ -15,6 +15,7 @@ files, databases and servers around them::
     ├── EvalSetFileError         an EvalSet file cannot be used; it was not modified
     ├── RunStoreError            the runs database cannot be used
     ├── ScriptExhaustedError     a ScriptedLlm was asked for a step past its script
+    ├── ScriptedCallError        a ScriptedLlm step calls a tool as it is not declared
     ├── StudioError              a request the studio cannot carry out
     │   ├── StudioNotFoundError  no such target, session, request or tool call
     │   │   └── StudioGoneError  the request existed but will never be answered
@@ -24,7 +25,8 @@ files, databases and servers around them::
 
 `EvalSetupError` is also a `ValueError` and a `TypeError`, `ScriptExhaustedError`
 and `StudioUnavailableError` are also `RuntimeError`s, as they were before the
-tree, so code that caught those keeps working. `run_eval` raises
+tree, so code that caught those keeps working; `ScriptedCallError` is a
+`ValueError`. `run_eval` raises
 `EvalSetupError` (a programming mistake) and records run errors in
 `EvalResult.error` with the phase they happened in. Only the studio's server
 turns `StudioError`s into HTTP statuses.
@@ -47,6 +49,7 @@ __all__ = [
     "EvalUserAgentError",
     "RunStoreError",
     "ScriptExhaustedError",
+    "ScriptedCallError",
     "SharedModelWarning",
     "SimulatedToolError",
     "StudioConflictError",
@@ -198,6 +201,10 @@ class RunStoreError(AdkEvalError):
 
 class ScriptExhaustedError(AdkEvalError, RuntimeError):
     """A `ScriptedLlm` was asked for a step past the end of its script."""
+
+
+class ScriptedCallError(AdkEvalError, ValueError):
+    """A `ScriptedLlm` step calls a tool the agent lacks, or with arguments it does not declare."""
 
 
 class StudioError(AdkEvalError):

@@ -21,7 +21,7 @@ from google.genai import types
 from ._errors import EvalSetupError
 from ._termination import Termination, TerminationKind
 from ._trace import EvalTrace, NestedEvent, TokenUsage
-from ._transcript import transcript_lines
+from ._transcript import argument_lines, transcript_lines
 from ._turns import jsonable
 from .metrics._types import MetricResult
 
@@ -100,6 +100,8 @@ class EvalResult:
         artifacts: The main session's artifacts at the end, by file name.
         tool_errors: What a mock, a simulation or an injected fault raised, by call
             id (``"RuntimeError: CRM down"``): the call's tool never ran.
+        argument_problems: How a call does not fit its tool's declaration, by call
+            id (see `EvalTrace.argument_problems`).
     """
 
     name: str
@@ -125,6 +127,7 @@ class EvalResult:
     seed: int | None = None
     artifacts: Mapping[str, types.Part] = field(default_factory=dict)
     tool_errors: Mapping[str, str] = field(default_factory=dict)
+    argument_problems: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -170,6 +173,7 @@ class EvalResult:
             nested_events=tuple(trace.nested_events),
             tool_sources=trace.tool_sources,
             tool_errors=trace.tool_errors,
+            argument_problems=trace.argument_problems,
             artifacts=dict(trace.artifacts),
             **fields,
         )
@@ -186,6 +190,7 @@ class EvalResult:
             nested_events=tuple(self.nested_events),
             tool_sources=self.tool_sources,
             tool_errors=self.tool_errors,
+            argument_problems=self.argument_problems,
             artifacts=self.artifacts,
         )
 
@@ -229,6 +234,10 @@ class EvalResult:
                 lines.extend(f"    - {item}" for item in result.evidence)
             elif result.evidence:  # a pass gets one short line, so the conversation stays in view
                 lines.append(f"    - {_one_line(str(result.evidence[0]))}")
+        misfits = argument_lines(self.trace)
+        if misfits:
+            lines.append("calls that do not fit their tool's declaration:")
+            lines.extend("  " + line for line in misfits)
         transcript = transcript_lines(self.trace, max_chars_per_entry=200, brief=True)
         transcript = transcript[-last_turns:] if last_turns > 0 else []
         if transcript:
@@ -302,6 +311,7 @@ def result_to_data(result: EvalResult) -> dict[str, Any]:
         "agent_name": result.agent_name,
         "tool_sources": dict(result.tool_sources),
         "tool_errors": dict(result.tool_errors),
+        "argument_problems": {key: list(value) for key, value in result.argument_problems.items()},
         "artifacts": {
             name: part.model_dump(mode="json", exclude_none=True)
             for name, part in result.artifacts.items()
@@ -366,6 +376,9 @@ def result_from_data(data: Mapping[str, Any]) -> EvalResult:
         agent_name=data["agent_name"],
         tool_sources=data.get("tool_sources", {}),
         tool_errors=data.get("tool_errors", {}),
+        argument_problems={
+            key: tuple(value) for key, value in data.get("argument_problems", {}).items()
+        },
         artifacts={
             name: types.Part.model_validate(part)
             for name, part in data.get("artifacts", {}).items()

@@ -176,7 +176,8 @@ class _Simulation:
             case_name=self.case.name,
             nested_events=tuple(self.system.plugin.nested_events),
             tool_sources=dict(self.system.plugin.tool_sources),
-            tool_errors=dict(self.system.plugin.tool_errors),
+            tool_errors=dict(self.system.plugin.notes.raised),
+            argument_problems=dict(self.system.plugin.notes.argument_problems),
             artifacts=await self.system.artifacts(self.session_id),
         )
 

@@ -180,6 +180,10 @@ class EvalTrace:
             agents and mocks saved.
         tool_errors: What a mock, a simulation or an injected fault raised instead
             of answering, by function call id (``"RuntimeError: CRM down"``).
+        argument_problems: How a call does not fit its tool's declaration, by
+            function call id: an undeclared argument (with the closest declared
+            name), a missing required one, a value of the wrong type, or a tool
+            the agent does not have.
     """
 
     events: Sequence[Event]
@@ -191,6 +195,7 @@ class EvalTrace:
     tool_sources: Mapping[str, str] = field(default_factory=dict)
     artifacts: Mapping[str, types.Part] = field(default_factory=dict)
     tool_errors: Mapping[str, str] = field(default_factory=dict)
+    argument_problems: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
     def source_of(self, call: ToolCall) -> str:
         """What answered `call`.
@@ -198,7 +203,9 @@ class EvalTrace:
         ``mock``, ``simulated`` (a model, `ToolMock.simulated`), ``fault`` (an
         injected error or timeout), ``callback`` (a ``before_tool_callback``
         answered a call the harness had swapped, so its mock never ran),
-        ``refused`` (a call the case does not allow), ``user_agent`` (a
+        ``refused`` (a call the case does not allow), ``rejected`` (ADK answered
+        with an error for the call's arguments or an unknown tool name, as it
+        would in production; see `argument_problems`), ``user_agent`` (a
         long-running call the harness paused for), ``agent_tool`` (an
         `AgentTool` whose agent ran; its events are in `nested_events`), or
         ``real``: the tool itself ran, a provided or a framework tool (or a

@@ -18,7 +18,7 @@ from typing import Any
 
 from ._trace import EvalTrace, Message, ToolCall, ToolResponse
 
-__all__ = ["render_transcript", "transcript_lines"]
+__all__ = ["argument_lines", "render_transcript", "transcript_lines"]
 
 
 def _json(value: Any) -> str:
@@ -32,7 +32,11 @@ def _clip(text: str, limit: int | None) -> str:
 
 
 # What `explain` says of an answer that was not the tool's nor a plain mock's.
-_BRIEF_MARKS = {"simulated": "  (simulated)", "fault": "  (injected fault)"}
+_BRIEF_MARKS = {
+    "simulated": "  (simulated)",
+    "fault": "  (injected fault)",
+    "rejected": "  (rejected by ADK: see the calls that do not fit)",
+}
 _RAISED = {
     "mock": "its mock raised",
     "fault": "an injected fault raised",
@@ -92,6 +96,19 @@ def transcript_lines(
             error = item.response.get("error")
             label, value = ("error", error) if error is not None else ("result", item.response)
             lines.append(f"{indent}[{item.name} {label}] {clip(_json(value))}")
+    return lines
+
+
+def argument_lines(trace: EvalTrace) -> list[str]:
+    """One block per call that does not fit its tool's declaration (what `explain` lists)."""
+    lines: list[str] = []
+    for item in trace.all_items:
+        if not isinstance(item, ToolCall) or not trace.argument_problems.get(item.call_id or ""):
+            continue
+        problems = trace.argument_problems[item.call_id or ""]
+        verdict = "rejected by ADK" if trace.source_of(item) == "rejected" else "answered"
+        lines.append(f"{item.author} -> {item.name}({_short(_json(item.args), 80)}): {verdict}")
+        lines.extend(f"  - {problem}" for problem in problems)
     return lines
 
 

@@ -34,11 +34,14 @@ from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 from pydantic import Field
 
+from ._arguments import call_problems, declared, tool_problems
 from ._callables import maybe_await
-from ._errors import EvalSetupError, ScriptExhaustedError
+from ._errors import EvalSetupError, ScriptedCallError, ScriptExhaustedError
+from ._quiet import quiet
 
 __all__ = [
     "ScriptExhaustedError",
+    "ScriptedCallError",
     "ScriptedLlm",
     "function_response_event",
     "model_turn_index",
@@ -96,11 +99,18 @@ class ScriptedLlm(BaseLlm):
             (``google_search``, ``url_context``, Vertex AI Search), so an agent that
             has them runs offline; the script answers as the model would, having
             used them.
+        check_calls: Check every scripted function call against the tools the
+            request offers, as declared to the model: a call to a tool the agent
+            does not have, or with an argument it does not declare, without one it
+            requires, or of the wrong type raises `ScriptedCallError` at that step
+            (the run ends in an ``error``). ``False`` sends calls as written, to
+            test how an agent copes with a bad call.
     """
 
     steps: list[Any] = Field(default_factory=list)
     responder: Callable[[LlmRequest], Any] | None = None
     latency: float = 0.0
+    check_calls: bool = True
 
     def __init__(
         self,
@@ -109,10 +119,11 @@ class ScriptedLlm(BaseLlm):
         responder: Callable[[LlmRequest], Any] | None = None,
         latency: float = 0.0,
         model: str = "gemini-scripted",
+        check_calls: bool = True,
     ) -> None:
         if (steps is None) == (responder is None):
             raise EvalSetupError("ScriptedLlm needs exactly one of `steps` or `responder`")
-        fields: dict[str, Any] = {"model": model}
+        fields: dict[str, Any] = {"model": model, "check_calls": check_calls}
         fields.update(steps=list(steps or []), responder=responder, latency=latency)
         super().__init__(**fields)
 
@@ -130,6 +141,8 @@ class ScriptedLlm(BaseLlm):
             if isinstance(step, LlmResponse)
             else LlmResponse(content=types.Content(role="model", parts=_parts(step)))
         )
+        if self.check_calls:
+            _check_calls(response, llm_request)
         if response.usage_metadata is None:
             prompt = _estimate_tokens(_request_text(llm_request))
             output = _estimate_tokens(
@@ -152,12 +165,46 @@ class ScriptedLlm(BaseLlm):
             return await maybe_await(self.responder(request))
         index = model_turn_index(request)
         if index >= len(self.steps):
-            raise ScriptExhaustedError(
+            raise _quieted(ScriptExhaustedError)(
                 f"ScriptedLlm `{self.model}` has {len(self.steps)} steps but was asked for step "
                 f"#{index + 1} (the request already holds {index} model turns). Add steps, or "
                 "end the conversation sooner (a user agent STOP, max_turns, state_matches)."
             )
         return self.steps[index]
+
+
+def _quieted(kind: type[Exception]) -> Callable[[str], Exception]:
+    """Builds an error of `kind` that ADK does not log (the run's result reports it)."""
+
+    def build(message: str) -> Exception:
+        error = kind(message)
+        quiet(error)
+        return error
+
+    return build
+
+
+def _check_calls(response: LlmResponse, request: LlmRequest) -> None:
+    """Raises `ScriptedCallError` for the first scripted call the request's tools refuse."""
+    for part in response.content.parts or [] if response.content else []:
+        call = part.function_call
+        if call is None or call.name is None:
+            continue
+        tool = request.tools_dict.get(call.name)
+        problems = tool_problems(call.name, request.tools_dict)
+        signature = declared(tool._get_declaration()) if tool is not None else None
+        if signature is not None:
+            problems = call_problems(signature, dict(call.args or {}))
+        if not problems:
+            continue
+        lines = "\n".join(f"  - {problem}" for problem in problems)
+        declaration = f"\n  declared: {signature.describe()}" if signature is not None else ""
+        raise _quieted(ScriptedCallError)(
+            f"ScriptedLlm step #{model_turn_index(request) + 1} calls `{call.name}` "
+            f"as the agent cannot:\n{lines}{declaration}\n"
+            "A script is test code: fix the call (or pass ScriptedLlm(..., "
+            "check_calls=False) to send calls as written, to test how the agent copes)."
+        )
 
 
 def _parts(step: Step) -> list[types.Part]:

@@ -87,10 +87,13 @@ def test_control_tools_are_known_by_identity_and_behaviour_not_by_name():
 async def test_a_look_alike_control_tool_is_intercepted_like_any_tool():
     RAN.clear()
     inner = LlmAgent(name="inner", model=ScriptedLlm(["inner ok"]))
-    for tool, name in ((NoisyAgentTool(inner), "inner"), (FinishTaskTool(), "finish_task")):
+    for tool, name, args in (
+        (NoisyAgentTool(inner), "inner", {"request": "x"}),
+        (FinishTaskTool(), "finish_task", {}),
+    ):
         agent = LlmAgent(
             name="root",
-            model=ScriptedLlm([tool_call(name, {"request": "x"}), "done"]),
+            model=ScriptedLlm([tool_call(name, args), "done"]),
             tools=[tool],
         )
         refused = await run_eval(EvalCase(name="look-alike", agent=agent, first_message="go"))
@@ -100,7 +103,7 @@ async def test_a_look_alike_control_tool_is_intercepted_like_any_tool():
         mocked = await run_eval(
             EvalCase(
                 name="look-alike",
-                agent=agent.clone(update={"model": ScriptedLlm([tool_call(name, {}), "done"])}),
+                agent=agent.clone(update={"model": ScriptedLlm([tool_call(name, args), "done"])}),
                 first_message="go",
                 tool_mocks={name: ToolMock.returning({"ok": True})},
             )

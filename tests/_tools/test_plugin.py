@@ -295,7 +295,7 @@ async def test_agent_tool_without_plugins_fails_closed_unless_mocked(tool_log):
 
 async def test_hallucinated_tool_name_is_answered_by_adk_and_the_run_continues(tool_log):
     send_email, _, _, _ = make_tools(tool_log)
-    model = ScriptedLlm([tool_call("send_emial", {"to": "b"}), "sorry, done"])
+    model = ScriptedLlm([tool_call("send_emial", {"to": "b"}), "sorry, done"], check_calls=False)
     agent = LlmAgent(name="mailer", model=model, tools=[send_email])
 
     result = await run_eval(case_for(agent))

@@ -11,7 +11,6 @@ The modules, from the bottom up (each imports only modules listed before it):
 * `_nodes`: workflow function nodes mocked, passed or refused (`node_mocks`).
 * `_policy`: which calls a case allows (`ToolPolicy`), from its mocks and the tree.
 * `_bodies`: what runs instead of a tool's body (the copies handed to ADK).
-* `_quiet`: ADK's own log of an error the harness reports itself is left out.
 * `_plugin`: `InterceptionPlugin`, the ADK plugin that applies the policy.
 
 Nothing is re-exported here: import from the module itself.

@@ -21,6 +21,7 @@ from .._errors import EvalToolError
 __all__ = [
     "ToolBody",
     "confirmation_gate",
+    "nested_pause_refusal",
     "node_refusal",
     "pause",
     "replaced_tool",
@@ -87,6 +88,19 @@ def tool_refusal(
             f"Tool `{tool.name}` called by {caller} is not the `{tool.name}` tool "
             "provided in tool_mocks (two different tools share the name). Provide this "
             "one too by mocking the name with a ToolMock."
+        ),
+    )
+
+
+def nested_pause_refusal(tool: BaseTool, args: dict[str, Any], agent: str) -> EvalToolError:
+    """The error of a long-running call inside an `AgentTool`: no user agent can answer it."""
+    return EvalToolError(
+        tool.name,
+        args,
+        detail=(
+            f"Long-running tool `{tool.name}` was called by agent `{agent}` inside an "
+            "AgentTool. ADK cannot pause the outer conversation for it, so no user agent "
+            f"can answer. Mock it: tool_mocks={{{tool.name!r}: ToolMock(...)}}."
         ),
     )
 

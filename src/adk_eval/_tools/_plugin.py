@@ -36,6 +36,7 @@ from .._trace import NestedEvent
 from ._bodies import (
     ToolBody,
     confirmation_gate,
+    nested_pause_refusal,
     node_refusal,
     pause,
     replaced_tool,
@@ -46,8 +47,9 @@ from ._clock import CaseClock
 from ._context import MockToolContext
 from ._faults import call_key, new_seed
 from ._mocks import ToolMock, normalize_response
+from ._notes import CallNotes
 from ._policy import ToolPolicy, is_framework_tool, refuses_code_execution
-from ._quiet import quiet
+from ._rejections import adk_rejection
 
 __all__ = ["PLUGIN_NAME", "TOOL_ERROR_CODE", "InterceptionPlugin"]
 
@@ -103,13 +105,11 @@ class InterceptionPlugin(BasePlugin):
         self._session_ids: set[str] = set()
         self.violation: EvalToolError | None = None
         """The first call the case does not allow (the run stops at the next model call)."""
-        self.mock_errors: dict[int, tuple[BaseException, str, dict[str, Any]]] = {}
-        """id of an exception a mock raised -> the exception, the tool and its args."""
+        self.notes = CallNotes()
+        """What the run's calls were answered by, raised, and did not fit."""
         self.nested_events: list[NestedEvent] = []
         """Events of the agents that ran inside `AgentTool` calls, in order."""
-        self.tool_sources: dict[str, str] = {}
-        self.tool_errors: dict[str, str] = {}
-        """Function call id -> what its mock or fault raised (``"RuntimeError: ..."``)."""
+        self.tool_sources = self.notes.sources
         """Function call id -> what answered it instead of the tool (``"mock"``)."""
 
     def watch_session(self, session_id: str) -> None:
@@ -138,6 +138,7 @@ class InterceptionPlugin(BasePlugin):
         self, *, callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:
         """Ends the run after a call that is not allowed; else swaps the tools' bodies."""
+        self.notes.offered[callback_context.agent_name] = list(llm_request.tools_dict)
         if self.violation is None:  # an agent the set-up walk could not see, say
             problem = refuses_code_execution(callback_context.get_invocation_context().agent)
             if problem is not None:
@@ -198,6 +199,7 @@ class InterceptionPlugin(BasePlugin):
             inside = (*_INSIDE.get(), (tool.name, tool_context.function_call_id or ""))
             _INSIDE.set(inside)
         original = replaced_tool(tool)
+        self.notes.arguments(original or tool, tool_args, tool_context.function_call_id)
         if original is not None:
             if original.name not in policy.mocks:
                 self._refuse_nested_pause(original, tool_args, tool_context)
@@ -205,6 +207,8 @@ class InterceptionPlugin(BasePlugin):
         body = self._body(tool)
         if body is None:
             self._refuse_nested_pause(tool, tool_args, tool_context)
+            if adk_rejection(tool, tool_args) is not None and tool_context.function_call_id:
+                self.tool_sources[tool_context.function_call_id] = "rejected"  # by ADK's tool
             return None
         if body is pause:
             self._refuse_nested_pause(tool, tool_args, tool_context)
@@ -234,22 +238,25 @@ class InterceptionPlugin(BasePlugin):
             self.tool_sources[call_id] = "callback"
         return None
 
+    async def on_tool_error_callback(
+        self,
+        *,
+        tool: BaseTool,
+        tool_args: dict[str, Any],
+        tool_context: ToolContext,
+        error: Exception,
+    ) -> dict[str, Any] | None:
+        """Notes a call to a tool the agent does not have (ADK answers the model itself)."""
+        call_id = tool_context.function_call_id
+        self.notes.unknown_tool(tool, error, tool_context.agent_name, call_id)
+        return None
+
     def _refuse_nested_pause(
         self, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext
     ) -> None:
-        if not tool.is_long_running or not self._session_ids:
-            return
-        if tool_context.session.id in self._session_ids:
-            return
-        raise EvalToolError(
-            tool.name,
-            tool_args,
-            detail=(
-                f"Long-running tool `{tool.name}` was called by agent `{tool_context.agent_name}` "
-                "inside an AgentTool. ADK cannot pause the outer conversation for it, so no "
-                f"user agent can answer. Mock it: tool_mocks={{{tool.name!r}: ToolMock(...)}}."
-            ),
-        )
+        nested = self._session_ids and tool_context.session.id not in self._session_ids
+        if tool.is_long_running and nested:
+            raise nested_pause_refusal(tool, tool_args, tool_context.agent_name)
 
     async def on_event_callback(
         self, *, invocation_context: InvocationContext, event: Event
@@ -294,6 +301,11 @@ class InterceptionPlugin(BasePlugin):
         args: dict[str, Any],
         tool_context: ToolContext,
     ) -> dict[str, Any]:
+        rejection = adk_rejection(tool, args) if mock.real_tool is None else None
+        if rejection is not None:  # ADK's function tool would not run for these arguments
+            if tool_context.function_call_id:
+                self.tool_sources[tool_context.function_call_id] = "rejected"
+            return rejection
         key = (tool.name, call_key(args))
         occurrence = self._calls[key]
         self._calls[key] += 1
@@ -319,12 +331,7 @@ class InterceptionPlugin(BasePlugin):
             return {"error": f"adk_eval stopped the run: {error}"}
         except Exception as error:  # ADK hands it to the error callbacks, as a tool's
             if source != "real":  # the result reports it: ADK need not log it too
-                self.mock_errors[id(error)] = (error, tool.name, dict(args))
-                quiet(error)
-                if tool_context.function_call_id:
-                    self.tool_errors[tool_context.function_call_id] = (
-                        f"{type(error).__name__}: {error}"
-                    )
+                self.notes.mock_raised(error, tool.name, args, tool_context.function_call_id)
             raise
         except anyio.get_cancelled_exc_class() as error:
             if being_cancelled():  # the run itself is cancelled (max_duration, Ctrl-C)
@@ -370,21 +377,7 @@ class InterceptionPlugin(BasePlugin):
 
     def mock_error(self, error: BaseException) -> EvalToolError | None:
         """An `EvalToolError` for an exception a mock raised (None for any other)."""
-        seen: set[int] = set()
-        current: BaseException | None = error
-        while current is not None and id(current) not in seen:
-            seen.add(id(current))
-            raised, name, args = self.mock_errors.get(id(current), (None, "", {}))
-            if raised is current:
-                return EvalToolError(
-                    name,
-                    args,
-                    detail=(
-                        f"The mock for tool `{name}` raised {type(current).__name__}: {current}"
-                    ),
-                )
-            current = current.__cause__ or current.__context__
-        return None
+        return self.notes.error_for(error)
 
 
 async def _now(answer: Callable[[str], Any], tool: str) -> Any:

@@ -102,6 +102,7 @@ def conversation_records(trace: EvalTrace) -> list[dict[str, Any]]:
             records.append({"kind": "message", "role": item.role, "text": item.text, **base})
         elif isinstance(item, ToolCall):
             raised = trace.tool_errors.get(item.call_id or "")
+            problems = trace.argument_problems.get(item.call_id or "")
             records.append(
                 {
                     "kind": "tool_call",
@@ -111,6 +112,7 @@ def conversation_records(trace: EvalTrace) -> list[dict[str, Any]]:
                     "long_running": item.long_running,
                     "answered_by": trace.source_of(item),
                     **({"raised": raised} if raised else {}),
+                    **({"argument_problems": list(problems)} if problems else {}),
                     **base,
                 }
             )

@@ -12,6 +12,7 @@
   const SOURCES = {
     mock: "mock", simulated: "simulated by a model", fault: "injected fault", real: "ran for real",
     callback: "answered by a callback", refused: "refused: not allowed",
+    rejected: "rejected by ADK for its arguments",
     user_agent: "answered by a user agent", agent_tool: "agent tool",
   };
   let page = 0;
@@ -102,6 +103,7 @@
         return entry("tool_call", `${item.author} calls ${item.name}`, {
           marks, indent,
           content: [block(`args: ${json(item.args)}`),
+            ...(item.argument_problems || []).map((problem) => block(`does not fit: ${problem}`)),
             item.raised ? block(`raised ${item.raised} (the tool itself never ran)`)
               : block(item.response === null ? "(no response)" : `result: ${json(item.response)}`)],
         });

@@ -3,10 +3,14 @@
 When a mock or an injected fault raises and no callback of the agent handles
 the error, ADK fails the node and logs the exception with its traceback (twice:
 the node and the root), about 200 lines per run on stderr, while the run's
-result already names the error ("The mock for tool `x` raised ..."). `quiet`
+result already names the error ("The mock for tool `x` raised ..."); the same
+holds for a `ScriptedLlm` that refuses a step (its script is exhausted, or a
+scripted call does not fit the tool). `quiet`
 marks such an exception; a filter on ADK's loggers drops the records whose
 exception (or an exception it was raised from or during) is marked. Any other
-record of ADK's, every other exception included, is logged as usual.
+record of ADK's, every other exception included, is logged as usual. The filter
+also drops a record that logs a marked exception as its message (ADK's warning
+about a call to a tool the agent does not have, which the trace reports).
 """
 
 from __future__ import annotations
@@ -30,14 +34,21 @@ class _ReportedElsewhere(logging.Filter):
     """Drops a record whose exception chain holds a marked exception."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        error = record.exc_info[1] if record.exc_info else None
-        seen: set[int] = set()
-        while error is not None and id(error) not in seen:
-            if _marked.get(id(error)) is error:
-                return False
-            seen.add(id(error))
-            error = error.__cause__ or error.__context__
-        return True
+        logged = [record.exc_info[1]] if record.exc_info else []
+        if isinstance(record.args, tuple):  # ``logger.warning("%s", error)``
+            logged.extend(arg for arg in record.args if isinstance(arg, BaseException))
+        return not any(_is_marked(error) for error in logged)
+
+
+def _is_marked(error: BaseException | None) -> bool:
+    """Whether `error`, or an exception it was raised from or during, is marked."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        if _marked.get(id(error)) is error:
+            return True
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return False
 
 
 _FILTER = _ReportedElsewhere()
