@@ -32,7 +32,7 @@ LAYERS: list[list[str]] = [
     ["_bridge"],
     ["_tools"],
     ["_result"],
-    ["metrics"],
+    ["metrics", "_model_check"],
     ["_agent_tree", "_transcript"],
     ["_trace", "_termination", "_session_service", "models", "testing", "fake_provider"],
     ["_state", "_turns", "_lazy", "_strict_json", "_callables", "_arguments", "_quiet"],

@@ -5,39 +5,34 @@ the agents inside `AgentTool`s, each with where it sits. `with_models` copies
 the tree with other models (ADK's `clone`, sub-agents and `AgentTool` agents
 included) and never changes the user's objects, so module-level agents shared
 by many eval files can each get their own scripted model. `check_model` names a
-root whose model cannot run before anything runs; `ModelCheck` names any other
-agent that cannot run at its first model call, so a case need not give models to
-agents it never reaches.
+root whose model cannot run before anything runs; `_model_check.ModelCheck`
+checks every other agent at its first model call (and gives the case's models
+to agents built at run time, which no walk can see).
 """
 
 from __future__ import annotations
 
 import copy
-import difflib
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from google.adk.agents import BaseAgent, LlmAgent
-from google.adk.agents.callback_context import CallbackContext
-from google.adk.models.llm_request import LlmRequest
-from google.adk.models.llm_response import LlmResponse
-from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.tools.agent_tool import AgentTool
 from google.adk.workflow import START, BaseNode, Edge, Workflow
 
+from ._arguments import near_miss
 from ._errors import EvalSetupError
 from .models import ModelSpec, missing_credentials
 
 __all__ = [
     "DEFAULT_MODEL_KEY",
     "check_model_names",
-    "MODEL_NOT_READY_CODE",
-    "ModelCheck",
     "check_model",
     "model_problem",
     "find_agent",
     "map_nodes",
     "nodes_of",
+    "runs_code",
     "walk",
     "with_models",
 ]
@@ -148,23 +143,47 @@ def find_agent(root: BaseAgent | Workflow, name: str) -> BaseAgent | None:
     return next((agent for agent, _ in walk(root) if agent.name == name), None)
 
 
+def runs_code(root: BaseAgent | Workflow) -> bool:
+    """Whether code of the tree could build and run agents at run time.
+
+    It could if an agent has a tool that is no `AgentTool`, or the root is a
+    workflow (its nodes run code).
+    """
+    if isinstance(root, Workflow):
+        return True
+    return any(
+        not isinstance(tool, AgentTool)
+        for agent, _ in walk(root)
+        if isinstance(agent, LlmAgent)
+        for tool in agent.tools
+    )
+
+
 def check_model_names(root: BaseAgent | Workflow, models: Mapping[str, Any], *, case: str) -> None:
-    """Checks that every key of `models` names an `LlmAgent` of the tree (or is ``"*"``).
+    """Checks that no key of `models` is a misspelt name of an `LlmAgent` of the tree.
+
+    A key that names no agent of the tree and resembles none may name an agent
+    a tool builds at run time: if the tree has such code, it is accepted here,
+    `ModelCheck` gives the model to that agent when it runs, and a key no agent
+    used that resembles a name the run saw is reported after the run.
 
     Raises:
-        EvalSetupError: For a name that matches no model-using agent, with a did-you-mean.
+        EvalSetupError: For a key nearly the name of an agent of the tree, or any
+            unknown key when no code of the tree could build an agent.
     """
     names = sorted({agent.name for agent, _ in walk(root) if isinstance(agent, LlmAgent)})
     for name in models:
         if name == DEFAULT_MODEL_KEY or name in names:
             continue
-        close = difflib.get_close_matches(str(name), names, n=1)
-        hint = f" Did you mean `{close[0]}`?" if close else ""
-        listed = ", ".join(f"`{n}`" for n in names)
-        raise EvalSetupError(
-            f"EvalCase `{case}`: models names `{name}`, but the agent tree has no LlmAgent by "
-            f'that name.{hint} Agents with a model: {listed} (or "*" for all of them).'
-        )
+        close = near_miss(str(name), names)
+        if close or not runs_code(root):
+            hint = f" Did you mean `{close}`?" if close else ""
+            listed = ", ".join(f"`{n}`" for n in names)
+            raise EvalSetupError(
+                f"EvalCase `{case}`: models names `{name}`, but the agent tree has no "
+                f"LlmAgent by that name.{hint} Agents with a model: "
+                f'{listed} (or "*" for all of them).'
+            )
 
 
 def with_models(
@@ -243,48 +262,3 @@ def check_model(agent: BaseAgent | Workflow, *, case: str) -> None:
         problem = model_problem(agent, f"agent `{agent.name}`", case=case)
         if problem is not None:
             raise EvalSetupError(problem)
-
-
-MODEL_NOT_READY_CODE = "ADK_EVAL_MODEL_NOT_READY"
-"""The error code of the model response that ends a run at an agent that cannot run."""
-
-
-class ModelCheck(BasePlugin):
-    """Ends a run, before a model call, at an agent whose model cannot run here.
-
-    The run ends with an error response (`MODEL_NOT_READY_CODE`), not an exception,
-    so ADK logs no traceback; `problem` holds the same `EvalSetupError` the check
-    before the run gives a root.
-
-    Args:
-        root: The tree whose agents it checks (where each sits comes from it).
-        case: The case's name, for the message (None: a runner used by hand).
-    """
-
-    def __init__(self, root: BaseAgent | Workflow, *, case: str | None) -> None:
-        super().__init__(name="adk_eval_model_check")
-        self._where: dict[str, str] = {}  # by name: ADK runs clones of some agents
-        for agent, where in walk(root):
-            self._where.setdefault(agent.name, where)
-        self._case = case
-        self._ready: set[int] = set()
-        self.problem: EvalSetupError | None = None
-        """The first agent that could not run."""
-
-    async def before_model_callback(
-        self, *, callback_context: CallbackContext, llm_request: LlmRequest
-    ) -> LlmResponse | None:
-        """Lets the call through, or ends the run naming the agent that cannot run."""
-        agent = callback_context.get_invocation_context().agent
-        if not isinstance(agent, BaseAgent) or id(agent) in self._ready:
-            return None
-        where = self._where.get(agent.name, f"agent `{agent.name}`")
-        message = model_problem(agent, where, case=self._case)
-        if message is None:
-            self._ready.add(id(agent))
-            return None
-        if self.problem is None:
-            self.problem = EvalSetupError(message)
-        return LlmResponse(
-            error_code=MODEL_NOT_READY_CODE, error_message=message, turn_complete=True
-        )

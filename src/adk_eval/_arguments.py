@@ -17,7 +17,7 @@ from typing import Any
 
 from google.genai import types
 
-__all__ = ["Declared", "call_problems", "closest_name", "declared", "tool_problems"]
+__all__ = ["Declared", "call_problems", "closest_name", "declared", "near_miss", "tool_problems"]
 
 
 @dataclass(frozen=True)
@@ -107,6 +107,41 @@ def closest_name(name: str, candidates: list[str]) -> str | None:
         return spelled[0] if spelled else sharing[0]
     matches = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
     return matches[0] if matches else None
+
+
+def near_miss(name: str, names: list[str]) -> str | None:
+    """The one of `names` that `name` is a typo of (None if it is no near miss of any).
+
+    A near miss differs only in case and separators, or by at most one edit (two
+    for names longer than eight characters), an edit being an insertion, a
+    deletion, a substitution or two neighbours swapped.
+    """
+    squashed = _squash(name)
+    allowed = 2 if len(squashed) > 8 else 1
+    best: tuple[int, str] | None = None
+    for candidate in names:
+        distance = _edits(squashed, _squash(candidate))
+        if distance <= allowed and (best is None or distance < best[0]):
+            best = (distance, candidate)
+    return best[1] if best is not None and len(squashed) > 2 else None
+
+
+def _squash(name: str) -> str:
+    return "".join(c for c in name.lower() if c.isalnum())
+
+
+def _edits(a: str, b: str) -> int:
+    """Optimal string alignment distance: Levenshtein plus swaps of neighbours."""
+    rows = [list(range(len(b) + 1))]
+    for i in range(1, len(a) + 1):
+        row = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            row[j] = min(rows[i - 1][j] + 1, row[j - 1] + 1, rows[i - 1][j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], rows[i - 2][j - 2] + 1)
+        rows.append(row)
+    return rows[len(a)][len(b)]
 
 
 def _words(name: str) -> list[str]:

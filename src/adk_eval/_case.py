@@ -163,9 +163,10 @@ class EvalCase:
             expected; a run that passes anyway fails the suite (strict), so a
             fixed gap is noticed. Errors still count as errors.
         models: Models for this case only, by agent name (``"*"``: every other
-            `LlmAgent`). The case runs on a copy of the agent tree with them;
-            the agent objects you pass are never changed, so many eval files can
-            script one module-level agent differently.
+            `LlmAgent`), agents a tool builds at run time included. The case runs
+            on a copy of the agent tree with them, and each agent gets its model
+            at its model calls; the agent objects you pass are never changed, so
+            many eval files can script one module-level agent differently.
         node_mocks: For a `Workflow`: function node name -> a replacement
             function (called with the node's arguments as keywords), an output
             value, or the node's own function (it runs as itself). A function

@@ -100,6 +100,7 @@ class EvalToolError(EvalRunError):
         module: The module the tool's function comes from, when it has one.
         kind: ``"node"`` for a workflow function node that has no mock,
             ``"agent"`` for an agent that would run code itself (a code executor).
+        hint: A likely cause, said right after the first line (a misspelt mock).
     """
 
     def __init__(
@@ -111,8 +112,10 @@ class EvalToolError(EvalRunError):
         caller: str | None = None,
         module: str | None = None,
         kind: Literal["tool", "node", "agent"] = "tool",
+        hint: str | None = None,
     ) -> None:
         self.kind = kind
+        self.hint = hint
         self.tool_name = tool_name
         self.tool_args = args
         self.detail = detail
@@ -137,9 +140,11 @@ class EvalToolError(EvalRunError):
             provide = f'  from {self.module} import {name}\n  tool_mocks={{"{name}": {name}}}\n'
         else:
             provide = f'  tool_mocks={{"{name}": <the agent\'s own `{name}` tool object>}}\n'
+        hint = f"{self.hint}\n\n" if self.hint else ""
         return (
             f"Tool `{name}` was called{by} during eval but no mock was provided.\n"
             "\n"
+            f"{hint}"
             "Add a mock:\n"
             "  tool_mocks={\n"
             f'      "{name}": ToolMock(lambda args, ctx: {{"result": ...}}),\n'

@@ -13,6 +13,7 @@ It can be used alone, to drive an agent by hand with every tool call checked::
 from __future__ import annotations
 
 import asyncio
+import difflib
 import uuid
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import aclosing
@@ -32,8 +33,8 @@ from google.adk.sessions import Session
 from google.adk.workflow import Workflow
 from google.genai import types
 
-from ._agent_tree import MODEL_NOT_READY_CODE, ModelCheck
 from ._errors import AdkEvalError, EvalSetupError
+from ._model_check import MODEL_NOT_READY_CODE, ModelCheck
 from ._session_service import EvalSessionService
 from ._state import flatten_state
 from ._termination import ModelCallLimit
@@ -69,6 +70,9 @@ class EvalRunner:
         max_model_calls: Most model calls of the agent over the runner's life
             (None: no limit); see `TerminateWhen.max_model_calls`.
         case: The case's name, for the message of an agent whose model cannot run.
+        models: Models by agent name (``"*"``: every other agent), given to each
+            agent at its model calls: the agents of the tree and those a tool
+            builds and runs while the case runs (see `EvalCase.models`).
     """
 
     def __init__(
@@ -85,6 +89,7 @@ class EvalRunner:
         user_id: str = DEFAULT_USER_ID,
         max_model_calls: int | None = None,
         case: str | None = None,
+        models: Mapping[str, Any] | None = None,
     ) -> None:
         if not isinstance(agent, BaseAgent | App | Workflow):
             raise EvalSetupError(
@@ -114,7 +119,7 @@ class EvalRunner:
             raise EvalSetupError("node_mocks apply to a Workflow; the agent under test is none")
         assert isinstance(app.root_agent, BaseAgent | Workflow)  # agent_app checks it
         self.root_agent: BaseAgent | Workflow = app.root_agent
-        self.model_check = ModelCheck(self.root_agent, case=case)
+        self.model_check = ModelCheck(self.root_agent, case=case, models=models)
         plugins = list(app.plugins)
         plugins.insert(plugins.index(self.model_calls), self.model_check)
         app = app.model_copy(update={"plugins": plugins})
@@ -231,6 +236,36 @@ class EvalRunner:
             raise violation
         if self.model_check.problem is not None:
             raise self.model_check.problem
+
+    def unused_names(self) -> EvalSetupError | None:
+        """A `tool_mocks` or `models` name that the finished run shows was misspelt.
+
+        Before the run, a name no agent of the tree has is kept for an agent (or a
+        tool of one) that a tool builds at run time. If no agent of the run used
+        it and it resembles a name the run saw, it was misspelt (None if none).
+        """
+        offered = {name for names in self.plugin.notes.offered.values() for name in names}
+        unused = [
+            ("tool_mocks", name, "a tool", sorted(self.policy.tree_tools | offered))
+            for name in sorted(self.policy.unresolved - offered)
+        ] + [
+            (
+                "models",
+                key,
+                "an agent",
+                sorted(self.model_check.tree_names | self.model_check.called),
+            )
+            for key in self.model_check.unused_model_keys()
+        ]
+        for field_name, name, kind, seen in unused:
+            close = difflib.get_close_matches(name, seen, n=1)
+            if close:
+                return EvalSetupError(
+                    f"{field_name} names `{name}`, but no agent of this run had {kind} by "
+                    f"that name, so it was never used. Did you mean `{close[0]}`? (A name no "
+                    "agent of the tree has is kept for one built at run time.)"
+                )
+        return None
 
     async def seed_artifacts(self, session_id: str, artifacts: Mapping[str, Any]) -> None:
         """Saves `artifacts` (by file name: a `Part`, text or bytes) in a main session."""

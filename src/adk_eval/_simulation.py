@@ -111,6 +111,7 @@ class _Simulation:
             simulate_unmocked=case.unmocked_simulator,
             max_model_calls=limits.max_model_calls,
             case=case.name,
+            models=case.models,
         )
         self.clock = self.system.plugin.clock
         self.users = UserAgentRunner(case.user_agents, case=case.name)
@@ -132,6 +133,8 @@ class _Simulation:
             await self.system.seed_artifacts(self.session_id, self.case.artifacts)
             await self.users.start()
             error = await self._converse_within_limit()
+            if error is None and (unused := self.system.unused_names()) is not None:
+                error = EvalErrorInfo.from_exception("setup", unused)
             trace = await self._trace()
             if error is None:
                 metrics, failures = await score_trace(self.case.metrics, trace)

@@ -18,10 +18,10 @@ from google.adk.runners import Runner
 from google.adk.sessions import Session
 from pydantic import BaseModel, ValidationError
 
-from ._agent_tree import ModelCheck
 from ._bridge import StateChangeCollector, YieldInfo, collect_state_changes, stop_collecting
 from ._case import UserAgents
 from ._errors import EvalSetupError, EvalUserAgentError
+from ._model_check import ModelCheck
 from ._session_service import EvalSessionService
 from ._turns import DEFAULT_USER_ID, event_text, user_content
 from ._user_agents import (

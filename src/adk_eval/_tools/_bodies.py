@@ -76,11 +76,25 @@ async def confirmation_gate(
 
 
 def tool_refusal(
-    tool: BaseTool, args: dict[str, Any], caller: str, *, shared: bool = False
+    tool: BaseTool,
+    args: dict[str, Any],
+    caller: str,
+    *,
+    shared: bool = False,
+    misspelt: str | None = None,
 ) -> EvalToolError:
-    """The error of a call the case does not allow (`shared`: another tool of the same name)."""
+    """The error of a call the case does not allow (`shared`: another tool of the same name).
+
+    `misspelt` is a `tool_mocks` name no tool has that resembles this tool's.
+    """
     if not shared:
-        return EvalToolError(tool.name, args, caller=caller, module=_tool_module(tool))
+        hint = (
+            f"tool_mocks names `{misspelt}`, which no tool of this run has: did you mean "
+            f"`{tool.name}`?"
+            if misspelt
+            else None
+        )
+        return EvalToolError(tool.name, args, caller=caller, module=_tool_module(tool), hint=hint)
     return EvalToolError(
         tool.name,
         args,

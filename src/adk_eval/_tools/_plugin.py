@@ -31,6 +31,7 @@ from google.adk.tools.tool_context import ToolContext
 
 from .._callables import being_cancelled
 from .._errors import EvalToolError, SimulatedToolError
+from .._model_check import CALLING_TOOL
 from .._state import ScopedState
 from .._trace import NestedEvent
 from ._bodies import (
@@ -59,9 +60,10 @@ TOOL_ERROR_CODE = "ADK_EVAL_TOOL_ERROR"
 """The error code of the event that ends a run after a call the case does not allow."""
 
 _INSIDE: contextvars.ContextVar[tuple[tuple[str, str], ...]] = contextvars.ContextVar(
-    "adk_eval_inside_agent_tools", default=()
+    "adk_eval_inside_tool_calls", default=()
 )
-"""The `AgentTool` calls (name, call id) the current code runs inside, outermost first.
+"""The tool calls (name, call id) the current code runs inside, outermost first: the
+events of agents they run (`AgentTool`s, agents a tool builds) are nested under them.
 
 ADK runs each tool call in a task of its own with a copy of the context, so a
 value set in ``before_tool_callback`` reaches exactly what that call runs.
@@ -195,9 +197,8 @@ class InterceptionPlugin(BasePlugin):
                 detail="adk_eval has not resolved its tool policy yet; create sessions "
                 "with EvalRunner.create_session() before running the agent.",
             )
-        if isinstance(tool, AgentTool):
-            inside = (*_INSIDE.get(), (tool.name, tool_context.function_call_id or ""))
-            _INSIDE.set(inside)
+        CALLING_TOOL.set((tool.name, tool_context.agent_name))  # for agents its body builds
+        _INSIDE.set((*_INSIDE.get(), (tool.name, tool_context.function_call_id or "")))
         original = replaced_tool(tool)
         self.notes.arguments(original or tool, tool_args, tool_context.function_call_id)
         if original is not None:
@@ -206,6 +207,8 @@ class InterceptionPlugin(BasePlugin):
             return None
         body = self._body(tool)
         if body is None:
+            if tool_context.function_call_id and not isinstance(tool, AgentTool):
+                self.tool_sources[tool_context.function_call_id] = "real"  # it may run agents
             self._refuse_nested_pause(tool, tool_args, tool_context)
             if adk_rejection(tool, tool_args) is not None and tool_context.function_call_id:
                 self.tool_sources[tool_context.function_call_id] = "rejected"  # by ADK's tool
@@ -284,8 +287,11 @@ class InterceptionPlugin(BasePlugin):
         """Records a call the case does not allow; the run stops before the next model call."""
         policy = self.policy
         assert policy is not None
-        caller = policy.describe_agent(tool_context.agent_name, tool.name)
-        error = tool_refusal(tool, args, caller, shared=shared)
+        outer = [name for name, _ in _INSIDE.get()[:-1]]  # the calls this one runs inside
+        inside = outer[-1] if outer else None
+        caller = policy.describe_agent(tool_context.agent_name, tool.name, inside)
+        misspelt = policy.misspelt_mock(tool.name)
+        error = tool_refusal(tool, args, caller, shared=shared, misspelt=misspelt)
         if self.violation is None:
             self.violation = error
         tool_context.actions.skip_summarization = True

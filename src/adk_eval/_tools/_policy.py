@@ -41,7 +41,8 @@ from google.adk.tools.set_model_response_tool import SetModelResponseTool
 from google.adk.tools.transfer_to_agent_tool import TransferToAgentTool, transfer_to_agent
 from google.adk.workflow import Workflow
 
-from .._agent_tree import nodes_of
+from .._agent_tree import nodes_of, runs_code
+from .._arguments import near_miss
 from .._errors import EvalSetupError
 from ._mocks import ToolMock
 
@@ -204,11 +205,12 @@ async def _collect(root: BaseAgent | Workflow, ctx: ReadonlyContext | None) -> _
 
 @dataclass(frozen=True)
 class _Passthrough:
-    tools: tuple[BaseTool, ...]
+    tools: tuple[Any, ...]
+    """The tools (or, for a tool no agent of the tree has yet, the functions) provided."""
 
     def allows(self, tool: BaseTool) -> bool:
         return any(tool is allowed for allowed in self.tools) or any(
-            getattr(tool, "func", None) is getattr(allowed, "func", object())
+            getattr(tool, "func", None) is getattr(allowed, "func", allowed)
             for allowed in self.tools
         )
 
@@ -233,16 +235,28 @@ class ToolPolicy:
     """Name of a tool placed in a workflow graph -> where, for messages."""
     simulate_unmocked: ToolMock | None = None
     """The simulated mock that answers tools nothing else covers (an explicit opt-in)."""
+    tree_tools: frozenset[str] = frozenset()
+    """The names of the tools of the tree the run starts with."""
+    unresolved: frozenset[str] = frozenset()
+    """`tool_mocks` names no tool of the tree has: tools of agents built at run time."""
 
-    def describe_agent(self, name: str, tool: str | None = None) -> str:
+    def describe_agent(self, name: str, tool: str | None = None, inside: str | None = None) -> str:
         """Where agent `name` sits, e.g. ``sub-agent `billing` of `root```.
 
         A call of `tool` from no agent the tree knows is the call of a tool node (its
-        workflow runs it), described as such.
+        workflow runs it), described as such, or of an agent built at run time by
+        the tool call it runs `inside`.
         """
         if name not in self.agents and tool is not None and tool in self.tool_nodes:
             return self.tool_nodes[tool]
+        if name not in self.agents and inside is not None:
+            return f"agent `{name}` (built at run time inside tool `{inside}`)"
         return self.agents.get(name, f"agent `{name}`")
+
+    def misspelt_mock(self, tool: str) -> str | None:
+        """A `tool_mocks` name no tool of the tree has that is most likely `tool` misspelt."""
+        close = difflib.get_close_matches(tool, sorted(self.unresolved), n=1)
+        return close[0] if close else None
 
     @classmethod
     async def build(
@@ -263,17 +277,20 @@ class ToolPolicy:
                 agent, or a construct adk_eval cannot intercept.
         """
         inventory = await _collect(root, ctx)
+        unresolved: set[str] = set()
         mocks: dict[str, ToolMock] = {}
         passthrough: dict[str, _Passthrough] = {}
         for name, value in tool_mocks.items():
             if not isinstance(name, str):
                 raise EvalSetupError(f"tool_mocks keys must be tool names (str), got {name!r}")
             candidates = inventory.tools.get(name)
-            if not candidates:
-                raise EvalSetupError(
-                    f"tool_mocks names `{name}`, but agent `{root.name}` has no tool by that "
-                    f"name.{_did_you_mean(name, inventory.tools)}"
-                )
+            if not candidates:  # a typo, or a tool of an agent built at run time
+                if near_miss(name, list(inventory.tools)) or not runs_code(root):
+                    raise EvalSetupError(
+                        f"tool_mocks names `{name}`, but agent `{root.name}` has no tool by that "
+                        f"name.{_did_you_mean(name, inventory.tools)}"
+                    )
+                unresolved.add(name)
             if isinstance(value, ToolMock):
                 mocks[name] = value
                 if value.real_tool is None:
@@ -281,10 +298,10 @@ class ToolPolicy:
                 value = value.real_tool  # ToolMock.real(tool): the tool must be the agent's
             matched = tuple(
                 tool
-                for tool in candidates
+                for tool in candidates or [value]
                 if value is tool or (callable(value) and getattr(tool, "func", None) is value)
             )
-            if not matched:
+            if not matched or not (callable(value) or isinstance(value, BaseTool)):
                 raise EvalSetupError(_not_the_agents_tool(name, value))
             passthrough[name] = _Passthrough(matched)
 
@@ -327,6 +344,8 @@ class ToolPolicy:
             agents=dict(inventory.agents),
             tool_nodes=dict(inventory.tool_nodes),
             simulate_unmocked=simulate_unmocked,
+            tree_tools=frozenset(inventory.tools),
+            unresolved=frozenset(unresolved),
         )
 
 

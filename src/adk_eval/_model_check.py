@@ -1,0 +1,128 @@
+"""Models where agents run: the check at each agent's first model call, and models at run time.
+
+`ModelCheck` is an ADK plugin. At an agent's model call it does two things:
+
+* it gives the case's model (`EvalCase.models`, by the agent's name or ``"*"``)
+  to an agent that does not run on it yet: an agent a tool builds and runs
+  while the case runs (``AgentTool(agent).run_async(...)`` in a function tool,
+  a common pattern), which no walk of the tree before the run can see. Only the
+  model of that call's agent changes, for its own invocation; the agent's
+  callbacks and tools stay as they are, and the agent object is not changed;
+* it ends the run, before the call, at an agent whose model cannot run here (a
+  key is missing), naming it, where it sits, and for an agent built at run time
+  the tool that built it. The run ends with an error response
+  (`MODEL_NOT_READY_CODE`), not an exception, so ADK logs no traceback.
+
+Which tool call the current code runs inside is `CALLING_TOOL`, which the
+interception sets for every call.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import difflib
+from collections.abc import Mapping
+
+from google.adk.agents import BaseAgent, LlmAgent
+from google.adk.agents.callback_context import CallbackContext
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.adk.plugins.base_plugin import BasePlugin
+from google.adk.workflow import Workflow
+
+from ._agent_tree import DEFAULT_MODEL_KEY, model_problem, walk
+from ._errors import EvalSetupError
+from .models import ModelSpec
+
+__all__ = ["CALLING_TOOL", "MODEL_NOT_READY_CODE", "ModelCheck"]
+
+MODEL_NOT_READY_CODE = "ADK_EVAL_MODEL_NOT_READY"
+"""The error code of the model response that ends a run at an agent that cannot run."""
+
+CALLING_TOOL: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar(
+    "adk_eval_calling_tool", default=None
+)
+"""The tool call (tool name, calling agent) the current code runs inside, if any.
+
+ADK runs each tool call in a task of its own with a copy of the context, so a
+value set in ``before_tool_callback`` reaches exactly what that call runs: an
+agent the tool's body builds and runs sees it at its model calls.
+"""
+
+
+class ModelCheck(BasePlugin):
+    """Gives agents built at run time the case's models; ends a run at an agent that cannot run.
+
+    Args:
+        root: The tree whose agents it checks (where each sits comes from it).
+        case: The case's name, for the message (None: a runner used by hand).
+        models: The case's models by agent name (``"*"``: every other agent).
+    """
+
+    def __init__(
+        self,
+        root: BaseAgent | Workflow,
+        *,
+        case: str | None,
+        models: Mapping[str, ModelSpec] | None = None,
+    ) -> None:
+        super().__init__(name="adk_eval_model_check")
+        self._where: dict[str, str] = {}  # by name: ADK runs clones of some agents
+        for agent, where in walk(root):
+            self._where.setdefault(agent.name, where)
+        self._case = case
+        self._models = dict(models or {})
+        self._ready: set[int] = set()
+        self.problem: EvalSetupError | None = None
+        """The first agent that could not run (every later model call ends too)."""
+        self.called: set[str] = set()
+        """The names of the agents that reached a model call."""
+        self.built: dict[str, str] = {}
+        """Agents built at run time, by name -> the tool call that built it."""
+
+    @property
+    def tree_names(self) -> frozenset[str]:
+        """The names of the agents of the tree the run started with."""
+        return frozenset(self._where)
+
+    async def before_model_callback(
+        self, *, callback_context: CallbackContext, llm_request: LlmRequest
+    ) -> LlmResponse | None:
+        """Gives the agent the case's model if it lacks it; ends the run if it cannot run."""
+        context = callback_context._invocation_context  # the one ADK resolves the model from
+        agent = context.agent
+        if not isinstance(agent, BaseAgent):
+            return None
+        self.called.add(agent.name)
+        if agent.name not in self._where and agent.name not in self.built:
+            tool = CALLING_TOOL.get()
+            self.built[agent.name] = (
+                f"tool `{tool[0]}` of agent `{tool[1]}`" if tool else "code outside any tool"
+            )
+        model = self._models.get(agent.name, self._models.get(DEFAULT_MODEL_KEY))
+        if isinstance(agent, LlmAgent) and model is not None and agent.model is not model:
+            agent = context.agent = agent.model_copy(update={"model": model})
+        if self.problem is None and id(agent) not in self._ready:
+            message = model_problem(agent, self._where_of(agent.name), case=self._case)
+            if message is None:
+                self._ready.add(id(agent))
+                return None
+            misspelt = difflib.get_close_matches(agent.name, self.unused_model_keys(), n=1)
+            if misspelt:
+                message += f" (models names `{misspelt[0]}`: did you mean `{agent.name}`?)"
+            self.problem = EvalSetupError(message)
+        if self.problem is None:
+            return None
+        return LlmResponse(
+            error_code=MODEL_NOT_READY_CODE, error_message=str(self.problem), turn_complete=True
+        )
+
+    def unused_model_keys(self) -> list[str]:
+        """`models` keys that name no agent of the tree and no agent that ran."""
+        known = set(self._where) | self.called | {DEFAULT_MODEL_KEY}
+        return sorted(key for key in self._models if key not in known)
+
+    def _where_of(self, name: str) -> str:
+        if name in self._where:
+            return self._where[name]
+        return f"agent `{name}` (built at run time by {self.built[name]})"
