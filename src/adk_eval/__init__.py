@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from ._termination import Termination
     from ._tools._context import MockToolContext
     from ._tools._mocks import ToolMock
+    from ._tools._toolsets import ToolsetMock
     from ._trace import EvalTrace, NestedEvent, TokenUsage
     from ._user_agents import STOP, STOP_SIGNAL, HumanUserAgent, ScriptContext, ScriptedUserAgent
     from .metrics._scoring import score_session
@@ -71,6 +72,7 @@ _EXPORTS = {
     "default_format_response": "_bridge",
     # tools
     "ToolMock": "_tools._mocks",
+    "ToolsetMock": "_tools._toolsets",
     "MockToolContext": "_tools._context",
     # user agents
     "ScriptedUserAgent": "_user_agents",
@@ -119,6 +121,7 @@ __all__ = [
     "default_format_response",
     # tools
     "ToolMock",
+    "ToolsetMock",
     "MockToolContext",
     # user agents
     "ScriptedUserAgent",

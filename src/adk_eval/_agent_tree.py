@@ -187,12 +187,16 @@ def check_model_names(root: BaseAgent | Workflow, models: Mapping[str, Any], *, 
 
 
 def with_models(
-    root: BaseAgent | Workflow, models: Mapping[str, ModelSpec]
+    root: BaseAgent | Workflow,
+    models: Mapping[str, ModelSpec],
+    replace_tool: Callable[[Any], Any] | None = None,
 ) -> BaseAgent | Workflow:
     """A copy of the tree whose `LlmAgent`s use `models` (by agent name; ``"*"``: the rest).
 
-    Agents without an entry (and no ``"*"``) keep their model. The copy shares
-    tools, callbacks and everything else with the original, which is not changed.
+    Agents without an entry (and no ``"*"``) keep their model. `replace_tool`
+    maps each tool of each agent to the tool the copy holds (a stand-in for a
+    toolset, say). The copy shares tools, callbacks and everything else with
+    the original, which is not changed.
     """
     copies: dict[int, BaseAgent] = {}
 
@@ -204,7 +208,8 @@ def with_models(
             model = models.get(agent.name, models.get(DEFAULT_MODEL_KEY))
             if model is not None:
                 update["model"] = model
-            update["tools"] = [_copy_tool(tool, copy_of) for tool in agent.tools]
+            tools = [_copy_tool(tool, copy_of) for tool in agent.tools]
+            update["tools"] = [replace_tool(tool) for tool in tools] if replace_tool else tools
         copies[id(agent)] = clone = agent.clone(update=update)
         return clone
 

@@ -66,10 +66,11 @@ def call_problems(tool: Declared, args: dict[str, Any]) -> list[str]:
     """What is wrong with calling `tool` with `args`, one readable line each ([] if nothing)."""
     problems: list[str] = []
     missing = [key for key in tool.required if key not in args]
-    for key in args:
-        if key in tool.properties or tool.open:
-            continue
+    unknown = [key for key in args if key not in tool.properties and not tool.open]
+    for key in unknown:
         guess = closest_name(key, [*missing, *tool.properties])
+        if guess is None and len(unknown) == len(missing) == 1:
+            guess = missing[0]  # the one argument given for the one required
         hint = f": did you mean `{guess}`?" if guess else ""
         problems.append(f"`{key}` is not a parameter of `{tool.name}`{hint}")
     problems.extend(f"`{key}` is required but missing" for key in missing)

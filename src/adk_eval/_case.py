@@ -19,6 +19,7 @@ from ._state import flatten_state
 from ._termination import compile_state_query
 from ._tools._context import Clock, as_part
 from ._tools._mocks import ToolMock
+from ._tools._toolsets import ToolsetMock, resolve_toolset_mocks
 
 if TYPE_CHECKING:
     from ._bridge import Bridge
@@ -175,6 +176,10 @@ class EvalCase:
             not provided (``True``, or a ``ToolMock.simulated(...)`` to set its
             instructions and model), instead of stopping the run. Off by default:
             an explicit opt-in, and a simulated tool never runs the real one.
+        toolset_mocks: Toolsets replaced as a whole, so nothing of them starts
+            (an MCP server's process or connection): the toolset object, or its
+            class name -> a `ToolsetMock` declaring its tools. Their calls are
+            answered by `tool_mocks`, like any tool's.
         artifacts: The artifacts the main session starts with, by file name: a
             ``google.genai`` `Part`, text or bytes. Agents read them as they read
             artifacts their tools saved; metrics see every artifact at the end
@@ -197,6 +202,7 @@ class EvalCase:
     node_mocks: Mapping[str, Any] = field(default_factory=dict)
     simulate_unmocked: bool | ToolMock = False
     artifacts: Mapping[str, Any] = field(default_factory=dict)
+    toolset_mocks: Mapping[Any, ToolsetMock] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -278,6 +284,12 @@ class EvalCase:
                     f"models, got {type(self.models).__name__}"
                 )
             check_model_names(self.root_agent, self.models, case=self.name)
+        if not isinstance(self.toolset_mocks, Mapping):
+            raise EvalSetupError(
+                f"EvalCase `{self.name}`: `toolset_mocks` must map toolsets (or their class "
+                f"names) to ToolsetMock(...), got {type(self.toolset_mocks).__name__}"
+            )
+        resolve_toolset_mocks(self.root_agent, self.toolset_mocks, case=self.name)
         if self.clock is not None and not (
             isinstance(self.clock, datetime) or callable(self.clock)
         ):
@@ -320,10 +332,16 @@ class EvalCase:
 
     @property
     def agent_under_test(self) -> BaseAgent | App | Workflow:
-        """`agent`, or a copy of its tree running on `models` (the original is not changed)."""
-        if not self.models:
+        """`agent`, or a copy of its tree with `models` and `toolset_mocks` (never `agent`)."""
+        if not self.models and not self.toolset_mocks:
             return self.agent
-        root = with_models(self.root_agent, self.models)
+        stand_ins = resolve_toolset_mocks(self.root_agent, self.toolset_mocks, case=self.name)
+
+        def replace(tool: Any) -> Any:
+            mock = stand_ins.get(id(tool))
+            return mock.toolset() if mock is not None else tool
+
+        root = with_models(self.root_agent, self.models or {}, replace)
         if isinstance(self.agent, App):
             return self.agent.model_copy(update={"root_agent": root})
         return root

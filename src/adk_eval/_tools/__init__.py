@@ -11,6 +11,9 @@ The modules, from the bottom up (each imports only modules listed before it):
 * `_nodes`: workflow function nodes mocked, passed or refused (`node_mocks`).
 * `_policy`: which calls a case allows (`ToolPolicy`), from its mocks and the tree.
 * `_bodies`: what runs instead of a tool's body (the copies handed to ADK).
+* `_toolsets`: toolsets replaced as a whole (`ToolsetMock`): declared, never started.
+* `_rejections`: calls that do not fit their tool's declaration, and ADK's answer to them.
+* `_notes`: what the interception notes about each call (answered by, raised, misfits).
 * `_plugin`: `InterceptionPlugin`, the ADK plugin that applies the policy.
 
 Nothing is re-exported here: import from the module itself.
