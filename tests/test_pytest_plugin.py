@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
@@ -164,3 +166,64 @@ async def test_bad(adk_eval):
         "test_good[3]": "passed",
         "test_bad": "failed",
     }
+
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "pytest.md"
+
+
+def documented_properties() -> dict[str, re.Pattern[str]]:
+    """The property names docs/pytest.md lists, as patterns (`<name>`, `[0]` stand for any)."""
+    names = set(re.findall(r"`(adk_eval(?:\[\d\])?\.[a-z_.<>]+)`", DOCS.read_text()))
+    patterns = {}
+    for name in names:
+        pattern = re.escape(name).replace(re.escape("<name>"), r"[\w-]+")
+        pattern = re.sub(r"\\\[\d\\\]", lambda _: r"\[\d+\]", pattern)
+        patterns[name] = re.compile(pattern + "$")
+    return patterns
+
+
+def test_the_documented_set_up_warns_nothing_and_writes_the_documented_properties(pytester):
+    """docs/pytest.md's configuration, under ``-W error``; JUnit names against its table."""
+    [config] = re.findall(r"```toml\n(.*?)```", DOCS.read_text(), flags=re.DOTALL)
+    pytester.makefile(".toml", pyproject=config)
+    pytester.makepyfile(eval_cases_for_plugin=CASES)
+    pytester.syspathinsert()
+    pytester.makepyfile(
+        test_names="""
+import pytest
+from eval_cases_for_plugin import good
+
+async def test_once(adk_eval):
+    await adk_eval.check(good)
+
+@pytest.mark.adk_eval(repeat=2)
+async def test_twice(adk_eval):
+    await adk_eval.check(good)
+"""
+    )
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "-W",
+        "error::DeprecationWarning",
+        "-W",
+        "error::pytest.PytestWarning",
+        "--junitxml=report.xml",
+    )
+    result.assert_outcomes(passed=2)
+    assert "warnings summary" not in result.stdout.str()
+    assert "Warning" not in result.stdout.str()
+
+    root = ET.parse(pytester.path / "report.xml").getroot()
+    patterns = documented_properties()
+    per_run = {name: p for name, p in patterns.items() if "[" in name}
+    once = {name: p for name, p in patterns.items() if "[" not in name}
+    for case in root.iter("testcase"):
+        written = [p.get("name") for p in case.iter("property")]
+        assert [n for n in written if not any(p.match(n) for p in patterns.values())] == []
+        if case.get("name") == "test_once":
+            wanted = once
+        else:
+            wanted = {**per_run, **{k: once[k] for k in ("adk_eval.pass_rate", "adk_eval.runs")}}
+            assert "adk_eval[1].metric.escalated" in written
+        assert [name for name, p in wanted.items() if not any(p.match(n) for n in written)] == []

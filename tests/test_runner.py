@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
+import uuid
+
 import pytest
 from google.adk.agents import LlmAgent
 from google.adk.apps import App
 from google.adk.plugins.base_plugin import BasePlugin
 
-from adk_eval import EvalRunner, EvalToolError, ToolMock
+from adk_eval import EvalCase, EvalRunner, EvalToolError, ToolMock, run_eval
 from adk_eval.testing import ScriptedLlm, tool_call
 
 
@@ -89,3 +92,17 @@ async def test_run_before_create_session_is_refused():
     runner = EvalRunner(LlmAgent(name="a", model=ScriptedLlm(["x"])), {})
     with pytest.raises(RuntimeError, match="create_session"):
         await collect(runner, "nope", "hi")
+
+
+async def test_adks_cache_advice_is_left_out_for_the_app_the_harness_makes_not_for_yours(caplog):
+    def tree(name):
+        helper = LlmAgent(name="helper", model=ScriptedLlm(["ok"]))
+        return LlmAgent(name=name, model=ScriptedLlm(["Hello."]), sub_agents=[helper])
+
+    caplog.set_level(logging.WARNING, logger="google_adk")
+    plain = tree(f"plain_{uuid.uuid4().hex[:8]}")
+    await run_eval(EvalCase(name="plain", agent=plain, first_message="hi"))
+    assert "context_cache_config" not in caplog.text
+    yours = App(name=f"yours_{uuid.uuid4().hex[:8]}", root_agent=tree("root"))
+    await run_eval(EvalCase(name="yours", agent=yours, first_message="hi"))
+    assert "has no context_cache_config" in caplog.text  # ADK's advice, for your own App

@@ -11,6 +11,8 @@ exception (or an exception it was raised from or during) is marked. Any other
 record of ADK's, every other exception included, is logged as usual. The filter
 also drops a record that logs a marked exception as its message (ADK's warning
 about a call to a tool the agent does not have, which the trace reports).
+`quiet_harness_app` leaves out ADK's context-cache advice about an App the
+harness made, which the user cannot act on.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 
-__all__ = ["quiet"]
+__all__ = ["quiet", "quiet_harness_app"]
 
 _ADK_LOGGERS = "google_adk"
 """The prefix of the names of ADK's loggers."""
@@ -64,3 +66,37 @@ def quiet(error: BaseException) -> None:
             continue
         if _FILTER not in logger.filters:
             logger.addFilter(_FILTER)
+
+
+_RUNNER_LOGGER = "google_adk.google.adk.runners"
+"""ADK's runner's logger."""
+
+_CACHE_ADVICE = "can transfer between agents but has no context_cache_config"
+"""ADK's advice (once per app name) to set a context cache on an App that transfers."""
+
+_harness_apps: set[str] = set()
+
+
+class _AdviceForTheHarness(logging.Filter):
+    """Drops ADK's context-cache advice about an App the harness made around an agent."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if _CACHE_ADVICE not in str(record.msg) or not isinstance(record.args, tuple):
+            return True
+        return not (record.args and record.args[0] in _harness_apps)
+
+
+_ADVICE_FILTER = _AdviceForTheHarness()
+
+
+def quiet_harness_app(app_name: str) -> None:
+    """Leaves out ADK's context-cache advice about the App named `app_name`.
+
+    The harness makes that App around an agent that came without one: the advice
+    is about an object the user never wrote and cannot set anything on. An App
+    the user passes is the user's, and keeps ADK's advice.
+    """
+    _harness_apps.add(app_name)
+    logger = logging.getLogger(_RUNNER_LOGGER)
+    if _ADVICE_FILTER not in logger.filters:
+        logger.addFilter(_ADVICE_FILTER)

@@ -35,6 +35,7 @@ from google.genai import types
 
 from ._errors import AdkEvalError, EvalSetupError
 from ._model_check import MODEL_NOT_READY_CODE, ModelCheck
+from ._quiet import quiet_harness_app
 from ._session_service import EvalSessionService
 from ._state import flatten_state
 from ._termination import ModelCallLimit
@@ -110,6 +111,8 @@ class EvalRunner:
         self.model_calls = ModelCallLimit(max_model_calls)
         plugins: list[BasePlugin] = [self.plugin, self.model_calls]
         app = agent_app(agent, plugins)
+        if not isinstance(agent, App):  # ADK's advice about it is not the user's to follow
+            quiet_harness_app(app.name)
         if isinstance(app.root_agent, Workflow):  # its code nodes mocked, passed or refused
             graph = with_node_mocks(
                 app.root_agent, node_mocks or {}, self.plugin.refuse_node, case=app.name

@@ -28,3 +28,24 @@ async def test_two_cases_sharing_a_long_prefix_never_look_the_same(repeat):
     text = console.export_text()
     for name in NAMES:
         assert name in text, text
+
+
+def test_runs_are_explained_once_per_way_they_ended():
+    from adk_eval import EvalErrorInfo, EvalResult
+    from adk_eval._cli._output import explanations
+
+    def run(attempt, message, duration):
+        error = EvalErrorInfo(phase="system", message=message, type="RuntimeError")
+        return EvalResult(
+            name="flaky", status="error", error=error, attempt=attempt, duration_ms=duration
+        )
+
+    texts = explanations([run(0, "down", 10), run(1, "slow", 20), run(2, "down", 30)])
+    assert len(texts) == 2
+    assert texts[0].splitlines()[1] == "2 runs ended this way (attempts 0, 2)"
+    assert "down" in texts[0]
+    assert "slow" in texts[1]
+    assert "runs ended this way" not in texts[1]
+    passed = EvalResult(name="fine", status="passed")
+    assert explanations([passed]) == []
+    assert len(explanations([passed], every_run=True)) == 1

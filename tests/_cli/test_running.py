@@ -159,6 +159,14 @@ def test_repeat_shows_pass_hat_k(write_evals):
     assert "3/3" in result.output
 
 
+def test_repeats_that_fail_the_same_way_are_explained_once(write_evals):
+    root = write_evals({"mixed_eval.py": MIXED})
+    result = invoke("run", str(root), "--repeat", "3", "--no-store")
+    assert result.exit_code == 1
+    assert result.output.count("EvalCase `escalates`: FAILED") == 1
+    assert "3 runs ended this way (attempts 0, 1, 2)" in result.output
+
+
 def test_list_shows_cases_without_running_them(write_evals):
     root = write_evals({"mixed_eval.py": MIXED})
     result = invoke("list", str(root))
@@ -544,3 +552,28 @@ good = EvalCase(name="greets", agent=agent, first_message="hi")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
     assert "left 1 thread(s) running (poller); exiting anyway" in done.stdout
+
+
+def test_the_command_imports_the_project_from_its_root_like_pytest(write_evals):
+    root = write_evals(
+        {
+            "shop/__init__.py": "",
+            "shop/agent.py": 'root_agent = LlmAgent(name="shop", model=ScriptedLlm(["hi"]))\n',
+            "scratch/try_it.py": (
+                "from shop.agent import root_agent\n"
+                'CASE = EvalCase(name="scratch", agent=root_agent, first_message="x")\n'
+            ),
+        }
+    )
+    (root / "pyproject.toml").write_text("[project]\nname = 'shop'\n")
+    command = os.path.join(os.path.dirname(sys.executable), "adk-eval")  # not `python -m`
+    done = subprocess.run(
+        [command, "run", "scratch/try_it.py", "--no-store"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from adk_eval._errors import DiscoveryError
@@ -127,3 +129,29 @@ def test_filter_cases(write_evals):
     found = discover([root])
     assert [f.case.name for f in filter_cases(found, "sec")] == ["second"]
     assert filter_cases(found, None) == found
+
+
+def test_eval_files_import_the_project_and_each_other_as_pytest_would(
+    write_evals, tmp_path, monkeypatch
+):
+    root = write_evals(
+        {
+            "shop/__init__.py": "",
+            "shop/agent.py": 'root_agent = LlmAgent(name="shop", model=ScriptedLlm(["hi"]))\n',
+            "evals/eval_refund.py": (
+                "from shop.agent import root_agent\n"
+                'REFUND = EvalCase(name="refund", agent=root_agent, first_message="x")\n'
+            ),
+            "evals/eval_smoke.py": (
+                "from evals.eval_refund import REFUND\n"
+                "from shop.agent import root_agent\n"
+                'SMOKE = [REFUND, EvalCase(name="smoke", agent=root_agent, first_message="y")]\n'
+            ),
+        }
+    )
+    (root / "pyproject.toml").write_text("[project]\nname = 'shop'\n")
+    monkeypatch.chdir(root / "evals")  # from a subfolder: the root is found upwards
+    found = discover(["."])
+    assert sorted(f.case.name for f in found) == ["refund", "smoke"]  # REFUND once
+    assert str(root) == sys.path[0]
+    assert sys.modules["evals.eval_refund"].REFUND is found[0].case

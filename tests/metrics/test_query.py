@@ -41,7 +41,21 @@ def test_a_failure_shows_a_bounded_excerpt_of_a_large_value_and_missing_keys():
     assert result.evidence[0].startswith('`session.profile` is {"field_0": "xxx')
     assert "more characters)" in result.evidence[0]
     assert len(result.evidence[0]) < 300
-    assert result.evidence[1] == '`session.missing` is not set; expected {"$exists": true}'
+    assert result.evidence[1] == (
+        '`session.missing` is not set (keys of `session`: ["profile"]); expected {"$exists": true}'
+    )
+
+
+def test_a_missing_path_names_what_is_there_where_it_stops():
+    trace = EvalTrace(events=[], final_state={"session": {"order": {"id": 1}, "log": [1, 2]}})
+    result = state_query(
+        "q", {"session.order.status": "paid", "session.log.5": 1, "user.name": "x"}
+    ).evaluate(trace)
+    assert result.evidence == [
+        '`session.order.status` is not set (keys of `session.order`: ["id"]); expected "paid"',
+        "`session.log.5` is not set (`session.log` is a list of 2); expected 1",
+        '`user.name` is not set (keys of the state: ["session"]); expected "x"',
+    ]
 
 
 def test_invalid_query_is_refused_up_front():

@@ -33,6 +33,16 @@ async def test_missing_key_fails_with_a_reason_not_an_exception():
     assert "['other']" in result.evidence[0]
 
 
+async def test_a_missing_key_lists_the_keys_that_are_there_whatever_the_assertion_does():
+    metric = state_metric("escalated", "session", "escalation", lambda v: v == "999")
+    result = await metric.evaluate(trace(handover=True, notes="x"))
+    assert not result.passed
+    assert result.evidence == [
+        "`session.escalation` is not set in the final state; keys of `session`: "
+        "['handover', 'notes']"
+    ]
+
+
 async def test_missing_key_is_passed_as_none_to_assertions_that_accept_it():
     metric = state_metric("not_escalated", "session", "escalation", lambda v: v is None)
     assert (await metric.evaluate(trace())).passed

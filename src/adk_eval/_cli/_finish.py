@@ -10,7 +10,7 @@ import click
 from rich.console import Console
 
 from ._common import EXIT_FAILED, db_option, exit_process, fail, grouped
-from ._output import suite_table, summary_line
+from ._output import explanations, suite_table, summary_line
 
 if TYPE_CHECKING:
     from .._suites._results import EvalSuiteResult
@@ -132,10 +132,9 @@ def finish(
 ) -> NoReturn:
     """The table, explanations, summary, reports and exit code of a run (or a merge)."""
     out.print(suite_table(suite))
-    for result in suite.results:
-        if reports.verbose or not result.passed:
-            out.print()
-            out.print(result.explain(), markup=False)
+    for text in explanations(suite.results, every_run=reports.verbose):
+        out.print()
+        out.print(text, markup=False)
     out.print()
     out.print(summary_line(suite))
     write_reports(out, suite, reports, command)

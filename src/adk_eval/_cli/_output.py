@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from ..reporting._compare import Comparison
     from ..reporting._store import RunInfo
 
-__all__ = ["LiveProgress", "comparison_table", "runs_table", "suite_table"]
+__all__ = ["LiveProgress", "comparison_table", "explanations", "runs_table", "suite_table"]
 
 _STYLE = {
     "passed": "green",
@@ -166,6 +166,29 @@ def _case_row(stats: CaseStats) -> list[str | Text]:
         f"{mean_turns:.1f}",
         ", ".join(sorted(f for f in failed if f)),
     ]
+
+
+def explanations(results: Sequence[EvalResult], *, every_run: bool = False) -> list[str]:
+    """The explanation of each run that did not pass (`every_run`: of each run), once.
+
+    Runs of a case that ended the same way (the same explanation, timing aside),
+    as repeats often do, are explained once, saying which attempts they were.
+    """
+    groups: dict[tuple[str, str], list[EvalResult]] = {}
+    for result in results:
+        if every_run or not result.passed:
+            head, _, rest = result.explain().partition("\n")
+            untimed = head.rsplit(", ", 1)[0]  # the header ends with the run's duration
+            groups.setdefault((untimed, rest), []).append(result)
+    texts = []
+    for runs in groups.values():
+        text = runs[0].explain()
+        if len(runs) > 1:
+            head, _, rest = text.partition("\n")
+            attempts = ", ".join(str(run.attempt) for run in runs)
+            text = f"{head}\n{len(runs)} runs ended this way (attempts {attempts})\n{rest}"
+        texts.append(text)
+    return texts
 
 
 def summary_line(suite: EvalSuiteResult) -> Text:

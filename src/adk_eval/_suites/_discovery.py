@@ -10,8 +10,18 @@ The rule:
 
 In each module, every module-level name bound to an `EvalCase`, or to a list or
 tuple of them (``CASES = [...]``), is collected, in definition order; names
-starting with ``_`` are left out. A file inside a package (its folder has an
-``__init__.py``) is imported as part of that package, so relative imports work.
+starting with ``_`` are left out. A case bound in several modules (one eval
+file imports another's) is collected once.
+
+Imports work as under pytest: the project's root (the nearest folder, from the
+working directory up, holding ``pyproject.toml``, ``setup.py``, ``setup.cfg``,
+``pytest.ini`` or ``tox.ini``; else the working directory) is put first on
+``sys.path``, so eval files import the project's packages. A file inside a
+package (its folder has an ``__init__.py``) is imported as part of that package,
+so relative imports work; a file in a plain folder under the root is imported
+by its dotted path from the root (``scratch/try_it.py`` is ``scratch.try_it``),
+the name another eval file's ``from scratch.try_it import CASE`` finds, so the
+case is one object, run once.
 
 Every problem is one `DiscoveryError` line: a path that does not exist, a file
 that fails to import (with the file and line), an eval file with no cases, two
@@ -51,6 +61,8 @@ __all__ = [
     "import_module",
     "keyword_matches",
     "looks_like_module",
+    "project_root",
+    "put_project_on_path",
 ]
 
 EVAL_FILE_PATTERNS = ("evals.py", "eval_*.py", "*_eval.py", "*_evals.py")
@@ -102,19 +114,53 @@ def _user_location(error: BaseException, path: Path) -> str:
     return f"{user[-1].filename}:{user[-1].lineno}" if user else str(path)
 
 
-def import_file(path: Path) -> ModuleType:
-    """Imports a Python file as a module of its package (folders with ``__init__.py``).
+PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini")
+"""A folder holding one of these is a project's root (pytest's rootdir rule, in short)."""
 
-    Raises:
-        DiscoveryError: The file does not import, or another module has its name.
-    """
-    path = path.resolve()
+
+def project_root(start: Path | None = None) -> Path:
+    """The nearest folder from `start` (the working directory) up that holds a project file."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if any((folder / name).is_file() for name in PROJECT_FILES):
+            return folder
+    return here
+
+
+def put_project_on_path(start: Path | None = None) -> Path:
+    """Puts the project's root first on ``sys.path`` (if it is not there) and returns it."""
+    root = project_root(start)
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    return root
+
+
+def _module_name(path: Path) -> tuple[str, Path]:
+    """The dotted name `path` is imported under, and the folder that name starts from."""
     parts = [path.stem]
     root = path.parent
     while (root / "__init__.py").exists():
         parts.insert(0, root.name)
         root = root.parent
-    module_name = ".".join(parts)
+    if root == path.parent:  # a plain folder: its dotted path from the project's root
+        project = project_root()
+        try:
+            relative = path.with_suffix("").relative_to(project).parts
+        except ValueError:
+            relative = ()
+        if len(relative) > 1 and all(part.isidentifier() for part in relative):
+            return ".".join(relative), project
+    return ".".join(parts), root
+
+
+def import_file(path: Path) -> ModuleType:
+    """Imports a Python file as a module of its package, or by its path from the project root.
+
+    Raises:
+        DiscoveryError: The file does not import, or another module has its name.
+    """
+    path = path.resolve()
+    module_name, root = _module_name(path)
     existing = sys.modules.get(module_name)
     if existing is not None:
         existing_file = getattr(existing, "__file__", None)
@@ -186,6 +232,7 @@ def discover(paths: Sequence[str | Path]) -> list[DiscoveredCase]:
     Raises:
         DiscoveryError: With one line naming the problem (see the module doc).
     """
+    put_project_on_path()
     loaders: list[tuple[str, Callable[[], ModuleType]]] = []
     for raw in paths:
         path = Path(raw)

@@ -46,22 +46,36 @@ class StateQueryMetric:
             if key.startswith("$"):
                 reasons.append(f"`{key}` does not hold: {excerpt(condition)}")
                 continue
-            found, value = _lookup(state, key)
-            seen = f"is {excerpt(value)}" if found else "is not set"
+            found, value, reached = _lookup(state, key)
+            seen = f"is {excerpt(value)}" if found else f"is not set ({_keys_at(state, reached)})"
             reasons.append(f"`{key}` {seen}; expected {excerpt(condition)}")
         return reasons or [f"the final state does not match {dict(self.spec)!r}"]
 
 
-def _lookup(state: Mapping[str, Any], path: str) -> tuple[bool, Any]:
+def _lookup(state: Mapping[str, Any], path: str) -> tuple[bool, Any, list[str]]:
+    """Whether `path` is set, its value, and the parts of it that are (all when set)."""
     value: Any = state
+    reached: list[str] = []
     for part in path.split("."):
         if isinstance(value, Mapping) and part in value:
             value = value[part]
         elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
             value = value[int(part)]
         else:
-            return False, None
-    return True, value
+            return False, None, reached
+        reached.append(part)
+    return True, value, reached
+
+
+def _keys_at(state: Mapping[str, Any], reached: list[str]) -> str:
+    """What is there where a path stops: the keys (or length) of the deepest value found."""
+    _, value, _ = _lookup(state, ".".join(reached)) if reached else (True, state, [])
+    where = f"`{'.'.join(reached)}`" if reached else "the state"
+    if isinstance(value, Mapping):
+        return f"keys of {where}: {excerpt(sorted(map(str, value)))}"
+    if isinstance(value, list):
+        return f"{where} is a list of {len(value)}"
+    return f"{where} is {excerpt(value)}"
 
 
 def state_query(name: str, spec: Mapping[str, Any]) -> StateQueryMetric:

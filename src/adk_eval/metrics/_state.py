@@ -45,6 +45,7 @@ class StateMetric:
         value = trace.final_state.get(self.scope, {}).get(self.key, _MISSING)
         where = f"`{self.scope}.{self.key}`"
         if value is _MISSING:
+            keys = f"keys of `{self.scope}`: {sorted(trace.state(self.scope))}"
             try:
                 verdict = await call_user(self.assertion, None)
             except Exception as error:
@@ -52,11 +53,10 @@ class StateMetric:
                     passed=False,
                     evidence=[
                         f"{where} is not set in the final state (the assertion raised "
-                        f"{type(error).__name__} on None); keys of `{self.scope}`: "
-                        f"{sorted(trace.state(self.scope))}"
+                        f"{type(error).__name__} on None); {keys}"
                     ],
                 )
-            return _as_result(verdict, None, f"{where} is not set in the final state")
+            return _as_result(verdict, None, f"{where} is not set in the final state; {keys}")
         verdict = await call_user(self.assertion, value)
         return _as_result(verdict, value, f"{where} = {value!r}")
 
