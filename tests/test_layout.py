@@ -30,7 +30,7 @@ LAYERS: list[list[str]] = [
     ["_case"],
     ["_user_agents"],
     ["_bridge"],
-    ["_tools"],
+    ["_tools", "_sandbox"],
     ["_result"],
     ["metrics", "_model_check"],
     ["_agent_tree", "_transcript"],

@@ -15,6 +15,7 @@ from google.genai import types
 
 from ._agent_tree import check_model_names, with_models
 from ._errors import EvalSetupError
+from ._session_service import MemoryItem, memory_events
 from ._state import flatten_state
 from ._termination import compile_state_query
 from ._tools._context import Clock, as_part
@@ -176,6 +177,10 @@ class EvalCase:
             not provided (``True``, or a ``ToolMock.simulated(...)`` to set its
             instructions and model), instead of stopping the run. Off by default:
             an explicit opt-in, and a simulated tool never runs the real one.
+        memory: What the agent remembers from earlier conversations, in the case's
+            own memory service (ADK's in-memory one), for ``load_memory`` and
+            ``preload_memory``: text (a fact), an ADK `Session`, or a list of a
+            past session's events.
         toolset_mocks: Toolsets replaced as a whole, so nothing of them starts
             (an MCP server's process or connection): the toolset object, or its
             class name -> a `ToolsetMock` declaring its tools. Their calls are
@@ -203,6 +208,7 @@ class EvalCase:
     simulate_unmocked: bool | ToolMock = False
     artifacts: Mapping[str, Any] = field(default_factory=dict)
     toolset_mocks: Mapping[Any, ToolsetMock] = field(default_factory=dict)
+    memory: Sequence[MemoryItem] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -290,6 +296,16 @@ class EvalCase:
                 f"names) to ToolsetMock(...), got {type(self.toolset_mocks).__name__}"
             )
         resolve_toolset_mocks(self.root_agent, self.toolset_mocks, case=self.name)
+        if isinstance(self.memory, str | bytes) or not isinstance(self.memory, Sequence):
+            raise EvalSetupError(
+                f"EvalCase `{self.name}`: `memory` is a list of texts, ADK Sessions or lists "
+                f"of Events, got {type(self.memory).__name__}"
+            )
+        for index, item in enumerate(self.memory):
+            try:
+                memory_events(item, index)
+            except EvalSetupError as error:
+                raise EvalSetupError(f"EvalCase `{self.name}`: memory[{index}]: {error}") from None
         if self.clock is not None and not (
             isinstance(self.clock, datetime) or callable(self.clock)
         ):

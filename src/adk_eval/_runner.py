@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import uuid
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from datetime import datetime
 from typing import Any
@@ -36,7 +36,7 @@ from google.genai import types
 from ._errors import AdkEvalError, EvalSetupError
 from ._model_check import MODEL_NOT_READY_CODE, ModelCheck
 from ._quiet import quiet_harness_app
-from ._session_service import EvalSessionService
+from ._session_service import EvalSessionService, memory_events
 from ._state import flatten_state
 from ._termination import ModelCallLimit
 from ._tools._context import as_part
@@ -128,13 +128,15 @@ class EvalRunner:
         app = app.model_copy(update={"plugins": plugins})
         self.app_name: str = app.name
         self.session_service = EvalSessionService()
+        self.memory_service = InMemoryMemoryService()
+        """What the agents remember from earlier conversations (`seed_memory`)."""
         self.artifact_service = InMemoryArtifactService()
         """The artifacts of the main sessions (`seed_artifacts`, `artifacts`)."""
         self.adk_runner = Runner(
             app=app,
             session_service=self.session_service,
             artifact_service=self.artifact_service,
-            memory_service=InMemoryMemoryService(),
+            memory_service=self.memory_service,
         )
         self._policy: ToolPolicy | None = None
 
@@ -269,6 +271,14 @@ class EvalRunner:
                     "agent of the tree has is kept for one built at run time.)"
                 )
         return None
+
+    async def seed_memory(self, memory: Sequence[Any]) -> None:
+        """Fills the memory with past sessions and facts (`EvalCase.memory`), for this user."""
+        for index, item in enumerate(memory):
+            session_id, events = memory_events(item, index)
+            await self.memory_service.add_events_to_memory(
+                app_name=self.app_name, user_id=self.user_id, events=events, session_id=session_id
+            )
 
     async def seed_artifacts(self, session_id: str, artifacts: Mapping[str, Any]) -> None:
         """Saves `artifacts` (by file name: a `Part`, text or bytes) in a main session."""

@@ -28,11 +28,15 @@ stale-session check, and neither has this one. One instance serves one case, so
 Code that is handed a session and is not the harness (a custom bridge transform,
 a `ScriptedUserAgent` step function) gets `detached(session)`, a deep copy made
 then, so it cannot change the conversation through a shared event.
+
+A case's memory (`EvalCase.memory`: past sessions and remembered text) is
+turned into the events ADK's memory service stores by `memory_events`.
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from typing import Any
 
 from google.adk.errors.already_exists_error import AlreadyExistsError
@@ -47,8 +51,38 @@ from google.adk.sessions.base_session_service import (
     ListSessionsResponse,
 )
 from google.adk.sessions.state import State
+from google.genai import types
 
-__all__ = ["EvalSessionService", "detached"]
+from ._errors import EvalSetupError
+
+__all__ = ["EvalSessionService", "MemoryItem", "detached", "memory_events"]
+
+
+MemoryItem = str | Session | Sequence[Event]
+"""A remembered fact (text), a past ADK session, or the events of one."""
+
+
+def memory_events(item: Any, index: int) -> tuple[str, list[Event]]:
+    """The session id and events ADK's memory service stores for one memory item.
+
+    Text becomes one event authored ``memory``; a session keeps its id and events;
+    a list of events is a past session of its own.
+
+    Raises:
+        EvalSetupError: `item` is none of those.
+    """
+    if isinstance(item, str):
+        content = types.Content(role="user", parts=[types.Part(text=item)])
+        event = Event(author="memory", invocation_id=f"memory-{index}", content=content)
+        return f"memory-{index}", [event]
+    if isinstance(item, Session):
+        return item.id, list(item.events)
+    if isinstance(item, list | tuple) and all(isinstance(event, Event) for event in item):
+        return f"memory-{index}", list(item)
+    raise EvalSetupError(
+        "a memory item is text, an ADK Session or a list of its Events, got "
+        f"{type(item).__name__}: {item!r}"[:300]
+    )
 
 
 def detached(session: Session) -> Session:

@@ -131,6 +131,7 @@ class _Simulation:
         try:
             self.session_id = (await self.system.create_session(self.case.initial_state)).id
             await self.system.seed_artifacts(self.session_id, self.case.artifacts)
+            await self.system.seed_memory(self.case.memory)
             await self.users.start()
             error = await self._converse_within_limit()
             if error is None and (unused := self.system.unused_names()) is not None:

@@ -37,6 +37,8 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.exit_loop_tool import exit_loop
 from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.load_artifacts_tool import LoadArtifactsTool
+from google.adk.tools.load_memory_tool import LoadMemoryTool
+from google.adk.tools.load_memory_tool import load_memory as _load_memory
 from google.adk.tools.set_model_response_tool import SetModelResponseTool
 from google.adk.tools.transfer_to_agent_tool import TransferToAgentTool, transfer_to_agent
 from google.adk.workflow import Workflow
@@ -75,6 +77,7 @@ _CONTROL_CLASSES: tuple[type[BaseTool], ...] = tuple(
         AgentTool,
         SetModelResponseTool,
         LoadArtifactsTool,  # reads the case's own artifacts into the request
+        LoadMemoryTool,  # searches the case's own memory (`EvalCase.memory`)
         _finish_task_tool(),
     )
     if kind is not None
@@ -94,14 +97,14 @@ def is_control_tool(tool: BaseTool) -> bool:
     """Whether `tool` is one of ADK's own control-flow tools (not a side effect).
 
     Decided by identity and behaviour, never by name: ADK's control tool classes
-    (transfer, AgentTool, structured output, task finish, ``load_artifacts``, which
-    reads the run's own artifacts) and ADK's own
+    (transfer, AgentTool, structured output, task finish, ``load_artifacts`` and
+    ``load_memory``, which read the run's own artifacts and memory) and ADK's own
     ``exit_loop`` function, each as ADK runs it. A subclass that overrides what
     runs, or a look-alike class, is an ordinary tool: mocked, provided or refused.
     """
     if any(_runs_as(tool, kind) for kind in _CONTROL_CLASSES):
         func = getattr(tool, "func", None)
-        return not isinstance(tool, FunctionTool) or func is transfer_to_agent
+        return not isinstance(tool, FunctionTool) or func in (transfer_to_agent, _load_memory)
     return _runs_as(tool, FunctionTool) and getattr(tool, "func", None) is exit_loop
 
 

@@ -1,0 +1,166 @@
+"""What of the user's code and set-up runs for real in a run, read off the case before it runs.
+
+Interception replaces tool bodies. Everything else the agent under test brings
+runs as it would in production: an App's plugins, every agent callback, a
+toolset's listing of its tools (which starts an MCP server's process or opens
+its connection), and whatever telemetry or model-call logging the agent's
+modules installed. `RunsForReal` names each, so a report never hides a channel
+that could leave the machine; `of_trees` reads it off the agents and Apps of a
+suite without running anything.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+from google.adk.agents import BaseAgent, LlmAgent
+from google.adk.apps import App
+from google.adk.tools.base_toolset import BaseToolset
+from google.adk.workflow import Workflow
+
+from .._agent_tree import walk
+
+__all__ = ["RunsForReal", "of_trees", "qualified_name"]
+
+CALLBACK_FIELDS = (
+    "before_agent_callback",
+    "after_agent_callback",
+    "before_model_callback",
+    "after_model_callback",
+    "on_model_error_callback",
+    "before_tool_callback",
+    "after_tool_callback",
+    "on_tool_error_callback",
+)
+"""The callbacks an ADK agent runs around its turns, model calls and tool calls."""
+
+
+@dataclass(frozen=True)
+class RunsForReal:
+    """What of the user's code and set-up runs for real, beyond the tools a case provides.
+
+    Attributes:
+        plugins: The plugins of the user's Apps (``shop.SinkPlugin (`sink`) of App `shop```).
+        callbacks: Each agent callback by qualified name, with its agent.
+        toolsets: Toolsets whose listing starts a process or opens a connection.
+        telemetry: Span and log exporters, and model-call logging callbacks, the
+            user's code installed, with what happens to them during runs.
+        shipping: For a Ray cluster: what is shipped, and where.
+    """
+
+    plugins: tuple[str, ...] = ()
+    callbacks: tuple[str, ...] = ()
+    toolsets: tuple[str, ...] = ()
+    telemetry: tuple[str, ...] = ()
+    shipping: tuple[str, ...] = ()
+
+    def lines(self) -> list[str]:
+        """One line per item, under its kind (nothing when there is nothing)."""
+        out: list[str] = []
+        for field in fields(self):
+            for item in getattr(self, field.name):
+                out.append(f"{field.name}: {item}")
+        return out
+
+    def to_data(self) -> dict[str, list[str]]:
+        """The JSON-ready form (every kind, empty lists included)."""
+        return {field.name: list(getattr(self, field.name)) for field in fields(self)}
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any] | None) -> RunsForReal:
+        """What `to_data` wrote (unknown kinds are left out)."""
+        data = data or {}
+        return cls(**{f.name: tuple(str(i) for i in data.get(f.name, ())) for f in fields(cls)})
+
+    def merged(self, other: RunsForReal) -> RunsForReal:
+        """Both, each item once, in order."""
+        return RunsForReal(
+            **{
+                f.name: tuple(dict.fromkeys((*getattr(self, f.name), *getattr(other, f.name))))
+                for f in fields(self)
+            }
+        )
+
+    def with_items(self, **kinds: Sequence[str]) -> RunsForReal:
+        """This with more items of the named kinds."""
+        return self.merged(RunsForReal(**{kind: tuple(items) for kind, items in kinds.items()}))
+
+
+def of_trees(trees: Iterable[BaseAgent | App | Workflow]) -> RunsForReal:
+    """What runs for real in these agents and Apps (each item once, in order)."""
+    plugins: list[str] = []
+    callbacks: list[str] = []
+    toolsets: list[str] = []
+    for tree in trees:
+        root = tree.root_agent if isinstance(tree, App) else tree
+        if isinstance(tree, App):
+            plugins += [
+                f"{qualified_name(type(plugin))} (`{plugin.name}`) of App `{tree.name}`"
+                for plugin in tree.plugins
+            ]
+        if not isinstance(root, BaseAgent | Workflow):
+            continue
+        for agent, where in walk(root):
+            callbacks += _callbacks(agent, where)
+            for tool in agent.tools if isinstance(agent, LlmAgent) else []:
+                if isinstance(tool, BaseToolset):
+                    found = _toolset(tool, where)
+                    if found:
+                        toolsets.append(found)
+    return RunsForReal(
+        plugins=tuple(dict.fromkeys(plugins)),
+        callbacks=tuple(dict.fromkeys(callbacks)),
+        toolsets=tuple(dict.fromkeys(toolsets)),
+    )
+
+
+def _callbacks(agent: BaseAgent, where: str) -> list[str]:
+    found = []
+    for field in CALLBACK_FIELDS:
+        value = getattr(agent, field, None)
+        for callback in value if isinstance(value, list) else [value]:
+            if callback is None:
+                continue
+            name = qualified_name(callback)
+            if not name.startswith("adk_eval."):  # the harness's own run as part of it
+                found.append(f"{name} ({field} of {where})")
+    return found
+
+
+def _toolset(toolset: BaseToolset, where: str) -> str | None:
+    """What listing `toolset`'s tools does, if it reaches outside (None for a stand-in)."""
+    kind = type(toolset).__name__
+    if type(toolset).__module__.startswith("adk_eval."):
+        return None  # a ToolsetMock's stand-in: nothing of the toolset runs
+    params = getattr(toolset, "_connection_params", None)
+    server = getattr(params, "server_params", params)
+    command = getattr(server, "command", None)
+    if isinstance(command, str):
+        line = " ".join([command, *(str(arg) for arg in getattr(server, "args", None) or [])])
+        return f"{kind} of {where} starts `{line}`"
+    url = getattr(params, "url", None)
+    if isinstance(url, str):
+        return f"{kind} of {where} connects to {url}"
+    return f"{kind} of {where} lists its tools for real (its code may reach a service)"
+
+
+def qualified_name(thing: Any) -> str:
+    """``module.Qualified.name`` of a function, method, class or partial (where it is defined)."""
+    if isinstance(thing, functools.partial):
+        return qualified_name(thing.func)
+    target = getattr(thing, "__func__", thing)  # a bound method: its function
+    module = getattr(target, "__module__", None) or type(target).__module__
+    name = getattr(target, "__qualname__", None)
+    if name is None:  # a callable object: its class
+        name = type(target).__qualname__
+    if "<lambda>" in name:
+        try:
+            line = inspect.getsourcelines(target)[1]
+            name = f"{name} (line {line})"
+        except (OSError, TypeError):
+            pass
+    return f"{module}.{name}"
