@@ -35,7 +35,8 @@ LAYERS: list[list[str]] = [
     ["metrics", "_model_check"],
     ["_agent_tree", "_transcript"],
     ["_trace", "_termination", "_session_service", "models", "testing", "fake_provider"],
-    ["_state", "_turns", "_lazy", "_strict_json", "_callables", "_arguments", "_quiet"],
+    ["_state", "_turns", "_lazy", "_strict_json", "_callables", "_arguments"],
+    ["_quiet"],
     ["_errors"],
 ]
 """The layers of `adk_eval`, top to bottom: a module imports only from its own package

@@ -102,6 +102,8 @@ class EvalResult:
             id (``"RuntimeError: CRM down"``): the call's tool never ran.
         argument_problems: How a call does not fit its tool's declaration, by call
             id (see `EvalTrace.argument_problems`).
+        warnings: What went wrong without stopping the run, one line each (an
+            event compaction that failed, what the sandbox saw).
     """
 
     name: str
@@ -128,6 +130,7 @@ class EvalResult:
     artifacts: Mapping[str, types.Part] = field(default_factory=dict)
     tool_errors: Mapping[str, str] = field(default_factory=dict)
     argument_problems: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    warnings: Sequence[str] = ()
 
     @property
     def passed(self) -> bool:
@@ -222,6 +225,7 @@ class EvalResult:
             lines.extend("  " + line for line in self.error.message.splitlines())
         if self.termination is not None:
             lines.append(f"stopped by {self.termination}")
+        lines.extend(f"warning: {warning}" for warning in self.warnings)
         for name, result in self.metrics.items():
             mark = result.verdict.upper()
             score = "" if result.score is None else f" score={result.score:g}"
@@ -312,6 +316,7 @@ def result_to_data(result: EvalResult) -> dict[str, Any]:
         "tool_sources": dict(result.tool_sources),
         "tool_errors": dict(result.tool_errors),
         "argument_problems": {key: list(value) for key, value in result.argument_problems.items()},
+        "warnings": list(result.warnings),
         "artifacts": {
             name: part.model_dump(mode="json", exclude_none=True)
             for name, part in result.artifacts.items()
@@ -379,6 +384,7 @@ def result_from_data(data: Mapping[str, Any]) -> EvalResult:
         argument_problems={
             key: tuple(value) for key, value in data.get("argument_problems", {}).items()
         },
+        warnings=tuple(data.get("warnings", ())),
         artifacts={
             name: types.Part.model_validate(part)
             for name, part in data.get("artifacts", {}).items()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import uuid
+from collections import Counter
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from datetime import datetime
@@ -45,6 +46,8 @@ from ._tools._nodes import with_node_mocks
 from ._tools._plugin import TOOL_ERROR_CODE, InterceptionPlugin
 from ._tools._policy import ToolPolicy
 from ._turns import DEFAULT_USER_ID, STATE_SOURCE_KEY, agent_app, user_content
+from .models import resolve_model
+from .models._summarizer import case_compaction
 
 __all__ = ["EvalRunner"]
 
@@ -122,6 +125,9 @@ class EvalRunner:
             raise EvalSetupError("node_mocks apply to a Workflow; the agent under test is none")
         assert isinstance(app.root_agent, BaseAgent | Workflow)  # agent_app checks it
         self.root_agent: BaseAgent | Workflow = app.root_agent
+        root_model = (models or {}).get(app.root_agent.name, (models or {}).get("*"))
+        app, self.compaction = case_compaction(app, resolve_model, root_model)
+        """The case's event summarizer, which notes failed summaries (None: no compaction)."""
         self.model_check = ModelCheck(self.root_agent, case=case, models=models)
         plugins = list(app.plugins)
         plugins.insert(plugins.index(self.model_calls), self.model_check)
@@ -241,6 +247,15 @@ class EvalRunner:
             raise violation
         if self.model_check.problem is not None:
             raise self.model_check.problem
+
+    def warnings(self) -> tuple[str, ...]:
+        """What went wrong without stopping the run (a summary ADK gave up on)."""
+        failures = Counter(self.compaction.failures if self.compaction is not None else [])
+        return tuple(
+            f"event compaction failed{f' {n} times' if n > 1 else ''} ({failure}); ADK went on "
+            "with the whole history"
+            for failure, n in failures.items()
+        )
 
     def unused_names(self) -> EvalSetupError | None:
         """A `tool_mocks` or `models` name that the finished run shows was misspelt.

@@ -201,6 +201,7 @@ class _Simulation:
             agent_name=self.system.root_agent.name,
             attempt=self.attempt,
             seed=self.system.plugin.seed,
+            warnings=self.system.warnings(),
         )
 
     def _stop(self, kind: TerminationKind, limit: Any, value: Any) -> _Stop:

@@ -109,9 +109,10 @@ def agent_app(
 ) -> App:
     """An App that runs `agent` with `plugins` first.
 
-    An `App` given as `agent` keeps its settings and its own plugins, which run
-    after `plugins`. A plain agent or `Workflow` gets an App named after it (or
-    `name`).
+    An `App` given as `agent` keeps its settings (its own copies of the
+    compaction and context-cache configs: ADK writes into the first) and its own
+    plugins, which run after `plugins`; it is not changed. A plain agent or
+    `Workflow` gets an App named after it (or `name`).
 
     Raises:
         EvalSetupError: `agent` is neither an agent, a Workflow nor an App whose
@@ -124,6 +125,12 @@ def agent_app(
                 f"{type(agent.root_agent).__name__}"
             )
         update: dict[str, Any] = {"plugins": [*plugins, *agent.plugins]}
+        # ADK keeps state in these (it writes the summarizer it makes into the compaction
+        # config): each case gets its own, and the user's App is never changed.
+        if agent.events_compaction_config is not None:
+            update["events_compaction_config"] = agent.events_compaction_config.model_copy()
+        if agent.context_cache_config is not None:
+            update["context_cache_config"] = copy.deepcopy(agent.context_cache_config)
         if name is not None:
             update["name"] = name
         if resumable:

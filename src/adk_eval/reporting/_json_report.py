@@ -77,6 +77,7 @@ def result_record(result: EvalResult) -> dict[str, Any]:
         "final_state": jsonable(result.final_state),
         "transcript": render_transcript(result.trace, include_state=False),
         "conversation": conversation_records(result.trace),
+        "warnings": list(result.warnings),
     }
 
 

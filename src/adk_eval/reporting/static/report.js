@@ -155,6 +155,9 @@
     }
     if (run.error) box.append(entry("error", `${run.error.phase} error`, { content: [block(`${run.error.type}: ${run.error.message}`)] }));
     if (run.termination) box.append(el("div", {}, `stopped by ${run.termination.kind} (limit ${json(run.termination.limit)})`));
+    if ((run.warnings || []).length) {
+      box.append(el("h2", {}, "Warnings"), ...run.warnings.map((w) => entry("error", "warning", { content: [block(w)] })));
+    }
     box.append(el("h2", {}, "Metrics"), ...metricsOf(run));
     box.append(el("h2", {}, "Conversation"), ...conversation(run));
     box.append(el("h2", {}, "Final state"), block(json(run.final_state)));
