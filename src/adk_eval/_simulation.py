@@ -265,7 +265,7 @@ class _Simulation:
                     f"{last.error_message or '(no message)'}"
                 ),
             )
-        return classify_run(events)
+        return classify_run(events, self.system.policy.interim)
 
     async def _state_stop(self) -> _Stop | None:
         if self.query is None:

@@ -18,7 +18,7 @@ import copy
 import json
 import re
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -192,9 +192,19 @@ class RunEnd:
     invocation_id: str
 
 
-def classify_run(events: Sequence[Event]) -> RunEnd:
-    """Finds the pending long-running calls and the last agent text of a run's events."""
-    answered = {fr.id for event in events for fr in event.get_function_responses() if fr.id}
+def classify_run(events: Sequence[Event], interim: Collection[str] = ()) -> RunEnd:
+    """Finds the pending long-running calls and the last agent text of a run's events.
+
+    A long-running call is answered by a response with its id; for a tool named in
+    `interim`, only by one the user sends (the tool's own response is its interim
+    answer, as ADK treats it: the call waits for the client's final one).
+    """
+    answered = {
+        fr.id
+        for event in events
+        for fr in event.get_function_responses()
+        if fr.id and (event.author == "user" or fr.name not in interim)
+    }
     pending = [
         PendingCall(
             call_id=call.id,

@@ -384,19 +384,6 @@ async def test_unmocked_long_running_tool_without_user_agent_never_runs(tool_log
     assert tool_log.calls == []
 
 
-async def test_mock_and_tool_user_agent_for_the_same_tool_is_ambiguous(tool_log):
-    _, _, _, ask = make_tools(tool_log)
-    agent = LlmAgent(name="c", model=ScriptedLlm(["x"]), tools=[LongRunningFunctionTool(ask)])
-    case = case_for(
-        agent,
-        tool_mocks={"ask": ToolMock.returning("yes")},
-        user_agents=UserAgents(tools={"ask": ScriptedUserAgent(name="p", script=["yes"])}),
-    )
-
-    with pytest.raises(EvalSetupError, match="both a ToolMock and a tool user agent"):
-        await run_eval(case)
-
-
 async def test_tool_user_agent_for_a_tool_that_never_yields_is_a_setup_error(tool_log):
     send_email, _, _, ask = make_tools(tool_log)
     agent = LlmAgent(

@@ -352,8 +352,10 @@ class InterceptionPlugin(BasePlugin):
             value = copy.deepcopy(value)
         response = normalize_response(value)
         self._answers.setdefault(tool.name, []).append((dict(args), response))
-        if tool.is_long_running and not response:
-            # An empty answer would keep ADK's pause; a mock answers at once.
+        interim = self.policy.interim if self.policy is not None else frozenset()
+        if tool.is_long_running and not response and tool.name not in interim:
+            # An empty answer would keep ADK's pause; a mock answers at once, unless its
+            # answer is the interim one and a user agent gives the final (`ToolPolicy.interim`).
             response = {"result": response}
         return response
 

@@ -242,6 +242,9 @@ class ToolPolicy:
     """The names of the tools of the tree the run starts with."""
     unresolved: frozenset[str] = frozenset()
     """`tool_mocks` names no tool of the tree has: tools of agents built at run time."""
+    interim: frozenset[str] = frozenset()
+    """Long-running tools with a mock (or provided) and a user agent: the first gives the
+    interim answer, as the tool would, and the user agent the final one."""
 
     def describe_agent(self, name: str, tool: str | None = None, inside: str | None = None) -> str:
         """Where agent `name` sits, e.g. ``sub-agent `billing` of `root```.
@@ -323,11 +326,6 @@ class ToolPolicy:
                         else ""
                     )
                 )
-            if name in mocks:
-                raise EvalSetupError(
-                    f"Tool `{name}` has both a ToolMock and a tool user agent; keep the mock "
-                    "to answer it at once, or the user agent to answer it as a yield"
-                )
 
         problems = list(inventory.problems)
         for name, tools in inventory.tools.items():
@@ -349,6 +347,7 @@ class ToolPolicy:
             simulate_unmocked=simulate_unmocked,
             tree_tools=frozenset(inventory.tools),
             unresolved=frozenset(unresolved),
+            interim=frozenset(yield_names & (set(mocks) | set(passthrough))),
         )
 
 
