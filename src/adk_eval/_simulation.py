@@ -313,7 +313,7 @@ class _Simulation:
                 "user_agent", EvalUserAgentError(tool_name=missing.name, args=missing.args)
             )
         try:
-            answers = await self._collect_tool_answers(pending)
+            answers = await self.users.answer_calls(pending, self._ask)
         except (EvalUserAgentError, EvalSetupError) as error:
             return _failed("setup" if self.users.cannot_run(error) else "user_agent", error)
         ordered = [answers[call.call_id] for call in pending]
@@ -328,44 +328,6 @@ class _Simulation:
                 for call, (_, response) in zip(pending, ordered, strict=True)
             ]
         )
-
-    async def _collect_tool_answers(
-        self, pending: Sequence[PendingCall]
-    ) -> dict[str, tuple[UserAgentAnswer, Any]]:
-        """Every pending call's answer: distinct user agents in parallel, each in call order.
-
-        Raises:
-            EvalUserAgentError: The first failure (it cancels the other answers).
-            EvalSetupError: A user agent cannot run (its model has no key).
-        """
-        by_agent: dict[int, tuple[BaseAgent, list[PendingCall]]] = {}
-        for call in pending:
-            agent = self.case.user_agents.tools[call.name]
-            by_agent.setdefault(id(agent), (agent, []))[1].append(call)
-        answers: dict[str, tuple[UserAgentAnswer, Any]] = {}
-
-        async def answer_in_order(agent: BaseAgent, calls: list[PendingCall]) -> None:
-            for call in calls:
-                answers[call.call_id] = await self._ask(agent, YieldInfo.of_call(call))
-
-        if len(by_agent) == 1:  # one agent answers in order: no task group needed
-            await answer_in_order(*next(iter(by_agent.values())))
-            return answers
-        failures: list[EvalUserAgentError | EvalSetupError] = []
-        async with anyio.create_task_group() as group:
-
-            async def answer_or_cancel(agent: BaseAgent, calls: list[PendingCall]) -> None:
-                try:
-                    await answer_in_order(agent, calls)
-                except (EvalUserAgentError, EvalSetupError) as error:
-                    failures.append(error)
-                    group.cancel_scope.cancel()
-
-            for agent, calls in by_agent.values():
-                group.start_soon(answer_or_cancel, agent, calls)
-        if failures:
-            raise failures[0]
-        return answers
 
     async def _apply_changes(self, answers: Sequence[UserAgentAnswer]) -> _Stop | None:
         """Applies the answers' state changes to the main session (in order)."""

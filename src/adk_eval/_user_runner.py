@@ -5,11 +5,12 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 from google.adk.agents import BaseAgent, LlmAgent
 from google.adk.agents.invocation_context import new_invocation_context_id
 from google.adk.apps import App
@@ -23,7 +24,7 @@ from ._case import UserAgents
 from ._errors import EvalSetupError, EvalUserAgentError
 from ._model_check import ModelCheck
 from ._session_service import EvalSessionService
-from ._turns import DEFAULT_USER_ID, event_text, user_content
+from ._turns import DEFAULT_USER_ID, PendingCall, event_text, user_content
 from ._user_agents import (
     CURRENT_YIELD,
     HumanUserAgent,
@@ -106,6 +107,7 @@ class UserAgentRunner:
             names[agent.name] = agent
         self.agents: tuple[BaseAgent, ...] = tuple(agents)
         """Every distinct user agent of the case."""
+        self.user_agents = user_agents
         self.session_service = EvalSessionService()
         # Scripted and human user agents answer without a runner (see _answer_directly).
         # Each checks its agent's model at its first model call (see `ModelCheck`).
@@ -153,6 +155,46 @@ class UserAgentRunner:
         if self._direct_session is not None:  # current: every answer since was direct
             return tuple(self._direct_session.events)
         return tuple((await self.session()).events)
+
+    async def answer_calls(
+        self,
+        pending: Sequence[PendingCall],
+        ask: Callable[[BaseAgent, YieldInfo], Awaitable[tuple[UserAgentAnswer, Any]]],
+    ) -> dict[str, tuple[UserAgentAnswer, Any]]:
+        """Every pending call's answer (`ask`): user agents in parallel, each in call order.
+
+        Raises:
+            EvalUserAgentError: The first failure (it cancels the other answers).
+            EvalSetupError: A user agent cannot run (its model has no key).
+        """
+        by_agent: dict[int, tuple[BaseAgent, list[PendingCall]]] = {}
+        for call in pending:
+            agent = self.user_agents.tools[call.name]
+            by_agent.setdefault(id(agent), (agent, []))[1].append(call)
+        answers: dict[str, tuple[UserAgentAnswer, Any]] = {}
+
+        async def answer_in_order(agent: BaseAgent, calls: list[PendingCall]) -> None:
+            for call in calls:
+                answers[call.call_id] = await ask(agent, YieldInfo.of_call(call))
+
+        if len(by_agent) == 1:  # one agent answers in order: no task group needed
+            await answer_in_order(*next(iter(by_agent.values())))
+            return answers
+        failures: list[EvalUserAgentError | EvalSetupError] = []
+        async with anyio.create_task_group() as group:
+
+            async def answer_or_cancel(agent: BaseAgent, calls: list[PendingCall]) -> None:
+                try:
+                    await answer_in_order(agent, calls)
+                except (EvalUserAgentError, EvalSetupError) as error:
+                    failures.append(error)
+                    group.cancel_scope.cancel()
+
+            for agent, calls in by_agent.values():
+                group.start_soon(answer_or_cancel, agent, calls)
+        if failures:
+            raise failures[0]
+        return answers
 
     async def answer(self, agent: BaseAgent, prompt: str, yield_info: YieldInfo) -> UserAgentAnswer:
         """Runs `agent` on `prompt` and returns its answer and state changes.
