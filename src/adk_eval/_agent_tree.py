@@ -13,11 +13,14 @@ to agents built at run time, which no walk can see).
 from __future__ import annotations
 
 import copy
+import functools
+import inspect
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from google.adk.agents import BaseAgent, LlmAgent
 from google.adk.tools.agent_tool import AgentTool
+from google.adk.tools.base_tool import BaseTool
 from google.adk.workflow import START, BaseNode, Edge, Workflow
 
 from ._arguments import near_miss
@@ -25,7 +28,11 @@ from ._errors import EvalSetupError
 from .models import ModelSpec, missing_credentials
 
 __all__ = [
+    "CALLBACK_FIELDS",
     "DEFAULT_MODEL_KEY",
+    "code_labels",
+    "object_labels",
+    "qualified_name",
     "check_model_names",
     "check_model",
     "model_problem",
@@ -267,3 +274,103 @@ def check_model(agent: BaseAgent | Workflow, *, case: str) -> None:
         problem = model_problem(agent, f"agent `{agent.name}`", case=case)
         if problem is not None:
             raise EvalSetupError(problem)
+
+
+def qualified_name(thing: Any) -> str:
+    """``module.Qualified.name`` of a function, method, class or partial (where it is defined)."""
+    if isinstance(thing, functools.partial):
+        return qualified_name(thing.func)
+    target = getattr(thing, "__func__", thing)  # a bound method: its function
+    module = getattr(target, "__module__", None) or type(target).__module__
+    name = getattr(target, "__qualname__", None)
+    if name is None:  # a callable object: its class
+        name = type(target).__qualname__
+    if "<lambda>" in name:
+        try:
+            line = inspect.getsourcelines(target)[1]
+            name = f"{name} (line {line})"
+        except (OSError, TypeError):
+            pass
+    return f"{module}.{name}"
+
+
+CALLBACK_FIELDS = (
+    "before_agent_callback",
+    "after_agent_callback",
+    "before_model_callback",
+    "after_model_callback",
+    "on_model_error_callback",
+    "before_tool_callback",
+    "after_tool_callback",
+    "on_tool_error_callback",
+)
+"""The callbacks an ADK agent runs around its turns, model calls and tool calls."""
+
+
+def code_labels(root: BaseAgent | Workflow, plugins: Any = ()) -> dict[tuple[str, int], str]:
+    """The user's code in a tree, ``(file, first line) -> what it is``, for the sandbox.
+
+    Its tools' functions (and the methods of tool and toolset classes of the
+    user's), every agent callback, and the methods of `plugins`' classes; ADK's
+    and adk_eval's own code is left out.
+    """
+    labels: dict[tuple[str, int], str] = {}
+
+    def add(function: Any, label: str) -> None:
+        target = getattr(function, "__func__", function)
+        target = (
+            getattr(target, "func", target) if isinstance(target, functools.partial) else target
+        )
+        code = getattr(target, "__code__", None)
+        module = getattr(target, "__module__", "") or ""
+        if code is not None and not module.startswith(("google.adk", "adk_eval")):
+            labels.setdefault((code.co_filename, code.co_firstlineno), label)
+
+    def add_methods(kind: type, label: str) -> None:
+        for klass in kind.__mro__:
+            if klass.__module__.startswith(("google.adk", "adk_eval", "builtins", "abc")):
+                continue
+            for name, member in vars(klass).items():
+                if callable(member) or isinstance(member, staticmethod | classmethod):
+                    add(getattr(member, "__func__", member), f"{label} ({name})")
+
+    for plugin in plugins:
+        add_methods(type(plugin), f"plugin `{plugin.name}` ({qualified_name(type(plugin))})")
+    for agent, where in walk(root):
+        for field in CALLBACK_FIELDS:
+            value = getattr(agent, field, None)
+            for callback in value if isinstance(value, list) else [value]:
+                if callback is not None:
+                    add(callback, f"{field} {qualified_name(callback)} of {where}")
+        for tool in agent.tools if isinstance(agent, LlmAgent) else []:
+            if callable(tool) and not isinstance(tool, type):
+                add(tool, f"tool `{getattr(tool, '__name__', tool)}` of {where}")
+            func = getattr(tool, "func", None)
+            if func is not None:
+                add(func, f"tool `{getattr(tool, 'name', '?')}` of {where}")
+            elif not isinstance(tool, AgentTool) and not callable(tool):
+                add_methods(type(tool), f"{type(tool).__name__} of {where}")
+    return labels
+
+
+def object_labels(root: BaseAgent | Workflow, plugins: Any = ()) -> dict[int, str]:
+    """The tools, toolsets and plugins of a tree by id, for the sandbox (ADK's own included).
+
+    What code cannot name: a toolset of ADK's starting a process is told by its
+    object (``self`` on the stack).
+    """
+    labels = {
+        id(plugin): f"plugin `{plugin.name}` ({qualified_name(type(plugin))})" for plugin in plugins
+    }
+    for agent, where in walk(root):
+        for tool in agent.tools if isinstance(agent, LlmAgent) else []:
+            if not callable(tool) or isinstance(tool, BaseTool):
+                name = getattr(tool, "name", None) or type(tool).__name__
+                kind = type(tool).__name__
+                label = f"{kind} `{name}` of {where}" if name != kind else f"{kind} of {where}"
+                labels.setdefault(id(tool), label)
+                params = getattr(tool, "connection_params", None)  # an MCP server's, say
+                for each in (params, getattr(params, "server_params", None)):
+                    if each is not None:
+                        labels.setdefault(id(each), label)
+    return labels

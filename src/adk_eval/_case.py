@@ -15,6 +15,7 @@ from google.genai import types
 
 from ._agent_tree import check_model_names, with_models
 from ._errors import EvalSetupError
+from ._sandbox._scope import SANDBOX_MODES, TELEMETRY_MODES, SandboxMode, TelemetryMode
 from ._session_service import MemoryItem, memory_events
 from ._state import flatten_state
 from ._termination import compile_state_query
@@ -181,6 +182,15 @@ class EvalCase:
             own memory service (ADK's in-memory one), for ``load_memory`` and
             ``preload_memory``: text (a fact), an ADK `Session`, or a list of a
             past session's events.
+        sandbox: What is done with what the run does outside its mocks and model
+            calls (a process started, a connection or name lookup off this
+            machine, a file written): ``"warn"`` lists each in the result's
+            warnings, ``"strict"`` refuses the first before it happens and ends
+            the run in an ``error``, ``"off"`` does not watch.
+        telemetry: ``"off"``: span and log exporters and litellm callbacks the
+            user's code installed get nothing of the run (OpenTelemetry's
+            in-memory exporters, the eval's own, do); ``"keep"``: they get it,
+            tagged with ``adk_eval.run`` and ``adk_eval.case``.
         toolset_mocks: Toolsets replaced as a whole, so nothing of them starts
             (an MCP server's process or connection): the toolset object, or its
             class name -> a `ToolsetMock` declaring its tools. Their calls are
@@ -209,6 +219,8 @@ class EvalCase:
     artifacts: Mapping[str, Any] = field(default_factory=dict)
     toolset_mocks: Mapping[Any, ToolsetMock] = field(default_factory=dict)
     memory: Sequence[MemoryItem] = ()
+    sandbox: SandboxMode = "warn"
+    telemetry: TelemetryMode = "off"
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -226,30 +238,11 @@ class EvalCase:
                 f"`{type(self.agent.root_agent).__name__}`, which adk_eval cannot run under "
                 "interception; evaluate an agent or a Workflow"
             )
-        if not isinstance(self.node_mocks, Mapping):
-            raise EvalSetupError(
-                f"EvalCase `{self.name}`: `node_mocks` must map function node names to "
-                f"mocks, got {type(self.node_mocks).__name__}"
-            )
+        self._check_kinds()
         if self.node_mocks and not isinstance(self.root_agent, Workflow):
             raise EvalSetupError(
                 f"EvalCase `{self.name}`: `node_mocks` are for Workflow nodes, and "
                 f"`{self.root_agent.name}` is a {type(self.root_agent).__name__}; use tool_mocks"
-            )
-        if not isinstance(self.tool_mocks, Mapping):
-            raise EvalSetupError(
-                f"EvalCase `{self.name}`: `tool_mocks` must map tool names to mocks or tools, "
-                f"got {type(self.tool_mocks).__name__}"
-            )
-        if not isinstance(self.user_agents, UserAgents):
-            raise EvalSetupError(
-                f"EvalCase `{self.name}`: `user_agents` must be a UserAgents(...), "
-                f"got {type(self.user_agents).__name__}"
-            )
-        if not isinstance(self.terminate_when, TerminateWhen):
-            raise EvalSetupError(
-                f"EvalCase `{self.name}`: `terminate_when` must be a TerminateWhen(...), "
-                f"got {type(self.terminate_when).__name__}"
             )
         flatten_state(self.initial_state, what=f"EvalCase `{self.name}`: initial_state")
         for filename, artifact in dict(self.artifacts).items():
@@ -290,11 +283,6 @@ class EvalCase:
                     f"models, got {type(self.models).__name__}"
                 )
             check_model_names(self.root_agent, self.models, case=self.name)
-        if not isinstance(self.toolset_mocks, Mapping):
-            raise EvalSetupError(
-                f"EvalCase `{self.name}`: `toolset_mocks` must map toolsets (or their class "
-                f"names) to ToolsetMock(...), got {type(self.toolset_mocks).__name__}"
-            )
         resolve_toolset_mocks(self.root_agent, self.toolset_mocks, case=self.name)
         if isinstance(self.memory, str | bytes) or not isinstance(self.memory, Sequence):
             raise EvalSetupError(
@@ -319,6 +307,28 @@ class EvalCase:
                 raise EvalSetupError(
                     f"EvalCase `{self.name}`: `clock` must return a datetime, and it returned "
                     f"{now!r} ({type(now).__name__}); return e.g. datetime(2026, 1, 1, tzinfo=UTC)"
+                )
+
+    def _check_kinds(self) -> None:
+        kinds = {
+            "node_mocks": (Mapping, "map function node names to mocks"),
+            "tool_mocks": (Mapping, "map tool names to mocks or tools"),
+            "toolset_mocks": (Mapping, "map toolsets (or their class names) to ToolsetMock(...)"),
+            "user_agents": (UserAgents, "be a UserAgents(...)"),
+            "terminate_when": (TerminateWhen, "be a TerminateWhen(...)"),
+        }
+        for field_name, (kind, what) in kinds.items():
+            value = getattr(self, field_name)
+            if not isinstance(value, kind):
+                raise EvalSetupError(
+                    f"EvalCase `{self.name}`: `{field_name}` must {what}, got "
+                    f"{type(value).__name__}"
+                )
+        for field_name, allowed in (("sandbox", SANDBOX_MODES), ("telemetry", TELEMETRY_MODES)):
+            if getattr(self, field_name) not in allowed:
+                raise EvalSetupError(
+                    f"EvalCase `{self.name}`: `{field_name}` must be one of "
+                    f"{', '.join(map(repr, allowed))}, got {getattr(self, field_name)!r}"
                 )
 
     def _check_metrics(self) -> None:

@@ -11,6 +11,7 @@ files, databases and servers around them::
     ├── EvalRunError             something failed while the conversation ran
     │   ├── EvalToolError        the agent called a tool the case does not allow
     │   ├── EvalUserAgentError   a user agent is missing or failed
+    │   ├── EvalSandboxError     a strict sandbox refused what the run was about to do
     │   └── SimulatedToolError   the model simulating a tool gave no valid answer
     ├── EvalSetFileError         an EvalSet file cannot be used; it was not modified
     ├── RunStoreError            the runs database cannot be used
@@ -26,7 +27,8 @@ files, databases and servers around them::
 `EvalSetupError` is also a `ValueError` and a `TypeError`, `ScriptExhaustedError`
 and `StudioUnavailableError` are also `RuntimeError`s, as they were before the
 tree, so code that caught those keeps working; `ScriptedCallError` is a
-`ValueError`. `run_eval` raises
+`ValueError`; `EvalSandboxError` is a `RuntimeError` (raised inside the run, where
+a network client passes it on instead of retrying as it would an `OSError`). `run_eval` raises
 `EvalSetupError` (a programming mistake) and records run errors in
 `EvalResult.error` with the phase they happened in. Only the studio's server
 turns `StudioError`s into HTTP statuses.
@@ -43,6 +45,7 @@ __all__ = [
     "AdkEvalError",
     "DiscoveryError",
     "EvalRunError",
+    "EvalSandboxError",
     "EvalSetFileError",
     "EvalSetupError",
     "EvalToolError",
@@ -155,6 +158,10 @@ class EvalToolError(EvalRunError):
             "\n"
             f"Tool was called with args:\n{format_args(self.tool_args)}"
         )
+
+
+class EvalSandboxError(EvalRunError, RuntimeError):
+    """A strict sandbox refused something the run was about to do (`EvalCase.sandbox`)."""
 
 
 class EvalUserAgentError(EvalRunError):

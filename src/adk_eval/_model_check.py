@@ -32,6 +32,7 @@ from google.adk.workflow import Workflow
 
 from ._agent_tree import DEFAULT_MODEL_KEY, model_problem, walk
 from ._errors import EvalSetupError
+from ._sandbox._scope import set_model_call
 from .models import ModelSpec
 
 __all__ = ["CALLING_TOOL", "MODEL_NOT_READY_CODE", "ModelCheck"]
@@ -89,6 +90,7 @@ class ModelCheck(BasePlugin):
         self, *, callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:
         """Gives the agent the case's model if it lacks it; ends the run if it cannot run."""
+        set_model_call(True)  # its connections are model traffic (the sandbox lets them be)
         context = callback_context._invocation_context  # the one ADK resolves the model from
         agent = context.agent
         if not isinstance(agent, BaseAgent):
@@ -116,6 +118,20 @@ class ModelCheck(BasePlugin):
         return LlmResponse(
             error_code=MODEL_NOT_READY_CODE, error_message=str(self.problem), turn_complete=True
         )
+
+    async def after_model_callback(
+        self, *, callback_context: CallbackContext, llm_response: LlmResponse
+    ) -> LlmResponse | None:
+        """The model call is over: what follows is no longer model traffic."""
+        set_model_call(False)
+        return None
+
+    async def on_model_error_callback(
+        self, *, callback_context: CallbackContext, llm_request: LlmRequest, error: Exception
+    ) -> LlmResponse | None:
+        """The model call failed: what follows is no longer model traffic."""
+        set_model_call(False)
+        return None
 
     def unused_model_keys(self) -> list[str]:
         """`models` keys that name no agent of the tree and no agent that ran."""

@@ -28,17 +28,20 @@ from typing import Any, TypeAlias
 
 import anyio
 from google.adk.agents import BaseAgent
+from google.adk.apps import App
 from google.adk.events import Event
 from google.adk.sessions import Session
 from google.genai import types
 from mongoquery import Query
 
-from ._agent_tree import check_model
+from ._agent_tree import check_model, code_labels, object_labels
 from ._bridge import Bridge, YieldInfo
 from ._case import EvalCase
 from ._errors import EvalRunError, EvalSetupError, EvalUserAgentError
 from ._result import ErrorPhase, EvalErrorInfo, EvalResult, run_status
 from ._runner import EvalRunner
+from ._sandbox._guard import watched
+from ._sandbox._scope import CURRENT, RunScope
 from ._state import merge_changes, scoped_view
 from ._termination import (
     MODEL_CALL_LIMIT_CODE,
@@ -86,7 +89,17 @@ async def run_eval(case: EvalCase, *, seed: int | None = None, attempt: int = 0)
         EvalSetupError: If the case is misconfigured (nothing ran). Every other
             failure is recorded in the result (status ``error``, with its phase).
     """
-    return await _Simulation(case, seed=seed, attempt=attempt).run()
+    plugins = case.agent.plugins if isinstance(case.agent, App) else ()
+    scope = RunScope(
+        case.name,
+        sandbox=case.sandbox,
+        telemetry=case.telemetry,
+        labels=code_labels(case.root_agent, plugins),
+        objects=object_labels(case.root_agent, plugins),
+        boundary=run_eval.__code__,
+    )
+    async with watched(scope):
+        return await _Simulation(case, seed=seed, attempt=attempt).run()
 
 
 class _Simulation:
@@ -160,8 +173,13 @@ class _Simulation:
 
         self.clock.on_advance(spend)
         error = None
+        watch = CURRENT.get()
+        if watch is not None:  # a strict sandbox's refusal ends the conversation
+            watch.stop = scope.cancel
         with scope:
             error = await self._converse()
+        if watch is not None and watch.violation is not None:
+            return EvalErrorInfo("system", watch.violation.line(), "EvalSandboxError")
         if scope.cancelled_caught:
             self.termination = Termination("max_duration", limit, self._elapsed())
         return error
@@ -201,7 +219,7 @@ class _Simulation:
             agent_name=self.system.root_agent.name,
             attempt=self.attempt,
             seed=self.system.plugin.seed,
-            warnings=self.system.warnings(),
+            warnings=(*self.system.warnings(), *_sandbox_warnings()),
         )
 
     def _stop(self, kind: TerminationKind, limit: Any, value: Any) -> _Stop:
@@ -350,6 +368,11 @@ def _as_message(response: Any) -> str | types.Content:
     if isinstance(response, str | types.Content):
         return response
     return json.dumps(response, ensure_ascii=False, default=repr)
+
+
+def _sandbox_warnings() -> tuple[str, ...]:
+    scope = CURRENT.get()
+    return scope.warnings() if scope is not None else ()
 
 
 def _bridge_error(error: BaseException) -> EvalUserAgentError:

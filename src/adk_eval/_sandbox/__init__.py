@@ -1,9 +1,14 @@
-"""Sandbox: what of a run reaches outside its mocks, shown and controlled.
+"""Sandbox: what a run does outside its mocks, seen and controlled while it runs.
 
 The modules, from the bottom up (each imports only modules listed before it):
 
-* `_inventory`: what runs for real (plugins, callbacks, toolsets, telemetry),
-  read off a case before it runs (`RunsForReal`).
+* `_scope`: which run the current code belongs to (`RunScope`, a context
+  variable), whether it is inside a model call, and what the sandbox saw.
+* `_telemetry`: the user's span and log exporters and litellm's logging
+  callbacks get no eval traffic unless a case keeps it (`--telemetry keep`).
+* `_audit`: the audit hook that sees processes, connections, name lookups and
+  file writes, tells which code did them, and refuses them in strict mode.
+* `_guard`: one run, watched (`watched`): all of the above around it.
 
 Nothing is re-exported here: import from the module itself.
 """

@@ -4,6 +4,8 @@ The modules, from the bottom up (each imports only modules listed before it):
 
 * `_plan`: what a suite is asked to do (`SuitePlan`, `check_suite`, the defaults);
   it imports no ADK, so the CLI can print its help without it.
+* `_inventory`: what of the cases runs for real (`RunsForReal`: plugins, callbacks,
+  toolsets, telemetry), read off the cases before they run.
 * `_results`: what it produced (`EvalSuiteResult`, `CaseStats`, `suite_from_results`).
 * `_shards`: CI shards: a deterministic share of a suite, and merging their results.
 * `_discovery`: finding cases in files, folders and modules (what ``adk-eval`` runs).

@@ -15,6 +15,7 @@ from typing import Any
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 
+from .._sandbox._scope import model_traffic
 from .._turns import content_text
 
 __all__ = ["complete", "json_candidates", "json_value"]
@@ -25,9 +26,10 @@ _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
 async def complete(llm: BaseLlm, request: LlmRequest) -> str:
     """The text of `llm`'s whole answer to `request` (partial chunks skipped)."""
     texts: list[str] = []
-    async for response in llm.generate_content_async(request):
-        if not response.partial:
-            texts.append(content_text(response.content))
+    with model_traffic():
+        async for response in llm.generate_content_async(request):
+            if not response.partial:
+                texts.append(content_text(response.content))
     return "".join(texts)
 
 

@@ -22,6 +22,7 @@ from google.adk.events import Event
 
 from .._errors import EvalSetupError
 from .._quiet import quiet
+from .._sandbox._scope import model_traffic
 
 __all__ = ["CompactionWatch", "case_compaction"]
 
@@ -38,7 +39,8 @@ class CompactionWatch(BaseEventsSummarizer):
     async def maybe_summarize_events(self, *, events: list[Event]) -> Event | None:
         """The inner summarizer's summary; a failure is noted and re-raised for ADK."""
         try:
-            return await self.inner.maybe_summarize_events(events=events)
+            with model_traffic():
+                return await self.inner.maybe_summarize_events(events=events)
         except Exception as error:
             self.failures.append(f"{type(error).__name__}: {error}")
             quiet(error)  # the result reports it: ADK need not log its traceback too

@@ -1,4 +1,4 @@
-"""What of the user's code and set-up runs for real in a run, read off the case before it runs.
+"""What of the user's code and set-up runs for real in a suite, read off its cases before they run.
 
 Interception replaces tool bodies. Everything else the agent under test brings
 runs as it would in production: an App's plugins, every agent callback, a
@@ -11,8 +11,6 @@ suite without running anything.
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -22,21 +20,9 @@ from google.adk.apps import App
 from google.adk.tools.base_toolset import BaseToolset
 from google.adk.workflow import Workflow
 
-from .._agent_tree import walk
+from .._agent_tree import CALLBACK_FIELDS, qualified_name, walk
 
-__all__ = ["RunsForReal", "of_trees", "qualified_name"]
-
-CALLBACK_FIELDS = (
-    "before_agent_callback",
-    "after_agent_callback",
-    "before_model_callback",
-    "after_model_callback",
-    "on_model_error_callback",
-    "before_tool_callback",
-    "after_tool_callback",
-    "on_tool_error_callback",
-)
-"""The callbacks an ADK agent runs around its turns, model calls and tool calls."""
+__all__ = ["RunsForReal", "of_trees"]
 
 
 @dataclass(frozen=True)
@@ -146,21 +132,3 @@ def _toolset(toolset: BaseToolset, where: str) -> str | None:
     if isinstance(url, str):
         return f"{kind} of {where} connects to {url}"
     return f"{kind} of {where} lists its tools for real (its code may reach a service)"
-
-
-def qualified_name(thing: Any) -> str:
-    """``module.Qualified.name`` of a function, method, class or partial (where it is defined)."""
-    if isinstance(thing, functools.partial):
-        return qualified_name(thing.func)
-    target = getattr(thing, "__func__", thing)  # a bound method: its function
-    module = getattr(target, "__module__", None) or type(target).__module__
-    name = getattr(target, "__qualname__", None)
-    if name is None:  # a callable object: its class
-        name = type(target).__qualname__
-    if "<lambda>" in name:
-        try:
-            line = inspect.getsourcelines(target)[1]
-            name = f"{name} (line {line})"
-        except (OSError, TypeError):
-            pass
-    return f"{module}.{name}"
