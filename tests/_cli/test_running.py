@@ -577,3 +577,43 @@ def test_the_command_imports_the_project_from_its_root_like_pytest(write_evals):
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
+
+
+CALLBACK_AND_PROCESS = """
+import subprocess
+
+def guard(callback_context, llm_request):
+    subprocess.run(["true"], check=True)
+
+agent = LlmAgent(name="a", model=ScriptedLlm(["Hello."]), before_model_callback=guard)
+guarded = EvalCase(name="guarded", agent=agent, first_message="hi")
+"""
+
+
+def test_run_says_what_runs_for_real_before_the_first_case_and_sandbox_strict_refuses(
+    write_evals, tmp_path
+):
+    root = write_evals({"guard_eval.py": CALLBACK_AND_PROCESS})
+    warned = invoke(
+        "run", str(root / "guard_eval.py"), "--no-store", "--json", str(tmp_path / "r.json")
+    )
+    assert warned.exit_code == 0, warned.output
+    lines = warned.output.splitlines()
+    block = lines.index("runs for real besides the tools the cases provide:")
+    assert lines[block + 1] == "  callbacks: guard_eval.guard (before_model_callback of agent `a`)"
+    assert lines[block + 2].startswith("  sandbox: warn (every case): ")
+    assert block < next(i for i, line in enumerate(lines) if "guarded" in line)
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["runs_for_real"]["callbacks"] == [
+        "guard_eval.guard (before_model_callback of agent `a`)"
+    ]
+    assert report["results"][0]["warnings"] == [
+        "sandbox: process `true` started, by before_model_callback guard_eval.guard of agent `a`"
+    ]
+
+    strict = invoke("run", str(root / "guard_eval.py"), "--no-store", "--sandbox", "strict")
+    assert strict.exit_code == 1, strict.output
+    assert "strict (every case)" in strict.output
+    assert "EvalSandboxError" in strict.output
+    assert "(refused: strict sandbox)" in strict.output
+    assert "Traceback" not in strict.output

@@ -41,6 +41,11 @@ def staging(args, ctx):
     return {"ok": True}
 
 
+def count_turns(callback_context):
+    """A callback of the user's: it runs for real, so the report names it."""
+    return None
+
+
 def said(text: str):
     return event_count_metric(
         "said_" + text.split()[0].lower(),
@@ -85,7 +90,9 @@ def cases() -> list[EvalCase]:
         ),
         EvalCase(
             name="forgets-to-greet",
-            agent=LlmAgent(name="greeter", model=ScriptedLlm(["Bye."])),
+            agent=LlmAgent(
+                name="greeter", model=ScriptedLlm(["Bye."]), before_agent_callback=count_turns
+            ),
             first_message="hi",
             metrics=[said("Hello")],
         ),
@@ -137,6 +144,15 @@ def test_the_page_opens_from_disk_with_no_network_and_shows_the_evidence(report,
     assert "FAILED said_hello" in detail.inner_text()
     assert "0 agent_message (filtered)" in detail.inner_text()  # the evidence
     assert "Bye." in detail.locator('[data-kind="model_text"]').inner_text()
+    real = page.locator("#runs-for-real")
+    assert real.locator("summary").inner_text() == (
+        "runs for real: 1 item(s) besides the tools the cases provide"
+    )
+    real.locator("summary").click()
+    assert real.locator("li").all_inner_texts() == [
+        f"callbacks: {__name__}.count_turns (before_agent_callback of agent `greeter`)",
+        *[f"sandbox: {line}" for line in report["runs_for_real"]["sandbox"]],
+    ]
 
     page.select_option("#status", "passed")
     assert rows.count() == 1

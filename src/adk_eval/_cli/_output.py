@@ -23,11 +23,19 @@ from rich.text import Text
 
 if TYPE_CHECKING:
     from .._result import EvalResult
+    from .._suites._inventory import RunsForReal
     from .._suites._results import CaseStats, EvalSuiteResult
     from ..reporting._compare import Comparison
     from ..reporting._store import RunInfo
 
-__all__ = ["LiveProgress", "comparison_table", "explanations", "runs_table", "suite_table"]
+__all__ = [
+    "LiveProgress",
+    "comparison_table",
+    "explanations",
+    "runs_for_real_lines",
+    "runs_table",
+    "suite_table",
+]
 
 _STYLE = {
     "passed": "green",
@@ -189,6 +197,14 @@ def explanations(results: Sequence[EvalResult], *, every_run: bool = False) -> l
             text = f"{head}\n{len(runs)} runs ended this way (attempts {attempts})\n{rest}"
         texts.append(text)
     return texts
+
+
+def runs_for_real_lines(inventory: RunsForReal) -> list[str]:
+    """The block ``run`` prints before the first case: what runs for real, one item a line."""
+    head = "runs for real besides the tools the cases provide:"
+    if inventory.nothing:
+        head = "runs for real: nothing besides the tools the cases provide"
+    return [head, *(f"  {line}" for line in inventory.lines())]
 
 
 def summary_line(suite: EvalSuiteResult) -> Text:

@@ -29,7 +29,7 @@ from ._common import (
     model_options,
 )
 from ._finish import Reports, finish, report_options, write_reports
-from ._output import LiveProgress
+from ._output import LiveProgress, runs_for_real_lines
 from ._selection import (
     Placement,
     RunOptions,
@@ -44,6 +44,7 @@ from ._selection import (
 if TYPE_CHECKING:
     from .._case import EvalCase
     from .._result import EvalResult
+    from .._suites._inventory import RunsForReal
     from .._suites._results import EvalSuiteResult
     from .._suites._run import Executor
 
@@ -73,6 +74,7 @@ def run(
     models: ModelChoice,
 ) -> None:
     """Run the eval cases found in PATHS (files, folders or modules)."""
+    from .._suites._run import runs_for_real
     from .._tools._faults import new_seed
 
     models.apply()
@@ -90,6 +92,14 @@ def run(
         + (f" x {options.repeat} repeats" if options.repeat > 1 else "")
         + f" from {', '.join(paths)} ({_where(options, executor)}, seed {seed})"
     )
+    inventory = runs_for_real(
+        cases,
+        executor,
+        sandbox=options.sandbox,
+        telemetry=options.telemetry,
+    )
+    for line in runs_for_real_lines(inventory):
+        out.print(line, markup=False, highlight=False)
     command = shlex.join(
         ["adk-eval", "run", *paths]
         + (["-k", selection.keyword] if selection.keyword else [])
@@ -97,7 +107,7 @@ def run(
         + (["--shard", selection.shard] if selection.shard else [])
     )
     positions = {item.case.name: index for index, item in enumerate(found)}
-    done = _Done(out, cases, options, positions, results_path)
+    done = _Done(out, cases, options, positions, results_path, inventory)
     suite = done.run(executor, durations)
     if results_path is not None:
         done.write_results(suite)
@@ -131,6 +141,7 @@ class _Done:
     options: RunOptions
     positions: dict[str, int]
     results_path: Path | None
+    inventory: RunsForReal
     finished: list[EvalResult] = dataclasses.field(default_factory=list)
     terminated: bool = False
 
@@ -158,6 +169,8 @@ class _Done:
                         stop_on_first_failure=self.options.stop_on_first_failure,
                         repeat=self.options.repeat,
                         max_duration=self.options.timeout,
+                        sandbox=self.options.sandbox,
+                        telemetry=self.options.telemetry,
                         durations=durations,
                         seed=self.options.seed,
                         on_result=on_result,
@@ -187,6 +200,7 @@ class _Done:
             duration_ms=(time.perf_counter() - started) * 1000,
             stopped_early=True,
             seed=self.options.seed,
+            runs_for_real=self.inventory,
         )
         if partial.not_run:
             self.out.print("not run: " + ", ".join(partial.not_run))

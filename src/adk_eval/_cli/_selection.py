@@ -3,8 +3,8 @@
 `Selection` finds the cases (``PATHS``, ``-k``, ``--shard``, ``--durations``),
 `Placement` chooses the executor (``--workers``, ``--executor``, ``--address``,
 ``--ray-working-dir``) and `RunOptions` holds the rest (``--repeat``,
-``--concurrency``, ``-x``, ``--timeout``, ``--seed``). Each is one value the
-command gets, built by an option group.
+``--concurrency``, ``-x``, ``--timeout``, ``--seed``, ``--sandbox``,
+``--telemetry``). Each is one value the command gets, built by an option group.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from .._suites._plan import DEFAULT_MAX_CONCURRENCY, available_cores
 from ._common import EXIT_NO_CASES, fail, grouped
 
 if TYPE_CHECKING:
+    from .._sandbox._scope import SandboxMode, TelemetryMode
     from .._suites._discovery import DiscoveredCase
     from .._suites._run import Executor
 
@@ -133,6 +134,8 @@ class RunOptions:
     stop_on_first_failure: bool = False
     timeout: float | None = None
     seed: int | None = None
+    sandbox: SandboxMode | None = None
+    telemetry: TelemetryMode | None = None
 
 
 run_options = grouped(
@@ -162,6 +165,21 @@ run_options = grouped(
         type=click.IntRange(min=0),
         help="The seed of injected tool faults (ToolMock.with_faults): the same seed injects "
         "the same faults at the same calls (default: a new one, printed).",
+    ),
+    click.option(
+        "--sandbox",
+        type=click.Choice(["warn", "strict", "off"]),
+        help="For every case: list what its own code does outside its mocks and model calls "
+        "(processes, outside connections and name lookups, file writes) in the results "
+        "('warn'), refuse the first and end the run ('strict'), or do not watch ('off'). "
+        "Default: each case's own (EvalCase.sandbox, 'warn' unless set).",
+    ),
+    click.option(
+        "--telemetry",
+        type=click.Choice(["off", "keep"]),
+        help="For every case: keep the runs' spans, logs and litellm callbacks from the "
+        "exporters the agent's code installed ('off'), or send them there, tagged ('keep'). "
+        "Default: each case's own (EvalCase.telemetry, 'off' unless set).",
     ),
 )
 

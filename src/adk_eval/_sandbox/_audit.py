@@ -100,6 +100,8 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
     finally:
         _state.busy = False
     if refused:
+        if event in _NETWORK and hasattr(args[0], "close"):
+            args[0].close()  # refused for good: the caller's code may not close it on our error
         raise EvalSandboxError(noted.line())
 
 

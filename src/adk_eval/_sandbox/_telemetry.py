@@ -26,7 +26,7 @@ The routing patches the OpenTelemetry SDK's span and log record multi-processors
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -200,9 +200,19 @@ async def _deferred_logging_done() -> None:
             return
 
 
-def describe(keep: bool) -> list[str]:
-    """The user's exporters and litellm callbacks, and what runs do to them (one line each)."""
-    fate = "gets the runs' telemetry, tagged" if keep else "gets nothing of the runs"
+def describe(keeping: Sequence[str] = (), total: int = 0) -> list[str]:
+    """The user's exporters and litellm callbacks, and what runs do to them (one line each).
+
+    Args:
+        keeping: The cases that keep telemetry (``telemetry="keep"``).
+        total: How many cases there are.
+    """
+    if not keeping:
+        fate = "gets nothing of the runs"
+    elif len(keeping) >= total:
+        fate = "gets the runs' telemetry, tagged adk_eval.run and adk_eval.case"
+    else:
+        fate = "gets the runs of " + ", ".join(f"`{name}`" for name in keeping) + " only, tagged"
     lines = [f"{name}: {fate}" for name in _otel_sinks()]
     lines += [f"{name}: the eval's own, gets the runs' telemetry" for name in _otel_sinks(own=True)]
     litellm = sys.modules.get("litellm")

@@ -36,6 +36,8 @@ class RunsForReal:
         telemetry: Span and log exporters, and model-call logging callbacks, the
             user's code installed, with what happens to them during runs.
         shipping: For a Ray cluster: what is shipped, and where.
+        sandbox: What the sandbox does with the rest (processes, connections off
+            the machine, name lookups, file writes), per mode.
     """
 
     plugins: tuple[str, ...] = ()
@@ -43,6 +45,12 @@ class RunsForReal:
     toolsets: tuple[str, ...] = ()
     telemetry: tuple[str, ...] = ()
     shipping: tuple[str, ...] = ()
+    sandbox: tuple[str, ...] = ()
+
+    @property
+    def nothing(self) -> bool:
+        """Whether nothing but the tools the cases provide runs for real (the sandbox aside)."""
+        return not any(getattr(self, f.name) for f in fields(self) if f.name != "sandbox")
 
     def lines(self) -> list[str]:
         """One line per item, under its kind (nothing when there is nothing)."""

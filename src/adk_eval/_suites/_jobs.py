@@ -24,6 +24,7 @@ from .._callables import sharing_the_event_loop
 from .._case import EvalCase
 from .._errors import EvalSetupError
 from .._result import EvalErrorInfo, EvalResult
+from .._sandbox._scope import SandboxMode, TelemetryMode
 from .._simulation import run_eval
 from .._tools._faults import derive_seed
 from ..models import resolve_model
@@ -67,16 +68,35 @@ class WorkerSetup:
         default_model: The model of every `LlmAgent` without its own (``--model``).
         max_duration: Caps each run's wall time (``--timeout``).
         seed: The suite's seed: each run derives its own from it.
+        sandbox: Every case's sandbox mode (``--sandbox``; None: each case's own).
+        telemetry: Every case's telemetry mode (``--telemetry``; None: each case's own).
     """
 
     default_model: str | None = None
     max_duration: float | None = None
     seed: int | None = None
+    sandbox: SandboxMode | None = None
+    telemetry: TelemetryMode | None = None
 
     @classmethod
     def of(cls, plan: SuitePlan, default_model: str | None) -> WorkerSetup:
         """The set-up of `plan`'s runs, with the executor's `default_model`."""
-        return cls(default_model=default_model, max_duration=plan.max_duration, seed=plan.seed)
+        return cls(
+            default_model=default_model,
+            max_duration=plan.max_duration,
+            seed=plan.seed,
+            sandbox=plan.sandbox,
+            telemetry=plan.telemetry,
+        )
+
+    def apply(self, case: EvalCase) -> EvalCase:
+        """`case` as the suite runs it: its wall time capped, the suite's modes set."""
+        case = with_max_duration(case, self.max_duration)
+        if self.sandbox not in (None, case.sandbox):
+            case = dataclasses.replace(case, sandbox=self.sandbox)
+        if self.telemetry not in (None, case.telemetry):
+            case = dataclasses.replace(case, telemetry=self.telemetry)
+        return case
 
 
 def run_seed(suite_seed: int, case: str, attempt: int) -> int:
@@ -183,7 +203,7 @@ class CaseLoader:
                 "but not when a worker process imports it; the cases a module defines must not "
                 "depend on what the parent did at run time",
             )
-        return with_max_duration(case, self.setup.max_duration)
+        return self.setup.apply(case)
 
     async def run(self, ref: CaseRef, attempt: int) -> EvalResult:
         """Runs attempt `attempt` of the case `ref` names (`run_job`), or says why it cannot."""

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import anyio
 
 from .._callables import sharing_the_event_loop
-from ._jobs import run_job, with_max_duration
+from ._jobs import WorkerSetup, run_job
 from ._plan import SuitePlan
 from ._queue import JobQueue, ResultCollector
 from ._results import EvalSuiteResult
@@ -36,7 +36,8 @@ class InProcess:
 
     async def run(self, plan: SuitePlan) -> EvalSuiteResult:
         """Runs `plan` (see the module doc)."""
-        cases = {case.name: with_max_duration(case, plan.max_duration) for case in plan.cases}
+        setup = WorkerSetup.of(plan, None)
+        cases = {case.name: setup.apply(case) for case in plan.cases}
         queue = JobQueue(list(cases), plan.repeat, plan.durations)
         results = ResultCollector(plan, queue)
         raised: list[Exception] = []

@@ -16,6 +16,7 @@ from .._errors import EvalSetupError
 if TYPE_CHECKING:
     from .._case import EvalCase
     from .._result import EvalResult
+    from .._sandbox._scope import SandboxMode, TelemetryMode
 
 __all__ = [
     "DEFAULT_MAX_CONCURRENCY",
@@ -49,6 +50,8 @@ class SuitePlan:
             cases start first.
         on_start: Called with ``(case, attempt)`` as a run starts.
         on_result: Called with each finished `EvalResult`.
+        sandbox: Every case's sandbox mode (None: each case's own).
+        telemetry: Every case's telemetry mode (None: each case's own).
     """
 
     cases: Sequence[EvalCase]
@@ -60,6 +63,8 @@ class SuitePlan:
     durations: Mapping[str, float] | None = None
     on_start: StartCallback | None = None
     on_result: ResultCallback | None = None
+    sandbox: SandboxMode | None = None
+    telemetry: TelemetryMode | None = None
 
     @property
     def total(self) -> int:

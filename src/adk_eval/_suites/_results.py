@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 from .._result import EvalResult
+from ._inventory import RunsForReal
 
 __all__ = ["CaseStats", "EvalSuiteResult", "StabilityLabel", "suite_from_results"]
 
@@ -91,6 +92,9 @@ class EvalSuiteResult:
         seed: The suite's seed: each run's (`EvalResult.seed`) is derived from it,
             the case's name and the attempt, so ``run_eval_suite(..., seed=seed)``
             (``adk-eval run --seed``) injects the same faults again.
+        runs_for_real: What of the user's code and set-up ran for real besides
+            the tools the cases provide (plugins, callbacks, toolsets, telemetry,
+            what a Ray cluster got), read off the cases before they ran.
     """
 
     summary: dict[str, int]
@@ -102,6 +106,7 @@ class EvalSuiteResult:
     stopped_early: bool = False
     seed: int | None = None
     interrupted: bool = False
+    runs_for_real: RunsForReal = field(default_factory=RunsForReal)
 
     @property
     def ok(self) -> bool:
@@ -182,6 +187,7 @@ def suite_from_results(
     duration_ms: float,
     stopped_early: bool = False,
     seed: int | None = None,
+    runs_for_real: RunsForReal | None = None,
 ) -> EvalSuiteResult:
     """The suite of `results` (runs of `case_names`, in case order, each `repeat` times).
 
@@ -208,4 +214,5 @@ def suite_from_results(
         duration_ms=duration_ms,
         stopped_early=stopped_early,
         seed=seed,
+        runs_for_real=runs_for_real or RunsForReal(),
     )

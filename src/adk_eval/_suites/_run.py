@@ -10,20 +10,25 @@ seeded suite gives the same statuses, metrics and summary on each.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias
 
 from .._case import EvalCase
 from .._errors import EvalSetupError
+from .._sandbox._scope import SANDBOX_MODES, TELEMETRY_MODES, SandboxMode, TelemetryMode
+from .._sandbox._telemetry import describe
 from .._tools._faults import new_seed
+from ._inventory import RunsForReal, of_trees
+from ._jobs import WorkerSetup
 from ._local import InProcess
 from ._plan import DEFAULT_MAX_CONCURRENCY, ResultCallback, StartCallback, SuitePlan, check_suite
 from ._ray import Ray
 from ._results import EvalSuiteResult
 from ._workers import Workers
 
-__all__ = ["Executor", "run_eval_suite"]
+__all__ = ["Executor", "run_eval_suite", "runs_for_real"]
 
 Executor: TypeAlias = InProcess | Workers | Ray
 """Where a suite's runs go."""
@@ -41,6 +46,8 @@ async def run_eval_suite(
     stop_on_first_failure: bool = False,
     repeat: int = 1,
     max_duration: float | None = None,
+    sandbox: SandboxMode | None = None,
+    telemetry: TelemetryMode | None = None,
     durations: Mapping[str, float] | None = None,
     seed: int | None = None,
     on_start: StartCallback | None = None,
@@ -51,33 +58,29 @@ async def run_eval_suite(
 
     Args:
         cases: The cases; names must be unique.
-        *legacy: Deprecated: `parallel`, `max_concurrency`, `stop_on_first_failure`
-            and `repeat` by position (a positional call warns).
+        *legacy: Deprecated (warns): the next four options by position.
         executor: Where the runs go: `InProcess()` (the default), `Workers(n)` or
-            `Ray(address=...)`; with the last two every case must be a module-level
-            name of an importable module (docs/suites.md).
+            `Ray(address=...)` (cases must then be module-level names, docs/suites.md).
         parallel: Run concurrently (False runs one at a time).
-        max_concurrency: Most runs in flight at once, per worker process or Ray
-            task (default `DEFAULT_MAX_CONCURRENCY`).
+        max_concurrency: Runs in flight at once, per process or Ray task.
         stop_on_first_failure: Cancel the rest at the first run that is not ok.
         repeat: Runs per case (for pass^k, pass@k and flakiness).
-        max_duration: Caps every run's wall time in seconds, as a case's own
-            ``TerminateWhen.max_duration`` does (the shorter of the two applies).
+        max_duration: Caps every run's wall time in seconds (a case's shorter one stays).
+        sandbox: Overrides every case's `EvalCase.sandbox` (None: each keeps its own).
+        telemetry: Overrides every case's `EvalCase.telemetry` (None: each keeps its own).
         durations: Seconds per run of an earlier run, by case name: longest first.
-        seed: The suite's seed for injected faults (None: a new one, kept in
-            `EvalSuiteResult.seed`); each run derives its own from it.
+        seed: The suite's seed for injected faults (None: a new one, `EvalSuiteResult.seed`).
         on_start: Called with ``(case, attempt)`` as a run starts (sync or async).
         on_result: Called with each finished `EvalResult` (sync or async).
         workers: Deprecated: ``executor=Workers(n)``.
 
     Raises:
-        EvalSetupError: For duplicate case names, ``repeat < 1``, ``max_concurrency < 1``,
-            an unknown executor, or (with workers or Ray) a case no module binds. A
+        EvalSetupError: Duplicate case names, ``repeat < 1``, ``max_concurrency < 1``,
+            an unknown executor or mode, or (workers, Ray) a case no module binds; a
             case's own set-up mistake does not stop the suite: its runs are errors.
     """
     legacy_options = _legacy_options(legacy, workers)
-    repeat = legacy_options.get("repeat", repeat)
-    max_concurrency = legacy_options.get("max_concurrency", max_concurrency)
+    repeat, max_concurrency = (legacy_options.get(k, v) for k, v in _given(repeat, max_concurrency))
     check_suite(cases, repeat, max_concurrency)
     parallel = legacy_options.get("parallel", parallel)
     plan = SuitePlan(
@@ -87,11 +90,82 @@ async def run_eval_suite(
         stop_on_first_failure=legacy_options.get("stop_on_first_failure", stop_on_first_failure),
         seed=seed if seed is not None else new_seed(),
         max_duration=max_duration,
+        sandbox=_mode("sandbox", sandbox, SANDBOX_MODES),
+        telemetry=_mode("telemetry", telemetry, TELEMETRY_MODES),
         durations=durations,
         on_start=on_start,
         on_result=on_result,
     )
-    return await _executor(legacy_options.get("executor", executor)).run(plan)
+    return await _run(plan, _executor(legacy_options.get("executor", executor)))
+
+
+def _given(repeat: int, max_concurrency: int | None) -> tuple[tuple[str, Any], ...]:
+    return ("repeat", repeat), ("max_concurrency", max_concurrency)
+
+
+async def _run(plan: SuitePlan, executor: Executor) -> EvalSuiteResult:
+    """`plan` on `executor`, with what runs for real read off its cases before."""
+    inventory = runs_for_real(plan.cases, executor, sandbox=plan.sandbox, telemetry=plan.telemetry)
+    return dataclasses.replace(await executor.run(plan), runs_for_real=inventory)
+
+
+def runs_for_real(
+    cases: Sequence[EvalCase],
+    executor: Executor | None = None,
+    *,
+    sandbox: SandboxMode | None = None,
+    telemetry: TelemetryMode | None = None,
+) -> RunsForReal:
+    """What of the user's code and set-up will run for real in a suite of `cases`.
+
+    The plugins, callbacks and toolsets of the cases' agents and Apps, the
+    telemetry the user's modules installed and what the runs do to it, what
+    `executor` ships (for Ray), and what each sandbox mode does with the rest.
+    `sandbox` and `telemetry` override every case's own, as in `run_eval_suite`.
+    """
+    setup = WorkerSetup(sandbox=sandbox, telemetry=telemetry)
+    cases = [setup.apply(case) for case in cases]
+    keeping = [case.name for case in cases if case.telemetry == "keep"]
+    shipping = getattr(executor, "shipping", None)
+    return of_trees(case.agent_under_test for case in cases).with_items(
+        telemetry=describe(keeping, len(cases)),
+        shipping=shipping(cases) if callable(shipping) else (),
+        sandbox=_sandbox_lines(cases),
+    )
+
+
+_SANDBOX = {
+    "warn": "processes, connections off this machine, name lookups and file writes of the "
+    "cases' own code are listed in each run's warnings",
+    "strict": "the first process, outside connection, name lookup or file write of the "
+    "case's own code is refused and ends the run in an error",
+    "off": "not watched",
+}
+
+
+def _mode(name: str, value: str | None, allowed: Sequence[str]) -> Any:
+    """`value` if it is one of `allowed` (or None).
+
+    Raises:
+        EvalSetupError: Naming the option and what it takes.
+    """
+    if value is not None and value not in allowed:
+        raise EvalSetupError(
+            f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}"
+        )
+    return value
+
+
+def _sandbox_lines(cases: Sequence[EvalCase]) -> list[str]:
+    """One line per sandbox mode the cases use (``warn (every case): ...``)."""
+    modes: dict[str, list[str]] = {}
+    for case in cases:
+        modes.setdefault(case.sandbox, []).append(case.name)
+    lines = []
+    for mode, names in modes.items():
+        who = "every case" if len(names) == len(cases) else ", ".join(f"`{n}`" for n in names)
+        lines.append(f"{mode} ({who}): {_SANDBOX[mode]}")
+    return lines
 
 
 def _executor(value: object) -> Executor:

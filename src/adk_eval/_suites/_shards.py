@@ -12,6 +12,7 @@ files back into one `EvalSuiteResult`.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -23,6 +24,7 @@ from jsonschema import Draft202012Validator
 from .. import _strict_json as strict_json
 from .._errors import EvalSetupError
 from .._result import EvalResult
+from ._inventory import RunsForReal
 from ._results import EvalSuiteResult, suite_from_results
 
 __all__ = [
@@ -61,6 +63,10 @@ RESULTS_SCHEMA: dict[str, Any] = {
         },
         "duration_ms": {"type": "number", "minimum": 0},
         "stopped_early": {"type": "boolean"},
+        "runs_for_real": {
+            "type": "object",
+            "additionalProperties": {"type": "array", "items": {"type": "string"}},
+        },
         "results": {"type": "array", "items": {"type": "object"}},
     },
 }
@@ -144,6 +150,7 @@ def write_results(
         "cases": [{"name": name, "position": positions[name]} for name in case_names],
         "duration_ms": suite.duration_ms,
         "stopped_early": suite.stopped_early,
+        "runs_for_real": suite.runs_for_real.to_data(),
         "results": [result.to_data() for result in suite.results],
     }
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -182,6 +189,11 @@ def merge_results(paths: Sequence[Path]) -> EvalSuiteResult:
         repeat=repeats.pop(),
         duration_ms=max(shard["duration_ms"] for _, shard in shards),
         stopped_early=any(shard["stopped_early"] for _, shard in shards),
+        runs_for_real=functools.reduce(
+            RunsForReal.merged,
+            (RunsForReal.from_data(shard.get("runs_for_real")) for _, shard in shards),
+            RunsForReal(),
+        ),
     )
 
 

@@ -76,9 +76,7 @@ class Workers:
             EvalSetupError: A case no module binds.
         """
         refs = {ref.name: ref for ref in case_refs(plan.cases)}
-        setup = WorkerSetup(
-            default_model=self.default_model, max_duration=plan.max_duration, seed=plan.seed
-        )
+        setup = WorkerSetup.of(plan, self.default_model)
         pool = _Pool(plan, refs, setup, min(self.processes, plan.total))
         return await pool.run()
 

@@ -46,7 +46,8 @@ def page(*, head: str, body_end: str) -> str:
 {head}
 </head>
 <body>
-<header><h1 id="title"></h1><div id="meta"></div><nav id="nav" hidden>
+<header><h1 id="title"></h1><div id="meta"></div><details id="runs-for-real" hidden>
+<summary></summary><ul></ul></details><nav id="nav" hidden>
 <button id="show-runs">runs</button> <span id="compare-hint"></span></nav></header>
 <section id="runs" hidden><svg id="chart" width="640" height="140" role="img"
 aria-label="pass rate by run"></svg>

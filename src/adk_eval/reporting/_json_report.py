@@ -171,6 +171,7 @@ def suite_report(suite: EvalSuiteResult, *, created_at: datetime | None = None) 
         "interrupted": suite.interrupted,
         "summary": dict(suite.summary),
         "not_run": list(suite.not_run),
+        "runs_for_real": suite.runs_for_real.to_data(),
         "cases": [
             case_record(
                 stats,

@@ -68,6 +68,12 @@ def junit_xml(suite: EvalSuiteResult, *, name: str = "adk-eval") -> ET.ElementTr
         "testsuite",
         {**attributes, "timestamp": datetime.now(UTC).isoformat(timespec="seconds")},
     )
+    lines = suite.runs_for_real.lines()
+    if lines:  # what ran for real, one property each (`runs_for_real.plugins`, ...)
+        properties = ET.SubElement(testsuite, "properties")
+        for line in lines:
+            kind, _, item = line.partition(": ")
+            ET.SubElement(properties, "property", name=f"runs_for_real.{kind}", value=item)
     for result in suite.results:
         testsuite.append(_testcase(result, suite.repeat))
     for case_name in suite.not_run:

@@ -33,6 +33,20 @@
       `adk-eval ${data.adk_eval_version}, ${data.created_at}, ${data.repeat} run(s) per case, ` +
       `${(data.duration_ms / 1000).toFixed(1)} s` +
       (data.interrupted ? `; interrupted (Ctrl-C), not run: ${data.not_run.join(", ")}` : "");
+    runsForReal(data.runs_for_real || {});
+  }
+
+  // What ran for real besides the tools the cases provide: one line per item, by kind.
+  function runsForReal(kinds) {
+    const box = document.getElementById("runs-for-real");
+    const items = Object.entries(kinds).flatMap(([kind, lines]) => lines.map((line) => [kind, line]));
+    const real = items.filter(([kind]) => kind !== "sandbox").length;
+    box.hidden = items.length === 0;
+    box.querySelector("summary").textContent = real
+      ? `runs for real: ${real} item(s) besides the tools the cases provide`
+      : "runs for real: nothing besides the tools the cases provide";
+    box.querySelector("ul").replaceChildren(
+      ...items.map(([kind, line]) => el("li", {}, el("b", {}, `${kind}: `), line)));
   }
 
   function visible() {
