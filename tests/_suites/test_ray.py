@@ -1,5 +1,5 @@
 """Ray: a suite through a real Ray head node on 127.0.0.1, a task that fails, a cancellation,
-and the three executors giving one suite for one seed.
+and the three executors giving one suite for one seed (Ray's from the modules it shipped).
 
 Ray is the optional extra ``adk-eval[ray]``. Without it these tests are skipped
 locally; under ``make test`` (``ADK_EVAL_REQUIRE_RAY=1``) a missing Ray fails.
@@ -40,6 +40,11 @@ RAY_ENV = {
 }
 
 
+def ray_temp() -> Path:
+    """The head node's temp dir (Ray's socket paths must stay short)."""
+    return Path("/tmp") / f"adkeval-ray-{os.getpid()}"
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -56,7 +61,7 @@ def ray_head(tmp_path_factory):
     for name, value in RAY_ENV.items():
         os.environ[name] = value  # before anything imports ray
     ray_bin = Path(sys.executable).parent / "ray"
-    temp = Path("/tmp") / f"adkeval-ray-{os.getpid()}"  # Ray's socket paths must stay short
+    temp = ray_temp()
     port = free_port()
     env = {**os.environ, **RAY_ENV}
     start = [
@@ -185,16 +190,32 @@ FAULTY = [
 """
 
 
-async def test_in_process_workers_and_ray_give_one_suite_for_one_seed(
-    ray_head, tmp_path, isolated_imports
-):
-    module = import_file(write_suite(tmp_path, FAULTY))
-    cases = module.CASES + module.FAULTY
-    executors = {
-        "in process": InProcess(),
-        "workers": Workers(2),
-        "ray": Ray(address=ray_head, working_dir=tmp_path),
+def files(folder: Path) -> set[str]:
+    return {
+        path.relative_to(folder).as_posix()
+        for path in folder.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
     }
+
+
+async def test_in_process_workers_and_ray_give_one_suite_for_one_seed(
+    ray_head, tmp_path, monkeypatch, isolated_imports
+):
+    # The suite is a package of a project run from a folder without it: Ray's workers can
+    # import it only from the py_modules that Ray() ships by default.
+    project = tmp_path / "project"
+    (project / "raysuite").mkdir(parents=True)
+    (project / "elsewhere").mkdir()
+    (project / "pyproject.toml").write_text("[project]\nname = 'raysuite'\n")
+    (project / "raysuite" / "__init__.py").write_text("")
+    (project / "raysuite" / ".env").write_text("PASSWORD=x\n")
+    (project / "raysuite" / "runs.sqlite").write_text("")
+    monkeypatch.chdir(project / "elsewhere")
+    module = import_file(write_suite(project / "raysuite", FAULTY))
+    assert module.__name__ == "raysuite.ray_suite_eval"
+    before = files(project)
+    cases = module.CASES + module.FAULTY
+    executors = {"in process": InProcess(), "workers": Workers(2), "ray": Ray(address=ray_head)}
 
     def outcome(suite):
         runs = [
@@ -217,6 +238,13 @@ async def test_in_process_workers_and_ray_give_one_suite_for_one_seed(
     }
     assert outcomes["workers"] == outcomes["in process"]
     assert outcomes["ray"] == outcomes["in process"]
+    on_the_cluster = list(
+        ray_temp().glob("session_*/runtime_resources/py_modules_files/*/raysuite")
+    )
+    assert on_the_cluster, "Ray's workers got no raysuite package"
+    for copy in on_the_cluster:
+        assert files(copy) == {"__init__.py", "ray_suite_eval.py"}  # no .env, no runs.sqlite
+    assert files(project) == before  # nothing shipped is left in the project
     runs, summary, _, _ = outcomes["in process"]
     assert summary["total"] == 24
     assert summary["passed"]

@@ -210,7 +210,7 @@ class Placement:
     workers: int = 1
     executor: str = "local"
     address: str | None = None
-    ray_working_dir: str = "."
+    ray_working_dir: str | None = None
 
     def choose(self, runs: int, default_model: str | None) -> Executor:
         """The executor these options ask for, for a suite of `runs` runs.
@@ -226,7 +226,9 @@ class Placement:
         if self.address is not None and self.executor != "ray":
             fail("--address is for --executor ray")
         if self.executor == "ray":
-            folder = None if self.ray_working_dir == "none" else Path(self.ray_working_dir)
+            if self.ray_working_dir == "none":  # already importable there
+                return Ray(address=self.address, ship_modules=False, default_model=default_model)
+            folder = Path(self.ray_working_dir) if self.ray_working_dir else None
             return Ray(address=self.address, working_dir=folder, default_model=default_model)
         workers = min(self.workers, runs)
         return Workers(workers, default_model=default_model) if workers > 1 else InProcess()
@@ -258,10 +260,10 @@ placement_options = grouped(
     ),
     click.option(
         "--ray-working-dir",
-        default=".",
-        show_default=True,
+        default=None,
         metavar="DIR|none",
-        help="With --executor ray: the folder shipped to the workers ('none': the eval modules "
-        "are already importable there, e.g. on a shared filesystem).",
+        help="With --executor ray: ship DIR as Ray's working_dir instead of the project's "
+        "modules the suite imported (the default; secrets, databases and .git are never "
+        "shipped); 'none': ship nothing, the eval modules are already importable there.",
     ),
 )

@@ -7,15 +7,18 @@ and answers as `EvalResult.to_data()`. The driver takes jobs from the same
 executors, so progress, repeats, `stop_on_first_failure` and the suite mean the
 same.
 
-What the cluster needs: adk-eval (and your agents' packages) installed where its
-workers run, and your eval modules importable there: by default the current
-directory is shipped with Ray's ``runtime_env`` ``working_dir`` (Ray's size
-limits and ignore rules apply); with ``working_dir=None`` the modules must
-already be importable on every node (a shared filesystem on ``PYTHONPATH``).
-Environment variables do not travel with Ray tasks: those named ``ADK_EVAL_*``,
-``LITELLM_*`` and the model providers' keys (``GOOGLE_*``, ``GEMINI_*``,
-``OPENAI_*``, ``ANTHROPIC_*``, ``VERTEXAI_*``) are forwarded in the runtime
-environment; set anything else on the cluster.
+What the cluster needs: adk-eval and every installed package your agents import,
+installed where its workers run. Your project's own code goes with the run: by
+default Ray's ``runtime_env`` ships, as ``py_modules``, the project's top-level
+packages and modules the suite loaded (never ``.env`` files, keys, databases,
+``.git`` or virtual environments; see `_shipping`, and `Ray.shipping` for the
+preview); ``working_dir=`` ships one folder instead, and ``ship_modules=False``
+nothing (the modules are already importable on every node). Environment
+variables do not travel with Ray tasks: those named ``ADK_EVAL_*``, ``LITELLM_*``
+and the model providers' (``GOOGLE_*``, ``GEMINI_*``, ``OPENAI_*``,
+``ANTHROPIC_*``, ``VERTEXAI_*``) are forwarded in the runtime environment, except
+a name holding ``PASSWORD``, ``SECRET`` or ``TOKEN``; set anything else on the
+cluster.
 
 A task that fails (its worker process dies, or Ray loses it) turns its runs into
 ``error`` results naming Ray's reason; tasks are never retried, so a crash is
@@ -28,7 +31,6 @@ from __future__ import annotations
 import importlib
 import logging
 import math
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,25 +39,16 @@ from typing import Any
 
 import anyio
 
+from .._case import EvalCase
 from .._errors import EvalSetupError
 from .._result import EvalResult
 from ._jobs import CaseLoader, CaseRef, Job, WorkerSetup, case_refs, error_result
 from ._plan import SuitePlan
 from ._queue import JobQueue, ResultCollector
 from ._results import EvalSuiteResult
+from ._shipping import FORWARDED_ENV_PREFIXES, ShippingPlan, plan_shipping
 
 __all__ = ["FORWARDED_ENV_PREFIXES", "Ray", "run_batch"]
-
-FORWARDED_ENV_PREFIXES = (
-    "ADK_EVAL_",
-    "LITELLM_",
-    "GOOGLE_",
-    "GEMINI_",
-    "OPENAI_",
-    "ANTHROPIC_",
-    "VERTEXAI_",
-)
-"""Environment variables with these prefixes reach the Ray workers."""
 
 _TASKS_PER_CPU = 2
 """Tasks kept in flight per cluster CPU (the rest wait in the driver, in queue order)."""
@@ -73,31 +66,64 @@ class Ray:
 
     Attributes:
         address: The cluster's head (``host:port``); None starts a local Ray.
-        working_dir: The folder shipped to the workers (default: the current
-            directory); None when the eval modules are already importable there.
+        working_dir: A folder to ship as Ray's ``working_dir`` instead of the
+            project's modules (None, the default: ship the modules the suite loaded).
         default_model: The model of every `LlmAgent` that names none, on the
             workers (``adk-eval run --model``).
+        ship_modules: False when the eval modules are already importable on
+            every node (a shared filesystem): nothing is shipped.
+        excludes: More ``.gitignore``-style patterns left out of what is shipped.
     """
 
     address: str | None = None
-    working_dir: Path | None = Path(".")
+    working_dir: Path | None = None
     default_model: str | None = None
+    ship_modules: bool = True
+    excludes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        excludes: Any = self.excludes  # what a caller passed, whatever the annotation says
+        if isinstance(excludes, str):
+            raise EvalSetupError("Ray(excludes=...) takes a list of patterns, not one string")
+        object.__setattr__(self, "excludes", tuple(excludes))
+
+    def shipping(self, cases: Sequence[EvalCase]) -> list[str]:
+        """What a run of `cases` ships to the cluster, as lines for the user.
+
+        It is computed as the run computes it (the same plan), without starting Ray
+        or touching the network: the code shipped with its files' count and size, the
+        largest file, what is left out and why, the env vars forwarded and held back.
+        """
+        try:
+            modules = [ref.module for ref in case_refs(cases)]
+        except EvalSetupError:  # the run refuses such cases; the preview shows the rest
+            modules = []
+        return self._plan(modules).lines(self.address)
+
+    def _plan(self, case_modules: Sequence[str]) -> ShippingPlan:
+        return plan_shipping(
+            case_modules,
+            working_dir=self.working_dir,
+            ship_modules=self.ship_modules,
+            excludes=self.excludes,
+        )
 
     async def run(self, plan: SuitePlan) -> EvalSuiteResult:
         """Runs `plan`: batches of runs as Ray tasks, `max_concurrency` runs per task.
 
         Raises:
-            EvalSetupError: Ray is not installed, the cluster cannot be reached, or a
-                case no module binds.
+            EvalSetupError: Ray is not installed, the cluster cannot be reached, a
+                case no module binds, or what would be shipped is over Ray's limit.
         """
-        ray = _import_ray()
         refs = {ref.name: ref for ref in case_refs(plan.cases)}
+        modules = list(dict.fromkeys(ref.module for ref in refs.values()))
+        shipping = await anyio.to_thread.run_sync(self._plan, modules)
+        shipping.check_size()
+        ray = _import_ray()
         queue = JobQueue(list(refs), plan.repeat, plan.durations)
         results = ResultCollector(plan, queue)
-        setup = WorkerSetup(
-            default_model=self.default_model, max_duration=plan.max_duration, seed=plan.seed
-        )
-        _connect(ray, self.address, self.working_dir)
+        setup = WorkerSetup.of(plan, self.default_model)
+        _connect(ray, self.address, shipping.runtime_env())
         remote = ray.remote(max_retries=0, num_cpus=1)(run_batch)
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         size = max(
@@ -165,13 +191,7 @@ def _import_ray() -> ModuleType:
         ) from None
 
 
-def _connect(ray: ModuleType, address: str | None, working_dir: Path | None) -> None:
-    env = {
-        name: value for name, value in os.environ.items() if name.startswith(FORWARDED_ENV_PREFIXES)
-    }
-    runtime_env: dict[str, Any] = {"env_vars": env}
-    if working_dir is not None:
-        runtime_env["working_dir"] = str(working_dir.resolve())
+def _connect(ray: ModuleType, address: str | None, runtime_env: dict[str, Any]) -> None:
     try:
         ray.init(
             address=address,
