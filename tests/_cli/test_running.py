@@ -617,3 +617,29 @@ def test_run_says_what_runs_for_real_before_the_first_case_and_sandbox_strict_re
     assert "EvalSandboxError" in strict.output
     assert "(refused: strict sandbox)" in strict.output
     assert "Traceback" not in strict.output
+
+
+def test_run_names_the_vertex_project_and_credentials_it_will_bill(write_evals, tmp_path):
+    root = write_evals({"good_eval.py": ONLY_GOOD})
+    adc = tmp_path / "adc.json"
+    adc.write_text(
+        json.dumps(
+            {
+                "type": "authorized_user",
+                "client_id": "x",
+                "client_secret": "y",
+                "refresh_token": "z",
+            }
+        )
+    )
+    env = {
+        "GOOGLE_GENAI_USE_VERTEXAI": "true",
+        "GOOGLE_APPLICATION_CREDENTIALS": str(adc),
+        "GOOGLE_CLOUD_PROJECT": "eval-project",
+        "HOME": str(tmp_path),
+    }
+    done = run_process(root, "good_eval.py", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith("Vertex AI:")]
+    assert line.startswith("Vertex AI: project eval-project (from GOOGLE_CLOUD_PROJECT), ")
+    assert str(adc) in line

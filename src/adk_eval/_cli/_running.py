@@ -76,6 +76,7 @@ def run(
     """Run the eval cases found in PATHS (files, folders or modules)."""
     from .._suites._run import runs_for_real
     from .._tools._faults import new_seed
+    from ..models._vertex import vertex_credentials_line
 
     models.apply()
     out = console()
@@ -98,7 +99,8 @@ def run(
         sandbox=options.sandbox,
         telemetry=options.telemetry,
     )
-    for line in runs_for_real_lines(inventory):
+    vertex = vertex_credentials_line()  # which project a Vertex model bills, and why
+    for line in [*([vertex] if vertex else []), *runs_for_real_lines(inventory)]:
         out.print(line, markup=False, highlight=False)
     command = shlex.join(
         ["adk-eval", "run", *paths]

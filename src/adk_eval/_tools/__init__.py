@@ -9,6 +9,7 @@ The modules, from the bottom up (each imports only modules listed before it):
 * `_recording`: a run's recorded answers replayed (`ToolMock.from_recording`).
 * `_mocks`: `ToolMock`, every kind of answer in one object.
 * `_nodes`: workflow function nodes mocked, passed or refused (`node_mocks`).
+* `_mtls`: MCP toolsets to a loopback URL spared ADK's client-certificate probe.
 * `_policy`: which calls a case allows (`ToolPolicy`), from its mocks and the tree.
 * `_bodies`: what runs instead of a tool's body (the copies handed to ADK).
 * `_toolsets`: toolsets replaced as a whole (`ToolsetMock`): declared, never started.

@@ -47,6 +47,7 @@ from .._agent_tree import nodes_of, runs_code
 from .._arguments import near_miss
 from .._errors import EvalSetupError
 from ._mocks import ToolMock
+from ._mtls import skip_mtls_probe
 
 __all__ = [
     "FRAMEWORK_YIELD_TOOLS",
@@ -191,6 +192,8 @@ async def _collect(root: BaseAgent | Workflow, ctx: ReadonlyContext | None) -> _
             problem = refuses_code_execution(agent)
             if problem is not None:
                 inventory.problems.append(problem)
+            for toolset in agent.tools:  # before get_tools connects for the first time
+                skip_mtls_probe(toolset)
             for tool in await agent.canonical_tools(ctx):
                 inventory.add(agent, tool)
                 if isinstance(tool, AgentTool):

@@ -20,6 +20,11 @@ role                  environment variable          CLI flag
 ``llm_judge`` uses ``judge_model`` when it names no model. The CLI flags set the
 variables for the run, and ``--model`` also becomes ADK's default model, the
 fallback of every `LlmAgent` that names none.
+
+The modules: `_local` (the embedded ``"local"`` model), `_summarizer` (the
+summarizer of ADK's event compaction, on a case's model), `_calls` (asking a
+model for one answer, as the judge and simulated tools do) and `_vertex`
+(Vertex AI credentials and project, checked without network before a run).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .._errors import EvalSetupError
+from ._vertex import check_vertex, uses_vertex, vertex_setting
 
 if TYPE_CHECKING:
     from google.adk.models.base_llm import BaseLlm
@@ -143,15 +149,13 @@ def _is_gemini_name(name: str) -> bool:
     return re.match(r"^(projects/.+/)?(models/)?gemini-", name) is not None
 
 
-def _vertex() -> bool:
-    return os.environ.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() in ("1", "true")
-
-
 def missing_credentials(spec: ModelSpec) -> str | None:
     """One line naming the variable to set when `spec`'s provider has no key; else None.
 
     Model objects are trusted (they may carry their own key or base URL);
-    ``"local"`` reports what is not installed.
+    ``"local"`` reports what is not installed. A Gemini name on Vertex AI
+    (``GOOGLE_GENAI_USE_ENTERPRISE`` or ``GOOGLE_GENAI_USE_VERTEXAI``) needs
+    credentials and a project, found without network (see `_vertex`).
     """
     if not isinstance(spec, str):
         return None
@@ -160,7 +164,12 @@ def missing_credentials(spec: ModelSpec) -> str | None:
 
         return local_model_status()
     if _is_gemini_name(spec):
-        if _vertex() or any(os.environ.get(key) for key in _GEMINI_KEYS):
+        if uses_vertex(spec):
+            check = check_vertex()
+            setting = vertex_setting()
+            on = f"{setting} is on" if setting else "a projects/ name"
+            return None if check.ready else f"model {spec!r} runs on Vertex AI ({on}): {check.line}"
+        if any(os.environ.get(key) for key in _GEMINI_KEYS):
             return None
         return (
             f"model {spec!r} needs a Gemini API key: set GOOGLE_API_KEY (or GEMINI_API_KEY), "
@@ -203,11 +212,12 @@ def provider_statuses() -> list[ProviderStatus]:
     """The providers a user can pick, and whether each is ready here."""
     from ._local import local_model_status
 
-    gemini = (
-        ProviderStatus("gemini", True, "Vertex AI (GOOGLE_GENAI_USE_VERTEXAI)")
-        if _vertex()
-        else _key_status("gemini", _GEMINI_KEYS)
-    )
+    setting = vertex_setting()
+    if setting is not None:
+        check = check_vertex()
+        gemini = ProviderStatus("gemini", check.ready, f"Vertex AI ({setting}): {check.line}")
+    else:
+        gemini = _key_status("gemini", _GEMINI_KEYS)
     base = os.environ.get("OPENAI_API_BASE") or os.environ.get("OPENAI_BASE_URL")
     local = local_model_status()
     return [
