@@ -46,7 +46,7 @@ lint: $(STAMP)
 test: lint $(ADK_STAMP)
 	ADK_EVAL_ADK_CLI=$(CURDIR)/$(ADK_VENV)/bin/adk ADK_EVAL_REQUIRE_ADK_CLI=1 \
 		ADK_EVAL_REQUIRE_LOCAL_MODEL=1 ADK_EVAL_REQUIRE_RAY=1 \
-		$(BIN)/python -m pytest
+		$(BIN)/python -m pytest --durations=20
 
 # Everything but the browser, the local model, `adk eval` and the slow tests (about 90 s).
 test-fast: $(STAMP)

@@ -37,6 +37,7 @@ from google.genai import types
 from ._errors import AdkEvalError, EvalSetupError
 from ._model_check import MODEL_NOT_READY_CODE, ModelCheck
 from ._quiet import quiet_harness_app
+from ._sandbox._telemetry import run_config as quiet_run_config
 from ._session_service import EvalSessionService, memory_events
 from ._state import flatten_state
 from ._termination import ModelCallLimit
@@ -222,7 +223,7 @@ class EvalRunner:
                     user_id=self.user_id,
                     session_id=session_id,
                     new_message=user_content(new_message),
-                    run_config=run_config,
+                    run_config=run_config if run_config is not None else quiet_run_config(),
                     abort_signal=stopped,
                 )
             ) as events:

@@ -23,6 +23,7 @@ from ._bridge import StateChangeCollector, YieldInfo, collect_state_changes, sto
 from ._case import UserAgents
 from ._errors import EvalSetupError, EvalUserAgentError
 from ._model_check import ModelCheck
+from ._sandbox._telemetry import run_config as quiet_run_config
 from ._session_service import EvalSessionService
 from ._turns import DEFAULT_USER_ID, PendingCall, event_text, user_content
 from ._user_agents import (
@@ -251,6 +252,7 @@ class UserAgentRunner:
                     user_id=DEFAULT_USER_ID,
                     session_id=self._session_id,
                     new_message=user_content(prompt),
+                    run_config=quiet_run_config(),
                 )
             ) as stream:
                 async for event in stream:

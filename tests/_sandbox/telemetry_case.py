@@ -43,6 +43,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
 )
 
 from adk_eval import EvalCase, ToolMock, run_eval
+from adk_eval._sandbox._telemetry import run_config
 from adk_eval._suites._run import runs_for_real
 from adk_eval.fake_provider import FakeProviderServer, text_reply, tool_reply
 
@@ -149,6 +150,7 @@ async def main(mode: str) -> None:
                 "status": result.status,
                 "runs_for_real": list(shown),
                 "collector": collector.endpoint,
+                "adk_run_config": repr(run_config()),
                 "explain": result.explain(),
                 "collector_spans": collector.spans,
                 "collector_logs": collector.logs,

@@ -68,3 +68,15 @@ def test_keep_sends_them_the_run_tagged_with_run_and_case():
     assert len(seen["litellm_calls"]) == 2  # both model calls
     assert "outside-any-run" in [span["name"] for span in seen["collector_spans"]]
     assert all("gets the runs' telemetry" in line for line in seen["runs_for_real"])
+    assert seen["adk_run_config"] == "None"  # a provider is set: ADK's telemetry as configured
+
+
+def test_with_no_provider_adk_serializes_no_message_content_for_nobody():
+    from google.adk.telemetry.context import ContentCapturingMode
+
+    from adk_eval._sandbox._telemetry import nobody_listens, run_config
+
+    assert nobody_listens()  # this process sets no OpenTelemetry SDK provider
+    quiet = run_config()
+    assert quiet.telemetry.capture_message_content is ContentCapturingMode.NO_CONTENT
+    assert not quiet.telemetry.should_add_content_to_legacy_spans

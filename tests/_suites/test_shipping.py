@@ -17,7 +17,12 @@ import pytest
 
 from adk_eval import EvalSetupError, Ray, run_eval_suite
 from adk_eval._suites._discovery import import_file
-from adk_eval._suites._shipping import EXCLUDES, plan_shipping, project_packages
+from adk_eval._suites._shipping import (
+    EXCLUDES,
+    FORWARDED_ENV_PREFIXES,
+    plan_shipping,
+    project_packages,
+)
 from adk_eval._suites._traversal import Walker
 
 from .test_ray import RAY_ENV
@@ -204,6 +209,8 @@ def test_working_dir_is_an_opt_in_with_the_same_excludes(project):
 
 def test_the_preview_says_what_goes_where_and_what_is_left_out(project, monkeypatch):
     _, module = project
+    for name in [name for name in os.environ if name.startswith(FORWARDED_ENV_PREFIXES)]:
+        monkeypatch.delenv(name)  # this machine's own (CI sets ADK_EVAL_REQUIRE_*)
     monkeypatch.setenv("GOOGLE_API_KEY", "the-key")
     monkeypatch.setenv("ADK_EVAL_SERVICE_TOKEN", "the-token")
     monkeypatch.setenv("OPENAI_DB_PASSWORD", "the-password")

@@ -32,7 +32,7 @@ from typing import Any
 
 from ._scope import CURRENT
 
-__all__ = ["describe", "install", "litellm_held_back"]
+__all__ = ["describe", "install", "litellm_held_back", "nobody_listens", "run_config"]
 
 _LITELLM_LISTS = (
     "callbacks",
@@ -250,3 +250,32 @@ def _otel_sinks(own: bool = False) -> list[str]:
             where = f" to {endpoint}" if isinstance(endpoint, str) else ""
             found.append(f"{kind} {type(processor).__name__}({type(exporter).__name__}{where})")
     return found
+
+
+def nobody_listens() -> bool:
+    """Whether no OpenTelemetry SDK provider of spans or logs is set (nothing records them)."""
+    try:
+        from opentelemetry import _logs, trace
+    except ImportError:
+        return True
+    spans = getattr(trace.get_tracer_provider(), "_active_span_processor", None)
+    logs = getattr(_logs.get_logger_provider(), "_multi_log_record_processor", None)
+    return spans is None and logs is None
+
+
+def run_config() -> Any:
+    """The `RunConfig` of a run's ADK invocations: None (ADK's default) unless nobody listens.
+
+    With no SDK provider set, ADK's spans and log records go nowhere, so the
+    message content it would serialize into them every model and tool call is
+    switched off through ADK's own per-request setting (``TelemetryConfig``). A
+    provider of the user's (an exporter, an in-memory one) keeps ADK's telemetry
+    exactly as the environment configures it.
+    """
+    if not nobody_listens():
+        return None
+    from google.adk.agents.run_config import RunConfig
+    from google.adk.telemetry.context import ContentCapturingMode, TelemetryConfig
+
+    quiet = TelemetryConfig(capture_message_content=ContentCapturingMode.NO_CONTENT)
+    return RunConfig(telemetry=quiet)
