@@ -57,3 +57,19 @@ def test_help_and_stored_runs_import_no_adk_litellm_or_web_stack(args, tmp_path)
 def test_the_probe_sees_what_a_command_imports(tmp_path):
     (tmp_path / "evals.py").write_text("")
     assert "google.adk" in imported_by(["list", "evals.py"], tmp_path)
+
+
+def test_run_of_a_scripted_case_imports_no_litellm_or_server(tmp_path):
+    (tmp_path / "evals.py").write_text(
+        "from google.adk.agents import LlmAgent\n"
+        "from adk_eval import EvalCase\n"
+        "from adk_eval.testing import ScriptedLlm\n"
+        "case = EvalCase(name='c', agent=LlmAgent(name='a', model=ScriptedLlm(['hi'])),"
+        " first_message='x')\n"
+    )
+    # ADK itself imports google.genai and, for its auth schemes, fastapi; nothing else heavy
+    assert imported_by(["run", "evals.py", "--no-store"], tmp_path) == [
+        "fastapi",
+        "google.adk",
+        "google.genai",
+    ]
