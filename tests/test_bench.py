@@ -137,3 +137,15 @@ def test_scale_bench(tmp_path):
         0 < seconds < 60 for tries in result["startup_s"].values() for t in tries for seconds in t
     )
     assert len(result["memory"]["workers"]) == 2
+
+
+def test_startup_bench(tmp_path):
+    result = run_bench("startup", tmp_path, "--repeats", "1")
+    assert result["floor_s"] > 0
+    assert [row["command"] for row in result["rows"]] == [
+        "adk-eval --help",
+        "adk-eval run --help",
+        "adk-eval runs",
+        "adk-eval compare --help",
+        "adk-eval run (one trivial case)",
+    ]

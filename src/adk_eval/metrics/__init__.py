@@ -13,17 +13,28 @@ Built-in metrics, by what they read:
 Write your own: any object with a `name` and ``evaluate(trace) -> MetricResult``
 (sync or async) is a `Metric`. `score_session` scores a stored ADK session;
 `render_transcript` renders a trace as the judges read it.
+
+Names are imported on first use, so a run whose cases use none of ADK's own
+metrics does not import ADK's evaluation package.
 """
 
-from .._transcript import render_transcript
-from ._adk import AdkMetric, adk_metric, adk_metrics_from_config
-from ._events import EventCountMetric, event_count_metric
-from ._judge import LlmJudge, llm_judge
-from ._query import StateQueryMetric, state_query
-from ._scoring import score_session
-from ._state import FinalStateMetric, StateMetric, final_state_match, state_metric
-from ._trajectory import ExpectedCall, TrajectoryMetric, trajectory_match
-from ._types import Metric, MetricResult
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_names
+
+if TYPE_CHECKING:
+    from .._transcript import render_transcript
+    from ._adk import AdkMetric, adk_metric, adk_metrics_from_config
+    from ._events import EventCountMetric, event_count_metric
+    from ._judge import LlmJudge, llm_judge
+    from ._query import StateQueryMetric, state_query
+    from ._scoring import score_session
+    from ._state import FinalStateMetric, StateMetric, final_state_match, state_metric
+    from ._trajectory import ExpectedCall, TrajectoryMetric, trajectory_match
+    from ._types import Metric, MetricResult
+
 
 __all__ = [
     # the protocol and its result
@@ -52,3 +63,29 @@ __all__ = [
     "score_session",
     "render_transcript",
 ]
+
+
+_EXPORTS = {
+    "Metric": "_types",
+    "MetricResult": "_types",
+    "StateMetric": "_state",
+    "state_metric": "_state",
+    "FinalStateMetric": "_state",
+    "final_state_match": "_state",
+    "StateQueryMetric": "_query",
+    "state_query": "_query",
+    "EventCountMetric": "_events",
+    "event_count_metric": "_events",
+    "ExpectedCall": "_trajectory",
+    "TrajectoryMetric": "_trajectory",
+    "trajectory_match": "_trajectory",
+    "LlmJudge": "_judge",
+    "llm_judge": "_judge",
+    "AdkMetric": "_adk",
+    "adk_metric": "_adk",
+    "adk_metrics_from_config": "_adk",
+    "score_session": "_scoring",
+    "render_transcript": "_judge",
+}
+
+__getattr__, __dir__ = lazy_names(__name__, _EXPORTS)
