@@ -1,4 +1,9 @@
-"""Public packages whose names are imported on first use (PEP 562).
+"""Importing cheaply: public packages whose names load on first use, and loading without GC.
+
+`lazy_names`: a public package's names are imported on first use (PEP 562).
+`imports_without_collections`: what loads ADK and the eval files (the CLI's
+``run``, a worker process) does it with the garbage collector off, and freezes
+what it made.
 
 ``import adk_eval``, the pytest plugin and ``adk-eval --help`` must stay cheap, so
 a public package lists each of its names with the private module that defines it,
@@ -9,12 +14,14 @@ names from the package's ``if TYPE_CHECKING:`` imports.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import importlib
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-__all__ = ["lazy_names"]
+__all__ = ["imports_without_collections", "lazy_names"]
 
 
 def lazy_names(
@@ -40,3 +47,22 @@ def lazy_names(
         return sorted([*exports, *extra])
 
     return __getattr__, __dir__
+
+
+@contextlib.contextmanager
+def imports_without_collections() -> Iterator[None]:
+    """No garbage collection while modules load; what they made is then left out of later ones.
+
+    Importing ADK and the eval files makes hundreds of thousands of objects that
+    live as long as the process; the collector would walk them all, repeatedly,
+    while they load and then at every full collection of the runs. Frozen
+    (`gc.freeze`), they are never walked again.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if was_enabled:
+            gc.enable()

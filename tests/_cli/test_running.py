@@ -643,19 +643,3 @@ def test_run_names_the_vertex_project_and_credentials_it_will_bill(write_evals, 
     (line,) = [line for line in done.stdout.splitlines() if line.startswith("Vertex AI:")]
     assert line.startswith("Vertex AI: project eval-project (from GOOGLE_CLOUD_PROJECT), ")
     assert str(adc) in line
-
-
-def test_imports_run_without_collections_and_what_they_made_is_frozen():
-    import gc
-
-    from adk_eval._cli._running import imports_without_collections
-
-    before = gc.get_freeze_count()
-    try:
-        with imports_without_collections():
-            assert not gc.isenabled()
-            made = [[] for _ in range(1000)]
-        assert gc.isenabled()
-        assert gc.get_freeze_count() >= before + len(made)
-    finally:
-        gc.unfreeze()

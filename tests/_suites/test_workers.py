@@ -378,3 +378,30 @@ def test_a_worker_whose_parent_died_exits_without_a_traceback(tmp_path, when):
     assert not alive(int(done.stdout.split()[0])), "the worker outlived its parent"
     assert "Traceback" not in done.stderr, done.stderr
     assert "BrokenPipe" not in done.stderr
+
+
+MARKS_IMPORT = """
+from pathlib import Path
+Path(__file__).with_name("imported.txt").write_text("yes")
+"""
+
+
+def test_a_worker_imports_its_case_modules_before_it_says_it_is_ready(tmp_path, monkeypatch):
+    import time
+
+    from adk_eval._suites._jobs import WorkerSetup
+    from adk_eval._suites._process import WorkerProcess
+
+    (tmp_path / "marks_eval.py").write_text(MARKS_IMPORT)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    worker = WorkerProcess(WorkerSetup(preload=("marks_eval",)))
+    try:
+        deadline = time.monotonic() + 60
+        while worker.ready_after is None and time.monotonic() < deadline:
+            worker.receive()
+            time.sleep(0.01)
+        assert worker.ready_after is not None
+        assert (tmp_path / "imported.txt").read_text() == "yes"  # loaded before "ready"
+    finally:
+        worker.stop(kill=False)

@@ -5,14 +5,12 @@ Each imports the harness (and so ADK) inside the command, when it runs.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import gc
 import shlex
 import signal
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +18,7 @@ import click
 from rich.console import Console
 
 from .. import __version__
+from .._lazy import imports_without_collections
 from ._common import (
     EXIT_INTERRUPTED,
     EXIT_TERMINATED,
@@ -122,25 +121,6 @@ def run(
     if results_path is not None:
         out.print(f"results: {results_path}")
     finish(out, suite, reports, command, threads_before)
-
-
-@contextlib.contextmanager
-def imports_without_collections() -> Iterator[None]:
-    """No garbage collection while modules load; what they made is then left out of later ones.
-
-    Importing ADK and the eval files makes hundreds of thousands of objects that
-    live as long as the process; the collector would walk them all, repeatedly,
-    while they load and then at every full collection of the run. Frozen
-    (`gc.freeze`), they are never walked again.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if was_enabled:
-            gc.enable()
 
 
 def _where(options: RunOptions, executor: Executor) -> str:

@@ -70,6 +70,7 @@ class WorkerSetup:
         seed: The suite's seed: each run derives its own from it.
         sandbox: Every case's sandbox mode (``--sandbox``; None: each case's own).
         telemetry: Every case's telemetry mode (``--telemetry``; None: each case's own).
+        preload: The case modules a worker imports before it says it is ready.
     """
 
     default_model: str | None = None
@@ -77,6 +78,7 @@ class WorkerSetup:
     seed: int | None = None
     sandbox: SandboxMode | None = None
     telemetry: TelemetryMode | None = None
+    preload: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, plan: SuitePlan, default_model: str | None) -> WorkerSetup:
@@ -189,9 +191,7 @@ class CaseLoader:
 
     def load(self, ref: CaseRef) -> EvalCase | EvalResult:
         """The case `ref` names, or (as an ``error`` result of attempt 0) why it is missing."""
-        cases = self._modules.get(ref.module)
-        if cases is None:
-            cases = self._modules[ref.module] = self._import(ref.module)
+        cases = self.preload(ref.module)
         if isinstance(cases, str):
             return _setup_error(ref.name, "CaseImportError", cases)
         case = cases.get(ref.name)
@@ -212,6 +212,13 @@ class CaseLoader:
             return dataclasses.replace(case, attempt=attempt)
         with sharing_the_event_loop():  # a worker or a Ray task runs many jobs on its loop
             return await run_job(case, attempt, self.setup.seed)
+
+    def preload(self, module: str) -> dict[str, EvalCase] | str:
+        """The cases `module` binds, by name, importing it the first time (or why it cannot)."""
+        cases = self._modules.get(module)
+        if cases is None:
+            cases = self._modules[module] = self._import(module)
+        return cases
 
     @staticmethod
     def _import(name: str) -> dict[str, EvalCase] | str:

@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 
+from .._lazy import imports_without_collections
 from .._result import EvalResult
 from ._jobs import CaseLoader, CaseRef, Job, WorkerSetup
 
@@ -119,7 +120,10 @@ def _serve(conn: Connection, setup: WorkerSetup) -> None:
     # The parent decides (a terminal's Ctrl-C and a CI's SIGTERM reach the whole group).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    loader = CaseLoader(setup)
+    with imports_without_collections():  # the case modules, their agents and model clients
+        loader = CaseLoader(setup)
+        for module in setup.preload:
+            loader.preload(module)
     if _send(conn, ("ready",)):
         anyio.run(_serve_jobs, conn, loader)
 

@@ -21,6 +21,7 @@ as in one process. Each worker imports the cases it runs by reference (see
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Literal
 
@@ -76,7 +77,8 @@ class Workers:
             EvalSetupError: A case no module binds.
         """
         refs = {ref.name: ref for ref in case_refs(plan.cases)}
-        setup = WorkerSetup.of(plan, self.default_model)
+        modules = tuple(dict.fromkeys(ref.module for ref in refs.values()))
+        setup = dataclasses.replace(WorkerSetup.of(plan, self.default_model), preload=modules)
         pool = _Pool(plan, refs, setup, min(self.processes, plan.total))
         return await pool.run()
 
