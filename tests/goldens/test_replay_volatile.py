@@ -122,6 +122,24 @@ async def test_a_real_change_still_fails_beside_the_volatile_values(tmp_path):
         ("booked", None),
         ("deadbeef", None),
     ],
+    ids=[  # fixed ids: the values differ in every process (pytest-xdist compares them)
+        "epoch-seconds",
+        "epoch-millis",
+        "datetime",
+        "iso-z",
+        "iso-space",
+        "iso-offset",
+        "uuid-str",
+        "uuid-hex",
+        "uuid",
+        "date-str",
+        "date",
+        "int",
+        "float",
+        "bool",
+        "word",
+        "hex-word",
+    ],
 )
 def test_what_counts_as_a_clock_reading_or_a_random_id(value, kind):
     assert kind_of(value) == kind
