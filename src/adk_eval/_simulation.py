@@ -219,7 +219,11 @@ class _Simulation:
             agent_name=self.system.root_agent.name,
             attempt=self.attempt,
             seed=self.system.plugin.seed,
-            warnings=(*self.system.warnings(), *_sandbox_warnings()),
+            warnings=(
+                *self.system.warnings(),
+                # a strict refusal that ended the run is its error, not a warning as well
+                *(w for w in _sandbox_warnings() if error is None or w != error.message),
+            ),
         )
 
     def _stop(self, kind: TerminationKind, limit: Any, value: Any) -> _Stop:

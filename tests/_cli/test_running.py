@@ -594,8 +594,15 @@ def test_run_says_what_runs_for_real_before_the_first_case_and_sandbox_strict_re
     write_evals, tmp_path
 ):
     root = write_evals({"guard_eval.py": CALLBACK_AND_PROCESS})
+    junit = tmp_path / "junit.xml"
     warned = invoke(
-        "run", str(root / "guard_eval.py"), "--no-store", "--json", str(tmp_path / "r.json")
+        "run",
+        str(root / "guard_eval.py"),
+        "--no-store",
+        "--json",
+        str(tmp_path / "r.json"),
+        "--junit-xml",
+        str(junit),
     )
     assert warned.exit_code == 0, warned.output
     lines = warned.output.splitlines()
@@ -607,9 +614,22 @@ def test_run_says_what_runs_for_real_before_the_first_case_and_sandbox_strict_re
     assert report["runs_for_real"]["callbacks"] == [
         "guard_eval.guard (before_model_callback of agent `a`)"
     ]
-    assert report["results"][0]["warnings"] == [
+    warning = (
         "sandbox: process `true` started, by before_model_callback guard_eval.guard of agent `a`"
-    ]
+    )
+    assert report["results"][0]["warnings"] == [warning]
+    # the run passed, so it is not explained: its warning is still on the terminal and in JUnit
+    shown = lines.index("warnings of runs that passed:")
+    assert lines[shown + 1] == f"  guarded: {warning}"
+    assert shown < next(i for i, line in enumerate(lines) if line.startswith("1 passed in"))
+    (case,) = ET.parse(junit).getroot().iter("testcase")
+    assert case.find("failure") is None
+    assert [
+        (p.get("name"), p.get("value"))
+        for p in case.iter("property")
+        if p.get("name", "").startswith("warning.")
+    ] == [("warning.1", warning)]
+    assert case.findtext("system-err") == f"warning: {warning}"
 
     strict = invoke("run", str(root / "guard_eval.py"), "--no-store", "--sandbox", "strict")
     assert strict.exit_code == 1, strict.output
@@ -617,6 +637,20 @@ def test_run_says_what_runs_for_real_before_the_first_case_and_sandbox_strict_re
     assert "EvalSandboxError" in strict.output
     assert "(refused: strict sandbox)" in strict.output
     assert "Traceback" not in strict.output
+
+
+def test_sandbox_strict_as_a_process_is_one_clean_line_and_adk_logs_no_traceback(write_evals):
+    root = write_evals({"guard_eval.py": CALLBACK_AND_PROCESS})
+    done = run_process(root, "guard_eval.py", "--sandbox", "strict")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr == ""  # ADK logs no "Node execution failed" traceback of the refusal
+    refused = (
+        "sandbox: process `true` started, by before_model_callback guard_eval.guard of agent "
+        "`a` (refused: strict sandbox)"
+    )
+    assert done.stdout.splitlines().count(f"  {refused}") == 1  # the error, not a warning too
+    assert "warning:" not in done.stdout
+    assert "Traceback" not in done.stdout
 
 
 def test_run_names_the_vertex_project_and_credentials_it_will_bill(write_evals, tmp_path):
@@ -643,3 +677,33 @@ def test_run_names_the_vertex_project_and_credentials_it_will_bill(write_evals, 
     (line,) = [line for line in done.stdout.splitlines() if line.startswith("Vertex AI:")]
     assert line.startswith("Vertex AI: project eval-project (from GOOGLE_CLOUD_PROJECT), ")
     assert str(adc) in line
+
+
+def test_merge_says_what_ran_for_real_in_the_shards_and_their_warnings(write_evals, tmp_path):
+    root = write_evals({"guard_eval.py": CALLBACK_AND_PROCESS})
+    results = tmp_path / "1.json"
+    shard = invoke(
+        "run",
+        str(root / "guard_eval.py"),
+        "--no-store",
+        "--shard",
+        "1/1",
+        "--results",
+        str(results),
+    )
+    assert shard.exit_code == 0, shard.output
+
+    merged = invoke("merge", str(results), "--no-store")
+    assert merged.exit_code == 0, merged.output
+    lines = merged.output.splitlines()
+    assert lines[0].endswith("merged 1 shard(s), 1 case(s)")
+    assert lines[1:4] == [
+        "runs for real besides the tools the cases provide:",
+        "  callbacks: guard_eval.guard (before_model_callback of agent `a`)",
+        "  sandbox: warn (every case): processes, connections off this machine, name lookups "
+        "and file writes of the cases' own code are listed in each run's warnings",
+    ]
+    assert (
+        "  guarded: sandbox: process `true` started, by before_model_callback guard_eval.guard "
+        "of agent `a`"
+    ) in lines

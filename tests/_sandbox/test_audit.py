@@ -16,9 +16,13 @@ from pathlib import Path
 
 import pytest
 from google.adk.agents import LlmAgent
+from google.adk.apps import App
+from google.adk.plugins.base_plugin import BasePlugin
 
 from adk_eval import EvalCase, ToolMock, run_eval
 from adk_eval.testing import ScriptedLlm, tool_call
+
+from .._tools.test_toolsets import ANSWER, READS, SERVER, files_toolset
 
 OUTSIDE = ("203.0.113.5", 443)
 
@@ -164,6 +168,44 @@ async def test_an_import_in_a_tool_is_named_as_the_import(tmp_path, monkeypatch)
         f"{tmp_path / 'noisy_module.py'} in tool `lookup` of agent `shop`",
     )
     sys.modules.pop("noisy_module", None)
+
+
+class Writer(BasePlugin):
+    """An App's plugin that writes a file before every model call, as a debug logger might."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(name="writer")
+        self.path = path
+
+    async def before_model_callback(self, *, callback_context, llm_request):
+        self.path.write_text("seen")
+        return None
+
+
+async def test_a_plugins_write_is_named_by_the_plugin_its_class_and_its_callback(tmp_path):
+    written = tmp_path / "plugin.log"
+    app = App(name="shop", root_agent=shop(script()), plugins=[Writer(written)])
+
+    result = await run_eval(case(app))
+
+    assert result.status == "passed", result.explain()
+    assert result.warnings == (
+        f"sandbox: file written: {written}, by plugin `writer` ({__name__}.Writer) "
+        "(before_model_callback)",
+    )
+
+
+async def test_a_toolsets_server_process_is_named_by_the_toolset_and_its_agent(tmp_path):
+    agent = LlmAgent(name="lib", model=ScriptedLlm(READS), tools=[files_toolset(tmp_path / "m")])
+
+    result = await run_eval(
+        EvalCase(name="reads", agent=agent, tool_mocks=ANSWER, first_message="What is in it?")
+    )
+
+    assert result.status == "passed", result.explain()
+    assert result.warnings == (
+        f"sandbox: process `{sys.executable} {SERVER}` started, by McpToolset of agent `lib`",
+    )
 
 
 @pytest.mark.parametrize("mode", ["loud", ""])

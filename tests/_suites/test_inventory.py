@@ -1,13 +1,15 @@
 """What runs for real, read off a suite's cases and carried into every report.
 
-The plugin that posts to a sink posts for real (a server on 127.0.0.1 gets
-it): the harness does not hide it, it names it, before the first case and in
-the JSON report, the JUnit properties and the results files shards merge.
+The plugin and the agent callback that post to a sink post for real (a server
+on 127.0.0.1 gets what they send): the harness does not hide them, it names
+them, before the first case and in the JSON report, the JUnit properties and
+the results files shards merge.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import threading
 import urllib.request
@@ -77,7 +79,10 @@ def refuse_refunds(callback_context, llm_request):
     return None
 
 
-def audit(tool, args, tool_context, tool_response):
+def audit(url, tool, args, tool_context, tool_response):
+    """Posts each tool result to a webhook, as an agent's own audit callback might."""
+    body = json.dumps({"callback": "audit", "tool": tool.name, "result": tool_response}).encode()
+    urllib.request.urlopen(urllib.request.Request(url, data=body, method="POST"), timeout=5).close()
     return None
 
 
@@ -90,7 +95,7 @@ def shop_app(url: str) -> App:
         name="shop",
         model=ScriptedLlm([tool_call("lookup", {"order": "A1"}), "Shipped."]),
         tools=[lookup, AgentTool(desk)],
-        after_tool_callback=audit,
+        after_tool_callback=functools.partial(audit, url),
     )
     return App(name="shop", root_agent=root, plugins=[AnalyticsPlugin(url)])
 
@@ -140,9 +145,14 @@ async def test_a_suite_names_what_ran_for_real_and_every_report_carries_it(tmp_p
     suite = await run_eval_suite([case])
 
     assert suite.ok, suite.explain()
-    assert sink.received == [{"tool": "lookup", "result": {"status": "shipped"}}]  # it ran for real
+    assert sink.received == [  # both ran for real, the plugin first, as ADK orders them
+        {"tool": "lookup", "result": {"status": "shipped"}},
+        {"callback": "audit", "tool": "lookup", "result": {"status": "shipped"}},
+    ]
     shown = suite.runs_for_real
     assert shown.plugins == (f"{__name__}.AnalyticsPlugin (`analytics`) of App `shop`",)
+    posting = f"{__name__}.audit (after_tool_callback of agent `shop`)"
+    assert shown.callbacks[0] == posting
     assert len(shown.callbacks) == 2
     assert shown.sandbox == (
         "warn (every case): processes, connections off this machine, name lookups and file "
@@ -160,6 +170,7 @@ async def test_a_suite_names_what_ran_for_real_and_every_report_carries_it(tmp_p
         if p.get("name", "").startswith("runs_for_real.")
     }
     assert ("runs_for_real.plugins", shown.plugins[0]) in properties
+    assert ("runs_for_real.callbacks", posting) in properties
     assert len(properties) == len(shown.lines())
 
     other = RunsForReal(plugins=("other.Plugin (`p`) of App `b`",))

@@ -6,6 +6,7 @@ import copy
 
 import pytest
 from google.adk.agents import LlmAgent
+from google.adk.agents.context_cache_config import ContextCacheConfig
 from google.adk.apps import App
 from google.adk.apps._configs import EventsCompactionConfig
 from google.adk.apps.llm_event_summarizer import LlmEventSummarizer
@@ -16,13 +17,23 @@ from adk_eval.testing import ScriptedLlm
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # compaction is experimental
 
 
-def recording(label: str, calls: list[tuple[str, str]], fail_summaries: bool = False):
-    """A model that notes who called it: the agent, or ADK's summarizer (no agent label)."""
+def recording(
+    label: str,
+    calls: list[tuple[str, str]],
+    fail_summaries: bool = False,
+    caches: list[tuple[str, ContextCacheConfig | None]] | None = None,
+):
+    """A model that notes who called it: the agent, or ADK's summarizer (no agent label).
+
+    `caches` gets the context-cache config of each of the agent's requests.
+    """
 
     def respond(request):
         labels = request.config.labels if request.config and request.config.labels else {}
         kind = "agent" if "adk_agent_name" in labels else "summary"
         calls.append((label, kind))
+        if caches is not None and kind == "agent":
+            caches.append((label, request.cache_config))
         if kind == "summary" and fail_summaries:
             raise ConnectionError(f"{label} is down")
         return f"{label} {kind}"
@@ -51,12 +62,21 @@ def case(name, app, model) -> EvalCase:
 
 async def test_each_case_summarizes_on_its_own_model_and_the_app_is_not_changed():
     calls: list[tuple[str, str]] = []
-    app = shop_app(calls)
+    caches: list[tuple[str, ContextCacheConfig | None]] = []
+    app = shop_app(calls).model_copy(
+        update={"context_cache_config": ContextCacheConfig(cache_intervals=3, ttl_seconds=600)}
+    )
     config = app.events_compaction_config
+    cache = app.context_cache_config
+    assert cache is not None
+    cache_before = cache.model_dump()
     before = copy.deepcopy(app.model_dump())
 
     suite = await run_eval_suite(
-        [case("a", app, recording("A", calls)), case("b", app, recording("B", calls))],
+        [
+            case("a", app, recording("A", calls, caches=caches)),
+            case("b", app, recording("B", calls, caches=caches)),
+        ],
         parallel=False,
     )
 
@@ -67,6 +87,13 @@ async def test_each_case_summarizes_on_its_own_model_and_the_app_is_not_changed(
     assert {label for label, kind in calls if kind == "summary"} == {"A", "B"}
     assert app.events_compaction_config is config
     assert config.summarizer is None  # ADK writes its summarizer into the config it is given
+    assert app.context_cache_config is cache
+    assert cache.model_dump() == cache_before
+    # each case's requests carry its own copy of the user's cache settings, equal to them
+    per_case = {name: {id(seen) for label, seen in caches if label == name} for name in "AB"}
+    assert all(len(ids) == 1 for ids in per_case.values()), caches
+    assert per_case["A"].isdisjoint(per_case["B"])
+    assert all(seen is not cache and seen == cache for _, seen in caches)
     assert app.model_dump() == before
 
 

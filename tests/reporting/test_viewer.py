@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from google.adk.agents import LlmAgent
 from playwright.sync_api import expect
 
+from adk_eval import EvalCase, run_eval_suite
+from adk_eval.reporting import suite_report
 from adk_eval.reporting._store import RunStore
 from adk_eval.reporting._viewer import HEADER, create_viewer_app
+from adk_eval.testing import ScriptedLlm
 
 from ..conftest import serving, shot
 from .test_html import HOSTILE
@@ -271,3 +275,24 @@ def test_charts_repeats_side_by_side_and_a_compared_case_side_by_side(repeated_d
         assert page.evaluate("window.__pwned") is None
         assert errors == []
         page.close()
+
+
+def guard(callback_context, llm_request):
+    return None
+
+
+async def test_a_runs_payload_carries_what_ran_for_real(tmp_path):
+    agent = LlmAgent(name="a", model=ScriptedLlm(["Hello."]), before_model_callback=guard)
+    suite = await run_eval_suite([EvalCase(name="greets", agent=agent, first_message="hi")])
+    db = tmp_path / "runs.db"
+    run_id = RunStore(db).append(suite_report(suite), command="run")
+
+    with serving(create_viewer_app(db, TOKEN)) as url:
+        async with httpx.AsyncClient(headers={HEADER: TOKEN}) as client:
+            payload = (await client.get(f"{url}/api/runs/{run_id}")).json()
+
+    assert payload["runs_for_real"] == suite.runs_for_real.to_data()
+    assert payload["runs_for_real"]["callbacks"] == [
+        f"{__name__}.guard (before_model_callback of agent `a`)"
+    ]
+    assert payload["runs_for_real"]["sandbox"][0].startswith("warn (every case)")

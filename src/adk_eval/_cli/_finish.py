@@ -10,7 +10,7 @@ import click
 from rich.console import Console
 
 from ._common import EXIT_FAILED, db_option, exit_process, fail, grouped
-from ._output import explanations, suite_table, summary_line
+from ._output import explanations, suite_table, summary_line, warning_lines
 
 if TYPE_CHECKING:
     from .._suites._results import EvalSuiteResult
@@ -135,6 +135,10 @@ def finish(
     for text in explanations(suite.results, every_run=reports.verbose):
         out.print()
         out.print(text, markup=False)
+    warned = warning_lines(suite.results, every_run=reports.verbose)
+    if warned:
+        out.print()
+        out.print("\n".join(warned), markup=False, highlight=False)
     out.print()
     out.print(summary_line(suite))
     write_reports(out, suite, reports, command)

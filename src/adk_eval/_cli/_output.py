@@ -35,6 +35,7 @@ __all__ = [
     "runs_for_real_lines",
     "runs_table",
     "suite_table",
+    "warning_lines",
 ]
 
 _STYLE = {
@@ -197,6 +198,28 @@ def explanations(results: Sequence[EvalResult], *, every_run: bool = False) -> l
             text = f"{head}\n{len(runs)} runs ended this way (attempts {attempts})\n{rest}"
         texts.append(text)
     return texts
+
+
+def warning_lines(results: Sequence[EvalResult], *, every_run: bool = False) -> list[str]:
+    """The warnings of the runs `explanations` leaves out (those that passed), one line each.
+
+    A run that is explained lists its warnings there. A warning that several
+    runs of a case gave (repeats) is listed once, naming their attempts.
+    """
+    attempts: dict[tuple[str, str], list[int]] = {}
+    for result in results:
+        if every_run or not result.passed:
+            continue
+        for warning in result.warnings:
+            attempts.setdefault((result.name, warning), []).append(result.attempt)
+    if not attempts:
+        return []
+    lines = ["warnings of runs that passed:"]
+    for (name, warning), runs in attempts.items():
+        if runs != [0]:
+            name += f" (attempt{'s' if len(runs) > 1 else ''} {', '.join(map(str, runs))})"
+        lines.append(f"  {name}: {warning}")
+    return lines
 
 
 def runs_for_real_lines(inventory: RunsForReal) -> list[str]:

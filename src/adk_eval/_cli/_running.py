@@ -258,6 +258,11 @@ def merge(files: tuple[Path, ...], reports: Reports) -> None:
     except AdkEvalError as error:
         fail(str(error))
     out.print(f"adk-eval {__version__}: merged {len(files)} shard(s), {len(suite.cases)} case(s)")
+    if suite.runs_for_real.lines():  # every shard's, each item once
+        for line in runs_for_real_lines(suite.runs_for_real):
+            out.print(line, markup=False, highlight=False)
+    else:  # a shard's run always names its sandbox mode: these files never said
+        out.print("runs for real: not recorded in these results files")
     finish(out, suite, reports, shlex.join(["adk-eval", "merge", *map(str, files)]), None)
 
 

@@ -7,8 +7,10 @@ watched run. While no run is watched it returns at once. For the code of a run
 * a process started (``subprocess``, ``os.system``, ``os.posix_spawn``, fork, exec);
 * a connection to, or a datagram sent to, an address that is not loopback;
 * a name lookup of a host that is not loopback;
-* a file opened for writing, renamed, removed or truncated (Python's bytecode
-  cache aside);
+* a file opened for writing, renamed, removed or truncated, wherever it is:
+  every write of the case's code is noted (a run has no folder of its own to
+  exempt: its sessions, artifacts and memory are in memory), Python's bytecode
+  cache and ``/dev/null`` aside;
 
 with the code it came from: the case's tool, callback, plugin or toolset whose
 code is on the stack, else an import in progress, else the first frame outside
@@ -38,6 +40,7 @@ from types import FrameType
 from typing import Any
 
 from .._errors import EvalSandboxError
+from .._quiet import quiet
 from ._scope import RunScope, SandboxEvent, active_scope, in_model_call
 
 __all__ = ["install", "installed"]
@@ -80,6 +83,7 @@ def installed() -> bool:
 def _hook(event: str, args: tuple[Any, ...]) -> None:
     if event not in _WATCHED or getattr(_state, "busy", False):
         return
+    refusal: EvalSandboxError | None = None
     _state.busy = True  # what the hook itself does is audited too
     try:
         scope, guessed = active_scope()
@@ -94,15 +98,17 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
             return  # a library's own thread, not the case's code
         if whose != "case" and in_model_call():
             return  # the model call's own work (a client asking `uname`, its connection)
-        refused = scope.sandbox == "strict"
-        noted = SandboxEvent(kind, detail, origin, refused=refused)
+        noted = SandboxEvent(kind, detail, origin, refused=scope.sandbox == "strict")
         scope.note(noted)
+        if noted.refused:
+            refusal = EvalSandboxError(noted.line())
+            quiet(refusal)  # the result reports it: ADK need not log its traceback too
     finally:
         _state.busy = False
-    if refused:
+    if refusal is not None:
         if event in _NETWORK and hasattr(args[0], "close"):
             args[0].close()  # refused for good: the caller's code may not close it on our error
-        raise EvalSandboxError(noted.line())
+        raise refusal
 
 
 def _describe(event: str, args: tuple[Any, ...]) -> tuple[str, str] | None:

@@ -1,4 +1,9 @@
-"""JUnit XML for CI systems: one ``<testcase>`` per run."""
+"""JUnit XML for CI systems: one ``<testcase>`` per run.
+
+A run's warnings (what the sandbox saw, a failed compaction) are written
+whatever its outcome, as properties ``warning.1``, ``warning.2``, ... and as
+its ``<system-err>``, one ``warning: ...`` line each.
+"""
 
 from __future__ import annotations
 
@@ -34,6 +39,8 @@ def _testcase(result: EvalResult, repeat: int) -> ET.Element:
             name=f"metric.{metric_name}",
             value=metric.verdict + ("" if metric.score is None else f" {metric.score:g}"),
         )
+    for number, warning in enumerate(result.warnings, start=1):
+        ET.SubElement(properties, "property", name=f"warning.{number}", value=warning)
     outcome = result.outcome
     if outcome == "error":
         assert result.error is not None
@@ -48,6 +55,9 @@ def _testcase(result: EvalResult, repeat: int) -> ET.Element:
     elif outcome == "xfailed":
         ET.SubElement(case, "skipped", message=f"xfail: {result.xfail}")
     ET.SubElement(case, "system-out").text = render_transcript(result.trace)
+    if result.warnings:  # a passing run's too (Jenkins shows a test's stderr whatever its status)
+        text = "\n".join(f"warning: {warning}" for warning in result.warnings)
+        ET.SubElement(case, "system-err").text = text
     return case
 
 
