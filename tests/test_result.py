@@ -8,6 +8,7 @@ from google.genai import types
 
 from adk_eval import (
     EvalCase,
+    EvalResult,
     ScriptedUserAgent,
     TerminateWhen,
     TokenUsage,
@@ -139,3 +140,31 @@ async def test_metrics_of_a_run_that_errored_are_not_applicable_and_judges_are_n
 def lookup_price() -> dict:
     """Looks up a price (mocked)."""
     raise AssertionError("never runs")
+
+
+def test_a_results_repr_is_short_however_many_events_it_holds():
+    from adk_eval import EvalSuiteResult
+    from adk_eval._suites._results import suite_from_results
+    from adk_eval.metrics import MetricResult
+
+    events = [
+        Event(author="user", content=types.Content(role="user", parts=[types.Part(text="x" * 500)]))
+        for _ in range(1_000)
+    ]
+    result = EvalResult(
+        name="long",
+        status="failed",
+        events=events,
+        turns=500,
+        metrics={"tone": MetricResult(passed=False)},
+    )
+    text = repr(result)
+    assert len(text) < 200, text
+    assert "name='long'" in text
+    assert "events=1000" in text
+    assert "'tone': failed" in text
+    suite = suite_from_results([result], case_names=["long"], repeat=1, duration_ms=5.0)
+    assert isinstance(suite, EvalSuiteResult)
+    assert len(repr(suite)) < 300
+    assert "'failed': 1" in repr(suite)
+    assert "label='stable-fail'" in repr(suite.cases[0])

@@ -197,6 +197,29 @@ class EvalResult:
             artifacts=self.artifacts,
         )
 
+    def __repr__(self) -> str:
+        """A short summary: the events and states are left out (``to_data()`` has them all).
+
+        A result can hold thousands of events; Python builds reprs in places nobody
+        reads them (asyncio's runner formats the finished main task when it exits).
+        """
+        parts = [f"name={self.name!r}", f"status={self.status!r}"]
+        if self.attempt:
+            parts.append(f"attempt={self.attempt}")
+        parts += [f"turns={self.turns}", f"events={len(self.events)}"]
+        if self.metrics:
+            verdicts = ", ".join(
+                f"{name!r}: {'passed' if m.passed else 'failed'}"
+                for name, m in self.metrics.items()
+            )
+            parts.append(f"metrics={{{verdicts}}}")
+        if self.error is not None:
+            parts.append(f"error={self.error.type}: {self.error.message[:80]!r}")
+        if self.termination_reason is not None:
+            parts.append(f"termination_reason={self.termination_reason!r}")
+        parts.append(f"duration_ms={self.duration_ms:.0f}")
+        return f"EvalResult({', '.join(parts)})"
+
     def to_data(self) -> dict[str, Any]:
         """The result as JSON-ready data, which `from_data` turns back into an equal result."""
         return result_to_data(self)

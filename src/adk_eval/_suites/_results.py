@@ -40,6 +40,13 @@ class CaseStats:
     runs: tuple[EvalResult, ...]
     repeat: int
 
+    def __repr__(self) -> str:
+        """A short summary (each run's own repr is short too)."""
+        return (
+            f"CaseStats(name={self.name!r}, runs={len(self.runs)}, repeat={self.repeat}, "
+            f"passes={self.passes}, label={self.label!r})"
+        )
+
     @property
     def passes(self) -> int:
         """Runs that passed."""
@@ -107,6 +114,16 @@ class EvalSuiteResult:
     seed: int | None = None
     interrupted: bool = False
     runs_for_real: RunsForReal = field(default_factory=RunsForReal)
+
+    def __repr__(self) -> str:
+        """A short summary: the counts, not every run's events (see `EvalResult.__repr__`)."""
+        flags = "".join(
+            f", {flag}=True" for flag in ("stopped_early", "interrupted") if getattr(self, flag)
+        )
+        return (
+            f"EvalSuiteResult(summary={self.summary!r}, cases={len(self.cases)}, "
+            f"repeat={self.repeat}, seed={self.seed!r}, duration_ms={self.duration_ms:.0f}{flags})"
+        )
 
     @property
     def ok(self) -> bool:
