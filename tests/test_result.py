@@ -162,7 +162,7 @@ def test_a_results_repr_is_short_however_many_events_it_holds():
     assert len(text) < 200, text
     assert "name='long'" in text
     assert "events=1000" in text
-    assert "'tone': failed" in text
+    assert "'tone': 'failed'" in text
     suite = suite_from_results([result], case_names=["long"], repeat=1, duration_ms=5.0)
     assert isinstance(suite, EvalSuiteResult)
     assert len(repr(suite)) < 300

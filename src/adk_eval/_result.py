@@ -198,27 +198,18 @@ class EvalResult:
         )
 
     def __repr__(self) -> str:
-        """A short summary: the events and states are left out (``to_data()`` has them all).
+        """A short summary; events and states are left out (``to_data()`` has them all).
 
-        A result can hold thousands of events; Python builds reprs in places nobody
-        reads them (asyncio's runner formats the finished main task when it exits).
+        Python builds reprs nobody reads: asyncio's runner formats the finished main
+        task, and so every event of a suite, when it exits.
         """
-        parts = [f"name={self.name!r}", f"status={self.status!r}"]
-        if self.attempt:
-            parts.append(f"attempt={self.attempt}")
-        parts += [f"turns={self.turns}", f"events={len(self.events)}"]
-        if self.metrics:
-            verdicts = ", ".join(
-                f"{name!r}: {'passed' if m.passed else 'failed'}"
-                for name, m in self.metrics.items()
-            )
-            parts.append(f"metrics={{{verdicts}}}")
-        if self.error is not None:
-            parts.append(f"error={self.error.type}: {self.error.message[:80]!r}")
-        if self.termination_reason is not None:
-            parts.append(f"termination_reason={self.termination_reason!r}")
-        parts.append(f"duration_ms={self.duration_ms:.0f}")
-        return f"EvalResult({', '.join(parts)})"
+        verdicts = {name: "passed" if m.passed else "failed" for name, m in self.metrics.items()}
+        error = f", error={self.error.type}" if self.error else ""
+        return (
+            f"EvalResult(name={self.name!r}, status={self.status!r}, attempt={self.attempt}, "
+            f"turns={self.turns}, events={len(self.events)}, metrics={verdicts}{error}, "
+            f"duration_ms={self.duration_ms:.0f})"
+        )
 
     def to_data(self) -> dict[str, Any]:
         """The result as JSON-ready data, which `from_data` turns back into an equal result."""
@@ -306,36 +297,34 @@ def _event(event: Event) -> dict[str, Any]:
     return event.model_dump(mode="json", exclude_none=True, by_alias=True)
 
 
+_PLAIN: tuple[str, ...] = ("name", "status", "duration_ms", "turns", "termination_reason")
+_PLAIN += ("description", "xfail", "attempt", "agent_name")
+"""The fields that are JSON as they are (`seed` too, but older data may lack it)."""
+
+
 def result_to_data(result: EvalResult) -> dict[str, Any]:
     """`result` as JSON-ready data."""
+    plain = {key: getattr(result, key) for key in _PLAIN}
     return {
         "version": DATA_VERSION,
-        "name": result.name,
-        "status": result.status,
+        **plain,
         "metrics": {
             name: jsonable(dataclasses.asdict(metric)) for name, metric in result.metrics.items()
         },
         "events": [_event(event) for event in result.events],
-        "duration_ms": result.duration_ms,
-        "turns": result.turns,
         "token_usage": dataclasses.asdict(result.token_usage),
         "error": dataclasses.asdict(result.error) if result.error else None,
-        "termination_reason": result.termination_reason,
         "termination": jsonable(dataclasses.asdict(result.termination))
         if result.termination
         else None,
         "final_state": jsonable(result.final_state),
         "user_agent_events": [_event(event) for event in result.user_agent_events],
         "user_agent_token_usage": dataclasses.asdict(result.user_agent_token_usage),
-        "description": result.description,
-        "xfail": result.xfail,
-        "attempt": result.attempt,
         "initial_state": jsonable(result.initial_state),
         "nested_events": [
             {"path": list(n.path), "call_ids": list(n.call_ids), "event": _event(n.event)}
             for n in result.nested_events
         ],
-        "agent_name": result.agent_name,
         "tool_sources": dict(result.tool_sources),
         "tool_errors": dict(result.tool_errors),
         "argument_problems": {key: list(value) for key, value in result.argument_problems.items()},
@@ -376,22 +365,15 @@ def result_from_data(data: Mapping[str, Any]) -> EvalResult:
     metrics = {name: MetricResult(**fields) for name, fields in data["metrics"].items()}
     termination = data["termination"]
     return EvalResult(
-        name=data["name"],
-        status=data["status"],
+        **{key: data[key] for key in _PLAIN},
         metrics=metrics,
         events=tuple(Event.model_validate(e) for e in data["events"]),
-        duration_ms=data["duration_ms"],
-        turns=data["turns"],
         token_usage=TokenUsage(**data["token_usage"]),
         error=EvalErrorInfo(**data["error"]) if data["error"] else None,
-        termination_reason=data["termination_reason"],
         termination=Termination(**termination) if termination else None,
         final_state=data["final_state"],
         user_agent_events=tuple(Event.model_validate(e) for e in data["user_agent_events"]),
         user_agent_token_usage=TokenUsage(**data["user_agent_token_usage"]),
-        description=data["description"],
-        xfail=data["xfail"],
-        attempt=data["attempt"],
         initial_state=data["initial_state"],
         nested_events=tuple(
             NestedEvent(
@@ -401,7 +383,6 @@ def result_from_data(data: Mapping[str, Any]) -> EvalResult:
             )
             for n in data["nested_events"]
         ),
-        agent_name=data["agent_name"],
         tool_sources=data.get("tool_sources", {}),
         tool_errors=data.get("tool_errors", {}),
         argument_problems={

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from adk_eval import EvalCase, EvalSetupError, Workers, run_eval_suite
 from adk_eval._cli import main
 from adk_eval._suites._discovery import import_file
+from adk_eval._suites._pool import AUTO_PROBE_SECONDS
 from adk_eval._suites._results import EvalSuiteResult
 from adk_eval.reporting import RunStore, suite_report
 
@@ -105,7 +106,9 @@ async def test_workers_give_the_same_suite_as_one_process(write_evals, tmp_path)
 async def test_a_worker_that_dies_fails_its_runs_and_the_rest_go_on(write_evals):
     module, _ = load(write_evals, 'CASES.append(case("crasher", "ok", crash))\n')
 
-    suite = await run_eval_suite(module.CASES, executor=Workers(2), max_concurrency=1)
+    suite = await run_eval_suite(
+        module.CASES, executor=Workers(2, run_while_starting=False), max_concurrency=1
+    )
 
     crashed = next(r for r in suite.results if r.name == "crasher")
     assert crashed.status == "error"
@@ -121,7 +124,8 @@ async def test_a_case_the_worker_does_not_define_is_an_error_naming_it(write_eva
     module, _ = load(write_evals)
     module.CASES.append(module.case("added-at-run-time", "ok"))  # only in this process
 
-    suite = await run_eval_suite(module.CASES, executor=Workers(2))
+    # Only workers run cases: this process would run it as it is (and a forked worker too).
+    suite = await run_eval_suite(module.CASES, executor=Workers(2, run_while_starting=False))
 
     missing = next(r for r in suite.results if r.name == "added-at-run-time")
     assert missing.status == "error"
@@ -135,7 +139,7 @@ async def test_a_module_that_fails_to_import_in_a_worker_is_an_error(write_evals
     guard = 'if multiprocessing.parent_process() is not None:\n    raise RuntimeError("boom")\n'
     module, _ = load(write_evals, guard)
 
-    suite = await run_eval_suite(module.CASES[:2], executor=Workers(2))
+    suite = await run_eval_suite(module.CASES[:2], executor=Workers(2, run_while_starting=False))
 
     assert {r.error.type for r in suite.results} == {"CaseImportError"}
     assert "cannot import `suite_eval`: RuntimeError: boom" in suite.results[0].error.message
@@ -157,10 +161,12 @@ async def test_stop_on_first_failure_stops_every_worker(write_evals, tmp_path, m
     monkeypatch.setenv("ADK_EVAL_TEST_BLOCK_PID_FILE", str(tmp_path / "pid"))
     module, _ = load(write_evals, 'CASES.insert(0, case("blocker", "ok", block))\n')
 
-    suite = await run_eval_suite(module.CASES, executor=Workers(2), stop_on_first_failure=True)
+    suite = await run_eval_suite(
+        module.CASES, executor=Workers(2, run_while_starting=False), stop_on_first_failure=True
+    )
 
     assert suite.stopped_early
-    assert "blocker" in suite.not_run
+    assert "blocker" in suite.not_run, [r.explain() for r in suite.results]
     assert any(r.status == "failed" for r in suite.results)
     pid = int((tmp_path / "pid").read_text())
     assert not alive(pid), "the blocked worker outlived the suite"
@@ -189,7 +195,7 @@ def test_the_cli_with_workers_writes_the_report_of_one_process(write_evals, tmp_
             ],
         )
         assert result.exit_code == 1, result.output  # case-0 and case-3 fail
-    assert "2 workers" in result.output
+    assert "2 worker processes" in result.output
     assert report_view(reports["2"]) == report_view(reports["1"])
     assert (tmp_path / "w2.xml").read_text().count("<testcase") == 12
 
@@ -405,3 +411,131 @@ def test_a_worker_imports_its_case_modules_before_it_says_it_is_ready(tmp_path, 
         assert (tmp_path / "imported.txt").read_text() == "yes"  # loaded before "ready"
     finally:
         worker.stop(kill=False)
+
+
+def session_processes(sid: int) -> list[int]:
+    """The live processes of session `sid` (Linux), zombies left out."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (name) "
+        if fields[0] != "Z" and int(fields[3]) == sid:
+            found.append(int(entry.name))
+    return found
+
+
+LIBRARY_RUN = """
+import asyncio, sys
+sys.path.insert(0, sys.argv[1])
+import suite_eval
+from adk_eval import Workers, run_eval_suite
+
+if __name__ == "__main__":
+    asyncio.run(run_eval_suite(suite_eval.CASES, executor=Workers(2), max_concurrency=1))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("how", ["adk-eval run (forked ahead)", "library (fork server)"])
+def test_a_parent_killed_outright_leaves_no_process_behind(write_evals, tmp_path, how):
+    _, root = load(write_evals, 'CASES.insert(0, case("blocker", "ok", block))\n')
+    pid_file = tmp_path / "pid"
+    env = {
+        **os.environ,
+        "ADK_EVAL_TEST_BLOCK_PID_FILE": str(pid_file),
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    }
+    if how.startswith("library"):
+        (tmp_path / "library_run.py").write_text(LIBRARY_RUN)
+        command = [sys.executable, str(tmp_path / "library_run.py"), str(root)]
+    else:
+        command = [sys.executable, "-m", "adk_eval", "run", str(root / "suite_eval.py")]
+        command += ["--workers", "2", "--no-store", "--concurrency", "1"]
+    process = subprocess.Popen(
+        command, cwd=tmp_path, env=env, start_new_session=True, stdout=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not pid_file.exists() or not pid_file.read_text():
+            assert process.poll() is None, "the suite ended before the blocking case started"
+            assert time.monotonic() < deadline, "the blocking case never started"
+            time.sleep(0.1)
+        assert len(session_processes(process.pid)) >= 2  # the parent and its workers
+        process.kill()  # the parent alone, as an OOM kill or a crash would end it
+        process.wait()
+        deadline = time.monotonic() + 10
+        while session_processes(process.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert session_processes(process.pid) == [], "processes outlived their parent"
+    finally:
+        for pid in session_processes(process.pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_workers_forked_ahead_give_the_report_of_one_process(write_evals, tmp_path):
+    _, root = load(write_evals)
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    outputs = {}
+    options = ["--repeat", "2", "--seed", "3", "--no-store"]
+    for workers in ("1", "2"):
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "adk_eval",
+                "run",
+                "suite_eval.py",
+                "--workers",
+                workers,
+                *options,
+                "--json",
+                f"w{workers}.json",
+            ],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 1, done.stdout + done.stderr  # case-0 and case-3 fail
+        outputs[workers] = done.stdout
+    # The command is one thread before its event loop: it forks its workers ahead.
+    assert "processes: 2 worker process(es), 2 forked ahead" in outputs["2"]
+    assert "processes:" not in outputs["1"]
+    assert report_view(root / "w2.json") == report_view(root / "w1.json")
+
+
+async def test_auto_runs_a_short_suite_in_this_process_and_says_why(write_evals):
+    module, _ = load(write_evals)
+
+    suite = await run_eval_suite(module.CASES, executor=Workers("auto"))
+
+    assert suite.summary["passed"] == 4
+    assert suite.placement.startswith("auto: this process only: ")
+    assert "pay off" in suite.placement
+    assert suite.duration_ms < 1000 * AUTO_PROBE_SECONDS  # it did not wait to decide
+
+
+ENV_CASE = """
+def read_env(args, ctx):
+    return {"value": os.environ.get("ADK_EVAL_TEST_MARK", "unset")}
+
+ENV = [EvalCase(name="env", agent=CASES[0].agent, first_message="hi",
+                tool_mocks={"lookup": ToolMock(read_env)})]
+"""
+
+
+async def test_a_worker_sees_the_parents_environment_of_now(write_evals, monkeypatch):
+    module, _ = load(write_evals, ENV_CASE)
+    await run_eval_suite(module.CASES[:1], executor=Workers(1, run_while_starting=False))
+    monkeypatch.setenv("ADK_EVAL_TEST_MARK", "set after the fork server started")
+
+    suite = await run_eval_suite(module.ENV, executor=Workers(1, run_while_starting=False))
+
+    (call,) = suite.results[0].trace.select("tool_response")
+    assert call.response == {"value": "set after the fork server started"}

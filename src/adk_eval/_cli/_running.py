@@ -112,7 +112,9 @@ def run(
     )
     positions = {item.case.name: index for index, item in enumerate(found)}
     done = _Done(out, cases, options, positions, results_path, inventory)
-    suite = done.run(executor, durations)
+    suite = done.run(_forked_ahead(executor), durations)
+    if suite.placement:
+        out.print(f"processes: {suite.placement}", markup=False, highlight=False)
     if results_path is not None:
         done.write_results(suite)
     if suite.interrupted:
@@ -132,8 +134,21 @@ def _where(options: RunOptions, executor: Executor) -> str:
     if isinstance(executor, Ray):
         return f"{where} per Ray task, on {executor.address or 'a local Ray'}"
     if isinstance(executor, Workers):
-        return f"{where} per worker, {executor.processes} workers"
+        if executor.count == "auto":
+            return f"{where} per process, up to {executor.processes} worker processes (auto)"
+        return f"{where} per process, {executor.processes} worker processes"
     return where
+
+
+def _forked_ahead(executor: Executor) -> Executor:
+    """`Workers` with its worker processes forked now, before the event loop.
+
+    The eval files are imported and no event loop or progress thread runs yet, so
+    each worker starts with all of it, at no cost.
+    """
+    from .._suites._workers import Workers
+
+    return executor.prefork() if isinstance(executor, Workers) else executor
 
 
 @dataclasses.dataclass

@@ -12,11 +12,11 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
-from .._suites._plan import DEFAULT_MAX_CONCURRENCY, available_cores
+from .._suites._plan import DEFAULT_MAX_CONCURRENCY
 from ._common import EXIT_NO_CASES, fail, grouped
 
 if TYPE_CHECKING:
@@ -189,11 +189,13 @@ class _WorkersType(click.ParamType):  # type: ignore[type-arg]
 
     name = "workers"
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> int | Literal["auto"]:
         if isinstance(value, int):
             return value
         if str(value).strip().lower() == "auto":
-            return available_cores()
+            return "auto"
         try:
             count = int(value)
         except ValueError:
@@ -207,7 +209,7 @@ class _WorkersType(click.ParamType):  # type: ignore[type-arg]
 class Placement:
     """Where the runs go: this process, worker processes, or a Ray cluster."""
 
-    workers: int = 1
+    workers: int | Literal["auto"] = 1
     executor: str = "local"
     address: str | None = None
     ray_working_dir: str | None = None
@@ -221,7 +223,7 @@ class Placement:
         from .._suites._ray import Ray
         from .._suites._workers import Workers
 
-        if self.executor == "ray" and self.workers > 1:
+        if self.executor == "ray" and self.workers != 1:
             fail("--workers is for --executor local; Ray decides its own workers")
         if self.address is not None and self.executor != "ray":
             fail("--address is for --executor ray")
@@ -230,6 +232,9 @@ class Placement:
                 return Ray(address=self.address, ship_modules=False, default_model=default_model)
             folder = Path(self.ray_working_dir) if self.ray_working_dir else None
             return Ray(address=self.address, working_dir=folder, default_model=default_model)
+        if self.workers == "auto":
+            auto = Workers("auto", default_model=default_model)
+            return auto if auto.processes > 1 and runs > 1 else InProcess()
         workers = min(self.workers, runs)
         return Workers(workers, default_model=default_model) if workers > 1 else InProcess()
 
@@ -243,7 +248,8 @@ placement_options = grouped(
         default="1",
         show_default=True,
         metavar="N|auto",
-        help="Worker processes, each running --concurrency runs at once ('auto': one per core).",
+        help="Processes running cases, this one included, each --concurrency runs at once "
+        "('auto': one per core, when the suite is long enough to gain).",
     ),
     click.option(
         "--executor",

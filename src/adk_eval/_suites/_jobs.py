@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .._callables import sharing_the_event_loop
@@ -71,6 +71,9 @@ class WorkerSetup:
         sandbox: Every case's sandbox mode (``--sandbox``; None: each case's own).
         telemetry: Every case's telemetry mode (``--telemetry``; None: each case's own).
         preload: The case modules a worker imports before it says it is ready.
+        environ: The parent's environment when the suite started, which a worker
+            takes before it imports anything (a worker forked from the fork server
+            would otherwise have the environment of when that server started).
     """
 
     default_model: str | None = None
@@ -79,6 +82,7 @@ class WorkerSetup:
     sandbox: SandboxMode | None = None
     telemetry: TelemetryMode | None = None
     preload: tuple[str, ...] = ()
+    environ: Mapping[str, str] | None = None
 
     @classmethod
     def of(cls, plan: SuitePlan, default_model: str | None) -> WorkerSetup:

@@ -102,6 +102,9 @@ class EvalSuiteResult:
         runs_for_real: What of the user's code and set-up ran for real besides
             the tools the cases provide (plugins, callbacks, toolsets, telemetry,
             what a Ray cluster got), read off the cases before they ran.
+        placement: How the runs were spread over processes, when `Workers` ran
+            them (``this process and 1 worker process(es)``; for ``"auto"``, what it
+            chose and why); empty otherwise.
     """
 
     summary: dict[str, int]
@@ -114,6 +117,7 @@ class EvalSuiteResult:
     seed: int | None = None
     interrupted: bool = False
     runs_for_real: RunsForReal = field(default_factory=RunsForReal)
+    placement: str = ""
 
     def __repr__(self) -> str:
         """A short summary: the counts, not every run's events (see `EvalResult.__repr__`)."""
