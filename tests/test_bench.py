@@ -149,3 +149,15 @@ def test_startup_bench(tmp_path):
         "adk-eval compare --help",
         "adk-eval run (one trivial case)",
     ]
+
+
+def test_workers_wall_bench(tmp_path):
+    result = run_bench(
+        "workers_wall",
+        tmp_path,
+        *("--suites", "scripted", "--targets", "1", "--repeats", "1", "--probe-cases", "4"),
+    )
+    (row,) = result["rows"]
+    assert row["suite"] == "scripted"
+    assert set(row["median_s"]) == {"1", "2", "auto"}
+    assert all(seconds > 0 for seconds in row["median_s"].values())
