@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+
 import httpx
 import pytest
 from google.adk.agents import LlmAgent
@@ -281,15 +284,18 @@ def guard(callback_context, llm_request):
     return None
 
 
-async def test_a_runs_payload_carries_what_ran_for_real(tmp_path):
+def test_a_runs_payload_carries_what_ran_for_real(tmp_path):
     agent = LlmAgent(name="a", model=ScriptedLlm(["Hello."]), before_model_callback=guard)
-    suite = await run_eval_suite([EvalCase(name="greets", agent=agent, first_message="hi")])
+    cases = [EvalCase(name="greets", agent=agent, first_message="hi")]
+    # Its own thread and event loop: the browser tests of this module keep Playwright's loop
+    # running in this thread while their browser lives.
+    with ThreadPoolExecutor(1) as thread:
+        suite = thread.submit(asyncio.run, run_eval_suite(cases)).result()
     db = tmp_path / "runs.db"
     run_id = RunStore(db).append(suite_report(suite), command="run")
 
     with serving(create_viewer_app(db, TOKEN)) as url:
-        async with httpx.AsyncClient(headers={HEADER: TOKEN}) as client:
-            payload = (await client.get(f"{url}/api/runs/{run_id}")).json()
+        payload = httpx.get(f"{url}/api/runs/{run_id}", headers={HEADER: TOKEN}).json()
 
     assert payload["runs_for_real"] == suite.runs_for_real.to_data()
     assert payload["runs_for_real"]["callbacks"] == [
