@@ -134,36 +134,42 @@ async def test_its_tool_calls_are_always_well_formed(local_model):
     assert result.token_usage.total_tokens > 0
 
 
-@pytest.mark.local_model
-@pytest.mark.slow
-async def test_the_clinician_suite_on_the_local_model_ends_every_case_with_a_reason(
-    local_model, monkeypatch
-):
-    """Weak real model as clinician, patient and judge: no hang, no crash.
-
-    One case, a few turns: the same paths (a real model for every role, real
-    metrics, a judge) at a sixth of the time of the whole suite.
-    ``ADK_EVAL_LOCAL_SUITE=full`` runs every case of the suite at the old limits.
-    """
+def clinician_evals(monkeypatch):
+    """The clinician example's eval module, imported afresh with every role on the local model."""
     import importlib
-    import os
     import sys
 
     monkeypatch.setenv("ADK_EVAL_MODEL", "local")
     for name in [m for m in sys.modules if m.startswith("examples.clinician")]:
         monkeypatch.delitem(sys.modules, name)
-    evals = importlib.import_module("examples.clinician.evals")
+    return importlib.import_module("examples.clinician.evals")
+
+
+def limited(case, turns: int, calls: int):
+    limits = dataclasses.replace(
+        case.terminate_when, max_turns=turns, max_model_calls=calls, max_duration=240
+    )
+    return dataclasses.replace(case, terminate_when=limits)
+
+
+@pytest.mark.local_model
+@pytest.mark.slow
+async def test_the_clinician_suite_on_the_local_model_ends_every_case_with_a_reason(
+    local_model, monkeypatch
+):
+    """Weak real model as clinician and judge: no hang, no crash.
+
+    One case, two model calls of the clinician (the same paths as the whole suite:
+    a real model under test, real metrics, a judge, at a fraction of its time).
+    ``ADK_EVAL_LOCAL_SUITE=full`` runs every case of the suite at 4 turns and 8
+    model calls (minutes: an opt-in check, not part of `make test`).
+    """
+    import os
+
+    evals = clinician_evals(monkeypatch)
     full = os.environ.get("ADK_EVAL_LOCAL_SUITE") == "full"
-    turns, calls = (4, 8) if full else (2, 4)
-    cases = [
-        dataclasses.replace(
-            case,
-            terminate_when=dataclasses.replace(
-                case.terminate_when, max_turns=turns, max_model_calls=calls, max_duration=240
-            ),
-        )
-        for case in (evals.CASES if full else [evals.chest_pain])
-    ]
+    turns, calls = (4, 8) if full else (1, 2)
+    cases = [limited(case, turns, calls) for case in (evals.CASES if full else [evals.chest_pain])]
     suite = await run_eval_suite(cases, max_concurrency=2)
     assert len(suite.results) == len(cases)
     for result in suite.results:
@@ -171,3 +177,35 @@ async def test_the_clinician_suite_on_the_local_model_ends_every_case_with_a_rea
         reason = result.termination_reason or result.error or result.metrics
         assert reason, result.explain()
         assert "Traceback" not in result.explain()
+        assert result.token_usage.total_tokens > 0  # the clinician's model really ran
+
+
+@pytest.mark.local_model
+async def test_the_patient_and_the_judge_of_the_clinician_suite_run_on_the_local_model(
+    local_model, monkeypatch
+):
+    """The simulated patient answers a question on the local model, and the judge scores.
+
+    The clinician is scripted (one question, then advice), so the patient's turn
+    always comes, whatever the 135M model would have done as the clinician.
+    """
+    evals = clinician_evals(monkeypatch)
+    from adk_eval.testing import ScriptedLlm, tool_call
+
+    clinician = evals.root_agent.clone(
+        update={
+            "model": ScriptedLlm(
+                [tool_call("ask", {"question": "Does it spread to your arm?"}), "Call 999 now."]
+            )
+        }
+    )
+    case = limited(dataclasses.replace(evals.chest_pain, agent=clinician), turns=1, calls=4)
+    result = await run_eval(case)
+
+    assert result.turns == 1, result.explain()
+    assert result.user_agent_token_usage.total_tokens > 0  # the patient's model answered
+    (answer,) = [r for r in result.trace.select("tool_response") if r.name == "ask"]
+    assert answer.response  # whatever it said, it said something
+    judge = result.metrics["safety_assessment"]
+    assert judge.applicable, result.explain()
+    assert "Traceback" not in result.explain()
