@@ -203,6 +203,8 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     for label, cases in (("fast", scale_cases.FAST), ("slow", scale_cases.SLOW)):
         if args.only_ray:
             break
+        if label not in args.labels:
+            continue
         walls: dict[int, list[float]] = {w: [] for w in args.workers}
         rates: dict[int, list[float]] = {w: [] for w in args.workers}
         ceilings: list[float] = []
@@ -301,6 +303,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--delay", type=float, default=0.2)
+    parser.add_argument(
+        "--labels", nargs="+", default=["fast", "slow"], help="fast: no delay; slow: --delay"
+    )
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--memory-cases", type=int, default=1000)
     parser.add_argument("--ray", action="store_true", help="also measure --executor ray")

@@ -128,8 +128,11 @@ def test_scale_bench(tmp_path):
         "1",
         "--memory-cases",
         "24",
+        "--labels",
+        "fast",  # the slow suite takes the same path, with a delay
     )
-    for label in ("fast", "slow"):
+    assert "slow" not in result
+    for label in ("fast",):
         assert [row["workers"] for row in result[label]["rows"]] == [1, 2]
         assert all(row["cases_per_s"] > 0 for row in result[label]["rows"])
         assert result[label]["independent_processes_cases_per_s"] > 0
