@@ -31,6 +31,7 @@ from google.adk.memory import InMemoryMemoryService
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.runners import Runner
 from google.adk.sessions import Session
+from google.adk.sessions.base_session_service import GetSessionConfig
 from google.adk.workflow import Workflow
 from google.genai import types
 
@@ -146,6 +147,17 @@ class EvalRunner:
             memory_service=self.memory_service,
         )
         self._policy: ToolPolicy | None = None
+        self._quiet: tuple[Any] | None = None
+
+    def _run_config(self) -> Any:
+        """The `RunConfig` of this runner's invocations, decided at its first one.
+
+        See `_sandbox._telemetry.run_config`; deciding once per case saves rebuilding it
+        at every invocation.
+        """
+        if self._quiet is None:
+            self._quiet = (quiet_run_config(),)
+        return self._quiet[0]
 
     @property
     def policy(self) -> ToolPolicy:
@@ -190,10 +202,13 @@ class EvalRunner:
         self.plugin.watch_session(session.id)
         return session
 
-    async def get_session(self, session_id: str) -> Session:
-        """Returns a fresh copy of a main session."""
+    async def get_session(self, session_id: str, *, events: bool = True) -> Session:
+        """Returns a fresh copy of a main session (`events`: False for its state alone)."""
         session = await self.session_service.get_session(
-            app_name=self.app_name, user_id=self.user_id, session_id=session_id
+            app_name=self.app_name,
+            user_id=self.user_id,
+            session_id=session_id,
+            config=None if events else GetSessionConfig(num_recent_events=0),
         )
         if session is None:
             raise KeyError(f"no session {session_id!r} in this EvalRunner")
@@ -223,7 +238,7 @@ class EvalRunner:
                     user_id=self.user_id,
                     session_id=session_id,
                     new_message=user_content(new_message),
-                    run_config=run_config if run_config is not None else quiet_run_config(),
+                    run_config=run_config if run_config is not None else self._run_config(),
                     abort_signal=stopped,
                 )
             ) as events:

@@ -292,7 +292,7 @@ class _Simulation:
     async def _state_stop(self) -> _Stop | None:
         if self.query is None:
             return None
-        session = await self.system.get_session(self.session_id)
+        session = await self.system.get_session(self.session_id, events=False)
         if not state_query_matches(self.query, session.state):
             return None
         return self._stop(
@@ -356,7 +356,7 @@ class _Simulation:
         changes = [change for answer in answers for change in answer.state_changes]
         if not changes:
             return None
-        session = await self.system.get_session(self.session_id)
+        session = await self.system.get_session(self.session_id, events=False)
         try:
             delta = merge_changes(session.state, changes)
         except Exception as error:

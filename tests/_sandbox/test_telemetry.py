@@ -80,3 +80,59 @@ def test_with_no_provider_adk_serializes_no_message_content_for_nobody():
     quiet = run_config()
     assert quiet.telemetry.capture_message_content is ContentCapturingMode.NO_CONTENT
     assert not quiet.telemetry.should_add_content_to_legacy_spans
+    # ADK's legacy request attributes: the experimental ones convert every content anyway.
+    assert quiet.telemetry.genai_semconv_stability_opt_in == "stable"
+
+
+async def test_the_quiet_telemetry_changes_nothing_the_model_sees_or_the_session_keeps():
+    """ADK's own runner, with its default RunConfig and with the one the harness uses."""
+    from google.adk.agents import LlmAgent
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    from adk_eval._sandbox._telemetry import run_config
+    from adk_eval.testing import ScriptedLlm, tool_call
+
+    def lookup(key: str) -> dict:
+        """Looks a key up."""
+        return {"value": key.upper()}
+
+    async def conversation(config) -> tuple[list, list]:
+        seen = []
+
+        def model(request):
+            seen.append(request.model_dump(mode="json", exclude={"live_connect_config"}))
+            turn = sum(content.role == "model" for content in request.contents)
+            return [tool_call("lookup", {"key": "a"}), "Done."][turn % 2]
+
+        agent = LlmAgent(name="a", model=ScriptedLlm(responder=model), tools=[lookup])
+        runner = InMemoryRunner(agent=agent, app_name="app")
+        session = await runner.session_service.create_session(app_name="app", user_id="u")
+        for text in ("Go.", "Again."):
+            message = types.Content(role="user", parts=[types.Part(text=text)])
+            async for _ in runner.run_async(
+                user_id="u", session_id=session.id, new_message=message, run_config=config
+            ):
+                pass
+        stored = await runner.session_service.get_session(
+            app_name="app", user_id="u", session_id=session.id
+        )
+        events = [
+            (e.author, e.content.model_dump(mode="json") if e.content else None)
+            for e in stored.events
+        ]
+        return seen, events
+
+    default = await conversation(None)
+    quiet = await conversation(run_config())
+    assert len(default[0]) == 4
+    assert without_call_ids(quiet) == without_call_ids(default)
+
+
+def without_call_ids(value):
+    """`value` with ADK's random function-call ids left out (they differ run to run)."""
+    if isinstance(value, dict):
+        return {k: without_call_ids(v) for k, v in value.items() if k != "id"}
+    if isinstance(value, list | tuple):
+        return [without_call_ids(item) for item in value]
+    return value

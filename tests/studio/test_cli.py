@@ -64,23 +64,27 @@ def test_it_prints_a_loopback_url_with_a_random_token_that_every_request_needs(t
 
 def test_a_bad_target_is_one_clear_line(tmp_path):
     (tmp_path / "empty.py").write_text("x = 1\n")
-    for target, message in [
-        ("nowhere.py:AGENTS", "no such file: nowhere.py"),
-        ("empty.py", "empty.py defines no SimulatedAgentConfig and no EvalCase at module level"),
-        ("empty.py:x", "empty.py:x is neither a SimulatedAgentConfig nor an EvalCase"),
-    ]:
-        completed = subprocess.run(
+    expected = {
+        "nowhere.py:AGENTS": "no such file: nowhere.py",
+        "empty.py": "empty.py defines no SimulatedAgentConfig and no EvalCase at module level",
+        "empty.py:x": "empty.py:x is neither a SimulatedAgentConfig nor an EvalCase",
+    }
+    running = {  # the three at once: each pays the command's start-up
+        target: subprocess.Popen(
             studio_command(target),
             cwd=tmp_path,
             env=env(),
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            timeout=120,
-            check=False,
         )
-        assert completed.returncode == 2, completed.stderr
-        assert message in completed.stderr
-        assert completed.stderr.count("\n") == 1, completed.stderr
+        for target in expected
+    }
+    for target, process in running.items():
+        _, stderr = process.communicate(timeout=120)
+        assert process.returncode == 2, stderr
+        assert expected[target] in stderr
+        assert stderr.count("\n") == 1, stderr
 
 
 def start_studio(

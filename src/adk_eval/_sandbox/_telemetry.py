@@ -266,16 +266,23 @@ def nobody_listens() -> bool:
 def run_config() -> Any:
     """The `RunConfig` of a run's ADK invocations: None (ADK's default) unless nobody listens.
 
-    With no SDK provider set, ADK's spans and log records go nowhere, so the
-    message content it would serialize into them every model and tool call is
-    switched off through ADK's own per-request setting (``TelemetryConfig``). A
-    provider of the user's (an exporter, an in-memory one) keeps ADK's telemetry
-    exactly as the environment configures it.
+    With no SDK provider set, ADK's spans and log records go nowhere, so two
+    things it would compute for them at every model and tool call are switched
+    off through ADK's own per-request setting (``TelemetryConfig``): the message
+    content serialized into them (``NO_CONTENT``), and the experimental GenAI
+    request attributes, which convert every content of the request whatever
+    the capture mode (``"stable"``: ADK's legacy attributes). Neither changes what
+    the model sees or the events a session gets. A provider of the user's (an
+    exporter, an in-memory one) keeps ADK's telemetry exactly as the
+    environment configures it.
     """
     if not nobody_listens():
         return None
     from google.adk.agents.run_config import RunConfig
     from google.adk.telemetry.context import ContentCapturingMode, TelemetryConfig
 
-    quiet = TelemetryConfig(capture_message_content=ContentCapturingMode.NO_CONTENT)
+    quiet = TelemetryConfig(
+        capture_message_content=ContentCapturingMode.NO_CONTENT,
+        genai_semconv_stability_opt_in="stable",
+    )
     return RunConfig(telemetry=quiet)
