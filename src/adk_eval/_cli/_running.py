@@ -78,6 +78,7 @@ def run(
     with imports_without_collections():  # ADK, the harness, the eval files
         from .._suites._run import runs_for_real
         from .._tools._faults import new_seed
+        from ..models._clients import warm_clients
         from ..models._vertex import vertex_credentials_line
 
         models.apply()
@@ -85,6 +86,7 @@ def run(
         threads_before = {thread.ident for thread in threading.enumerate()}
         durations = selection.durations()
         found = selection.cases(paths, durations)
+        warm_clients()  # litellm now, not at the first model call (and before workers fork)
     reports.check_store()
     cases = [item.case for item in found]
     executor = placement.choose(len(cases) * options.repeat, models.model)

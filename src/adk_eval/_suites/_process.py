@@ -36,6 +36,7 @@ import anyio
 
 from .._lazy import imports_without_collections
 from .._result import EvalResult
+from ..models._clients import warm_clients
 from ._jobs import CaseLoader, CaseRef, Job, WorkerSetup
 
 __all__ = ["StartMethod", "WorkerProcess", "default_start_method", "fork_is_safe"]
@@ -232,6 +233,7 @@ def _serve(conn: Connection) -> None:
         loader = CaseLoader(setup)
         for module in setup.preload:
             loader.preload(module)
+        warm_clients()  # ready means ready: no seconds of imports at the first model call
     if _send(conn, ("ready",)):
         anyio.run(_serve_jobs, conn, loader)
 

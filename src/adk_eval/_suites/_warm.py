@@ -20,6 +20,8 @@ from .._lazy import imports_without_collections
 
 __all__: list[str] = []
 
+os.environ.setdefault("LITELLM_MODE", "PRODUCTION")  # as ADK imports litellm: no .env autoload
+
 with imports_without_collections():
     from . import _process
 
