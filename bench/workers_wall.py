@@ -10,11 +10,12 @@ for the same eval file at ``--workers 1``, ``2`` and ``auto``. Two suites:
   127.0.0.1 answering at once (3 model calls each): litellm's own import (seconds)
   and client CPU included.
 
-Each suite is sized from a calibration run (``--probe-cases`` cases) to take
-about each of ``--targets`` seconds (30 and 10) in one process. The worker
+Each suite is sized by two calibration runs (from ``--probe-cases`` cases) to
+take about each of ``--targets`` seconds (30 and 10) in one process. The worker
 counts alternate their order in every repeat; figures are medians, with the
 speed-up of each count over one process (the wall times of one repeat divided,
-then the median of those ratios).
+then the median of those ratios). The machine's ceiling is measured in every
+repeat too: two one-process runs of half the suite each, at once.
 
     python bench/workers_wall.py                      # 30 s and 10 s, 5 repeats
     python bench/workers_wall.py --targets 6 3 --repeats 1 --suites scripted
@@ -102,20 +103,46 @@ def run(folder: Path, suite: str, cases: int, workers: str, env: dict[str, str])
     return wall
 
 
+def ceiling(folder: Path, suite: str, cases: int, env: dict[str, str]) -> float:
+    """Wall seconds of two one-process runs of half the suite each, at once: the machine's best.
+
+    Both pay the whole start-up, and the fake provider shares the same cores, as with workers.
+    """
+    command = [sys.executable, "-m", "adk_eval", "run", f"{suite}_eval.py", "--no-store"]
+    started = time.perf_counter()
+    halves = [
+        subprocess.Popen(
+            command,
+            cwd=folder,
+            env={**env, "ADK_EVAL_BENCH_CASES": str(count)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for count in (cases // 2, cases - cases // 2)
+    ]
+    codes = [half.wait() for half in halves]
+    if any(codes):
+        raise SystemExit(f"{suite}: a half-suite run failed ({codes})")
+    return time.perf_counter() - started
+
+
 def measure(
     folder: Path, suite: str, target: float, args: argparse.Namespace, env: dict[str, str]
 ) -> dict[str, Any]:
     """One suite sized to about `target` seconds in one process, on every worker count."""
-    probe = args.probe_cases
-    probe_wall = run(folder, suite, probe, "1", env)
     floor = run(folder, suite, 1, "1", env)  # start-up and one case: what any size pays
-    per_case = max(probe_wall - floor, 0.01) / (probe - 1)
-    cases = max(4, round((target - floor) / per_case))
+    cases = args.probe_cases
+    for _ in range(2):  # a case costs more in a longer suite: size it, then size it again
+        wall = run(folder, suite, cases, "1", env)
+        per_case = max(wall - floor, 0.01) / max(cases - 1, 1)
+        cases = max(4, round((target - floor) / per_case))
     walls: dict[str, list[float]] = {count: [] for count in COUNTS}
+    ceilings: list[float] = []
     for repeat in range(args.repeats):
         order = COUNTS if repeat % 2 == 0 else tuple(reversed(COUNTS))
         for count in order:
             walls[count].append(run(folder, suite, cases, count, env))
+        ceilings.append(ceiling(folder, suite, cases, env))
     ratios = {
         count: statistics.median(
             one / other for one, other in zip(walls["1"], walls[count], strict=True)
@@ -129,6 +156,10 @@ def measure(
         "walls_s": walls,
         "median_s": {count: statistics.median(times) for count, times in walls.items()},
         "speedup": ratios,
+        "two_halves_at_once_s": ceilings,
+        "ceiling_speedup": statistics.median(
+            one / other for one, other in zip(walls["1"], ceilings, strict=True)
+        ),
     }
 
 
@@ -156,7 +187,11 @@ def main() -> None:
                         f"--workers {c}: {row['median_s'][c]:5.1f} s ({row['speedup'][c]:.2f}x)"
                         for c in COUNTS
                     )
-                    print(f"{suite:8} {row['cases']:5} cases  {medians}", flush=True)
+                    print(
+                        f"{suite:8} {row['cases']:5} cases  {medians}  two halves at once: "
+                        f"{row['ceiling_speedup']:.2f}x",
+                        flush=True,
+                    )
     finally:
         provider.terminate()
         provider.wait()
