@@ -46,11 +46,11 @@ lint: $(STAMP)
 test: lint $(ADK_STAMP)
 	ADK_EVAL_ADK_CLI=$(CURDIR)/$(ADK_VENV)/bin/adk ADK_EVAL_REQUIRE_ADK_CLI=1 \
 		ADK_EVAL_REQUIRE_LOCAL_MODEL=1 ADK_EVAL_REQUIRE_RAY=1 \
-		$(BIN)/python -m pytest --durations=20
+		$(BIN)/python -m pytest -n auto --durations=20
 
 # Everything but the browser, the local model, `adk eval` and the slow tests (about 90 s).
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not browser and not local_model and not adk_cli and not slow"
+	$(BIN)/python -m pytest -n auto -m "not browser and not local_model and not adk_cli and not slow"
 
 clean:
 	rm -rf $(VENV) $(ADK_VENV) .pytest_cache .mypy_cache .ruff_cache

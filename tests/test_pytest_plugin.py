@@ -133,6 +133,7 @@ def test_plain():
     result.assert_outcomes(passed=1)
 
 
+@pytest.mark.slow  # a few seconds of processes: make test runs it
 def test_the_plugin_works_under_pytest_xdist(project):
     project.makepyfile(
         test_parallel="""

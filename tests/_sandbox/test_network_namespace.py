@@ -48,6 +48,7 @@ def test_warn_lets_the_tool_try_and_lists_its_lookup_and_connection_not_the_mode
     ]
 
 
+@pytest.mark.slow  # a few seconds of processes: make test runs it
 def test_strict_refuses_the_lookup_first_and_ends_the_run():
     seen = in_namespace("strict")
 

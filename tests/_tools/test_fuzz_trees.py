@@ -172,6 +172,7 @@ class TreeBuilder:
         return LoopAgent(name=self._name("loop_"), sub_agents=subs, max_iterations=1)
 
 
+@pytest.mark.slow  # a few seconds of processes: make test runs it
 @pytest.mark.parametrize("half", [0, 1])  # the same cases, in two halves that run apart
 async def test_random_trees_never_run_what_is_neither_mocked_nor_provided(tmp_path, half):
     import pathlib

@@ -120,6 +120,7 @@ def _append_many(path: str, worker: int) -> None:
         append_golden(Path(path), case(text=f"w{worker}-{i}"), "a")
 
 
+@pytest.mark.slow  # a few seconds of processes: make test runs it
 def test_concurrent_appends_from_processes_lose_nothing(tmp_path):
     path = tmp_path / "g.json"
     context = multiprocessing.get_context("spawn")
@@ -343,6 +344,7 @@ for target in (locked / "set.json", closed / "sub" / "set.json"):
 """
 
 
+@pytest.mark.slow  # a few seconds of processes: make test runs it
 @pytest.mark.skipif(os.geteuid() != 0, reason="drops to user nobody with setpriv, as root")
 def test_an_unreadable_folder_is_one_clear_error():
     import shutil

@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 PROBE = """
 import json, os, sys
 from adk_eval.models._clients import warm_clients
@@ -36,6 +38,7 @@ def probe(tmp_path, uses: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # a few seconds of processes: make test runs it
 def test_litellm_is_imported_ahead_when_adks_litellm_model_is_in_use(tmp_path):
     seen = probe(tmp_path, "litellm")
     assert seen["before"] is False  # ADK's LiteLlm imports it only at its first call

@@ -62,6 +62,7 @@ def test_it_prints_a_loopback_url_with_a_random_token_that_every_request_needs(t
         process.stdout.close()
 
 
+@pytest.mark.slow  # a few seconds of processes: make test runs it
 def test_a_bad_target_is_one_clear_line(tmp_path):
     (tmp_path / "empty.py").write_text("x = 1\n")
     expected = {
@@ -118,6 +119,7 @@ def start_studio(
     return process, url.group(1), url.group(2)
 
 
+@pytest.mark.slow  # a few seconds of processes: make test runs it
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_one_signal_stops_the_studio_with_a_page_listening_to_its_events(tmp_path, sig):
     process, base, token = start_studio(tmp_path)

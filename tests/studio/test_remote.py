@@ -83,6 +83,7 @@ async def test_a_studio_that_never_answers_is_given_up_on_after_timeout():
     assert took < 4, f"timeout=2 gave up after {took:.1f} s"
 
 
+@pytest.mark.slow  # a few seconds of processes: make test runs it
 async def test_a_studio_that_hangs_on_the_first_request_is_bounded_by_timeout_too():
     async def hang(request: Request) -> Response:
         await asyncio.sleep(3600)

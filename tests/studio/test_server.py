@@ -222,6 +222,7 @@ def stop(process: subprocess.Popen) -> None:
     process.communicate(timeout=30)  # drains and closes the output pipe
 
 
+@pytest.mark.slow  # a few seconds of processes: make test runs it
 def test_a_server_restart_keeps_the_session(tmp_path):
     db = tmp_path / "studio.db"
 
