@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -129,10 +129,23 @@ def finish(
     reports: Reports,
     command: str,
     threads_before: set[int | None] | None,
+    *,
+    most: int | None = None,
 ) -> NoReturn:
-    """The table, explanations, summary, reports and exit code of a run (or a merge)."""
-    out.print(suite_table(suite))
-    for text in explanations(suite.results, every_run=reports.verbose):
+    """The table, explanations, summary, reports and exit code of a run (or a merge).
+
+    With `most` (a score of thousands of sessions), the table shows only the runs
+    that did not pass, at most `most` rows and explanations (``-v``: every run's).
+    """
+    shown = suite
+    if most is not None and not reports.verbose:
+        unpassed = [result for result in suite.results if not result.passed]
+        shown = replace(suite, results=unpassed[:most])
+        if len(unpassed) > most:
+            out.print(f"the first {most} of {len(unpassed)} runs that did not pass:")
+    if shown.results or shown.not_run:
+        out.print(suite_table(shown))
+    for text in explanations(shown.results, every_run=reports.verbose):
         out.print()
         out.print(text, markup=False)
     warned = warning_lines(suite.results, every_run=reports.verbose)

@@ -3,6 +3,7 @@
 * running suites (`_running`): ``run``, ``merge``, ``report``, ``list``
 * stored runs (`_stored`): ``runs``, ``compare``, ``view``
 * servers and set-up (`_servers`): ``studio``, ``models``, ``setup-local``
+* production sessions (`_production`): ``score``
 
 Every command imports what it needs (ADK, FastAPI, uvicorn, litellm) when it
 runs, so ``adk-eval --help`` and ``adk-eval runs`` import none of them.
@@ -14,6 +15,7 @@ import click
 
 from .. import __version__
 from ._common import whole_process
+from ._production import score
 from ._running import list_cases, merge, report, run
 from ._servers import models, setup_local, studio
 from ._stored import compare, runs, view
@@ -27,7 +29,19 @@ def main() -> None:
     """Evaluate Google ADK agents by simulation."""
 
 
-for command in (run, merge, report, list_cases, runs, compare, view, studio, models, setup_local):
+for command in (
+    run,
+    merge,
+    report,
+    list_cases,
+    score,
+    runs,
+    compare,
+    view,
+    studio,
+    models,
+    setup_local,
+):
     main.add_command(command)
 
 

@@ -55,7 +55,7 @@ def _outcome(result: EvalResult) -> Text:
 class LiveProgress:
     """A progress bar with pass/fail counts on a terminal; one line per run elsewhere (CI logs)."""
 
-    def __init__(self, console: Console, total: int) -> None:
+    def __init__(self, console: Console, total: int | None) -> None:
         self.console = console
         self.total = total
         self.counts = {"passed": 0, "failed": 0, "error": 0}
@@ -104,7 +104,7 @@ class LiveProgress:
         else:
             done = sum(self.counts.values())
             line = Text.assemble(
-                f"[{done}/{self.total}] ",
+                f"[{done}/{self.total if self.total is not None else '?'}] ",
                 _outcome(result),
                 f" {result.name}"
                 + (f" #{result.attempt}" if result.attempt else "")

@@ -1,0 +1,203 @@
+"""The commands on production sessions: ``score`` (and its golden mining) and ``shadow``.
+
+Each imports the harness, ADK and the store's driver inside the command, when it runs.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from .. import __version__
+from .._lazy import imports_without_collections
+from ._common import console, fail, grouped
+from ._finish import Reports, finish, report_options
+from ._output import LiveProgress
+
+if TYPE_CHECKING:
+    from ..production._sources import SessionFilter
+
+__all__ = ["score", "session_filter_options"]
+
+_SHOWN = 50
+"""Runs that did not pass shown in the table (and explained) of a score, unless ``-v``."""
+
+
+def _moment(value: str | None, flag: str) -> float | None:
+    """A POSIX time from ``2026-11-18``, ``2026-11-18T09:00:00+01:00`` or ``7d`` / ``12h`` ago."""
+    if value is None:
+        return None
+    relative = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([dhm])", value.strip())
+    if relative:
+        unit = {"d": "days", "h": "hours", "m": "minutes"}[relative.group(2)]
+        ago = timedelta(**{unit: float(relative.group(1))})
+        return (datetime.now(tz=UTC) - ago).timestamp()
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        fail(f"{flag} {value!r} is not a date (2026-11-18, 2026-11-18T09:00) or an age (7d, 12h)")
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+@dataclass(frozen=True)
+class _Filters:
+    app: str | None = None
+    user: str | None = None
+    since: str | None = None
+    until: str | None = None
+    session: tuple[str, ...] = ()
+    limit: int | None = None
+
+    def build(self) -> SessionFilter:
+        from ..production._sources import SessionFilter
+
+        return SessionFilter(
+            app=self.app,
+            user=self.user,
+            since=_moment(self.since, "--since"),
+            until=_moment(self.until, "--until"),
+            sessions=self.session,
+            limit=self.limit,
+        )
+
+    def words(self) -> list[str]:
+        """The filters as command-line words (for the stored command)."""
+        words: list[str] = []
+        for flag in ("app", "user", "since", "until", "limit"):
+            value = getattr(self, flag)
+            if value is not None:
+                words += [f"--{flag}", str(value)]
+        for session in self.session:
+            words += ["--session", session]
+        return words
+
+
+session_filter_options = grouped(
+    "filters",
+    _Filters,
+    click.option("--app", help="Only this app's sessions."),
+    click.option("--user", help="Only this user's sessions."),
+    click.option("--since", metavar="WHEN", help="Updated at or after WHEN (2026-11-18, 7d)."),
+    click.option("--until", metavar="WHEN", help="Updated before WHEN (2026-11-25, 1d)."),
+    click.option("--session", multiple=True, metavar="ID", help="Only this session (repeatable)."),
+    click.option(
+        "--limit", type=click.IntRange(min=1), help="At most N sessions, most recent first."
+    ),
+)
+"""Which stored sessions a command reads, handed to it as ``filters``."""
+
+
+@click.command()
+@click.argument("sessions")
+@click.option(
+    "--metrics",
+    "metrics_spec",
+    required=True,
+    metavar="FILE[:NAME]",
+    help="The metrics: every metric FILE binds at module level, or FILE's NAME.",
+)
+@session_filter_options
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="Sessions scored at once.",
+)
+@click.option(
+    "--export-goldens",
+    "goldens_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Append the sessions --where selects to this EvalSet, as goldens.",
+)
+@click.option(
+    "--where",
+    metavar="'METRIC passed|failed'",
+    help="With --export-goldens: the sessions to export (default: every metric passed).",
+)
+@report_options
+def score(
+    sessions: str,
+    metrics_spec: str,
+    filters: _Filters,
+    concurrency: int,
+    goldens_path: Path | None,
+    where: str | None,
+    reports: Reports,
+) -> None:
+    """Score stored sessions (an ADK session store or session JSON) with your metrics.
+
+    SESSIONS is sqlite:///PATH, postgresql://USER:PASSWORD@HOST:PORT/DB, or a file or
+    folder of exported session JSON. The store is only ever read.
+    """
+    import anyio
+
+    with imports_without_collections():
+        from .._errors import AdkEvalError
+        from ..production._metrics_file import load_metrics
+        from ..production._mining import GoldenMiner
+        from ..production._score import score_sessions
+        from ..production._sources import open_sessions
+
+    out = console()
+    threads_before = {thread.ident for thread in threading.enumerate()}
+    reports.check_store()
+    try:
+        source = open_sessions(sessions)
+        chosen = filters.build()
+        metrics = load_metrics(metrics_spec)
+        miner = GoldenMiner(goldens_path, where, metrics) if goldens_path else None
+    except AdkEvalError as error:
+        fail(str(error))
+    if where is not None and goldens_path is None:
+        fail("--where selects sessions for --export-goldens; give --export-goldens FILE too")
+    out.print(
+        f"adk-eval {__version__}: scoring the sessions of {source.description} with "
+        f"{len(metrics)} metric(s): {', '.join(m.name for m in metrics)} (read-only)"
+    )
+    command = shlex.join(
+        ["adk-eval", "score", sessions, "--metrics", metrics_spec, *filters.words()]
+    )
+    started = time.perf_counter()
+    with LiveProgress(out, filters.limit) as progress:
+
+        def on_result(result: Any, session: Any) -> None:
+            progress.finished(result)
+            if miner is not None:
+                miner.offer(result, session)
+
+        try:
+            suite = anyio.run(
+                _scored,
+                lambda: score_sessions(
+                    source,
+                    metrics,
+                    filters=chosen,
+                    max_concurrency=concurrency,
+                    on_result=on_result,
+                ),
+            )
+        except KeyboardInterrupt:
+            fail(f"interrupted after {time.perf_counter() - started:.1f}s; nothing was stored")
+        except AdkEvalError as error:
+            fail(str(error))
+    if not suite.results:
+        out.print("no stored session matched the filters")
+    if miner is not None:
+        out.print(miner.summary())
+    finish(out, suite, reports, f"{command} (score)", threads_before, most=_SHOWN)
+
+
+async def _scored(work: Callable[[], Any]) -> Any:
+    return await work()

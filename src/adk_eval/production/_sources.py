@@ -1,0 +1,155 @@
+"""Where stored sessions come from: an ADK session store's URI, or exported session JSON.
+
+`open_sessions(spec)` reads what ``adk-eval score`` and ``adk-eval shadow`` take:
+
+* ``sqlite:///PATH`` and ``sqlite+aiosqlite:///PATH``: an SQLite file written by
+  ADK's `DatabaseSessionService` or by its `SqliteSessionService` (``adk web``'s
+  ``.adk/session.db``; told apart by their tables);
+* ``postgresql://...`` (any driver; read with asyncpg): a `DatabaseSessionService`
+  store;
+* a ``.json`` file (one exported `Session`, or a list of them) or a folder of them.
+
+Stores are only ever read (see `_database`); ``memory://``, Vertex AI and MySQL
+stores are refused with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from google.adk.sessions import Session
+
+from .._errors import EvalSetupError
+
+__all__ = ["SessionFilter", "SessionSource", "open_sessions"]
+
+
+@dataclass(frozen=True)
+class SessionFilter:
+    """Which stored sessions to read.
+
+    Attributes:
+        app: Only this app's sessions.
+        user: Only this user's sessions.
+        since: Only sessions last updated at or after this POSIX time.
+        until: Only sessions last updated before this POSIX time.
+        sessions: Only these session ids (empty: any).
+        limit: At most this many sessions (the most recently updated first).
+    """
+
+    app: str | None = None
+    user: str | None = None
+    since: float | None = None
+    until: float | None = None
+    sessions: Sequence[str] = field(default_factory=tuple)
+    limit: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.limit is not None and self.limit < 1:
+            raise EvalSetupError(f"limit must be >= 1, got {self.limit}")
+
+    def keeps(self, session: Session) -> bool:
+        """Whether `session` passes every filter but `limit`."""
+        return (
+            (self.app is None or session.app_name == self.app)
+            and (self.user is None or session.user_id == self.user)
+            and (not self.sessions or session.id in self.sessions)
+            and (self.since is None or session.last_update_time >= self.since)
+            and (self.until is None or session.last_update_time < self.until)
+        )
+
+
+class SessionSource(Protocol):
+    """Stored sessions, streamed (a store's: the most recently updated first)."""
+
+    description: str
+    """Where they come from, for messages (a URL's password is never shown)."""
+
+    def sessions(self, filters: SessionFilter) -> AsyncIterator[Session]:
+        """The sessions that pass `filters`, each with its events and merged state."""
+        ...
+
+
+_REFUSED = {
+    "memory": "an in-memory session store lives only in the process that ran the agent; "
+    "nothing outside it can read its sessions (store them with DatabaseSessionService, "
+    "`--session_service_uri sqlite:///...`)",
+    "agentengine": "Vertex AI Agent Engine sessions are read over the network, which "
+    "adk-eval does not reach for scoring; export them to JSON first",
+    "vertexai": "Vertex AI sessions are read over the network, which adk-eval does not "
+    "reach for scoring; export them to JSON first",
+    "mysql": "MySQL stores are not supported yet (SQLite and PostgreSQL are); export "
+    "the sessions to JSON first",
+}
+
+
+def open_sessions(spec: str) -> SessionSource:
+    """The stored sessions `spec` names (see the module doc).
+
+    Raises:
+        EvalSetupError: An unknown scheme, a refused store, or a path that does not
+            exist: one line naming it and what is accepted.
+    """
+    from ._database import DatabaseSource
+
+    scheme = spec.split("://", 1)[0].split("+", 1)[0].lower() if "://" in spec else ""
+    if scheme in _REFUSED:
+        raise EvalSetupError(f"cannot read sessions from `{scheme}://`: {_REFUSED[scheme]}")
+    if scheme in ("sqlite", "postgresql", "postgres"):
+        return DatabaseSource(spec)
+    if scheme:
+        raise EvalSetupError(
+            f"unknown session store `{scheme}://`; give sqlite:///PATH, "
+            "postgresql://USER:PASSWORD@HOST:PORT/DB, or a file or folder of session JSON"
+        )
+    path = Path(spec)
+    if not path.exists():
+        raise EvalSetupError(
+            f"no such file or folder: {spec} (give an ADK session store URI such as "
+            "sqlite:///PATH, or a file or folder of exported session JSON)"
+        )
+    return JsonSource(path)
+
+
+class JsonSource:
+    """Sessions exported as JSON: a file of one `Session` or a list, or a folder of them.
+
+    Args:
+        path: The file or folder (``*.json`` under it, in name order).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.description = str(path)
+
+    async def sessions(self, filters: SessionFilter) -> AsyncIterator[Session]:
+        """The sessions that pass `filters`, file by file (in name order), one file in memory.
+
+        Raises:
+            EvalSetupError: A file that is not JSON of sessions, naming it.
+        """
+        files = sorted(self.path.rglob("*.json")) if self.path.is_dir() else [self.path]
+        left = filters.limit
+        for file in files:
+            for session in _sessions_in(file):
+                if left == 0:
+                    return
+                if filters.keeps(session):
+                    left = None if left is None else left - 1
+                    yield session
+
+
+def _sessions_in(path: Path) -> list[Session]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        items = data if isinstance(data, list) else [data]
+        return [Session.model_validate(item) for item in items]
+    except (OSError, ValueError) as error:
+        first = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise EvalSetupError(
+            f"{path} is not exported session JSON (a Session object or a list of them): {first}"
+        ) from None
