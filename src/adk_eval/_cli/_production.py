@@ -158,6 +158,7 @@ def score(
         chosen = filters.build()
         metrics = load_metrics(metrics_spec)
         miner = GoldenMiner(goldens_path, where, metrics) if goldens_path else None
+        anyio.run(source.check)  # reachable, and an ADK store, before anything is printed
     except AdkEvalError as error:
         fail(str(error))
     if where is not None and goldens_path is None:

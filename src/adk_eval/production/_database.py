@@ -84,6 +84,30 @@ class DatabaseSource:
             where = f"{parsed.host or 'localhost'}:{parsed.port or 5432}/{parsed.database or ''}"
             self.description = f"postgresql://{where}"
 
+    async def check(self) -> None:
+        """Connects and reads which store it is, before anything is scored.
+
+        Raises:
+            EvalSetupError: The store cannot be reached or holds no ADK sessions.
+        """
+        from sqlalchemy.ext.asyncio import create_async_engine
+
+        engine = create_async_engine(self._url, **self._engine_args())
+        try:
+            async with engine.connect() as connection:
+                await self._layout(connection)
+        except EvalSetupError:
+            raise
+        except Exception as error:
+            raise EvalSetupError(self._problem(error)) from None
+        finally:
+            await engine.dispose()
+
+    def _engine_args(self) -> dict[str, Any]:
+        if self.dialect == "sqlite":
+            return {}
+        return {"connect_args": {"server_settings": {"default_transaction_read_only": "on"}}}
+
     async def sessions(self, filters: SessionFilter) -> AsyncIterator[Session]:
         """The sessions that pass `filters`, most recently updated first (see the module doc).
 
@@ -93,10 +117,7 @@ class DatabaseSource:
         """
         from sqlalchemy.ext.asyncio import create_async_engine
 
-        args: dict[str, Any] = {}
-        if self.dialect != "sqlite":
-            args["connect_args"] = {"server_settings": {"default_transaction_read_only": "on"}}
-        engine = create_async_engine(self._url, **args)
+        engine = create_async_engine(self._url, **self._engine_args())
         try:
             async with engine.connect() as listing, engine.connect() as reading:
                 layout = await self._layout(listing)
@@ -168,8 +189,9 @@ class DatabaseSource:
             )
         return "database"
 
-    def _problem(self, error: Exception) -> str:
+    def _problem(self, error: BaseException) -> str:
         """One line for what went wrong reaching or reading the store."""
+        error = _root_cause(error)
         kind = type(error).__name__
         text = str(error).strip().splitlines()[0] if str(error).strip() else kind
         if kind == "InvalidPasswordError":
@@ -179,6 +201,18 @@ class DatabaseSource:
         if isinstance(error, OSError) or kind in ("ConnectionRefusedError", "gaierror"):
             return f"cannot reach {self.description}: {text}"
         return f"cannot read sessions from {self.description}: {kind}: {text}"
+
+
+def _root_cause(error: BaseException) -> BaseException:
+    """The driver's own error under SQLAlchemy's wrappers (``orig``, then the cause chain)."""
+    seen = set()
+    while id(error) not in seen:
+        seen.add(id(error))
+        inner = getattr(error, "orig", None) or error.__cause__
+        if inner is None:
+            break
+        error = inner
+    return error
 
 
 class _Reader:

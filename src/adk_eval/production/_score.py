@@ -26,6 +26,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 from google.adk.sessions import Session
 
+from .._errors import EvalSetupError
 from .._result import EvalResult, run_status
 from .._state import scoped_view
 from .._suites._results import EvalSuiteResult, suite_from_results
@@ -91,14 +92,21 @@ async def score_sessions(
             async for session in sessions:
                 await score(session)
 
+    problems: list[EvalSetupError] = []
     async with anyio.create_task_group() as group:
         for _ in range(max_concurrency):
             group.start_soon(worker, receive.clone())
         receive.close()
         async with send:
-            async for session in source.sessions(filters):
-                names.append(session_name(session))
-                await send.send(session)
+            try:
+                async for session in source.sessions(filters):
+                    names.append(session_name(session))
+                    await send.send(session)
+            except EvalSetupError as error:  # the store: raised as it is, not in a group
+                problems.append(error)
+                group.cancel_scope.cancel()
+    if problems:
+        raise problems[0]
     return suite_from_results(
         results,
         case_names=names,

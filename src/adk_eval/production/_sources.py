@@ -69,6 +69,10 @@ class SessionSource(Protocol):
     description: str
     """Where they come from, for messages (a URL's password is never shown)."""
 
+    async def check(self) -> None:
+        """Raises `EvalSetupError` (one line) when the sessions cannot be read at all."""
+        ...
+
     def sessions(self, filters: SessionFilter) -> AsyncIterator[Session]:
         """The sessions that pass `filters`, each with its events and merged state."""
         ...
@@ -125,6 +129,9 @@ class JsonSource:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.description = str(path)
+
+    async def check(self) -> None:
+        """Nothing to check before reading: a bad file is named when it is read."""
 
     async def sessions(self, filters: SessionFilter) -> AsyncIterator[Session]:
         """The sessions that pass `filters`, file by file (in name order), one file in memory.
