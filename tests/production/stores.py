@@ -85,11 +85,16 @@ def fill(url: str, count: int) -> list[tuple[str, str, str]]:
         try:
             return await fill_service(service, count)
         finally:
-            close = getattr(service, "close", None)
-            if close is not None:
-                await close()
+            await close(service)
 
     return asyncio.run(run())
+
+
+async def close(service: BaseSessionService) -> None:
+    """Closes a service's connections (ADK's database services keep a pool)."""
+    closing = getattr(service, "close", None)
+    if closing is not None:
+        await closing()
 
 
 def adk_service(url: str) -> BaseSessionService:

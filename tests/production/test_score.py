@@ -62,10 +62,13 @@ async def expected(url: str, keys) -> dict[str, dict[str, bool]]:
     """`score_session` on each session as ADK's own service reads it."""
     service = stores.adk_service(url)
     found = {}
-    for app, user, session_id in keys:
-        session = await service.get_session(app_name=app, user_id=user, session_id=session_id)
-        results = await score_session(session, stores.METRICS)
-        found[f"{app}/{user}/{session_id}"] = {n: r.passed for n, r in results.items()}
+    try:
+        for app, user, session_id in keys:
+            session = await service.get_session(app_name=app, user_id=user, session_id=session_id)
+            results = await score_session(session, stores.METRICS)
+            found[f"{app}/{user}/{session_id}"] = {n: r.passed for n, r in results.items()}
+    finally:
+        await stores.close(service)
     return found
 
 
@@ -159,13 +162,18 @@ def test_exported_session_json_is_scored_too(sqlite_store, tmp_path):
     path, keys = sqlite_store
 
     async def export() -> None:
-        service = stores.adk_service(f"sqlite+aiosqlite:///{tmp_path / 'copy.db'}")
         shutil.copy(path, tmp_path / "copy.db")
+        service = stores.adk_service(f"sqlite+aiosqlite:///{tmp_path / 'copy.db'}")
         folder = tmp_path / "exported"
         folder.mkdir()
-        for app, user, session_id in keys[:4]:
-            session = await service.get_session(app_name=app, user_id=user, session_id=session_id)
-            (folder / f"{session_id}.json").write_text(session.model_dump_json())
+        try:
+            for app, user, session_id in keys[:4]:
+                session = await service.get_session(
+                    app_name=app, user_id=user, session_id=session_id
+                )
+                (folder / f"{session_id}.json").write_text(session.model_dump_json())
+        finally:
+            await stores.close(service)
 
     asyncio.run(export())
     result, report = score(tmp_path, str(tmp_path / "exported"))

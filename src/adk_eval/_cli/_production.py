@@ -9,9 +9,9 @@ import re
 import shlex
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -145,24 +145,12 @@ def score(
 
     with imports_without_collections():
         from .._errors import AdkEvalError
-        from ..production._metrics_file import load_metrics
-        from ..production._mining import GoldenMiner
         from ..production._score import score_sessions
-        from ..production._sources import open_sessions
 
     out = console()
     threads_before = {thread.ident for thread in threading.enumerate()}
     reports.check_store()
-    try:
-        source = open_sessions(sessions)
-        chosen = filters.build()
-        metrics = load_metrics(metrics_spec)
-        miner = GoldenMiner(goldens_path, where, metrics) if goldens_path else None
-        anyio.run(source.check)  # reachable, and an ADK store, before anything is printed
-    except AdkEvalError as error:
-        fail(str(error))
-    if where is not None and goldens_path is None:
-        fail("--where selects sessions for --export-goldens; give --export-goldens FILE too")
+    source, chosen, metrics, miner = _prepare(sessions, filters, metrics_spec, goldens_path, where)
     out.print(
         f"adk-eval {__version__}: scoring the sessions of {source.description} with "
         f"{len(metrics)} metric(s): {', '.join(m.name for m in metrics)} (read-only)"
@@ -178,17 +166,16 @@ def score(
             if miner is not None:
                 miner.offer(result, session)
 
+        scoring = partial(
+            score_sessions,
+            source,
+            metrics,
+            filters=chosen,
+            max_concurrency=concurrency,
+            on_result=on_result,
+        )
         try:
-            suite = anyio.run(
-                _scored,
-                lambda: score_sessions(
-                    source,
-                    metrics,
-                    filters=chosen,
-                    max_concurrency=concurrency,
-                    on_result=on_result,
-                ),
-            )
+            suite = anyio.run(scoring)
         except KeyboardInterrupt:
             fail(f"interrupted after {time.perf_counter() - started:.1f}s; nothing was stored")
         except AdkEvalError as error:
@@ -200,5 +187,28 @@ def score(
     finish(out, suite, reports, f"{command} (score)", threads_before, most=_SHOWN)
 
 
-async def _scored(work: Callable[[], Any]) -> Any:
-    return await work()
+def _prepare(
+    sessions: str, filters: _Filters, metrics_spec: str, goldens: Path | None, where: str | None
+) -> tuple[Any, SessionFilter, list[Any], Any]:
+    """The source (checked: reachable, an ADK store), filters, metrics and golden miner.
+
+    Every mistake is one error line, before anything is printed.
+    """
+    import anyio
+
+    from .._errors import AdkEvalError
+    from ..production._metrics_file import load_metrics
+    from ..production._mining import GoldenMiner
+    from ..production._sources import open_sessions
+
+    if where is not None and goldens is None:
+        fail("--where selects sessions for --export-goldens; give --export-goldens FILE too")
+    try:
+        source = open_sessions(sessions)
+        chosen = filters.build()
+        metrics = load_metrics(metrics_spec)
+        miner = GoldenMiner(goldens, where, metrics) if goldens else None
+        anyio.run(source.check)  # reachable, and an ADK store, before anything is printed
+    except AdkEvalError as error:
+        fail(str(error))
+    return source, chosen, metrics, miner
