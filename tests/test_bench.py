@@ -164,3 +164,12 @@ def test_workers_wall_bench(tmp_path):
     assert row["suite"] == "scripted"
     assert set(row["median_s"]) == {"1", "2", "auto"}
     assert all(seconds > 0 for seconds in row["median_s"].values())
+
+
+def test_score_store_bench(tmp_path):
+    result = run_bench(
+        "score_store", tmp_path, "--sessions", "60", "--seed-sessions", "6", "--repeats", "1"
+    )
+    assert result["sessions"] == 60
+    assert result["sessions_per_s"] > 0
+    assert result["runs"][0]["sessions"] == 60

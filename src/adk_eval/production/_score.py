@@ -7,8 +7,9 @@ JSON, JUnit and HTML reports, the runs database, ``compare`` and ``view`` work o
 it as on a suite of simulated runs. Each session is one run, named
 ``app/user/session-id``.
 
-Memory stays flat: a session is dropped once scored; a run keeps its events only
-when it did not pass (for its explanation), and at most `KEEP_EVENTS` of those.
+Memory stays flat: a session is dropped once scored; a run keeps its events and
+final state only when it did not pass (for its explanation), and at most
+`KEEP_EVENTS` of those; the others keep their verdicts.
 
 A metric with ``needs_simulation = True`` (it reads what only a simulated run
 has: the mocks' records, the simulated users' events) is not applicable on a
@@ -83,8 +84,8 @@ async def score_sessions(
                 await outcome
         if not result.passed and kept < KEEP_EVENTS:
             kept += 1
-        else:
-            result = dataclasses.replace(result, events=())
+        else:  # its verdicts stay; its conversation and state go with the session
+            result = dataclasses.replace(result, events=(), final_state={})
         results.append(result)
 
     async def worker(sessions: MemoryObjectReceiveStream[Session]) -> None:
