@@ -16,6 +16,7 @@ PUBLIC_MODULES = (
     "adk_eval",
     "adk_eval.metrics",
     "adk_eval.goldens",
+    "adk_eval.production",
     "adk_eval.reporting",
     "adk_eval.studio",
     "adk_eval.testing",

@@ -12,7 +12,8 @@ files, databases and servers around them::
     │   ├── EvalToolError        the agent called a tool the case does not allow
     │   ├── EvalUserAgentError   a user agent is missing or failed
     │   ├── EvalSandboxError     a strict sandbox refused what the run was about to do
-    │   └── SimulatedToolError   the model simulating a tool gave no valid answer
+    │   ├── SimulatedToolError   the model simulating a tool gave no valid answer
+    │   └── ShadowDivergenceError a shadow replay's agent left the recorded conversation
     ├── EvalSetFileError         an EvalSet file cannot be used; it was not modified
     ├── RunStoreError            the runs database cannot be used
     ├── ScriptExhaustedError     a ScriptedLlm was asked for a step past its script
@@ -53,6 +54,7 @@ __all__ = [
     "RunStoreError",
     "ScriptExhaustedError",
     "ScriptedCallError",
+    "ShadowDivergenceError",
     "SharedModelWarning",
     "SimulatedToolError",
     "StudioConflictError",
@@ -201,6 +203,14 @@ class EvalUserAgentError(EvalRunError):
 
 class SimulatedToolError(EvalRunError):
     """The model simulating a tool gave no valid answer (after one retry) or failed."""
+
+
+class ShadowDivergenceError(EvalRunError):
+    """A shadow replay's agent called a recorded tool with arguments the recording never answered.
+
+    The replay stops there (`adk_eval.production.shadow_session` without
+    ``continue_with``): the recording cannot say what the tool would have answered.
+    """
 
 
 class EvalSetFileError(AdkEvalError):

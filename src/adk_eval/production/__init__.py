@@ -4,10 +4,26 @@ Catalogue:
 
 * `open_sessions`, `SessionFilter`, `SessionSource`: stored sessions from an ADK
   session store (SQLite, PostgreSQL; read-only) or exported session JSON.
+* `score_sessions`: the same metrics as simulated runs, on stored sessions, streamed.
+* `shadow_session`, `ShadowResult`: a new agent version run against a stored
+  conversation, safely (its recorded tool responses as mocks, its user turns as a
+  scripted user), compared with what was recorded.
 """
 
 from __future__ import annotations
 
-from ._sources import SessionFilter, SessionSource, open_sessions
+from .._errors import ShadowDivergenceError
+from ._filter import SessionFilter
+from ._score import score_sessions
+from ._shadow import ShadowResult, shadow_session
+from ._sources import SessionSource, open_sessions
 
-__all__ = ["SessionFilter", "SessionSource", "open_sessions"]
+__all__ = [
+    "SessionFilter",
+    "SessionSource",
+    "ShadowDivergenceError",
+    "ShadowResult",
+    "open_sessions",
+    "score_sessions",
+    "shadow_session",
+]

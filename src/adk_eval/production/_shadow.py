@@ -1,0 +1,284 @@
+"""Shadow replay: what a new agent version would have done in a stored conversation.
+
+`shadow_session(session, agent)` runs `agent` against the same conversation,
+safely, through `run_eval`:
+
+* the recorded tool responses become mocks: a call the recording answered (the
+  same tool, the same arguments) gets the recorded response; a tool the recording
+  never answered has no mock, so the run stops with the harness's usual error
+  and nothing of it runs;
+* the recorded user turns become a scripted user: the first is the first
+  message, the others answer the agent's turns in order;
+* the state the conversation started from is set as far as the events tell
+  (see `Recording`).
+
+The conversation **diverges** when the agent calls a recorded tool with
+arguments the recording never answered. By default the run stops there and the
+divergence is reported (`ShadowDivergenceError`). With `continue_with` (a model: an
+LLM, or `ScriptedLlm` as a stand-in), that call gets the tool's last recorded
+response and, from the next user turn on, that model plays the user, given the
+recorded user turns as its persona.
+
+Each session's recorded and new outcomes are compared: the metrics on both
+(same, better, worse), the tool calls of each turn, the agents' replies and the
+final state (`ShadowResult`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from google.adk.agents import BaseAgent
+from google.adk.models.base_llm import BaseLlm
+from google.adk.sessions import Session
+
+from .._case import EvalCase, TerminateWhen, UserAgents
+from .._errors import ShadowDivergenceError
+from .._result import EvalResult
+from .._simulation import run_eval
+from .._tools._mocks import ToolMock
+from .._user_agents import STOP, STOP_SIGNAL, ScriptContext, ScriptedUserAgent
+from ..metrics._types import Metric
+from ._recording import Recording, call_key
+from ._score import score_stored, session_name
+
+__all__ = ["ShadowOutcome", "ShadowResult", "shadow_session"]
+
+ShadowOutcome = Literal["same", "better", "worse", "diverged", "error"]
+
+
+@dataclass
+class _Replay:
+    """What the mocks and the scripted user share during one shadow run."""
+
+    recording: Recording
+    continue_with: BaseLlm | None
+    diverged: str | None = None
+    diverged_at_turn: int | None = None
+    continued: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ShadowResult:
+    """A stored session and the candidate's run on it, side by side.
+
+    Attributes:
+        name: The session (``app/user/session-id``).
+        outcome: ``same`` (the metrics' verdicts agree), ``better`` (the candidate
+            passes a metric the recording failed and fails none it passed),
+            ``worse`` (it fails a metric the recording passed), ``diverged`` (the
+            run stopped where the conversation left the recording) or ``error``
+            (the run could not go on: an unrecorded tool, a crash).
+        recorded: The stored session scored as a run.
+        new: The candidate's run.
+        divergence: Where the conversation left the recording, in words.
+        recorded_calls: The tool calls of each turn, recorded.
+        new_calls: The tool calls of each turn, in the new run.
+        recorded_replies: The agents' replies of each turn, recorded.
+        new_replies: The agents' replies of each turn, in the new run.
+        state_changes: Keys whose final value differs, ``{scope: {key: (recorded, new)}}``.
+    """
+
+    name: str
+    outcome: ShadowOutcome
+    recorded: EvalResult
+    new: EvalResult
+    divergence: str | None = None
+    recorded_calls: Sequence[Sequence[str]] = ()
+    new_calls: Sequence[Sequence[str]] = ()
+    recorded_replies: Sequence[Sequence[str]] = ()
+    new_replies: Sequence[Sequence[str]] = ()
+    state_changes: dict[str, dict[str, tuple[Any, Any]]] = field(default_factory=dict)
+
+    def explain(self) -> str:
+        """The comparison, readable: outcome, metrics, calls, replies, state."""
+        lines = [f"session `{self.name}`: {self.outcome.upper()}"]
+        if self.divergence:
+            lines.append(f"diverged: {self.divergence}")
+        if self.new.error is not None and self.outcome == "error":
+            lines.append(f"error ({self.new.error.type}): {self.new.error.message}")
+        for name in dict.fromkeys([*self.recorded.metrics, *self.new.metrics]):
+            before, after = self.recorded.metrics.get(name), self.new.metrics.get(name)
+            lines.append(f"[{_verdict(before)} -> {_verdict(after)}] {name}")
+        turns = max(len(self.recorded_calls), len(self.new_calls))
+        for turn in range(turns):
+            old = _at(self.recorded_calls, turn)
+            new = _at(self.new_calls, turn)
+            mark = "" if old == new else "  (differs)"
+            lines.append(
+                f"turn {turn + 1} calls: {', '.join(old) or '-'} -> {', '.join(new) or '-'}{mark}"
+            )
+            old_replies, new_replies = _at(self.recorded_replies, turn), _at(self.new_replies, turn)
+            if old_replies != new_replies:
+                lines.append(f"  recorded reply: {' / '.join(old_replies) or '-'}")
+                lines.append(f"  new reply:      {' / '.join(new_replies) or '-'}")
+        for scope, keys in self.state_changes.items():
+            for key, (old_value, new_value) in keys.items():
+                lines.append(f"state {scope}.{key}: {old_value!r} -> {new_value!r}")
+        return "\n".join(lines)
+
+
+async def shadow_session(
+    session: Session,
+    agent: BaseAgent,
+    *,
+    metrics: Sequence[Metric] = (),
+    continue_with: BaseLlm | None = None,
+    max_turns: int | None = None,
+) -> ShadowResult:
+    """Runs `agent` against the conversation `session` recorded (see the module doc).
+
+    Args:
+        session: A stored session (`open_sessions`, or ADK's own service).
+        agent: The candidate agent (or App, or Workflow), as an `EvalCase` takes it.
+        metrics: Scored on both the recorded session and the new run.
+        continue_with: A model that plays the user once the conversation
+            diverges (None: stop there).
+        max_turns: Caps the new run (default: the recorded turns and two more).
+
+    Raises:
+        EvalSetupError: The session records no user message to start from.
+    """
+    from .._errors import EvalSetupError
+
+    recording = Recording.of(session)
+    if not recording.user_turns:
+        raise EvalSetupError(f"session `{session_name(session)}` records no user message")
+    replay = _Replay(recording, continue_with)
+    case = EvalCase(
+        name=session_name(session),
+        agent=agent,
+        tool_mocks={tool: ToolMock(_answer(replay, tool)) for tool in recording.tools},
+        user_agents=UserAgents(loop=ScriptedUserAgent(name="recorded_user", step=_user(replay))),
+        first_message=recording.user_turns[0],
+        initial_state=recording.initial_state,
+        terminate_when=TerminateWhen(max_turns=max_turns or len(recording.user_turns) + 2),
+        metrics=list(metrics),
+    )
+    new = await run_eval(case)
+    recorded = await score_stored(session, metrics)
+    new_recording = Recording.of(_as_session(new, session))
+    return ShadowResult(
+        name=case.name,
+        outcome=_outcome(recorded, new, replay),
+        recorded=recorded,
+        new=new,
+        divergence=replay.diverged,
+        recorded_calls=recording.turn_calls,
+        new_calls=new_recording.turn_calls,
+        recorded_replies=recording.turn_replies,
+        new_replies=new_recording.turn_replies,
+        state_changes=_state_changes(recording.final_state, new.final_state),
+    )
+
+
+def _answer(replay: _Replay, tool: str) -> Any:
+    """The mock of a recorded tool: the recorded response of the same call."""
+
+    def answer(args: dict[str, Any], ctx: Any) -> Any:
+        key = call_key(tool, args)
+        if key in replay.recording.answers:
+            return replay.recording.answers[key]
+        recorded = [k for k in replay.recording.answers if k.startswith(tool + "{")]
+        what = (
+            f"`{tool}` was called with {key.removeprefix(tool)}; the recording answered it "
+            f"only for {', '.join(k.removeprefix(tool) for k in recorded)}"
+        )
+        if replay.diverged is None:
+            replay.diverged = what
+        if replay.continue_with is None:
+            raise ShadowDivergenceError(f"the conversation left the recording: {what}")
+        return replay.recording.tools[tool][-1]
+
+    return answer
+
+
+def _user(replay: _Replay) -> Any:
+    """The user: the recorded turns, then (diverged, with a model) that model."""
+
+    async def step(ctx: ScriptContext) -> Any:
+        turns = replay.recording.user_turns
+        if replay.diverged is not None and replay.continue_with is not None:
+            if replay.diverged_at_turn is None:
+                replay.diverged_at_turn = ctx.turn
+            return await _persona_reply(replay, ctx)
+        if ctx.turn + 1 < len(turns):
+            return turns[ctx.turn + 1]
+        return STOP
+
+    return step
+
+
+async def _persona_reply(replay: _Replay, ctx: ScriptContext) -> str:
+    """The next user message from `continue_with`, playing the recorded user."""
+    from google.adk.models.llm_request import LlmRequest
+    from google.genai import types
+
+    assert replay.continue_with is not None
+    persona = "\n".join(f"- {turn}" for turn in replay.recording.user_turns)
+    history = []  # the conversation as the user sees it: the assistant's words are "user" turns
+    for event in ctx.session.events:
+        text = "".join(p.text or "" for p in (event.content.parts if event.content else []) or [])
+        if text:
+            role = "model" if event.author == "recorded_user" else "user"
+            history.append(types.Content(role=role, parts=[types.Part(text=text)]))
+    history.append(types.Content(role="user", parts=[types.Part(text=ctx.prompt)]))
+    request = LlmRequest(
+        contents=history,
+        config=types.GenerateContentConfig(
+            system_instruction=(
+                "You are the user of an assistant, continuing a conversation. In the "
+                f"recorded conversation you said:\n{persona}\nReply to the assistant's "
+                "last message as that user would, in one short message; when you have "
+                f"nothing more to ask, answer {STOP_SIGNAL}."
+            )
+        ),
+    )
+    text = ""
+    async for response in replay.continue_with.generate_content_async(request):
+        if response.content is not None:
+            text += "".join(part.text or "" for part in response.content.parts or [])
+    replay.continued.append(text)
+    return text or STOP
+
+
+def _outcome(recorded: EvalResult, new: EvalResult, replay: _Replay) -> ShadowOutcome:
+    if replay.diverged is not None and replay.continue_with is None:
+        return "diverged"
+    if new.status == "error":
+        return "error"
+    passed_before = {n for n, m in recorded.metrics.items() if m.applicable and m.passed}
+    passed_after = {n for n, m in new.metrics.items() if m.applicable and m.passed}
+    if passed_before - passed_after:
+        return "worse"
+    if passed_after - passed_before:
+        return "better"
+    return "same"
+
+
+def _as_session(result: EvalResult, like: Session) -> Session:
+    return Session(
+        app_name=like.app_name, user_id=like.user_id, id=like.id, events=list(result.events)
+    )
+
+
+def _state_changes(recorded: Any, new: Any) -> dict[str, dict[str, tuple[Any, Any]]]:
+    changes: dict[str, dict[str, tuple[Any, Any]]] = {}
+    for scope in sorted({*recorded, *new}):
+        before, after = recorded.get(scope, {}), new.get(scope, {})
+        for key in sorted({*before, *after}):
+            if before.get(key) != after.get(key):
+                changes.setdefault(scope, {})[key] = (before.get(key), after.get(key))
+    return changes
+
+
+def _verdict(result: Any) -> str:
+    if result is None:
+        return "-"
+    return "N/A" if not result.applicable else ("pass" if result.passed else "FAIL")
+
+
+def _at(items: Sequence[Sequence[str]], index: int) -> list[str]:
+    return list(items[index]) if index < len(items) else []
