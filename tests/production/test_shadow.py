@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from google.adk.agents import LlmAgent
 from google.adk.runners import Runner
 from google.adk.sessions import DatabaseSessionService
 
 from adk_eval import STOP_SIGNAL
+from adk_eval._cli._main import main
 from adk_eval.metrics import event_count_metric
 from adk_eval.production import SessionFilter, ShadowDivergenceError, open_sessions, shadow_session
 from adk_eval.testing import ScriptedLlm, tool_call
@@ -62,7 +66,7 @@ def original() -> ScriptedLlm:
 
 
 @pytest.fixture(scope="module")
-def stored(tmp_path_factory):
+def store(tmp_path_factory) -> Path:
     """One production conversation of two user turns, stored by ADK's DatabaseSessionService."""
     path = tmp_path_factory.mktemp("prod") / "sessions.db"
 
@@ -80,12 +84,21 @@ def stored(tmp_path_factory):
             ):
                 pass
         await stores.close(service)
-        (found,) = [s async for s in open_sessions(f"sqlite:///{path}").sessions(SessionFilter())]
+
+    asyncio.run(record())
+    RAN.clear()
+    return path
+
+
+@pytest.fixture(scope="module")
+def stored(store):
+    """The stored conversation, as `open_sessions` reads it."""
+
+    async def read():
+        (found,) = [s async for s in open_sessions(f"sqlite:///{store}").sessions(SessionFilter())]
         return found
 
-    session = asyncio.run(record())
-    RAN.clear()
-    return session
+    return asyncio.run(read())
 
 
 @pytest.fixture(autouse=True)
@@ -165,7 +178,133 @@ async def test_a_divergence_continues_with_a_model_playing_the_recorded_user(sto
     assert result.outcome != "diverged", result.explain()
     assert result.new.status != "error", result.explain()
     assert 'called with {"order": "B7"}' in result.divergence
+    assert result.continued
+    assert result.changed
     users = [e for e in result.new.events if e.author == "user" and e.content and e.content.parts]
     texts = [p.text for e in users for p in e.content.parts if p.text]
     assert "And when will it arrive?" in texts  # the model played the user after the split
     assert "Thanks!" not in texts  # the recorded turn no longer fit
+
+
+CANDIDATES = """
+from adk_eval.testing import ScriptedLlm, tool_call
+from tests.production.test_shadow import STOP_SIGNAL, original, production_agent
+
+root_agent = production_agent(original())
+worse = production_agent(
+    ScriptedLlm([tool_call("lookup", {"order": "A1"}), "It left the warehouse.", "Bye."])
+)
+elsewhere = production_agent(
+    ScriptedLlm([tool_call("lookup", {"order": "B7"}), "Shipped: B7.", "Glad to help."])
+)
+stand_in = ScriptedLlm(
+    responder=lambda r: STOP_SIGNAL if "Glad" in r.contents[-1].parts[0].text else "When?"
+)
+not_an_agent = 42
+"""
+METRICS_FILE = """
+from tests.production.test_shadow import METRICS
+"""
+
+
+def shadow(tmp_path: Path, store: Path, *args: str) -> tuple[object, list]:
+    (tmp_path / "candidates.py").write_text(CANDIDATES)
+    (tmp_path / "shadow_metrics.py").write_text(METRICS_FILE)
+    report = tmp_path / "shadow.json"
+    before = stores.checksum(store)
+    result = CliRunner().invoke(
+        main,
+        [
+            "shadow",
+            f"sqlite:///{store}",
+            "--metrics",
+            str(tmp_path / "shadow_metrics.py"),
+            "--json",
+            str(report),
+            *args,
+        ],
+    )
+    assert stores.checksum(store) == before  # the store is only read
+    return result, json.loads(report.read_text()) if report.exists() else []
+
+
+@pytest.fixture
+def _own_modules(isolated_imports):
+    """Each test's candidates file is a module of its own."""
+
+
+@pytest.mark.usefixtures("_own_modules")
+def test_the_command_reports_the_same_agent_as_same_and_exits_0(tmp_path, store):
+    result, report = shadow(tmp_path, store, "--agent", str(tmp_path / "candidates.py"))
+
+    assert result.exit_code == 0, result.output
+    assert "SAME     support/ann/" in result.output
+    assert "(no difference)" in result.output
+    assert "1 session(s): 1 same, 0 better, 0 worse, 0 diverged, 0 error" in result.output
+    (only,) = report
+    assert only["outcome"] == "same"
+    assert only["metrics"]["said_shipped"] == {"recorded": "pass", "new": "pass"}
+    assert only["calls"]["new"] == only["calls"]["recorded"]
+
+
+@pytest.mark.usefixtures("_own_modules")
+def test_a_worse_candidate_is_explained_and_fails_the_command(tmp_path, store):
+    agent = f"{tmp_path / 'candidates.py'}:worse"
+    result, report = shadow(tmp_path, store, "--agent", agent)
+
+    assert result.exit_code == 1, result.output
+    assert "WORSE    support/ann/" in result.output
+    assert "[pass -> FAIL] said_shipped" in result.output
+    assert "new reply:      It left the warehouse." in result.output
+    assert report[0]["replies"]["new"][0] == ["It left the warehouse."]
+    only_divergence = shadow(tmp_path, store, "--agent", agent, "--fail-on", "diverged")[0]
+    assert only_divergence.exit_code == 0, only_divergence.output
+
+
+@pytest.mark.usefixtures("_own_modules")
+def test_a_divergence_stops_or_continues_with_the_given_model(tmp_path, store):
+    agent = f"{tmp_path / 'candidates.py'}:elsewhere"
+    stopped, report = shadow(tmp_path, store, "--agent", agent)
+    assert stopped.exit_code == 0, stopped.output  # diverging is reported, not a failure
+    assert "DIVERGED support/ann/" in stopped.output
+    assert 'called with {"order": "B7"}' in report[0]["divergence"]
+
+    model = f"{tmp_path / 'candidates.py'}:stand_in"
+    continued, report = shadow(tmp_path, store, "--agent", agent, "--continue-with", model)
+    assert continued.exit_code in (0, 1), continued.output
+    assert report[0]["outcome"] in ("same", "better", "worse"), continued.output
+    assert report[0]["new_status"] != "error"
+    assert report[0]["continued"]
+    assert report[0]["changed"]
+    assert "a model played the user from there" in continued.output  # explained, though same
+
+
+@pytest.mark.usefixtures("_own_modules")
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--agent", "{tmp}/candidates.py:nobody"], "has no `nobody`"),
+        (["--agent", "{tmp}/candidates.py:not_an_agent"], "is a int, not an ADK agent"),
+        (["--agent", "{tmp}/missing.py"], "no such file or module"),
+        (["--agent", "{tmp}/candidates.py", "--continue-with", "no-such-model"], "model"),
+    ],
+)
+def test_a_bad_agent_or_model_is_one_line(tmp_path, store, args, message):
+    words = [a.format(tmp=tmp_path) for a in args]
+    result, report = shadow(tmp_path, store, *words)
+
+    assert result.exit_code == 2, result.output
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith("adk-eval: error: "), line
+    assert message in line, line
+    assert report == []
+
+
+@pytest.mark.usefixtures("_own_modules")
+def test_the_filters_choose_the_sessions(tmp_path, store):
+    agent = str(tmp_path / "candidates.py")
+    result, report = shadow(tmp_path, store, "--agent", agent, "--user", "nobody")
+
+    assert result.exit_code == 0, result.output
+    assert "no stored session matched the filters" in result.output
+    assert report == []

@@ -3,7 +3,7 @@
 * running suites (`_running`): ``run``, ``merge``, ``report``, ``list``
 * stored runs (`_stored`): ``runs``, ``compare``, ``view``
 * servers and set-up (`_servers`): ``studio``, ``models``, ``setup-local``
-* production sessions (`_production`): ``score``
+* production sessions (`_production`, `_shadow`): ``score``, ``shadow``
 
 Every command imports what it needs (ADK, FastAPI, uvicorn, litellm) when it
 runs, so ``adk-eval --help`` and ``adk-eval runs`` import none of them.
@@ -18,6 +18,7 @@ from ._common import whole_process
 from ._production import score
 from ._running import list_cases, merge, report, run
 from ._servers import models, setup_local, studio
+from ._shadow import shadow
 from ._stored import compare, runs, view
 
 __all__ = ["entry", "main"]
@@ -35,6 +36,7 @@ for command in (
     report,
     list_cases,
     score,
+    shadow,
     runs,
     compare,
     view,

@@ -26,7 +26,7 @@ from ._output import LiveProgress
 if TYPE_CHECKING:
     from ..production._sources import SessionFilter
 
-__all__ = ["score", "session_filter_options"]
+__all__ = ["Filters", "score", "session_filter_options"]
 
 _SHOWN = 50
 """Runs that did not pass shown in the table (and explained) of a score, unless ``-v``."""
@@ -51,7 +51,9 @@ def _moment(value: str | None, flag: str) -> float | None:
 
 
 @dataclass(frozen=True)
-class _Filters:
+class Filters:
+    """The stored sessions a command reads, as given on its command line."""
+
     app: str | None = None
     user: str | None = None
     since: str | None = None
@@ -85,7 +87,7 @@ class _Filters:
 
 session_filter_options = grouped(
     "filters",
-    _Filters,
+    Filters,
     click.option("--app", help="Only this app's sessions."),
     click.option("--user", help="Only this user's sessions."),
     click.option("--since", metavar="WHEN", help="Updated at or after WHEN (2026-11-18, 7d)."),
@@ -130,7 +132,7 @@ session_filter_options = grouped(
 def score(
     sessions: str,
     metrics_spec: str,
-    filters: _Filters,
+    filters: Filters,
     concurrency: int,
     goldens_path: Path | None,
     where: str | None,
@@ -188,7 +190,7 @@ def score(
 
 
 def _prepare(
-    sessions: str, filters: _Filters, metrics_spec: str, goldens: Path | None, where: str | None
+    sessions: str, filters: Filters, metrics_spec: str, goldens: Path | None, where: str | None
 ) -> tuple[Any, SessionFilter, list[Any], Any]:
     """The source (checked: reachable, an ADK store), filters, metrics and golden miner.
 

@@ -5,7 +5,7 @@ Catalogue:
 * `open_sessions`, `SessionFilter`, `SessionSource`: stored sessions from an ADK
   session store (SQLite, PostgreSQL; read-only) or exported session JSON.
 * `score_sessions`: the same metrics as simulated runs, on stored sessions, streamed.
-* `shadow_session`, `ShadowResult`: a new agent version run against a stored
+* `shadow_session`, `shadow_sessions`, `ShadowResult`: a new agent version run against a stored
   conversation, safely (its recorded tool responses as mocks, its user turns as a
   scripted user), compared with what was recorded.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 from .._errors import ShadowDivergenceError
 from ._filter import SessionFilter
 from ._score import score_sessions
-from ._shadow import ShadowResult, shadow_session
+from ._shadow import ShadowResult, shadow_session, shadow_sessions
 from ._sources import SessionSource, open_sessions
 
 __all__ = [
@@ -26,4 +26,5 @@ __all__ = [
     "open_sessions",
     "score_sessions",
     "shadow_session",
+    "shadow_sessions",
 ]

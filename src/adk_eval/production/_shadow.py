@@ -26,25 +26,29 @@ final state (`ShadowResult`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import anyio
 from google.adk.agents import BaseAgent
 from google.adk.models.base_llm import BaseLlm
 from google.adk.sessions import Session
 
 from .._case import EvalCase, TerminateWhen, UserAgents
-from .._errors import ShadowDivergenceError
+from .._errors import EvalSetupError, ShadowDivergenceError
 from .._result import EvalResult
 from .._simulation import run_eval
 from .._tools._mocks import ToolMock
 from .._user_agents import STOP, STOP_SIGNAL, ScriptContext, ScriptedUserAgent
 from ..metrics._types import Metric
+from ._filter import SessionFilter
 from ._recording import Recording, call_key
 from ._score import score_stored, session_name
+from ._sources import SessionSource
 
-__all__ = ["ShadowOutcome", "ShadowResult", "shadow_session"]
+__all__ = ["ShadowOutcome", "ShadowResult", "shadow_session", "shadow_sessions"]
 
 ShadowOutcome = Literal["same", "better", "worse", "diverged", "error"]
 
@@ -74,6 +78,7 @@ class ShadowResult:
         recorded: The stored session scored as a run.
         new: The candidate's run.
         divergence: Where the conversation left the recording, in words.
+        continued: After the divergence, the `continue_with` model played the user.
         recorded_calls: The tool calls of each turn, recorded.
         new_calls: The tool calls of each turn, in the new run.
         recorded_replies: The agents' replies of each turn, recorded.
@@ -86,17 +91,30 @@ class ShadowResult:
     recorded: EvalResult
     new: EvalResult
     divergence: str | None = None
+    continued: bool = False
     recorded_calls: Sequence[Sequence[str]] = ()
     new_calls: Sequence[Sequence[str]] = ()
     recorded_replies: Sequence[Sequence[str]] = ()
     new_replies: Sequence[Sequence[str]] = ()
     state_changes: dict[str, dict[str, tuple[Any, Any]]] = field(default_factory=dict)
 
+    @property
+    def changed(self) -> bool:
+        """Whether anything differs: the outcome, a divergence, calls, replies or state."""
+        return (
+            self.outcome != "same"
+            or self.divergence is not None
+            or list(map(list, self.recorded_calls)) != list(map(list, self.new_calls))
+            or list(map(list, self.recorded_replies)) != list(map(list, self.new_replies))
+            or bool(self.state_changes)
+        )
+
     def explain(self) -> str:
         """The comparison, readable: outcome, metrics, calls, replies, state."""
         lines = [f"session `{self.name}`: {self.outcome.upper()}"]
         if self.divergence:
-            lines.append(f"diverged: {self.divergence}")
+            then = "; a model played the user from there" if self.continued else ""
+            lines.append(f"diverged: {self.divergence}{then}")
         if self.new.error is not None and self.outcome == "error":
             lines.append(f"error ({self.new.error.type}): {self.new.error.message}")
         for name in dict.fromkeys([*self.recorded.metrics, *self.new.metrics]):
@@ -118,6 +136,35 @@ class ShadowResult:
             for key, (old_value, new_value) in keys.items():
                 lines.append(f"state {scope}.{key}: {old_value!r} -> {new_value!r}")
         return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The comparison as JSON-ready data (values JSON cannot hold are their repr)."""
+        metrics = {
+            name: {
+                "recorded": _verdict(self.recorded.metrics.get(name)),
+                "new": _verdict(self.new.metrics.get(name)),
+            }
+            for name in dict.fromkeys([*self.recorded.metrics, *self.new.metrics])
+        }
+        error = self.new.error
+        data = {
+            "session": self.name,
+            "outcome": self.outcome,
+            "divergence": self.divergence,
+            "continued": self.continued,
+            "changed": self.changed,
+            "new_status": self.new.status,
+            "error": None if error is None else {"type": error.type, "message": error.message},
+            "metrics": metrics,
+            "calls": {"recorded": self.recorded_calls, "new": self.new_calls},
+            "replies": {"recorded": self.recorded_replies, "new": self.new_replies},
+            "state_changes": {
+                scope: {key: {"recorded": old, "new": new} for key, (old, new) in keys.items()}
+                for scope, keys in self.state_changes.items()
+            },
+        }
+        safe: dict[str, Any] = json.loads(json.dumps(data, default=repr))
+        return safe
 
 
 async def shadow_session(
@@ -141,8 +188,6 @@ async def shadow_session(
     Raises:
         EvalSetupError: The session records no user message to start from.
     """
-    from .._errors import EvalSetupError
-
     recording = Recording.of(session)
     if not recording.user_turns:
         raise EvalSetupError(f"session `{session_name(session)}` records no user message")
@@ -166,12 +211,63 @@ async def shadow_session(
         recorded=recorded,
         new=new,
         divergence=replay.diverged,
+        continued=bool(replay.continued),
         recorded_calls=recording.turn_calls,
         new_calls=new_recording.turn_calls,
         recorded_replies=recording.turn_replies,
         new_replies=new_recording.turn_replies,
         state_changes=_state_changes(recording.final_state, new.final_state),
     )
+
+
+async def shadow_sessions(
+    source: SessionSource,
+    agent: Any,
+    *,
+    metrics: Sequence[Metric] = (),
+    filters: SessionFilter | None = None,
+    continue_with: BaseLlm | None = None,
+    max_concurrency: int = 4,
+    on_result: Callable[[ShadowResult], Awaitable[None] | None] | None = None,
+) -> list[ShadowResult]:
+    """`shadow_session` on every stored session of `source` that passes `filters`.
+
+    Sessions are read as they are replayed (`max_concurrency` at once); a session
+    that records no user message is skipped. Results come in the order they finish.
+
+    Raises:
+        EvalSetupError: The source cannot be read (one line naming it).
+    """
+    results: list[ShadowResult] = []
+    slots = anyio.Semaphore(max_concurrency)  # also bounds how far ahead sessions are read
+
+    async def replay(session: Session) -> None:
+        try:
+            if not Recording.of(session).user_turns:
+                return
+            result = await shadow_session(
+                session, agent, metrics=metrics, continue_with=continue_with
+            )
+        finally:
+            slots.release()
+        results.append(result)
+        if on_result is not None:
+            outcome = on_result(result)
+            if outcome is not None:
+                await outcome
+
+    problems: list[EvalSetupError] = []
+    async with anyio.create_task_group() as group:
+        try:
+            async for session in source.sessions(filters or SessionFilter()):
+                await slots.acquire()
+                group.start_soon(replay, session)
+        except EvalSetupError as error:  # the store: raised as it is, not in a group
+            problems.append(error)
+            group.cancel_scope.cancel()
+    if problems:
+        raise problems[0]
+    return results
 
 
 def _answer(replay: _Replay, tool: str) -> Any:
