@@ -102,8 +102,8 @@ class DatabaseSource:
             return {}
         return {"connect_args": {"server_settings": {"default_transaction_read_only": "on"}}}
 
-    async def sessions(self, filters: SessionFilter) -> AsyncIterator[Session]:
-        """The sessions that pass `filters`, most recently updated first (see the module doc).
+    async def sessions(self, filters: SessionFilter | None = None) -> AsyncIterator[Session]:
+        """The sessions that pass `filters` (all by default), most recently updated first.
 
         Raises:
             EvalSetupError: The store cannot be reached or read, or holds no ADK sessions:
@@ -111,6 +111,7 @@ class DatabaseSource:
         """
         from sqlalchemy.ext.asyncio import create_async_engine
 
+        filters = filters or SessionFilter()
         engine = create_async_engine(self._url, **self._engine_args())
         try:
             async with engine.connect() as listing, engine.connect() as reading:

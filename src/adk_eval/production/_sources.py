@@ -38,8 +38,8 @@ class SessionSource(Protocol):
         """Raises `EvalSetupError` (one line) when the sessions cannot be read at all."""
         ...
 
-    def sessions(self, filters: SessionFilter) -> AsyncIterator[Session]:
-        """The sessions that pass `filters`, each with its events and merged state."""
+    def sessions(self, filters: SessionFilter | None = None) -> AsyncIterator[Session]:
+        """The sessions that pass `filters` (all by default), with events and merged state."""
         ...
 
 
@@ -98,12 +98,13 @@ class JsonSource:
     async def check(self) -> None:
         """Nothing to check before reading: a bad file is named when it is read."""
 
-    async def sessions(self, filters: SessionFilter) -> AsyncIterator[Session]:
-        """The sessions that pass `filters`, file by file (in name order), one file in memory.
+    async def sessions(self, filters: SessionFilter | None = None) -> AsyncIterator[Session]:
+        """The sessions that pass `filters` (all by default), file by file, in name order.
 
         Raises:
             EvalSetupError: A file that is not JSON of sessions, naming it.
         """
+        filters = filters or SessionFilter()
         files = sorted(self.path.rglob("*.json")) if self.path.is_dir() else [self.path]
         left = filters.limit
         for file in files:
