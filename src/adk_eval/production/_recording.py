@@ -4,7 +4,11 @@ A `Recording` reads a session's events once:
 
 * the user's turns: the text of each user-authored event (its first message first);
 * the tool answers: each function call of the agents, with the response that
-  answered it (matched by call id), keyed by tool name and arguments;
+  answered it (matched by call id), keyed by tool name and arguments; calls of
+  ADK's own machinery (transfers, ``exit_loop``, structured output) are not
+  answers, ADK runs them; calls a person answered (confirmations, input
+  requests, long-running tools: their response is in a user event) are kept
+  apart, as the user's answers;
 * the calls and replies of each turn (between two user turns), to compare with
   a new run's;
 * the state: the final state, and the state the conversation started from as
@@ -24,13 +28,39 @@ from google.adk.events import Event
 from google.adk.sessions import Session
 
 from .._state import scoped_view
+from .._tools._policy import FRAMEWORK_YIELD_TOOLS
 
-__all__ = ["Recording", "call_key"]
+__all__ = ["FRAMEWORK_CALLS", "Recording", "call_key"]
+
+FRAMEWORK_CALLS = frozenset(
+    {
+        "transfer_to_agent",
+        "exit_loop",
+        "set_model_response",
+        "finish_task",
+        "load_artifacts",
+        "load_memory",
+    }
+)
+"""Calls ADK's machinery runs (a replay lets ADK run them again, never a recorded answer)."""
 
 
 def call_key(name: str, args: Mapping[str, Any] | None) -> str:
-    """A tool call's identity for matching: its name and its arguments, canonical JSON."""
-    return f"{name}{json.dumps(dict(args or {}), sort_keys=True, default=repr)}"
+    """A tool call's identity for matching: its name and its arguments, canonical JSON.
+
+    The calls ADK makes to ask the user (confirmations, input requests) carry the
+    id of the call they stand for, new in every run: ids are left out of theirs.
+    """
+    stable = _without_ids(dict(args or {})) if name in FRAMEWORK_YIELD_TOOLS else dict(args or {})
+    return f"{name}{json.dumps(stable, sort_keys=True, default=repr)}"
+
+
+def _without_ids(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _without_ids(v) for k, v in value.items() if k != "id"}
+    if isinstance(value, list):
+        return [_without_ids(v) for v in value]
+    return value
 
 
 @dataclass(frozen=True)
@@ -41,6 +71,8 @@ class Recording:
         user_turns: The user's messages, in order.
         answers: The recorded response of each call, by `call_key`.
         tools: Every tool the recording answered, by name: its responses in order.
+        user_answers: The calls a person answered (a user event holds the response),
+            by tool name: ``(call_key, response)`` in order.
         turn_calls: The agents' tool calls of each turn, as `call_key`s.
         turn_replies: The agents' texts of each turn.
         initial_state: The scoped state before the conversation, as far as the events tell.
@@ -50,6 +82,7 @@ class Recording:
     user_turns: Sequence[str]
     answers: Mapping[str, Any] = field(default_factory=dict)
     tools: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+    user_answers: Mapping[str, Sequence[tuple[str, Any]]] = field(default_factory=dict)
     turn_calls: Sequence[Sequence[str]] = ()
     turn_replies: Sequence[Sequence[str]] = ()
     initial_state: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -58,14 +91,17 @@ class Recording:
     @classmethod
     def of(cls, session: Session) -> Recording:
         """Reads `session`'s events."""
-        responses = {
-            response.id: response.response
-            for event in session.events
-            for response in event.get_function_responses()
-            if response.id
-        }
+        responses: dict[str, Any] = {}
+        by_user: set[str] = set()
+        for event in session.events:
+            for response in event.get_function_responses():
+                if response.id:
+                    responses[response.id] = response.response
+                    if event.author == "user":
+                        by_user.add(response.id)
         answers: dict[str, Any] = {}
         tools: dict[str, list[Any]] = {}
+        user_answers: dict[str, list[tuple[str, Any]]] = {}
         user_turns: list[str] = []
         turn_calls: list[list[str]] = []
         turn_replies: list[list[str]] = []
@@ -80,10 +116,14 @@ class Recording:
                     turn_replies.append([])
                 continue
             for call in event.get_function_calls():
-                key = call_key(call.name or "", call.args)
-                if call.id in responses:
+                name = call.name or ""
+                key = call_key(name, call.args)
+                if call.id in by_user or name in FRAMEWORK_YIELD_TOOLS:
+                    if call.id in responses:
+                        user_answers.setdefault(name, []).append((key, responses[call.id]))
+                elif call.id in responses and name not in FRAMEWORK_CALLS:
                     answers.setdefault(key, responses[call.id])
-                    tools.setdefault(call.name or "", []).append(responses[call.id])
+                    tools.setdefault(name, []).append(responses[call.id])
                 if turn_calls:
                     turn_calls[-1].append(key)
             if text and turn_replies and not event.partial:
@@ -99,7 +139,8 @@ class Recording:
         return cls(
             user_turns=user_turns,
             answers=answers,
-            tools=tools,
+            tools={name: found for name, found in tools.items() if name not in user_answers},
+            user_answers=user_answers,
             turn_calls=turn_calls,
             turn_replies=turn_replies,
             initial_state=initial,

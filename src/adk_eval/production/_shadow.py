@@ -62,6 +62,8 @@ class _Replay:
     diverged: str | None = None
     diverged_at_turn: int | None = None
     continued: list[str] = field(default_factory=list)
+    used: set[tuple[str, int]] = field(default_factory=set)
+    """The recorded user answers to tool yields given so far: (tool, index)."""
 
 
 @dataclass(frozen=True)
@@ -196,7 +198,13 @@ async def shadow_session(
         name=session_name(session),
         agent=agent,
         tool_mocks={tool: ToolMock(_answer(replay, tool)) for tool in recording.tools},
-        user_agents=UserAgents(loop=ScriptedUserAgent(name="recorded_user", step=_user(replay))),
+        user_agents=UserAgents(
+            loop=ScriptedUserAgent(name="recorded_user", step=_user(replay)),
+            tools={
+                tool: ScriptedUserAgent(name="recorded_answers", step=_yield_answer(replay))
+                for tool in recording.user_answers
+            },
+        ),
         first_message=recording.user_turns[0],
         initial_state=recording.initial_state,
         terminate_when=TerminateWhen(max_turns=max_turns or len(recording.user_turns) + 2),
@@ -289,6 +297,31 @@ def _answer(replay: _Replay, tool: str) -> Any:
         return replay.recording.tools[tool][-1]
 
     return answer
+
+
+def _yield_answer(replay: _Replay) -> Any:
+    """A person's recorded answers to tool yields (confirmations, long-running tools).
+
+    A yield gets the recorded answer to the same call, else the next unused one
+    of that tool (a confirmation's arguments carry a new call id every run).
+    """
+
+    def step(ctx: ScriptContext) -> Any:
+        info = ctx.yield_info
+        tool = info.tool_name if info is not None and info.tool_name else ""
+        recorded = replay.recording.user_answers.get(tool, ())
+        free = [i for i in range(len(recorded)) if (tool, i) not in replay.used]
+        key = call_key(tool, info.args if info is not None else None)
+        chosen = next((i for i in free if recorded[i][0] == key), free[0] if free else None)
+        if chosen is None:
+            raise ShadowDivergenceError(
+                f"the conversation left the recording: `{tool}` waited for the user a "
+                f"{len(recorded) + 1}th time; the recording answered it {len(recorded)} time(s)"
+            )
+        replay.used.add((tool, chosen))
+        return recorded[chosen][1]
+
+    return step
 
 
 def _user(replay: _Replay) -> Any:
