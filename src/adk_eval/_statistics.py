@@ -1,0 +1,127 @@
+"""The statistics behind every rate adk_eval shows: intervals, pass^k, and two-rate tests.
+
+LLM agents are noisy, so a pass rate from a few runs is an estimate. Each one
+shown comes with a **Wilson score interval**: the range of true pass rates that
+the observed runs are consistent with, at 95 % confidence by default. With 3
+passes in 3 runs the interval is [0.44, 1.00]: three passes do not rule out an
+agent that passes only half the time.
+
+* `wilson`: the interval of a rate from ``successes`` of ``n``.
+* `pass_hat_k`: the unbiased estimate of pass^k (all of k fresh runs pass) from
+  ``c`` passes in ``n`` runs, ``C(c, k) / C(n, k)``; `pass_at_k` likewise for
+  pass@k (at least one of k passes), ``1 - C(n - c, k) / C(n, k)``.
+* `fisher`: Fisher's exact test on two rates (``a`` of ``n_a`` against ``b`` of
+  ``n_b``): the one-sided p-values that B is lower, or higher, than A only by
+  chance. It is exact for any number of runs, which matters at the 1 to 10 runs
+  a case gets; with one run on each side it can never decide (p >= 0.5).
+
+Pure arithmetic: no dependency, nothing imported that a command would pay for.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+
+__all__ = ["DEFAULT_CONFIDENCE", "Interval", "fisher", "pass_at_k", "pass_hat_k", "wilson"]
+
+DEFAULT_CONFIDENCE = 0.95
+"""The confidence of every interval shown, unless told otherwise."""
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An estimate with its confidence interval.
+
+    Attributes:
+        estimate: The observed value (a rate, or pass^k).
+        low: The interval's lower end.
+        high: The interval's upper end.
+        confidence: The interval's confidence (0.95: 95 %).
+    """
+
+    estimate: float
+    low: float
+    high: float
+    confidence: float = DEFAULT_CONFIDENCE
+
+    def __str__(self) -> str:
+        return f"{self.estimate:.0%} [{self.low:.0%}, {self.high:.0%}]"
+
+    def to_dict(self) -> dict[str, float]:
+        """``{"estimate", "low", "high", "confidence"}``, for reports."""
+        return {
+            "estimate": self.estimate,
+            "low": self.low,
+            "high": self.high,
+            "confidence": self.confidence,
+        }
+
+
+def _z(confidence: float) -> float:
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    return NormalDist().inv_cdf((1 + confidence) / 2)
+
+
+def wilson(successes: int, n: int, confidence: float = DEFAULT_CONFIDENCE) -> Interval:
+    """The Wilson score interval of the rate ``successes / n``.
+
+    With no trials the rate is unknown: the estimate is 0 and the interval [0, 1].
+    """
+    if n < 0 or not 0 <= successes <= max(n, 0):
+        raise ValueError(f"need 0 <= successes <= n, got {successes} of {n}")
+    if n == 0:
+        return Interval(0.0, 0.0, 1.0, confidence)
+    z = _z(confidence)
+    rate = successes / n
+    denominator = 1 + z * z / n
+    centre = (rate + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n)) / denominator
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return Interval(rate, low, high, confidence)
+
+
+def pass_hat_k(passes: int, n: int, k: int) -> float:
+    """The unbiased estimate of pass^k: the chance that k fresh runs all pass.
+
+    ``C(passes, k) / C(n, k)``; with fewer than k runs, ``(passes / n) ** k``.
+    """
+    if n == 0:
+        return 0.0
+    if n < k:
+        return (passes / n) ** k
+    return math.comb(passes, k) / math.comb(n, k)
+
+
+def pass_at_k(passes: int, n: int, k: int) -> float:
+    """The unbiased estimate of pass@k: the chance that one of k fresh runs passes."""
+    if n == 0:
+        return 0.0
+    if n < k:
+        return 1 - (1 - passes / n) ** k
+    return 1 - math.comb(n - passes, k) / math.comb(n, k)
+
+
+def fisher(a: int, n_a: int, b: int, n_b: int) -> tuple[float, float]:
+    """Fisher's exact test of the rates ``a / n_a`` (before) and ``b / n_b`` (after).
+
+    Returns:
+        ``(p_lower, p_higher)``: the probability, were both rates the same, of a
+        B as low as this or lower, and of one as high or higher. A small
+        ``p_lower`` is evidence that B's rate is really lower.
+    """
+    total, successes = n_a + n_b, a + b
+    if n_a == 0 or n_b == 0:
+        return 1.0, 1.0
+    ways = math.comb(total, n_b)
+
+    def chance(x: int) -> float:  # P(B has x successes | the margins)
+        return math.comb(successes, x) * math.comb(total - successes, n_b - x) / ways
+
+    smallest, largest = max(0, n_b - (total - successes)), min(n_b, successes)
+    lower = sum(chance(x) for x in range(smallest, b + 1))
+    higher = sum(chance(x) for x in range(b, largest + 1))
+    return min(1.0, lower), min(1.0, higher)
