@@ -156,6 +156,8 @@ def test_repeat_shows_pass_hat_k(write_evals):
     assert result.exit_code == 0, result.output
     assert "pass^k" in result.output
     assert "stable-pass" in result.output
+    assert "3/3 44%-100%" in result.output  # its pass rate's 95 % interval
+    assert "pass rate 100% [44%, 100%] (95% interval); pass^3 1/1 cases" in result.output
     assert "3/3" in result.output
 
 

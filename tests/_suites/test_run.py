@@ -19,6 +19,7 @@ from adk_eval import (
     Workers,
     run_eval_suite,
 )
+from adk_eval._statistics import wilson
 from adk_eval.metrics import state_metric
 from adk_eval.testing import ScriptedLlm, tool_call
 
@@ -151,6 +152,16 @@ async def test_repeat_reports_pass_hat_k_pass_at_k_and_stability():
     assert sorted(r.attempt for r in suite.results if r.name == "flaky") == [0, 1, 2, 3]
     assert suite.pass_rate == 0.5
     assert not suite.ok
+    # every rate with its 95 % Wilson interval
+    assert stats["flaky"].pass_rate_interval == wilson(2, 4)
+    assert stats["always"].pass_rate_interval.low == pytest.approx(0.5101, abs=1e-4)  # 4 of 4
+    flaky_k = stats["flaky"].pass_hat_k_estimate  # the chance 4 fresh runs all pass
+    assert flaky_k.estimate == 0.0  # C(2, 4) / C(4, 4): no 4 runs of these all passed
+    assert (flaky_k.low, flaky_k.high) == (wilson(2, 4).low ** 4, wilson(2, 4).high ** 4)
+    assert stats["flaky"].pass_at_k_estimate.estimate == 1.0
+    assert suite.pass_rate_interval == wilson(6, 12)
+    assert suite.pass_hat_k_interval == wilson(1, 3)  # `always` of the three cases
+    assert suite.pass_at_k_interval == wilson(2, 3)
 
 
 async def test_stop_on_first_failure_cancels_the_rest_and_says_what_did_not_run():

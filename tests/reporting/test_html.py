@@ -136,7 +136,10 @@ def test_the_page_opens_from_disk_with_no_network_and_shows_the_evidence(report,
     page.on("pageerror", lambda e: problems.append(str(e)))
     page.goto(path.as_uri())
 
-    assert page.locator("#title").inner_text() == "2 runs: 1 passed, 1 failed (pass rate 50%)"
+    assert (
+        page.locator("#title").inner_text()
+        == "2 runs: 1 passed, 1 failed (pass rate 50% [9%, 91%]; 95% intervals)"
+    )
     rows = page.locator("#cases tr")
     assert rows.count() == 2
     assert rows.nth(0).inner_text().startswith("forgets-to-greet")  # failing first

@@ -7,9 +7,11 @@ import xml.etree.ElementTree as ET
 
 import anyio
 import jsonschema
+import pytest
 from google.adk.agents import LlmAgent
 
 from adk_eval import EvalCase, run_eval_suite
+from adk_eval._statistics import wilson
 from adk_eval.metrics import MetricResult, state_metric
 from adk_eval.reporting import junit_xml, load_report_schema, suite_report
 from adk_eval.testing import ScriptedLlm
@@ -59,6 +61,34 @@ async def test_report_validates_and_junit_marks_xfail_and_not_run_as_skipped():
     assert cases["fails"].find("failure") is not None
     assert root.get("skipped") == "2"
     ET.tostring(root)
+
+    # the pass rate with its 95 % interval: 1 of the 2 counted runs (xfail and not run aside)
+    assert report["intervals"]["pass_rate"] == wilson(1, 2).to_dict()
+    assert report["cases"][0]["intervals"]["pass_rate"] == wilson(1, 1).to_dict()
+    suite_properties = {
+        p.get("name"): p.get("value") for p in root.find("testsuite").find("properties")
+    }
+    assert suite_properties["pass_rate"] == "0.5000"
+    assert suite_properties["pass_rate.low"] == f"{wilson(1, 2).low:.4f}"
+    assert suite_properties["pass_rate.high"] == f"{wilson(1, 2).high:.4f}"
+
+
+async def test_repeats_give_each_case_its_intervals_in_json_and_junit():
+    suite = await run_eval_suite([case("greets", ScriptedLlm(["hello"]))], repeat=3)
+
+    report = suite_report(suite)
+    jsonschema.validate(report, load_report_schema())
+    (greets,) = report["cases"]
+    assert greets["intervals"]["pass_rate"]["low"] == pytest.approx(0.4385, abs=1e-4)  # 3 of 3
+    assert greets["intervals"]["pass_hat_k"]["low"] == pytest.approx(0.4385**3, abs=1e-4)
+    assert report["intervals"]["pass_hat_k"] == wilson(1, 1).to_dict()
+    properties = {
+        p.get("name"): p.get("value")
+        for p in junit_xml(suite).getroot().find("testsuite").find("properties")
+    }
+    assert properties["case.greets.pass_rate.low"] == "0.4385"
+    assert properties["case.greets.pass_hat_k"] == "1.0000"
+    assert properties["pass_hat_k.high"] == "1.0000"
 
 
 async def test_the_conversation_says_what_answered_each_tool_call():

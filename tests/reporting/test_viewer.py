@@ -179,7 +179,9 @@ def test_the_pages_show_runs_a_run_and_a_regression(db, browser):
         expect(page.locator("#chart circle")).to_have_count(2)
 
         page.locator("#run-rows a", has_text="run 2").click()
-        expect(page.locator("#title")).to_have_text("2 runs: 1 passed, 1 failed (pass rate 50%)")
+        expect(page.locator("#title")).to_have_text(
+            "2 runs: 1 passed, 1 failed (pass rate 50% [9%, 91%]; 95% intervals)"
+        )
         detail = page.locator("#detail")
         expect(detail).to_contain_text("greets said")  # the failing case's evidence, open first
         expect(detail).to_contain_text(HOSTILE)
@@ -228,6 +230,13 @@ def test_history_gives_pass_rate_and_pass_hat_k_per_run_and_per_case(repeated_db
             (1, 1, 1.0, 1.0),
         ]
         assert [(r["passed"], r["failed"]) for r in runs] == [(3, 1), (3, 1), (2, 0)]
+        interval = runs[0]["pass_rate_interval"]  # 3 of 4 runs, Wilson at 95 %
+        assert (round(interval["low"], 4), round(interval["high"], 4), interval["confidence"]) == (
+            0.3006,
+            0.9544,
+            0.95,
+        )
+        assert runs[0]["pass_hat_k_interval"]["estimate"] == 0.5  # 1 of 2 cases passed every run
         greets = httpx.get(f"{url}/api/history", params={"case": "greets"}, headers=headers)
         assert [(p["id"], p["passes"], p["runs"], p["pass_hat_k"]) for p in greets.json()] == [
             (1, 1, 1, 1.0),
@@ -253,7 +262,7 @@ def test_charts_repeats_side_by_side_and_a_compared_case_side_by_side(repeated_d
         page.locator("#run-rows a", has_text="run 3").click()
         first = page.locator("#cases tr").nth(0)
         expect(first).to_contain_text("greets")
-        expect(first).to_contain_text("1/2 · pass^k no · flaky")
+        expect(first).to_contain_text("1/2 [9%, 91%] · pass^k no · flaky")
         expect(page.locator("#case-chart circle")).to_have_count(3)  # greets in all three runs
         page.click("#side-by-side")
         columns = page.locator("#detail .side-by-side .column")

@@ -141,15 +141,10 @@ def suite_table(suite: EvalSuiteResult) -> Table:
                 _failed_metrics(result),
             )
     else:
-        for column in (
-            "pass^k",
-            "pass@k",
-            "Pass rate",
-            "Label",
-            "Mean turns",
-            "Failed metrics",
-        ):
-            table.add_column(column)
+        table.add_column("Pass rate (95%)", no_wrap=True)
+        for column in ("pass^k", "pass@k", "Label", "Turns"):
+            table.add_column(column, no_wrap=True)
+        table.add_column("Failed metrics", overflow="fold", min_width=12)
         for stats in suite.cases:
             table.add_row(*_case_row(stats))
     for name in suite.not_run:
@@ -165,12 +160,14 @@ def _case_row(stats: CaseStats) -> list[str | Text]:
     for result in runs:
         failed.update(_failed_metrics(result).split(", ") if not result.passed else [])
     label_style = {"stable-pass": "green", "flaky": "yellow", "stable-fail": "red"}[stats.label]
+    interval = stats.pass_rate_interval
     return [
         stats.name,
+        f"{stats.passes}/{len(runs)}"
+        + ("" if len(runs) == stats.repeat else f" of {stats.repeat}")
+        + f" {interval.low:.0%}-{interval.high:.0%}",
         Text("yes" if stats.pass_hat_k else "no", style="green" if stats.pass_hat_k else "red"),
         Text("yes" if stats.pass_at_k else "no", style="green" if stats.pass_at_k else "red"),
-        f"{stats.passes}/{len(runs)}"
-        + ("" if len(runs) == stats.repeat else f" of {stats.repeat}"),
         Text(stats.label, style=label_style),
         f"{mean_turns:.1f}",
         ", ".join(sorted(f for f in failed if f)),
@@ -231,7 +228,10 @@ def runs_for_real_lines(inventory: RunsForReal) -> list[str]:
 
 
 def summary_line(suite: EvalSuiteResult) -> Text:
-    """``3 passed, 1 xfailed in 4.2s`` (counts that are zero are left out)."""
+    """``3 passed, 1 xfailed in 4.2s; pass rate 100% [44%, 100%] (95% interval)``.
+
+    Counts that are zero are left out; with repeats, pass^k over the cases follows.
+    """
     s = suite.summary
     order = ["passed", "failed", "errors", "terminated", "xfailed", "xpassed", "not_run"]
     labels = {"errors": "error(s)", "not_run": "not run"}
@@ -241,7 +241,18 @@ def summary_line(suite: EvalSuiteResult) -> Text:
         if s[key]
     ]
     line = Text(", ").join(parts) if parts else Text("no runs")
-    return line.append(f" in {suite.duration_ms / 1000:.1f}s")
+    line.append(f" in {suite.duration_ms / 1000:.1f}s")
+    counted = s["total"] - s["not_run"] - s["xfailed"]
+    if counted:
+        line.append(f"; pass rate {suite.pass_rate_interval} (95% interval)")
+    counted_cases = suite.counted_cases
+    if suite.repeat > 1 and counted_cases:
+        reliable = sum(stats.pass_hat_k for stats in counted_cases)
+        line.append(
+            f"; pass^{suite.repeat} {reliable}/{len(counted_cases)} cases "
+            f"{suite.pass_hat_k_interval}"
+        )
+    return line
 
 
 def runs_table(runs: Sequence[RunInfo]) -> Table:

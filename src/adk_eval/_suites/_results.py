@@ -7,6 +7,13 @@ With ``repeat=k`` each case runs k times and gets per-case statistics:
 * **pass rate**: passed runs / k;
 * **label**: ``stable-pass`` (all passed), ``stable-fail`` (none passed) or ``flaky``.
 
+Every rate also comes with its 95 % Wilson interval (`adk_eval._statistics`): a
+case's pass rate over its runs, its pass^k and pass@k estimates for k fresh runs
+(the interval's ends raised to the k-th power), and the suite's pass rate over its
+runs and pass^k / pass@k over its cases. The suite's pass-rate interval treats
+runs as independent; when a few cases are repeated many times, the share of
+reliable cases (pass^k over cases) is the more honest figure.
+
 `suite_from_results` is the one way a suite is built from its runs: by every
 executor, and by ``adk-eval merge`` from the results files of CI shards.
 """
@@ -19,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 from .._result import EvalResult
+from .._statistics import Interval, pass_at_k, pass_hat_k, wilson
 from ._inventory import RunsForReal
 
 __all__ = ["CaseStats", "EvalSuiteResult", "StabilityLabel", "suite_from_results"]
@@ -66,6 +74,27 @@ class CaseStats:
     def pass_at_k(self) -> bool:
         """pass@k: at least one run passed."""
         return self.passes > 0
+
+    @property
+    def pass_rate_interval(self) -> Interval:
+        """The pass rate with its 95 % Wilson interval (over the finished runs)."""
+        return wilson(self.passes, len(self.runs))
+
+    @property
+    def pass_hat_k_estimate(self) -> Interval:
+        """The chance that `repeat` fresh runs all pass: unbiased estimate, 95 % interval."""
+        rate, k = self.pass_rate_interval, self.repeat
+        return Interval(pass_hat_k(self.passes, len(self.runs), k), rate.low**k, rate.high**k)
+
+    @property
+    def pass_at_k_estimate(self) -> Interval:
+        """The chance that one of `repeat` fresh runs passes: estimate, 95 % interval."""
+        rate, k = self.pass_rate_interval, self.repeat
+        return Interval(
+            pass_at_k(self.passes, len(self.runs), k),
+            1 - (1 - rate.low) ** k,
+            1 - (1 - rate.high) ** k,
+        )
 
     @property
     def label(self) -> StabilityLabel:
@@ -153,6 +182,35 @@ class EvalSuiteResult:
         """Passed runs / finished runs (xfailed runs left out of both)."""
         counted = [r for r in self.results if r.outcome != "xfailed"]
         return sum(r.passed for r in counted) / len(counted) if counted else 1.0
+
+    @property
+    def pass_rate_interval(self) -> Interval:
+        """The pass rate with its 95 % Wilson interval (runs taken as independent)."""
+        counted = [r for r in self.results if r.outcome != "xfailed"]
+        if not counted:
+            return Interval(1.0, 0.0, 1.0)
+        return wilson(sum(r.passed for r in counted), len(counted))
+
+    @property
+    def counted_cases(self) -> list[CaseStats]:
+        """The cases a suite-level rate counts: those that ran, expected failures aside."""
+        return [
+            stats
+            for stats in self.cases
+            if stats.runs and not all(r.outcome == "xfailed" for r in stats.runs)
+        ]
+
+    @property
+    def pass_hat_k_interval(self) -> Interval:
+        """The share of cases whose every run passed (pass^k), 95 % Wilson interval."""
+        counted = self.counted_cases
+        return wilson(sum(stats.pass_hat_k for stats in counted), len(counted))
+
+    @property
+    def pass_at_k_interval(self) -> Interval:
+        """The share of cases with at least one passing run (pass@k), 95 % Wilson interval."""
+        counted = self.counted_cases
+        return wilson(sum(stats.pass_at_k for stats in counted), len(counted))
 
     def meets(self, min_pass_rate: float | None = None, *, allow_errors: bool = False) -> bool:
         """Whether the suite passes a CI gate.

@@ -14,12 +14,19 @@ from typing import Any
 
 from .. import __version__
 from .._result import EvalResult
+from .._statistics import Interval, wilson
 from .._suites._results import CaseStats, EvalSuiteResult
 from .._trace import EvalTrace, Message, StateChange, TokenUsage, ToolCall, ToolResponse
 from .._transcript import render_transcript
 from .._turns import jsonable
 
-__all__ = ["REPORT_SCHEMA", "REPORT_VERSION", "load_report_schema", "suite_report"]
+__all__ = [
+    "REPORT_SCHEMA",
+    "REPORT_VERSION",
+    "load_report_schema",
+    "suite_report",
+    "with_intervals",
+]
 
 REPORT_SCHEMA = "adk-eval.report"
 REPORT_VERSION = 1
@@ -151,6 +158,11 @@ def case_record(stats: CaseStats, description: str | None, xfail: str | None) ->
         "pass_hat_k": stats.pass_hat_k,
         "pass_at_k": stats.pass_at_k,
         "label": stats.label,
+        "intervals": {
+            "pass_rate": stats.pass_rate_interval.to_dict(),
+            "pass_hat_k": stats.pass_hat_k_estimate.to_dict(),
+            "pass_at_k": stats.pass_at_k_estimate.to_dict(),
+        },
     }
 
 
@@ -167,6 +179,11 @@ def suite_report(suite: EvalSuiteResult, *, created_at: datetime | None = None) 
         "duration_ms": round(suite.duration_ms, 3),
         "passed": suite.ok,
         "pass_rate": suite.pass_rate,
+        "intervals": {
+            "pass_rate": suite.pass_rate_interval.to_dict(),
+            "pass_hat_k": suite.pass_hat_k_interval.to_dict(),
+            "pass_at_k": suite.pass_at_k_interval.to_dict(),
+        },
         "stopped_early": suite.stopped_early,
         "interrupted": suite.interrupted,
         "summary": dict(suite.summary),
@@ -182,6 +199,24 @@ def suite_report(suite: EvalSuiteResult, *, created_at: datetime | None = None) 
         ],
         "results": [result_record(result) for result in suite.results],
     }
+
+
+def with_intervals(report: dict[str, Any]) -> dict[str, Any]:
+    """`report`, with the 95 % intervals a report written before they existed lacks.
+
+    Computed from its counts as `suite_report` computes them (the suite's pass rate
+    over its runs, expected failures aside; each case's over its runs).
+    """
+    if "intervals" in report:
+        return report
+    s = report["summary"]
+    counted = s["total"] - s["not_run"] - s["xfailed"]
+    cases = [
+        {**case, "intervals": {"pass_rate": wilson(case["passes"], case["runs"]).to_dict()}}
+        for case in report["cases"]
+    ]
+    rate = wilson(s["passed"], counted) if counted > 0 else Interval(1.0, 0.0, 1.0)
+    return {**report, "cases": cases, "intervals": {"pass_rate": rate.to_dict()}}
 
 
 def load_report_schema() -> dict[str, Any]:

@@ -2,7 +2,10 @@
 
 A run's warnings (what the sandbox saw, a failed compaction) are written
 whatever its outcome, as properties ``warning.1``, ``warning.2``, ... and as
-its ``<system-err>``, one ``warning: ...`` line each.
+its ``<system-err>``, one ``warning: ...`` line each. The suite's properties
+hold its pass rate with its 95 % interval (``pass_rate``, ``pass_rate.low``,
+``pass_rate.high``) and, with repeats, pass^k and pass@k over the cases and each
+case's own (``case.NAME.pass_rate``, ``case.NAME.pass_hat_k``).
 """
 
 from __future__ import annotations
@@ -12,10 +15,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .._result import EvalResult
+from .._statistics import Interval
 from .._suites._results import EvalSuiteResult
 from .._transcript import render_transcript
 
 __all__ = ["junit_xml", "write_junit_xml"]
+
+
+def _interval_properties(properties: ET.Element, prefix: str, interval: Interval) -> None:
+    """``PREFIX`` = the estimate, ``PREFIX.low`` / ``PREFIX.high`` = its 95 % interval."""
+    for suffix, value in (
+        ("", interval.estimate),
+        (".low", interval.low),
+        (".high", interval.high),
+    ):
+        ET.SubElement(properties, "property", name=f"{prefix}{suffix}", value=f"{value:.4f}")
 
 
 def _testcase(result: EvalResult, repeat: int) -> ET.Element:
@@ -78,9 +92,20 @@ def junit_xml(suite: EvalSuiteResult, *, name: str = "adk-eval") -> ET.ElementTr
         "testsuite",
         {**attributes, "timestamp": datetime.now(UTC).isoformat(timespec="seconds")},
     )
+    properties = ET.SubElement(testsuite, "properties")
+    _interval_properties(properties, "pass_rate", suite.pass_rate_interval)
+    if suite.repeat > 1:
+        _interval_properties(properties, "pass_hat_k", suite.pass_hat_k_interval)
+        _interval_properties(properties, "pass_at_k", suite.pass_at_k_interval)
+        for stats in suite.cases:  # each case's own, over its runs
+            _interval_properties(
+                properties, f"case.{stats.name}.pass_rate", stats.pass_rate_interval
+            )
+            _interval_properties(
+                properties, f"case.{stats.name}.pass_hat_k", stats.pass_hat_k_estimate
+            )
     lines = suite.runs_for_real.lines()
     if lines:  # what ran for real, one property each (`runs_for_real.plugins`, ...)
-        properties = ET.SubElement(testsuite, "properties")
         for line in lines:
             kind, _, item = line.partition(": ")
             ET.SubElement(properties, "property", name=f"runs_for_real.{kind}", value=item)

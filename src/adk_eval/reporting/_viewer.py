@@ -25,16 +25,26 @@ from fastapi import FastAPI
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from .._errors import AdkEvalError
+from .._statistics import wilson
 from .._web import Access, StrictJSONResponse, guard, page_with_token, serve, static_file
 from ._compare import compare_reports
 from ._html import page
-from ._store import RunStore
+from ._json_report import with_intervals
+from ._store import CasePoint, RunStore
 
 __all__ = ["HEADER", "create_viewer_app", "run_viewer"]
 
 HEADER = "X-Viewer-Token"
 _STATIC = ("report.js", "report.css")
 _ORDER = {"regression": 0, "added": 1, "removed": 2, "improvement": 3, "unchanged": 4}
+
+
+def _intervals(point: CasePoint) -> dict[str, Any]:
+    """A point's pass rate over its runs and pass^k over its cases, with 95 % intervals."""
+    return {
+        "pass_rate_interval": wilson(point.passes, point.runs).to_dict(),
+        "pass_hat_k_interval": wilson(point.reliable, point.cases).to_dict(),
+    }
 
 
 def create_viewer_app(db: Path, token: str, *, bound_host: str = "127.0.0.1") -> FastAPI:
@@ -74,7 +84,7 @@ def create_viewer_app(db: Path, token: str, *, bound_host: str = "127.0.0.1") ->
     @app.get("/api/runs")
     async def runs(limit: int = 200) -> list[dict[str, Any]]:
         limit = max(1, min(limit, 10_000))
-        reliable = {point.run_id: point.pass_hat_k for point in store.history(None, limit)}
+        points = {point.run_id: point for point in store.history(None, limit)}
         return [
             {
                 "id": run.id,
@@ -88,7 +98,8 @@ def create_viewer_app(db: Path, token: str, *, bound_host: str = "127.0.0.1") ->
                 "repeat": run.repeat,
                 "duration_ms": run.duration_ms,
                 "pass_rate": run.pass_rate,
-                "pass_hat_k": reliable.get(run.id, 0.0),
+                "pass_hat_k": points[run.id].pass_hat_k if run.id in points else 0.0,
+                **(_intervals(points[run.id]) if run.id in points else {}),
             }
             for run in store.runs(limit)
         ]
@@ -104,13 +115,14 @@ def create_viewer_app(db: Path, token: str, *, bound_host: str = "127.0.0.1") ->
                 "repeat": point.repeat,
                 "pass_rate": point.pass_rate,
                 "pass_hat_k": point.pass_hat_k,
+                **_intervals(point),
             }
             for point in store.history(case, max(1, min(limit, 10_000)))
         ]
 
     @app.get("/api/runs/{run_id}")
     async def run(run_id: int) -> dict[str, Any]:
-        return store.load(run_id)
+        return with_intervals(store.load(run_id))  # reports stored before they existed
 
     @app.get("/api/compare")
     async def compare(a: int | None = None, b: int | None = None) -> dict[str, Any]:

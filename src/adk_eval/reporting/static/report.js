@@ -20,6 +20,9 @@
 
   const json = (value) => JSON.stringify(value, null, 2);
   const percent = (rate) => `${Math.round(rate * 100)}%`;
+  // "80% [49%, 94%]": a rate and its 95% interval (just the rate where none was stored)
+  const withInterval = (rate, interval) =>
+    interval ? `${percent(rate)} [${percent(interval.low)}, ${percent(interval.high)}]` : percent(rate);
   const failedMetrics = (run) =>
     Object.entries(run.metrics).filter(([, m]) => m.applicable !== false && !m.passed).map(([n]) => n);
 
@@ -28,7 +31,11 @@
     const parts = ["passed", "failed", "errors", "terminated", "xfailed", "xpassed", "not_run"]
       .filter((k) => s[k]).map((k) => `${s[k]} ${k.replace("_", " ")}`);
     document.getElementById("title").textContent =
-      `${s.total} runs: ${parts.join(", ") || "none"} (pass rate ${percent(data.pass_rate)})`;
+      `${s.total} runs: ${parts.join(", ") || "none"} (pass rate ` +
+      `${withInterval(data.pass_rate, (data.intervals || {}).pass_rate)}` +
+      (data.repeat > 1 && data.intervals && data.intervals.pass_hat_k
+        ? `; pass^${data.repeat} over cases ${withInterval(data.intervals.pass_hat_k.estimate, data.intervals.pass_hat_k)}`
+        : "") + (data.intervals ? "; 95% intervals)" : ")");
     document.getElementById("meta").textContent =
       `adk-eval ${data.adk_eval_version}, ${data.created_at}, ${data.repeat} run(s) per case, ` +
       `${(data.duration_ms / 1000).toFixed(1)} s` +
@@ -62,7 +69,9 @@
   function caseLabel(name) {
     const stats = (data.cases || []).find((c) => c.name === name);
     if (!stats || stats.repeat < 2) return "";
-    return `${stats.passes}/${stats.runs} · pass^k ${stats.pass_hat_k ? "yes" : "no"} · ${stats.label}`;
+    const rate = (stats.intervals || {}).pass_rate;
+    const span = rate ? ` [${percent(rate.low)}, ${percent(rate.high)}]` : "";
+    return `${stats.passes}/${stats.runs}${span} · pass^k ${stats.pass_hat_k ? "yes" : "no"} · ${stats.label}`;
   }
 
   // One page of the case table: only PAGE rows are ever in the document.
@@ -268,7 +277,8 @@
       dot.setAttribute("r", "4");
       dot.setAttribute("fill", point.pass_rate === 1 ? "#18794e" : "#c4302b");
       const title = document.createElementNS(ns, "title");
-      title.textContent = `run ${point.id}: ${percent(point.pass_rate)}` + (repeated ? `, pass^k ${percent(point.pass_hat_k)}` : "");
+      title.textContent = `run ${point.id}: ${withInterval(point.pass_rate, point.pass_rate_interval)}` +
+        (repeated ? `, pass^k ${withInterval(point.pass_hat_k, point.pass_hat_k_interval)}` : "");
       dot.append(title);
       svg.append(dot);
     });
@@ -290,8 +300,8 @@
       const counts = [["passed", run.passed], ["failed", run.failed], ["errors", run.errors], ["terminated", run.terminated]]
         .filter(([, n]) => n).map(([k, n]) => `${n} ${k}`).join(", ");
       body.append(el("tr", { className: "stored-run" }, el("td", {}, tick), el("td", {}, link),
-        el("td", {}, run.created_at), el("td", {}, percent(run.pass_rate)),
-        el("td", {}, run.repeat > 1 ? percent(run.pass_hat_k) : "-"),
+        el("td", {}, run.created_at), el("td", {}, withInterval(run.pass_rate, run.pass_rate_interval)),
+        el("td", {}, run.repeat > 1 ? withInterval(run.pass_hat_k, run.pass_hat_k_interval) : "-"),
         el("td", {}, `${counts || "none"} (${run.total})`), el("td", {}, `${(run.duration_ms / 1000).toFixed(1)} s`),
         el("td", {}, run.command)));
     }
