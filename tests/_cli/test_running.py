@@ -224,12 +224,12 @@ good = EvalCase(name="greets", agent=agent, first_message="hi", metrics=[never])
     result = invoke("compare", "--db", str(db))
     assert result.exit_code == 0
     assert "run 1 -> run 2" in result.output
-    assert "regression" in result.output
-    assert "passed (100%)" in result.output
-    assert "failed (0%)" in result.output
-    assert "1 regression" in result.output
-    assert invoke("compare", "--db", str(db), "--fail-on-regression").exit_code == 1
-    assert invoke("compare", "2", "1", "--db", str(db)).output.count("improvement") == 2
+    assert "no evidence (down)" in result.output  # one run a side: a drop, not yet a regression
+    assert "passed -> failed" in result.output
+    assert "cases: 1 no evidence" in result.output
+    assert "use --repeat 4 or more" in result.output
+    assert invoke("compare", "--db", str(db), "--fail-on-regression").exit_code == 0
+    assert "no evidence (up)" in invoke("compare", "2", "1", "--db", str(db)).output
 
     commands = [run.command for run in RunStore(db).runs()]
     assert commands == [

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
+from adk_eval._statistics import fisher
 from adk_eval.reporting import compare_reports
+from adk_eval.reporting._compare import noise_floor
 
 
 def run(outcome: str, scores: dict[str, float | None], passed=True) -> dict:
@@ -72,3 +76,64 @@ def test_with_repeats_pass_rates_are_compared():
     assert change.kind == "regression"
     assert (round(change.rate_before, 2), round(change.rate_after, 2)) == (0.67, 0.33)
     assert change.before == "flaky"
+
+
+def repeated(outcomes: dict[str, tuple[int, int]]) -> dict:
+    """A report where each case passed `passes` of `runs`."""
+    return report(
+        {
+            name: [run("passed", {})] * passes + [run("failed", {}, passed=False)] * (runs - passes)
+            for name, (passes, runs) in outcomes.items()
+        },
+        repeat=max(runs for _, runs in outcomes.values()),
+    )
+
+
+def test_a_decided_regression_an_improvement_and_noise():
+    before = repeated({"breaks": (8, 8), "heals": (0, 8), "wobbles": (5, 8), "once": (1, 1)})
+    after = repeated({"breaks": (1, 8), "heals": (8, 8), "wobbles": (3, 8), "once": (0, 1)})
+
+    comparison = compare_reports(before, after)
+
+    decided = {c.name: (c.kind, c.decision) for c in comparison.changes}
+    assert decided == {
+        "breaks": ("regression", "regressed"),
+        "heals": ("improvement", "improved"),
+        "wobbles": ("regression", "no evidence"),  # 5/8 -> 3/8 is within chance
+        "once": ("regression", "no evidence"),  # one run a side can never decide
+    }
+    breaks = next(c for c in comparison.changes if c.name == "breaks")
+    assert breaks.passes == (8, 8, 1, 8)
+    assert breaks.p_value == pytest.approx(fisher(8, 8, 1, 8)[0])
+    assert [c.name for c in comparison.decided_regressions] == ["breaks"]
+    assert comparison.passes == (14, 25, 12, 25)
+    assert comparison.decision == "no evidence"  # the suite's runs, pooled, moved by chance
+
+
+def test_holm_keeps_a_borderline_drop_from_being_called_among_many_cases():
+    # 4/4 -> 0/4 has p = 1/70 = 0.014: decided alone, not among 10 cases (0.05 / 10 = 0.005)
+    alone = compare_reports(repeated({"c": (4, 4)}), repeated({"c": (0, 4)}))
+    assert alone.changes[0].decision == "regressed"
+
+    many = {f"same{i}": (4, 4) for i in range(9)}
+    among = compare_reports(repeated({"c": (4, 4), **many}), repeated({"c": (0, 4), **many}))
+    assert next(c for c in among.changes if c.name == "c").decision == "no evidence"
+    assert among.changes[0].p_value == pytest.approx(1 / 70)
+
+
+def test_the_suite_is_decided_on_its_pooled_runs():
+    cases = {f"c{i}": (4, 4) for i in range(5)}
+    worse = {f"c{i}": (2, 4) for i in range(5)}
+    comparison = compare_reports(repeated(cases), repeated(worse))
+
+    assert comparison.decision == "regressed"
+    assert comparison.p_value == pytest.approx(fisher(20, 20, 10, 20)[0])
+    assert not comparison.decided_regressions  # no case alone is decided (4/4 -> 2/4)
+
+
+def test_the_noise_floor_is_the_largest_move_between_stored_runs():
+    floor = noise_floor([1.0, 0.5, 0.5, 0.75])
+
+    assert (floor.runs, floor.changed, floor.largest) == (4, 2, 0.5)
+    assert str(floor) == "±50% (2/3)"
+    assert str(noise_floor([1.0])) == "-"

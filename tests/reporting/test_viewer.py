@@ -145,7 +145,11 @@ def test_every_request_needs_the_token_and_the_api_serves_runs(db):
             "before": "passed",
             "after": "failed",
             "metric_deltas": {"said_hello": [1.0, 0.0]},
+            "decision": "no evidence",  # one run a side: Fisher's test cannot decide
+            "p_value": 0.5,
+            "passes": [1, 1, 0, 1],
         }
+        assert compared["suite"]["decision"] == "no evidence"
         missing = httpx.get(f"{url}/api/runs/9", headers=headers)
         assert missing.status_code == 404
         assert "no run 9" in missing.json()["error"]
@@ -197,7 +201,7 @@ def test_the_pages_show_runs_a_run_and_a_regression(db, browser):
         expect(page.locator("#title")).to_have_text("run 1 → run 2")
         first = page.locator("#changes tr").nth(0)
         expect(first).to_contain_text("greets")
-        expect(first).to_contain_text("regression", ignore_case=True)
+        expect(first).to_contain_text("no evidence (p=0.500)")
         expect(first).to_contain_text("said_hello: 1 → 0")
         shot(page, "viewer-compare")
         assert [p for p in problems if "favicon" not in p] == [], problems

@@ -13,7 +13,7 @@ import click
 from .._errors import AdkEvalError
 from ..reporting._store import RunStore
 from ._common import EXIT_FAILED, console, db_option, fail
-from ._output import comparison_table, runs_table
+from ._output import comparison_summary, comparison_table, runs_table
 from ._serving import serve, server_options
 
 __all__ = ["compare", "runs", "view"]
@@ -35,10 +35,23 @@ def runs(db: Path, limit: int) -> None:
 @click.argument("run_a", type=int, required=False)
 @click.argument("run_b", type=int, required=False)
 @db_option
-@click.option("--fail-on-regression", is_flag=True, help="Exit 1 when a case regressed.")
-def compare(run_a: int | None, run_b: int | None, db: Path, fail_on_regression: bool) -> None:
-    """Compare two stored runs (default: the last two): regressions and improvements."""
-    from ..reporting._compare import compare_reports
+@click.option(
+    "--fail-on-regression",
+    is_flag=True,
+    help="Exit 1 when the test decides a case, or the suite, regressed (not on noise).",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.05,
+    show_default=True,
+    help="The significance level: the chance of calling noise a regression.",
+)
+def compare(
+    run_a: int | None, run_b: int | None, db: Path, fail_on_regression: bool, alpha: float
+) -> None:
+    """Compare two stored runs (default: the last two): regressed, improved or no evidence."""
+    from ..reporting._compare import compare_reports, noise_floor
 
     store = RunStore(db)
     try:
@@ -46,17 +59,15 @@ def compare(run_a: int | None, run_b: int | None, db: Path, fail_on_regression: 
             run_a, run_b = store.last_two()
         elif run_b is None:
             run_b = store.runs(1)[0].id
-        comparison = compare_reports(store.load(run_a), store.load(run_b))
+        comparison = compare_reports(store.load(run_a), store.load(run_b), alpha=alpha)
+        noise = {name: noise_floor(rates) for name, rates in store.case_rates(run_b).items()}
     except AdkEvalError as error:
         fail(str(error))
     out = console()
-    out.print(comparison_table(comparison, run_a, run_b))
-    counts = {
-        kind: len(comparison.of_kind(kind))
-        for kind in ("regression", "improvement", "unchanged", "added", "removed")
-    }
-    out.print(", ".join(f"{n} {kind}" for kind, n in counts.items() if n) or "no cases")
-    sys.exit(EXIT_FAILED if fail_on_regression and comparison.regressions else 0)
+    out.print(comparison_table(comparison, run_a, run_b, noise))
+    out.print(comparison_summary(comparison))
+    regressed = comparison.decided_regressions or comparison.decision == "regressed"
+    sys.exit(EXIT_FAILED if fail_on_regression and regressed else 0)
 
 
 @click.command()

@@ -1,13 +1,44 @@
-"""Comparing two suite reports: per-case regressions and improvements."""
+"""Comparing two suite reports: per-case regressions and improvements, decided by a test.
+
+A drop in a pass rate is not yet a regression: LLM agents are noisy. Each case
+present in both runs gets a **decision** from Fisher's exact test on its passes
+and runs in A and in B (`adk_eval._statistics.fisher`):
+
+* ``regressed``: B's pass rate is lower, and the chance of a drop this large
+  between two runs of the same agent is below `alpha` (default 0.05), after
+  Holm's correction for testing every case (the more cases, the more drops
+  happen by chance);
+* ``improved``: the same, upwards;
+* ``no evidence``: the rates differ (or not) by no more than chance explains.
+  One run on each side can never decide (p >= 0.5): repeat the runs.
+
+The suite gets the same test on its runs pooled over the cases in both (runs
+taken as independent). `CaseChange.kind` keeps the raw direction of the change.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from itertools import pairwise
 from typing import Any, Literal, TypeAlias
 
-__all__ = ["CaseChange", "Comparison", "compare_reports"]
+from .._statistics import fisher
+
+__all__ = [
+    "DEFAULT_ALPHA",
+    "CaseChange",
+    "Comparison",
+    "Decision",
+    "NoiseFloor",
+    "compare_reports",
+    "noise_floor",
+]
 
 ChangeKind: TypeAlias = Literal["regression", "improvement", "unchanged", "added", "removed"]
+Decision: TypeAlias = Literal["regressed", "improved", "no evidence"]
+
+DEFAULT_ALPHA = 0.05
+"""The chance of calling a change that is only noise a regression (or an improvement)."""
 
 
 @dataclass(frozen=True)
@@ -25,6 +56,11 @@ class CaseChange:
         metric_deltas: Metric -> (mean score in A, mean score in B), for metrics
             in both runs whose mean score changed. A metric's score is its
             `score`, or 1/0 for passed/failed when it has none.
+        passes: ``(passes in A, runs in A, passes in B, runs in B)`` (cases in both).
+        decision: ``regressed``, ``improved`` or ``no evidence`` (cases in both; see
+            the module doc), None for added and removed cases.
+        p_value: Fisher's one-sided p-value in the direction of the change (the
+            lower of the two when the rates are equal), before Holm's correction.
     """
 
     name: str
@@ -34,13 +70,33 @@ class CaseChange:
     rate_before: float | None
     rate_after: float | None
     metric_deltas: dict[str, tuple[float, float]] = field(default_factory=dict)
+    passes: tuple[int, int, int, int] | None = None
+    decision: Decision | None = None
+    p_value: float | None = None
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """All case changes between run A and run B."""
+    """All case changes between run A and run B, and the suite's decision.
+
+    Attributes:
+        changes: One per case, in B's order, then the removed ones.
+        alpha: The significance level of every decision.
+        decision: The suite's: its runs pooled over the cases in both.
+        p_value: The suite's one-sided p-value in the direction of its change.
+        passes: The suite's ``(passes in A, runs in A, passes in B, runs in B)``.
+    """
 
     changes: list[CaseChange]
+    alpha: float = DEFAULT_ALPHA
+    decision: Decision = "no evidence"
+    p_value: float = 1.0
+    passes: tuple[int, int, int, int] = (0, 0, 0, 0)
+
+    @property
+    def decided_regressions(self) -> list[CaseChange]:
+        """Cases whose regression the test decided (what ``--fail-on-regression`` fails on)."""
+        return [change for change in self.changes if change.decision == "regressed"]
 
     def of_kind(self, kind: ChangeKind) -> list[CaseChange]:
         """The changes of one kind."""
@@ -69,13 +125,81 @@ def _case_view(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
         view[case["name"]] = {
             "status": status,
             "rate": case["pass_rate"] if runs else None,
+            "passes": sum(run["outcome"] == "passed" for run in runs),
+            "runs": len(runs),
             "scores": {name: sum(values) / len(values) for name, values in scores.items()},
         }
     return view
 
 
-def compare_reports(before: dict[str, Any], after: dict[str, Any]) -> Comparison:
-    """Compares two suite reports case by case (cases in B's order, then removed ones)."""
+@dataclass(frozen=True)
+class NoiseFloor:
+    """How much a case's pass rate moved between consecutive stored runs before.
+
+    Attributes:
+        runs: Stored runs of the case looked at (consecutive pairs: ``runs - 1``).
+        changed: Pairs of consecutive runs whose pass rate differed.
+        largest: The largest change of the pass rate between two of them.
+    """
+
+    runs: int
+    changed: int
+    largest: float
+
+    def __str__(self) -> str:
+        """``±50% (2/3)``: the largest move, and how many of the consecutive pairs moved."""
+        if self.runs < 2:
+            return "-"
+        return f"±{self.largest:.0%} ({self.changed}/{self.runs - 1})"
+
+
+def noise_floor(rates: list[float]) -> NoiseFloor:
+    """The noise floor of a case from its pass rates in stored runs, oldest first.
+
+    The history mixes noise with real changes of the agent, so the floor is an
+    upper bound of the noise: a change within it is one the case has made before.
+    """
+    steps = [abs(after - before) for before, after in pairwise(rates)]
+    return NoiseFloor(len(rates), sum(step > 0 for step in steps), max(steps, default=0.0))
+
+
+def _decide(a: int, n_a: int, b: int, n_b: int, alpha: float) -> tuple[Decision, float]:
+    lower, higher = fisher(a, n_a, b, n_b)
+    if n_a and n_b and b / n_b > a / n_a:
+        return ("improved" if higher < alpha else "no evidence"), higher
+    return ("regressed" if lower < alpha else "no evidence"), lower
+
+
+def _holm(changes: list[CaseChange], alpha: float) -> list[CaseChange]:
+    """Keeps a case's decision only where Holm's step-down procedure keeps it."""
+    tested = sorted(
+        (change.p_value, index)
+        for index, change in enumerate(changes)
+        if change.p_value is not None
+    )
+    kept: set[int] = set()
+    for rank, (p_value, index) in enumerate(tested):
+        if p_value >= alpha / (len(tested) - rank):
+            break
+        kept.add(index)
+    return [
+        change
+        if change.decision is None or index in kept
+        else replace(change, decision="no evidence")
+        for index, change in enumerate(changes)
+    ]
+
+
+def compare_reports(
+    before: dict[str, Any], after: dict[str, Any], *, alpha: float = DEFAULT_ALPHA
+) -> Comparison:
+    """Compares two suite reports case by case (cases in B's order, then removed ones).
+
+    Args:
+        before: Run A's report.
+        after: Run B's report.
+        alpha: The significance level of the decisions (see the module doc).
+    """
     a, b = _case_view(before), _case_view(after)
     changes: list[CaseChange] = []
     for name in [*b, *(n for n in a if n not in b)]:
@@ -105,6 +229,8 @@ def compare_reports(before: dict[str, Any], after: dict[str, Any]) -> Comparison
             kind = "improvement"
         else:
             kind = "unchanged"
+        counts = (old["passes"], old["runs"], new["passes"], new["runs"])
+        decision, p_value = _decide(*counts, alpha)
         changes.append(
             CaseChange(
                 name=name,
@@ -114,6 +240,23 @@ def compare_reports(before: dict[str, Any], after: dict[str, Any]) -> Comparison
                 rate_before=old["rate"],
                 rate_after=new["rate"],
                 metric_deltas=deltas,
+                passes=counts,
+                decision=decision,
+                p_value=p_value,
             )
         )
-    return Comparison(changes=changes)
+    both = [change.passes for change in changes if change.passes is not None]
+    pooled = (
+        sum(c[0] for c in both),
+        sum(c[1] for c in both),
+        sum(c[2] for c in both),
+        sum(c[3] for c in both),
+    )
+    decision, p_value = _decide(*pooled, alpha)
+    return Comparison(
+        changes=_holm(changes, alpha),
+        alpha=alpha,
+        decision=decision,
+        p_value=p_value,
+        passes=pooled,
+    )

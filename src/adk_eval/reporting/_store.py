@@ -256,6 +256,23 @@ class RunStore:
             )
         return list(points.values())
 
+    def case_rates(self, before_run: int, limit: int = 20) -> dict[str, list[float]]:
+        """Each case's pass rate in the latest `limit` runs stored before `before_run`.
+
+        Oldest first; a case has a rate only in the runs that hold it.
+        """
+        with self._connect(create=False) as db:
+            rows = db.execute(
+                "SELECT c.name, COUNT(*), SUM(c.status = 'passed') "
+                "FROM (SELECT id FROM runs WHERE id < ? ORDER BY id DESC LIMIT ?) r "
+                "JOIN case_results c ON c.run_id = r.id GROUP BY r.id, c.name ORDER BY r.id",
+                (before_run, limit),
+            ).fetchall()
+        rates: dict[str, list[float]] = {}
+        for name, runs, passes in rows:
+            rates.setdefault(name, []).append(passes / runs)
+        return rates
+
     def load(self, run_id: int) -> dict[str, Any]:
         """The report of one run.
 

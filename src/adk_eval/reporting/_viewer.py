@@ -140,9 +140,19 @@ def create_viewer_app(db: Path, token: str, *, bound_host: str = "127.0.0.1") ->
                     "before": change.before,
                     "after": change.after,
                     "metric_deltas": {k: list(v) for k, v in change.metric_deltas.items()},
+                    "decision": change.decision,
+                    "p_value": change.p_value,
+                    "passes": list(change.passes) if change.passes else None,
                 }
                 for change in changes
             ],
+            "suite": {
+                "decision": comparison.decision,
+                "p_value": comparison.p_value,
+                "passes": list(comparison.passes),
+                "alpha": comparison.alpha,
+                "test": "Fisher's exact test, one-sided; cases Holm-corrected",
+            },
         }
 
     return app

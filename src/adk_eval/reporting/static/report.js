@@ -315,16 +315,20 @@
     document.getElementById("compare-detail").replaceChildren();
     document.getElementById("title").textContent = `run ${result.a} → run ${result.b}`;
     const counts = {};
-    for (const change of result.changes) counts[change.kind] = (counts[change.kind] || 0) + 1;
+    const decided = (change) => change.decision || change.kind;
+    for (const change of result.changes) counts[decided(change)] = (counts[decided(change)] || 0) + 1;
+    const suite = result.suite;
     document.getElementById("meta").textContent =
       (Object.entries(counts).map(([kind, n]) => `${n} ${kind}`).join(", ") || "no cases") +
+      (suite ? `; suite: ${suite.decision} (p=${suite.p_value.toFixed(3)}, ${suite.test}, alpha ${suite.alpha})` : "") +
       "; click a case to see its two conversations side by side";
     const body = document.getElementById("changes");
     body.replaceChildren();
     for (const change of result.changes) {
       const deltas = Object.entries(change.metric_deltas).map(([name, [a, b]]) => `${name}: ${a} → ${b}`).join("; ");
       const row = el("tr", { className: `change ${change.kind}` }, el("td", {}, change.name),
-        el("td", { className: `outcome ${change.kind === "regression" ? "failed" : change.kind === "improvement" ? "passed" : ""}` }, change.kind),
+        el("td", { className: `outcome ${change.decision === "regressed" ? "failed" : change.decision === "improved" ? "passed" : ""}` },
+          decided(change) + (change.p_value == null ? "" : ` (p=${change.p_value.toFixed(3)})`)),
         el("td", {}, change.before ?? "-"), el("td", {}, change.after ?? "-"), el("td", {}, deltas));
       row.addEventListener("click", async () => {
         const [before, after] = await Promise.all([runReport(result.a), runReport(result.b)]);

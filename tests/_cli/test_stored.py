@@ -1,0 +1,75 @@
+"""`adk-eval compare` on stored histories: decisions, the noise floor, and what fails CI."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from adk_eval._cli._main import main
+from adk_eval.reporting._store import RunStore
+
+from ..reporting.test_viewer import report
+
+
+def store(tmp_path, *runs: dict[str, list[str]]):
+    db = tmp_path / "runs.db"
+    for number, outcomes in enumerate(runs, start=1):
+        RunStore(db).append(
+            report(outcomes, f"2026-11-2{number}T10:00:00"), command=f"run {number}"
+        )
+    return db
+
+
+def compare(db, *args: str):
+    return CliRunner().invoke(main, ["compare", "--db", str(db), *args])
+
+
+P, F = "passed", "failed"
+
+
+def test_fail_on_regression_fails_only_on_a_decided_regression(tmp_path):
+    db = store(
+        tmp_path,
+        {"steady": [P] * 6, "breaks": [P] * 6},
+        {"steady": [P, P, P, P, F, P], "breaks": [F] * 6},
+    )
+
+    result = compare(db, "--fail-on-regression")
+
+    assert result.exit_code == 1, result.output
+    assert "regressed" in result.output
+    assert "6/6 -> 0/6" in result.output  # passes of runs
+    assert "cases: 1 regressed, 1 no evidence" in result.output
+    assert "Fisher's exact test at alpha 0.05" in result.output
+
+
+def test_a_drop_within_noise_does_not_fail_ci(tmp_path):
+    db = store(tmp_path, {"wobbles": [P, P, P, F]}, {"wobbles": [P, F, P, F]})
+
+    result = compare(db, "--fail-on-regression")
+
+    assert result.exit_code == 0, result.output
+    assert "no evidence (down)" in result.output
+    assert "suite: no evidence" in result.output
+
+
+def test_the_noise_floor_comes_from_the_cases_stored_history(tmp_path):
+    db = store(
+        tmp_path,
+        {"wobbles": [P, P]},
+        {"wobbles": [P, F]},
+        {"wobbles": [P, P]},
+        {"wobbles": [F, F]},
+    )
+
+    result = compare(db)  # runs 3 -> 4: history before run 4 is runs 1 to 3
+
+    assert "±50% (2/2)" in result.output, result.output
+
+
+def test_a_stricter_alpha_turns_a_decision_into_no_evidence(tmp_path):
+    db = store(tmp_path, {"c": [P] * 4}, {"c": [F] * 4})  # p = 1/70 = 0.014
+
+    assert compare(db, "--fail-on-regression").exit_code == 1
+    strict = compare(db, "--fail-on-regression", "--alpha", "0.01")
+    assert strict.exit_code == 0, strict.output
+    assert "alpha 0.01" in strict.output
