@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from ._simulation import run_eval
     from ._state import replace_value
     from ._suites._local import InProcess
+    from ._suites._plan import Adaptive
     from ._suites._ray import Ray
     from ._suites._results import CaseStats, EvalSuiteResult
     from ._suites._run import run_eval_suite
@@ -90,6 +91,7 @@ _EXPORTS = {
     "InProcess": "_suites._local",
     "Workers": "_suites._workers",
     "Ray": "_suites._ray",
+    "Adaptive": "_suites._plan",
     "score_session": "metrics._scoring",
     # results
     "EvalResult": "_result",
@@ -139,6 +141,7 @@ __all__ = [
     "InProcess",
     "Workers",
     "Ray",
+    "Adaptive",
     "score_session",
     # results
     "EvalResult",

@@ -10,6 +10,8 @@ agent that passes only half the time.
 * `pass_hat_k`: the unbiased estimate of pass^k (all of k fresh runs pass) from
   ``c`` passes in ``n`` runs, ``C(c, k) / C(n, k)``; `pass_at_k` likewise for
   pass@k (at least one of k passes), ``1 - C(n - c, k) / C(n, k)``.
+* `settled`: whether a case's verdict is certain: its interval lies wholly above
+  or wholly below a pass threshold (what adaptive repeats stop on).
 * `fisher`: Fisher's exact test on two rates (``a`` of ``n_a`` against ``b`` of
   ``n_b``): the one-sided p-values that B is lower, or higher, than A only by
   chance. It is exact for any number of runs, which matters at the 1 to 10 runs
@@ -24,7 +26,15 @@ import math
 from dataclasses import dataclass
 from statistics import NormalDist
 
-__all__ = ["DEFAULT_CONFIDENCE", "Interval", "fisher", "pass_at_k", "pass_hat_k", "wilson"]
+__all__ = [
+    "DEFAULT_CONFIDENCE",
+    "Interval",
+    "fisher",
+    "pass_at_k",
+    "pass_hat_k",
+    "settled",
+    "wilson",
+]
 
 DEFAULT_CONFIDENCE = 0.95
 """The confidence of every interval shown, unless told otherwise."""
@@ -82,6 +92,18 @@ def wilson(successes: int, n: int, confidence: float = DEFAULT_CONFIDENCE) -> In
     low = 0.0 if successes == 0 else max(0.0, centre - half)
     high = 1.0 if successes == n else min(1.0, centre + half)
     return Interval(rate, low, high, confidence)
+
+
+def settled(passes: int, n: int, threshold: float, confidence: float = DEFAULT_CONFIDENCE) -> bool:
+    """Whether ``passes`` of ``n`` runs settle the verdict against `threshold`.
+
+    Settled when the rate's interval lies wholly above the threshold (the case
+    passes at least that often) or wholly below it (it does not). At 95 % and a
+    threshold of 0.5 that takes 4 runs that all agree; a case that passes half
+    the time never settles.
+    """
+    interval = wilson(passes, n, confidence)
+    return n > 0 and (interval.low > threshold or interval.high < threshold)
 
 
 def pass_hat_k(passes: int, n: int, k: int) -> float:

@@ -709,3 +709,34 @@ def test_merge_says_what_ran_for_real_in_the_shards_and_their_warnings(write_eva
         "  guarded: sandbox: process `true` started, by before_model_callback guard_eval.guard "
         "of agent `a`"
     ) in lines
+
+
+def test_repeat_auto_says_what_each_case_needed_and_what_it_saved(write_evals, tmp_path):
+    root = write_evals({"good_eval.py": ONLY_GOOD})
+    report = tmp_path / "report.json"
+    result = invoke(
+        "run",
+        str(root),
+        "--repeat",
+        "auto:9",
+        "--concurrency",
+        "1",
+        "--no-store",
+        "--json",
+        str(report),
+    )
+    assert result.exit_code == 0, result.output
+    assert "adaptive repeats auto:9 (threshold 50%, 95% interval): 4 runs instead of 9" in (
+        result.output
+    )
+    assert "(5 saved); runs per case: greets 4" in result.output
+    data = json.loads(report.read_text())
+    assert data["adaptive"]["attempts_saved"] == 5
+    assert data["cases"][0]["repeat"] == 4
+
+    sharded = invoke("run", str(root), "--repeat", "auto", "--shard", "1/2", "--no-store")
+    assert sharded.exit_code == 2
+    assert "give --repeat N with --shard" in sharded.output
+    typo = invoke("run", str(root), "--repeat", "sometimes", "--no-store")
+    assert typo.exit_code == 2
+    assert "neither a number of runs (>= 1) nor auto[:MAX]" in typo.output

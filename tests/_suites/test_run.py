@@ -11,6 +11,7 @@ from google.adk.agents import LlmAgent
 from google.adk.tools import ToolContext
 
 from adk_eval import (
+    Adaptive,
     EvalCase,
     EvalSetupError,
     InProcess,
@@ -409,3 +410,67 @@ async def test_a_gate_on_the_pass_rate_never_lets_an_error_through_unless_told()
     assert suite.meets(0.5, allow_errors=True)
     assert not suite.meets(0.9, allow_errors=True)
     assert suite.meets() is suite.ok is False
+
+
+def _coin_case(name: str, outcomes) -> EvalCase:
+    """A case whose n-th run passes when `outcomes(n)` is true (its first model call decides)."""
+    runs = itertools.count()
+
+    def escalate(tool_context: ToolContext) -> dict:
+        """Escalates (safe: state only)."""
+        tool_context.state["escalated"] = True
+        return {}
+
+    def model(request):
+        if not any(c.role == "model" for c in request.contents):
+            return tool_call("escalate") if outcomes(next(runs)) else "no need"
+        return "ok"
+
+    return EvalCase(
+        name=name,
+        agent=LlmAgent(name="a", model=ScriptedLlm(responder=model), tools=[escalate]),
+        first_message="hi",
+        tool_mocks={"escalate": escalate},
+        metrics=[state_metric("escalated", "session", "escalated", lambda v: v is True)],
+    )
+
+
+def _mixed_suite() -> list[EvalCase]:
+    return [
+        _coin_case("always", lambda n: True),
+        _coin_case("never", lambda n: False),
+        _coin_case("coin", lambda n: n % 2 == 0),
+    ]
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+async def test_adaptive_repeats_stop_settled_cases_and_run_uncertain_ones_to_max(concurrency):
+    suite = await run_eval_suite(
+        _mixed_suite(), repeat=Adaptive(max=12), max_concurrency=concurrency, seed=7
+    )
+
+    needed = {stats.name: len(stats.runs) for stats in suite.cases}
+    if concurrency == 1:  # 4 agreeing runs settle a verdict at 95 %: 4/4 has [51%, 100%]
+        assert needed == {"always": 4, "never": 4, "coin": 12}
+    else:  # runs already in flight when a verdict settles still finish, and count
+        assert 4 <= needed["always"] < 12
+        assert 4 <= needed["never"] < 12
+        assert needed["coin"] == 12
+    assert {stats.name: stats.repeat for stats in suite.cases} == needed
+    assert suite.repeat == 12
+    assert suite.attempts_saved == 36 - sum(needed.values())
+    assert suite.summary["total"] == sum(needed.values())
+    assert suite.not_run == []
+    fixed = await run_eval_suite(_mixed_suite(), repeat=12, max_concurrency=concurrency, seed=7)
+    assert len(fixed.results) == 36 > len(suite.results)  # counted, not timed
+
+
+async def test_repeat_auto_is_adaptive_and_a_bad_repeat_is_one_clear_error():
+    suite = await run_eval_suite(_mixed_suite()[:1], repeat="auto:6", max_concurrency=1)
+    assert suite.adaptive == Adaptive(max=6)
+    assert len(suite.results) == 4
+
+    with pytest.raises(EvalSetupError, match="'auto' or 'auto:MAX'"):
+        await run_eval_suite(_mixed_suite(), repeat="often")
+    with pytest.raises(EvalSetupError, match="threshold"):
+        Adaptive(threshold=1.5)

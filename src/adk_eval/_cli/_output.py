@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LiveProgress",
+    "adaptive_line",
     "comparison_summary",
     "comparison_table",
     "explanations",
@@ -249,11 +250,22 @@ def summary_line(suite: EvalSuiteResult) -> Text:
     counted_cases = suite.counted_cases
     if suite.repeat > 1 and counted_cases:
         reliable = sum(stats.pass_hat_k for stats in counted_cases)
-        line.append(
-            f"; pass^{suite.repeat} {reliable}/{len(counted_cases)} cases "
-            f"{suite.pass_hat_k_interval}"
-        )
+        k = "k" if suite.adaptive is not None else str(suite.repeat)  # adaptive: each its own k
+        line.append(f"; pass^{k} {reliable}/{len(counted_cases)} cases {suite.pass_hat_k_interval}")
     return line
+
+
+def adaptive_line(suite: EvalSuiteResult) -> str | None:
+    """With adaptive repeats: the runs each case needed and the runs saved against the maximum."""
+    if suite.adaptive is None:
+        return None
+    ran = sum(stats.repeat for stats in suite.cases)
+    fixed = suite.repeat * len(suite.cases)
+    needed = ", ".join(f"{stats.name} {stats.repeat}" for stats in suite.cases)
+    return (
+        f"adaptive repeats {suite.adaptive}: {ran} runs instead of {fixed} "
+        f"({suite.attempts_saved} saved); runs per case: {needed}"
+    )
 
 
 def runs_table(runs: Sequence[RunInfo]) -> Table:

@@ -75,6 +75,7 @@ def run(
     models: ModelChoice,
 ) -> None:
     """Run the eval cases found in PATHS (files, folders or modules)."""
+    _check_shards(selection, options)
     with imports_without_collections():  # ADK, the harness, the eval files
         from .._suites._run import runs_for_real
         from .._tools._faults import new_seed
@@ -89,27 +90,22 @@ def run(
         warm_clients()  # litellm now, not at the first model call (and before workers fork)
     reports.check_store()
     cases = [item.case for item in found]
-    executor = placement.choose(len(cases) * options.repeat, models.model)
+    executor = placement.choose(len(cases) * options.runs, models.model)
     seed = options.seed if options.seed is not None else new_seed()
     options = dataclasses.replace(options, seed=seed)
     out.print(
         f"adk-eval {__version__}: {len(cases)} case(s)"
-        + (f" x {options.repeat} repeats" if options.repeat > 1 else "")
+        + (f" x {options.repeat} repeats" if options.runs > 1 else "")
         + f" from {', '.join(paths)} ({_where(options, executor)}, seed {seed})"
     )
-    inventory = runs_for_real(
-        cases,
-        executor,
-        sandbox=options.sandbox,
-        telemetry=options.telemetry,
-    )
+    inventory = runs_for_real(cases, executor, sandbox=options.sandbox, telemetry=options.telemetry)
     vertex = vertex_credentials_line()  # which project a Vertex model bills, and why
     for line in [*([vertex] if vertex else []), *runs_for_real_lines(inventory)]:
         out.print(line, markup=False, highlight=False)
     command = shlex.join(
         ["adk-eval", "run", *paths]
         + (["-k", selection.keyword] if selection.keyword else [])
-        + (["--repeat", str(options.repeat)] if options.repeat > 1 else [])
+        + (["--repeat", _repeat_word(options.repeat)] if options.runs > 1 else [])
         + (["--shard", selection.shard] if selection.shard else [])
     )
     positions = {item.case.name: index for index, item in enumerate(found)}
@@ -125,6 +121,15 @@ def run(
     if results_path is not None:
         out.print(f"results: {results_path}")
     finish(out, suite, reports, command, threads_before)
+
+
+def _check_shards(selection: Selection, options: RunOptions) -> None:
+    """Refuses adaptive repeats with shards: a case's runs depend on its finished ones."""
+    if selection.shard and not isinstance(options.repeat, int):
+        fail(
+            "--repeat auto decides each case's runs from its finished ones, so a case's runs "
+            "cannot be split into shards; give --repeat N with --shard"
+        )
 
 
 def _where(options: RunOptions, executor: Executor) -> str:
@@ -175,7 +180,7 @@ class _Done:
 
         started = time.perf_counter()
         try:
-            with LiveProgress(self.out, len(self.cases) * self.options.repeat) as progress:
+            with LiveProgress(self.out, len(self.cases) * self.options.runs) as progress:
 
                 def on_result(result: EvalResult) -> None:
                     self.finished.append(result)
@@ -209,7 +214,7 @@ class _Done:
     def _interrupted(self, started: float, how: str) -> EvalSuiteResult:
         from .._suites._results import suite_from_results
 
-        total = len(self.cases) * self.options.repeat
+        total = len(self.cases) * self.options.runs
         self.out.print(f"[bold yellow]{how}:[/] {len(self.finished)} of {total} runs finished")
         for result in self.finished:
             self.out.print(f"  {result.outcome.upper():10} {result.name}")
@@ -217,7 +222,7 @@ class _Done:
         partial = suite_from_results(
             sorted(self.finished, key=lambda r: (order.get(r.name, len(order)), r.attempt)),
             case_names=[case.name for case in self.cases],
-            repeat=self.options.repeat,
+            repeat=self.options.runs,
             duration_ms=(time.perf_counter() - started) * 1000,
             stopped_early=True,
             seed=self.options.seed,
@@ -234,6 +239,11 @@ class _Done:
         assert self.results_path is not None
         names = [case.name for case in self.cases]
         write_results(self.results_path, suite, names, self.positions)
+
+
+def _repeat_word(repeat: object) -> str:
+    """``--repeat``'s value as typed: ``3`` or ``auto:10``."""
+    return str(repeat) if isinstance(repeat, int) else f"auto:{getattr(repeat, 'max', '')}"
 
 
 async def until_terminated(

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
-from .._suites._plan import DEFAULT_MAX_CONCURRENCY
+from .._suites._plan import DEFAULT_MAX_CONCURRENCY, Adaptive
 from ._common import EXIT_NO_CASES, fail, grouped
 
 if TYPE_CHECKING:
@@ -125,11 +125,27 @@ selection_options = grouped(
 )
 
 
+class _Repeat(click.ParamType):  # type: ignore[type-arg]
+    """``--repeat``: a number of runs, or ``auto[:MAX]`` (adaptive repeats)."""
+
+    name = "N|auto[:MAX]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip()
+        if text.isdigit() and int(text) >= 1:
+            return int(text)
+        if text == "auto" or (text.startswith("auto:") and text[5:].isdigit() and int(text[5:])):
+            return Adaptive(max=int(text[5:])) if ":" in text else Adaptive()
+        self.fail(f"{value!r} is neither a number of runs (>= 1) nor auto[:MAX] (auto:10)")
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """How each case runs: repeats, concurrency, stopping, its time limit, the seed."""
 
-    repeat: int = 1
+    repeat: int | Adaptive = 1
     concurrency: int = DEFAULT_MAX_CONCURRENCY
     stop_on_first_failure: bool = False
     timeout: float | None = None
@@ -137,12 +153,22 @@ class RunOptions:
     sandbox: SandboxMode | None = None
     telemetry: TelemetryMode | None = None
 
+    @property
+    def runs(self) -> int:
+        """Runs per case asked for (adaptive repeats: their maximum)."""
+        return self.repeat if isinstance(self.repeat, int) else self.repeat.max
+
 
 run_options = grouped(
     "options",
     RunOptions,
     click.option(
-        "--repeat", type=click.IntRange(min=1), default=1, show_default=True, help="Runs per case."
+        "--repeat",
+        type=_Repeat(),
+        default="1",
+        show_default=True,
+        help="Runs per case, or auto[:MAX]: more runs only for cases whose verdict is still "
+        "uncertain (their 95% interval does not yet clear a 50% pass rate), at most MAX (10).",
     ),
     click.option(
         "--concurrency",

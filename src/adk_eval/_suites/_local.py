@@ -38,7 +38,9 @@ class InProcess:
         """Runs `plan` (see the module doc)."""
         setup = WorkerSetup.of(plan, None)
         cases = {case.name: setup.apply(case) for case in plan.cases}
-        queue = JobQueue(list(cases), plan.repeat, plan.durations)
+        queue = JobQueue(
+            list(cases), plan.repeat, plan.durations, by_attempt=plan.adaptive is not None
+        )
         results = ResultCollector(plan, queue)
         raised: list[Exception] = []
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MAX_CONCURRENCY",
+    "Adaptive",
     "ResultCallback",
     "StartCallback",
     "SuitePlan",
@@ -32,6 +33,45 @@ DEFAULT_MAX_CONCURRENCY = 8
 
 ResultCallback: TypeAlias = "Callable[[EvalResult], Awaitable[None] | None]"
 StartCallback: TypeAlias = "Callable[[EvalCase, int], Awaitable[None] | None]"
+
+
+@dataclass(frozen=True)
+class Adaptive:
+    """Adaptive repeats: more runs only for the cases whose verdict is still uncertain.
+
+    ``run_eval_suite(cases, repeat=Adaptive(max=10))`` (or ``repeat="auto"``,
+    ``adk-eval run --repeat auto:10``) runs each case until the 95 % interval of
+    its pass rate lies wholly above `threshold` or wholly below it, or `max` runs.
+    A case that always passes (or always fails) stops after 4 runs at the
+    default threshold; one that passes half the time runs `max` times. The suite
+    counts the runs each case needed (`CaseStats.repeat`) and the runs saved
+    against `max` for every case (`EvalSuiteResult.attempts_saved`).
+
+    Attributes:
+        max: The most runs of a case.
+        threshold: The pass rate a case's interval must clear, either way.
+        confidence: The interval's confidence.
+    """
+
+    max: int = 10
+    threshold: float = 0.5
+    confidence: float = 0.95
+
+    def __post_init__(self) -> None:
+        if self.max < 1:
+            raise EvalSetupError(f"Adaptive(max=...) must be >= 1, got {self.max}")
+        if not 0 < self.threshold < 1:
+            raise EvalSetupError(
+                f"Adaptive(threshold=...) is a pass rate between 0 and 1 (exclusive), "
+                f"got {self.threshold}"
+            )
+        if not 0 < self.confidence < 1:
+            raise EvalSetupError(
+                f"Adaptive(confidence=...) must be between 0 and 1, got {self.confidence}"
+            )
+
+    def __str__(self) -> str:
+        return f"auto:{self.max} (threshold {self.threshold:.0%}, {self.confidence:.0%} interval)"
 
 
 @dataclass(frozen=True)
@@ -52,6 +92,7 @@ class SuitePlan:
         on_result: Called with each finished `EvalResult`.
         sandbox: Every case's sandbox mode (None: each case's own).
         telemetry: Every case's telemetry mode (None: each case's own).
+        adaptive: Adaptive repeats (`repeat` is then their `Adaptive.max`).
     """
 
     cases: Sequence[EvalCase]
@@ -65,6 +106,7 @@ class SuitePlan:
     on_result: ResultCallback | None = None
     sandbox: SandboxMode | None = None
     telemetry: TelemetryMode | None = None
+    adaptive: Adaptive | None = None
 
     @property
     def total(self) -> int:

@@ -115,7 +115,12 @@ class Pool:
         self.interim = interim or auto
         self.auto = auto
         self.warm = warm
-        self.queue = JobQueue([case.name for case in plan.cases], plan.repeat, plan.durations)
+        self.queue = JobQueue(
+            [case.name for case in plan.cases],
+            plan.repeat,
+            plan.durations,
+            by_attempt=plan.adaptive is not None,
+        )
         self.results = ResultCollector(plan, self.queue)
         self.cases = {case.name: setup.apply(case) for case in plan.cases}
         self.workers: list[WorkerProcess] = []

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from .._callables import maybe_await
 from .._case import EvalCase
 from .._result import EvalResult
+from .._statistics import settled
 from ._jobs import Job
 from ._plan import SuitePlan
 from ._results import EvalSuiteResult, suite_from_results
@@ -36,10 +37,15 @@ class JobQueue:
     Repeats follow, the case with the longest known run first; a case whose first
     run is still going counts as the longest (it is at least that long).
 
+    With `by_attempt` (adaptive repeats), repeats go by attempt instead: the second
+    run of every case, then the third, so each case's verdict builds up from its
+    finished runs and a settled case has few runs in flight to waste.
+
     Args:
         names: The case names, in the suite's order.
         repeat: Runs per case.
         durations: Seconds per run of an earlier run, by case name.
+        by_attempt: Repeats in attempt order (see above).
     """
 
     def __init__(
@@ -47,6 +53,8 @@ class JobQueue:
         names: Sequence[str],
         repeat: int,
         durations: Mapping[str, float] | None = None,
+        *,
+        by_attempt: bool = False,
     ) -> None:
         known = dict(durations or {})
         order = sorted(range(len(names)), key=lambda i: -known.get(names[i], math.inf))
@@ -59,6 +67,7 @@ class JobQueue:
         self._index = {name: index for index, name in enumerate(names)}
         self._observed: dict[str, list[float]] = {}
         self._prior = known
+        self._by_attempt = by_attempt
 
     def __len__(self) -> int:
         return len(self._first) + sum(len(jobs) for jobs in self._repeats.values())
@@ -73,7 +82,10 @@ class JobQueue:
             return self._first.popleft()
         if not self._repeats:
             raise IndexError("no runs left")
-        index = min(self._repeats, key=lambda i: (-self._expected(i), i))
+        if self._by_attempt:
+            index = min(self._repeats, key=lambda i: (self._repeats[i][0].attempt, i))
+        else:
+            index = min(self._repeats, key=lambda i: (-self._expected(i), i))
         jobs = self._repeats[index]
         job = jobs.popleft()
         if not jobs:
@@ -90,6 +102,14 @@ class JobQueue:
     def finished(self, result: EvalResult) -> None:
         """Learns how long a run of `result.name` takes."""
         self._observed.setdefault(result.name, []).append(result.duration_ms / 1000)
+
+    def drop(self, case: str) -> int:
+        """Removes the runs of `case` not started; returns how many there were."""
+        dropped = len(self._repeats.pop(self._index[case], ()))
+        kept = deque(job for job in self._first if job.case != case)
+        dropped += len(self._first) - len(kept)
+        self._first = kept
+        return dropped
 
     def clear(self) -> list[Job]:
         """Removes and returns every run not started."""
@@ -119,6 +139,8 @@ class ResultCollector:
         self._cases = {case.name: case for case in plan.cases}
         self._queue = queue
         self._results: list[EvalResult] = []
+        self._attempts = {case.name: plan.repeat for case in plan.cases}
+        self._tally: dict[str, list[int]] = {}  # adaptive: [passes, runs] of each case
         self.stopped_early = False
         """Whether `stop_on_first_failure` stopped the suite."""
         self.started = time.perf_counter()
@@ -140,19 +162,33 @@ class ResultCollector:
             result = dataclasses.replace(result, description=case.description, xfail=case.xfail)
         self._queue.finished(result)
         self._results.append(result)
+        self._adapt(result)
         if self._plan.on_result is not None:
             await maybe_await(self._plan.on_result(result))
         if self._plan.stop_on_first_failure and not result.ok:
             self.stopped_early = True
         return self.stopped_early
 
+    def _adapt(self, result: EvalResult) -> None:
+        """Adaptive repeats: once a case's verdict is settled, its other runs never start."""
+        adaptive = self._plan.adaptive
+        if adaptive is None:
+            return
+        tally = self._tally.setdefault(result.name, [0, 0])
+        tally[0] += result.passed
+        tally[1] += 1
+        if settled(tally[0], tally[1], adaptive.threshold, adaptive.confidence):
+            self._attempts[result.name] -= self._queue.drop(result.name)
+
     def suite(self) -> EvalSuiteResult:
         """The suite of every result kept, timed from `started`."""
-        return suite_from_results(
+        suite = suite_from_results(
             self._results,
             case_names=[case.name for case in self._plan.cases],
             repeat=self._plan.repeat,
             duration_ms=(time.perf_counter() - self.started) * 1000,
             stopped_early=self.stopped_early,
             seed=self._plan.seed,
+            attempts=self._attempts if self._plan.adaptive else None,
         )
+        return dataclasses.replace(suite, adaptive=self._plan.adaptive)

@@ -120,7 +120,9 @@ class Ray:
         shipping = await anyio.to_thread.run_sync(self._plan, modules)
         shipping.check_size()
         ray = _import_ray()
-        queue = JobQueue(list(refs), plan.repeat, plan.durations)
+        queue = JobQueue(
+            list(refs), plan.repeat, plan.durations, by_attempt=plan.adaptive is not None
+        )
         results = ResultCollector(plan, queue)
         setup = WorkerSetup.of(plan, self.default_model)
         _connect(ray, self.address, shipping.runtime_env())

@@ -21,13 +21,16 @@ executor, and by ``adk-eval merge`` from the results files of CI shards.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from .._result import EvalResult
 from .._statistics import Interval, pass_at_k, pass_hat_k, wilson
 from ._inventory import RunsForReal
+
+if TYPE_CHECKING:
+    from ._plan import Adaptive
 
 __all__ = ["CaseStats", "EvalSuiteResult", "StabilityLabel", "suite_from_results"]
 
@@ -41,7 +44,8 @@ class CaseStats:
     Attributes:
         name: The case's name.
         runs: Its finished runs, by attempt.
-        repeat: How many runs were asked for.
+        repeat: How many runs were asked for (with adaptive repeats: how many the
+            case needed before its verdict settled, at most their maximum).
     """
 
     name: str
@@ -134,6 +138,8 @@ class EvalSuiteResult:
         placement: How the runs were spread over processes, when `Workers` ran
             them (``this process and 1 worker process(es)``; for ``"auto"``, what it
             chose and why); empty otherwise.
+        adaptive: The adaptive repeats the suite ran with (`repeat` is their
+            maximum; each case's `CaseStats.repeat` is what it needed), or None.
     """
 
     summary: dict[str, int]
@@ -147,6 +153,14 @@ class EvalSuiteResult:
     interrupted: bool = False
     runs_for_real: RunsForReal = field(default_factory=RunsForReal)
     placement: str = ""
+    adaptive: Adaptive | None = None
+
+    @property
+    def attempts_saved(self) -> int:
+        """With adaptive repeats: runs not needed against `repeat` runs of every case."""
+        if self.adaptive is None:
+            return 0
+        return sum(self.repeat - stats.repeat for stats in self.cases)
 
     def __repr__(self) -> str:
         """A short summary: the counts, not every run's events (see `EvalResult.__repr__`)."""
@@ -267,11 +281,14 @@ def suite_from_results(
     stopped_early: bool = False,
     seed: int | None = None,
     runs_for_real: RunsForReal | None = None,
+    attempts: Mapping[str, int] | None = None,
 ) -> EvalSuiteResult:
     """The suite of `results` (runs of `case_names`, in case order, each `repeat` times).
 
     One path for a suite run here and one merged from shards run elsewhere.
+    `attempts` gives a case's own number of runs asked for (adaptive repeats).
     """
+    wanted = {name: (attempts or {}).get(name, repeat) for name in case_names}
     by_case: dict[str, list[EvalResult]] = {name: [] for name in case_names}
     for result in results:
         by_case[result.name].append(result)
@@ -279,16 +296,16 @@ def suite_from_results(
         CaseStats(
             name=name,
             runs=tuple(sorted(by_case[name], key=lambda r: r.attempt)),
-            repeat=repeat,
+            repeat=max(wanted[name], len(by_case[name])),
         )
         for name in case_names
     ]
     ordered = [run for stat in stats for run in stat.runs]
     return EvalSuiteResult(
-        summary=_summary(ordered, total=len(case_names) * repeat),
+        summary=_summary(ordered, total=sum(s.repeat for s in stats)),
         results=ordered,
         cases=stats,
-        not_run=[s.name for s in stats if len(s.runs) < repeat],
+        not_run=[s.name for s in stats if len(s.runs) < s.repeat],
         repeat=repeat,
         duration_ms=duration_ms,
         stopped_early=stopped_early,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 from .._case import EvalCase
 from .._errors import EvalSetupError
@@ -23,12 +23,19 @@ from .._tools._faults import new_seed
 from ._inventory import RunsForReal, of_trees
 from ._jobs import WorkerSetup
 from ._local import InProcess
-from ._plan import DEFAULT_MAX_CONCURRENCY, ResultCallback, StartCallback, SuitePlan, check_suite
+from ._plan import (
+    DEFAULT_MAX_CONCURRENCY,
+    Adaptive,
+    ResultCallback,
+    StartCallback,
+    SuitePlan,
+    check_suite,
+)
 from ._ray import Ray
 from ._results import EvalSuiteResult
 from ._workers import Workers
 
-__all__ = ["Executor", "run_eval_suite", "runs_for_real"]
+__all__ = ["Executor", "adaptive_repeats", "run_eval_suite", "runs_for_real"]
 
 Executor: TypeAlias = InProcess | Workers | Ray
 """Where a suite's runs go."""
@@ -44,7 +51,7 @@ async def run_eval_suite(
     parallel: bool = True,
     max_concurrency: int | None = None,
     stop_on_first_failure: bool = False,
-    repeat: int = 1,
+    repeat: int | Adaptive | str = 1,
     max_duration: float | None = None,
     sandbox: SandboxMode | None = None,
     telemetry: TelemetryMode | None = None,
@@ -64,10 +71,11 @@ async def run_eval_suite(
         parallel: Run concurrently (False runs one at a time).
         max_concurrency: Runs in flight at once, per process or Ray task.
         stop_on_first_failure: Cancel the rest at the first run that is not ok.
-        repeat: Runs per case (for pass^k, pass@k and flakiness).
+        repeat: Runs per case (for pass^k, pass@k and flakiness), or adaptive repeats
+            (`Adaptive`, ``"auto"``, ``"auto:MAX"``): runs only while a verdict is uncertain.
         max_duration: Caps every run's wall time in seconds (a case's shorter one stays).
-        sandbox: Overrides every case's `EvalCase.sandbox` (None: each keeps its own).
-        telemetry: Overrides every case's `EvalCase.telemetry` (None: each keeps its own).
+        sandbox: Overrides every case's `EvalCase.sandbox` (None: each keeps its own);
+        telemetry: likewise `EvalCase.telemetry`.
         durations: Seconds per run of an earlier run, by case name: longest first.
         seed: The suite's seed for injected faults (None: a new one, `EvalSuiteResult.seed`).
         on_start: Called with ``(case, attempt)`` as a run starts (sync or async).
@@ -75,18 +83,16 @@ async def run_eval_suite(
         workers: Deprecated: ``executor=Workers(n)``.
 
     Raises:
-        EvalSetupError: Duplicate case names, ``repeat < 1``, ``max_concurrency < 1``,
-            an unknown executor or mode, or (workers, Ray) a case no module binds; a
-            case's own set-up mistake does not stop the suite: its runs are errors.
+        EvalSetupError: Duplicate case names, a bad `repeat` or `max_concurrency`, an unknown
+            executor or mode, or (workers, Ray) a case no module binds (a case's own set-up
+            mistake does not stop the suite: its runs are errors).
     """
     legacy_options = _legacy_options(legacy, workers)
-    repeat, max_concurrency = (legacy_options.get(k, v) for k, v in _given(repeat, max_concurrency))
-    check_suite(cases, repeat, max_concurrency)
-    parallel = legacy_options.get("parallel", parallel)
+    adaptive, runs, concurrency = _runs(legacy_options, repeat, max_concurrency, parallel, cases)
     plan = SuitePlan(
         cases=cases,
-        repeat=repeat,
-        max_concurrency=(max_concurrency or DEFAULT_MAX_CONCURRENCY) if parallel else 1,
+        repeat=runs,
+        max_concurrency=concurrency,
         stop_on_first_failure=legacy_options.get("stop_on_first_failure", stop_on_first_failure),
         seed=seed if seed is not None else new_seed(),
         max_duration=max_duration,
@@ -95,11 +101,56 @@ async def run_eval_suite(
         durations=durations,
         on_start=on_start,
         on_result=on_result,
+        adaptive=adaptive,
     )
     return await _run(plan, _executor(legacy_options.get("executor", executor)))
 
 
-def _given(repeat: int, max_concurrency: int | None) -> tuple[tuple[str, Any], ...]:
+def adaptive_repeats(repeat: object) -> Adaptive | None:
+    """`repeat` as adaptive repeats (``"auto"``, ``"auto:MAX"``, `Adaptive`), or None for a count.
+
+    Raises:
+        EvalSetupError: Neither a count nor adaptive repeats.
+    """
+    if isinstance(repeat, Adaptive):
+        return repeat
+    if isinstance(repeat, str):
+        word, _, most = repeat.partition(":")
+        if word.strip() == "auto":
+            if not most:
+                return Adaptive()
+            if most.strip().isdigit():
+                return Adaptive(max=int(most))
+        raise EvalSetupError(
+            "repeat must be a number of runs, 'auto' or 'auto:MAX' (e.g. 'auto:10'), "
+            f"got {repeat!r}"
+        )
+    if not isinstance(repeat, int) or isinstance(repeat, bool):
+        raise EvalSetupError(f"repeat must be a number of runs or 'auto[:MAX]', got {repeat!r}")
+    return None
+
+
+def _runs(
+    legacy_options: Mapping[str, Any],
+    repeat: object,
+    max_concurrency: int | None,
+    parallel: bool,
+    cases: Sequence[EvalCase],
+) -> tuple[Adaptive | None, int, int]:
+    """Adaptive repeats (or None), the runs per case (their maximum) and the concurrency.
+
+    The options given by position (deprecated) win; the suite is checked.
+    """
+    asked, max_concurrency = (legacy_options.get(k, v) for k, v in _given(repeat, max_concurrency))
+    adaptive = adaptive_repeats(asked)
+    runs = adaptive.max if adaptive is not None else cast(int, asked)
+    check_suite(cases, runs, max_concurrency)
+    if not legacy_options.get("parallel", parallel):
+        return adaptive, runs, 1
+    return adaptive, runs, max_concurrency or DEFAULT_MAX_CONCURRENCY
+
+
+def _given(repeat: Any, max_concurrency: int | None) -> tuple[tuple[str, Any], ...]:
     return ("repeat", repeat), ("max_concurrency", max_concurrency)
 
 

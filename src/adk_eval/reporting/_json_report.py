@@ -184,6 +184,14 @@ def suite_report(suite: EvalSuiteResult, *, created_at: datetime | None = None) 
             "pass_hat_k": suite.pass_hat_k_interval.to_dict(),
             "pass_at_k": suite.pass_at_k_interval.to_dict(),
         },
+        "adaptive": None
+        if suite.adaptive is None
+        else {
+            "max": suite.adaptive.max,
+            "threshold": suite.adaptive.threshold,
+            "confidence": suite.adaptive.confidence,
+            "attempts_saved": suite.attempts_saved,
+        },
         "stopped_early": suite.stopped_early,
         "interrupted": suite.interrupted,
         "summary": dict(suite.summary),

@@ -94,6 +94,10 @@ def junit_xml(suite: EvalSuiteResult, *, name: str = "adk-eval") -> ET.ElementTr
     )
     properties = ET.SubElement(testsuite, "properties")
     _interval_properties(properties, "pass_rate", suite.pass_rate_interval)
+    if suite.adaptive is not None:
+        ET.SubElement(properties, "property", name="adaptive", value=str(suite.adaptive))
+        saved = str(suite.attempts_saved)
+        ET.SubElement(properties, "property", name="attempts_saved", value=saved)
     if suite.repeat > 1:
         _interval_properties(properties, "pass_hat_k", suite.pass_hat_k_interval)
         _interval_properties(properties, "pass_at_k", suite.pass_at_k_interval)

@@ -37,7 +37,10 @@
         ? `; pass^${data.repeat} over cases ${withInterval(data.intervals.pass_hat_k.estimate, data.intervals.pass_hat_k)}`
         : "") + (data.intervals ? "; 95% intervals)" : ")");
     document.getElementById("meta").textContent =
-      `adk-eval ${data.adk_eval_version}, ${data.created_at}, ${data.repeat} run(s) per case, ` +
+      `adk-eval ${data.adk_eval_version}, ${data.created_at}, ` +
+      (data.adaptive
+        ? `adaptive repeats (at most ${data.adaptive.max} per case, ${data.adaptive.attempts_saved} run(s) saved), `
+        : `${data.repeat} run(s) per case, `) +
       `${(data.duration_ms / 1000).toFixed(1)} s` +
       (data.interrupted ? `; interrupted (Ctrl-C), not run: ${data.not_run.join(", ")}` : "");
     runsForReal(data.runs_for_real || {});
