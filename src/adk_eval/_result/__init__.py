@@ -13,17 +13,18 @@ import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias, get_args
+from typing import Any, Literal, get_args
 
 from google.adk.events import Event
 from google.genai import types
 
-from ._errors import EvalSetupError
-from ._termination import Termination, TerminationKind
-from ._trace import EvalTrace, NestedEvent, TokenUsage
-from ._transcript import argument_lines, transcript_lines
-from ._turns import jsonable
-from .metrics._types import MetricResult
+from .._errors import EvalSetupError
+from .._termination import Termination, TerminationKind
+from .._trace import EvalTrace, NestedEvent, TokenUsage
+from .._transcript import argument_lines, transcript_lines
+from .._turns import jsonable
+from ..metrics._types import MetricResult
+from ._status import ErrorPhase, EvalErrorInfo, EvalStatus, run_status
 
 __all__ = [
     "DATA_VERSION",
@@ -36,35 +37,6 @@ __all__ = [
     "result_to_data",
     "run_status",
 ]
-
-EvalStatus: TypeAlias = Literal["passed", "failed", "error", "terminated"]
-ErrorPhase: TypeAlias = Literal["setup", "system", "user_agent", "metric"]
-
-
-@dataclass(frozen=True)
-class EvalErrorInfo:
-    """Why a run ended in ``error``.
-
-    Attributes:
-        phase: ``"setup"`` (the case is misconfigured), ``"system"`` (the agent
-            under test, its model, or a tool), ``"user_agent"`` (a user agent or
-            the bridge) or ``"metric"`` (a metric raised).
-        message: What happened and, where known, what to do.
-        type: The exception's class name.
-    """
-
-    phase: ErrorPhase
-    message: str
-    type: str
-
-    @classmethod
-    def from_exception(cls, phase: ErrorPhase, error: BaseException) -> EvalErrorInfo:
-        """Records `error` as having happened in `phase`."""
-        return cls(
-            phase=phase,
-            message=str(error) or repr(error),
-            type=type(error).__name__,
-        )
 
 
 @dataclass(frozen=True)
@@ -267,26 +239,6 @@ class EvalResult:
 def _one_line(text: str, limit: int = 120) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def run_status(
-    error: EvalErrorInfo | None,
-    termination: Termination | None,
-    metrics: Mapping[str, MetricResult],
-) -> EvalStatus:
-    """A run's status, from what ended it and how its metrics scored.
-
-    ``error`` if anything raised, else ``terminated`` if a limit hit, else ``passed``
-    iff every metric that applies passed (else ``failed``). A metric that does not
-    apply (it could not look) neither passes nor fails the run, and reaching
-    `TerminateWhen.state_matches` is a normal end, not a termination.
-    """
-    if error is not None:
-        return "error"
-    if termination is not None and termination.kind != "state_matches":
-        return "terminated"
-    applicable = [result for result in metrics.values() if result.applicable]
-    return "passed" if all(result.passed for result in applicable) else "failed"
 
 
 DATA_VERSION = 1
