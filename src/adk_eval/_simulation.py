@@ -55,6 +55,7 @@ from ._turns import PendingCall, RunEnd, classify_run, resume_message, tool_resp
 from ._user_runner import UserAgentAnswer, UserAgentRunner
 from .metrics._scoring import score_stopped_trace, score_trace
 from .metrics._types import MetricResult
+from .models._usage import UsageMeter, metering
 
 __all__ = ["run_eval"]
 
@@ -138,9 +139,14 @@ class _Simulation:
         self.turns = 0
         self.termination: Termination | None = None
         self.started = 0.0
+        self.meter = UsageMeter()  # judges' and simulated tools' calls
 
     async def run(self) -> EvalResult:
         self.started = time.perf_counter()
+        with metering(self.meter):
+            return await self._run()
+
+    async def _run(self) -> EvalResult:
         try:
             self.session_id = (await self.system.create_session(self.case.initial_state)).id
             await self.system.seed_artifacts(self.session_id, self.case.artifacts)
@@ -219,6 +225,7 @@ class _Simulation:
             agent_name=self.system.root_agent.name,
             attempt=self.attempt,
             seed=self.system.plugin.seed,
+            usage=tuple(self.meter.usage()),
             warnings=(
                 *self.system.warnings(),
                 # a strict refusal that ended the run is its error, not a warning as well

@@ -56,8 +56,8 @@ class FakeReply:
         status: HTTP status; not 200 sends an error body with `text` as message.
         body: A raw body sent as is (for malformed replies).
         delay: Seconds to wait before answering (on top of the server's delay).
-        prompt_tokens: Reported input tokens.
-        completion_tokens: Reported output tokens.
+        prompt_tokens, completion_tokens, cached_tokens: The usage reported (input,
+            output, and the input tokens served from the provider's cache).
     """
 
     text: str | None = None
@@ -67,6 +67,7 @@ class FakeReply:
     delay: float = 0.0
     prompt_tokens: int = 10
     completion_tokens: int = 5
+    cached_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -131,11 +132,8 @@ def _openai_body(reply: FakeReply, model: str, ids: itertools.count[int]) -> dic
             }
             for name, args in reply.tool_calls
         ]
-    usage = {
-        "prompt_tokens": reply.prompt_tokens,
-        "completion_tokens": reply.completion_tokens,
-        "total_tokens": reply.prompt_tokens + reply.completion_tokens,
-    }
+    usage = {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens}
+    usage["total_tokens"] = reply.prompt_tokens + reply.completion_tokens
     return {
         "id": f"chatcmpl-{next(ids)}",
         "object": "chat.completion",
@@ -148,7 +146,7 @@ def _openai_body(reply: FakeReply, model: str, ids: itertools.count[int]) -> dic
                 "finish_reason": "tool_calls" if reply.tool_calls else "stop",
             }
         ],
-        "usage": usage,
+        "usage": {**usage, "prompt_tokens_details": {"cached_tokens": reply.cached_tokens}},
     }
 
 
@@ -165,6 +163,7 @@ def _gemini_body(reply: FakeReply, model: str) -> dict[str, Any]:
             "promptTokenCount": reply.prompt_tokens,
             "candidatesTokenCount": reply.completion_tokens,
             "totalTokenCount": reply.prompt_tokens + reply.completion_tokens,
+            "cachedContentTokenCount": reply.cached_tokens,
         },
         "modelVersion": model,
     }

@@ -10,7 +10,14 @@ import click
 from rich.console import Console
 
 from ._common import EXIT_FAILED, db_option, exit_process, fail, grouped
-from ._output import adaptive_line, explanations, suite_table, summary_line, warning_lines
+from ._output import (
+    adaptive_line,
+    cost_words,
+    explanations,
+    suite_table,
+    summary_line,
+    warning_lines,
+)
 
 if TYPE_CHECKING:
     from .._suites._results import EvalSuiteResult
@@ -153,10 +160,10 @@ def finish(
         out.print()
         out.print("\n".join(warned), markup=False, highlight=False)
     out.print()
-    out.print(summary_line(suite))
-    adaptive = adaptive_line(suite)
-    if adaptive is not None:
-        out.print(adaptive, markup=False, highlight=False)
+    for line in (adaptive_line(suite), cost_words(suite)):
+        if line:
+            out.print(line, markup=False, highlight=False)
+    out.print(summary_line(suite))  # last: what a CI log's tail shows
     write_reports(out, suite, reports, command)
     ok = suite.meets(reports.fail_under, allow_errors=reports.allow_errors)
     if reports.fail_under is not None:

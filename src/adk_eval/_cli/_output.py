@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 __all__ = [
     "LiveProgress",
     "adaptive_line",
+    "cost_words",
+    "dollars",
     "comparison_summary",
     "comparison_table",
     "explanations",
@@ -132,26 +134,28 @@ def suite_table(suite: EvalSuiteResult) -> Table:
     # column keeps its width and folds what does not fit; the others give way.
     table.add_column("Case", min_width=min(max(map(len, names), default=4), 60), overflow="fold")
     if suite.repeat == 1:
-        for column in ("Status", "Turns", "Duration", "Failed metrics"):
-            table.add_column(column, justify="right" if column in ("Turns", "Duration") else "left")
+        for column in ("Status", "Turns", "Duration", "Cost", "Failed metrics"):
+            right = column in ("Turns", "Duration", "Cost")
+            table.add_column(column, justify="right" if right else "left")
         for result in suite.results:
             table.add_row(
                 result.name,
                 _outcome(result),
                 str(result.turns),
                 f"{result.duration_ms / 1000:.1f}s",
+                dollars(result.cost_usd),
                 _failed_metrics(result),
             )
     else:
         table.add_column("Pass rate (95%)", no_wrap=True)
-        for column in ("pass^k", "pass@k", "Label", "Turns"):
+        for column in ("pass^k", "pass@k", "Label", "Turns", "Cost"):
             table.add_column(column, no_wrap=True)
         table.add_column("Failed metrics", overflow="fold", min_width=12)
         for stats in suite.cases:
             table.add_row(*_case_row(stats))
     for name in suite.not_run:
         if suite.repeat == 1:
-            table.add_row(name, Text("NOT RUN", style="dim"), "", "", "")
+            table.add_row(name, Text("NOT RUN", style="dim"), "", "", "", "")
     return table
 
 
@@ -172,6 +176,7 @@ def _case_row(stats: CaseStats) -> list[str | Text]:
         Text("yes" if stats.pass_at_k else "no", style="green" if stats.pass_at_k else "red"),
         Text(stats.label, style=label_style),
         f"{mean_turns:.1f}",
+        dollars(stats.cost_usd),
         ", ".join(sorted(f for f in failed if f)),
     ]
 
@@ -227,6 +232,25 @@ def runs_for_real_lines(inventory: RunsForReal) -> list[str]:
     if inventory.nothing:
         head = "runs for real: nothing besides the tools the cases provide"
     return [head, *(f"  {line}" for line in inventory.lines())]
+
+
+def dollars(cost: float | None) -> str:
+    """``$0.0123`` (four significant digits below a cent), ``?`` for an unknown cost."""
+    if cost is None:
+        return "?"
+    return f"${cost:.2f}" if cost >= 1 else f"${cost:.4g}"
+
+
+def cost_words(suite: EvalSuiteResult) -> str:
+    """``12,345 tokens, cost $0.0123 ($0.0041 per passing run)``, or why the cost is unknown."""
+    if not suite.tokens:
+        return ""
+    if suite.cost_usd is None:
+        unpriced = ", ".join(suite.unpriced_models)
+        return f"{suite.tokens:,} tokens, cost unknown (no price for {unpriced})"
+    per = suite.cost_per_passing_run
+    each = f" ({dollars(per)} per passing run)" if per is not None else ""
+    return f"{suite.tokens:,} tokens, cost {dollars(suite.cost_usd)}{each}"
 
 
 def summary_line(suite: EvalSuiteResult) -> Text:
@@ -347,6 +371,9 @@ def comparison_summary(comparison: Comparison) -> str:
         f"p={comparison.p_value:.3f}; Fisher's exact test at alpha {comparison.alpha:g}, "
         "cases Holm-corrected)",
     ]
+    if comparison.cost_per_passing_run != (None, None):
+        before, after = (dollars(c) for c in comparison.cost_per_passing_run)
+        lines.append(f"cost per passing run: {before} -> {after}")
     tested = [c.passes for c in comparison.changes if c.passes is not None]
     if tested and all(min(p[1], p[3]) < 4 for p in tested):
         lines.append(

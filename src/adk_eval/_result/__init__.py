@@ -24,6 +24,7 @@ from .._trace import EvalTrace, NestedEvent, TokenUsage
 from .._transcript import argument_lines, transcript_lines
 from .._turns import jsonable
 from ..metrics._types import MetricResult
+from ..models._usage import ModelUsage, priced_usage, total_cost
 from ._status import ErrorPhase, EvalErrorInfo, EvalStatus, run_status
 
 __all__ = [
@@ -76,6 +77,9 @@ class EvalResult:
             id (see `EvalTrace.argument_problems`).
         warnings: What went wrong without stopping the run, one line each (an
             event compaction that failed, what the sandbox saw).
+        usage: Tokens and cost of every model call, by role and model: the agent
+            under test (``agent``), each user agent (``user:NAME``), judges
+            (``judge:METRIC``) and simulated tools (``tool:NAME``); see `cost_usd`.
     """
 
     name: str
@@ -103,6 +107,12 @@ class EvalResult:
     tool_errors: Mapping[str, str] = field(default_factory=dict)
     argument_problems: Mapping[str, Sequence[str]] = field(default_factory=dict)
     warnings: Sequence[str] = ()
+    usage: Sequence[ModelUsage] = ()
+
+    @property
+    def cost_usd(self) -> float | None:
+        """What the run's model calls cost in US dollars; None when a model has no price."""
+        return total_cost(self.usage)
 
     @property
     def passed(self) -> bool:
@@ -136,7 +146,18 @@ class EvalResult:
     def of_trace(cls, trace: EvalTrace, **fields: Any) -> EvalResult:
         """The result of a run whose trace is `trace` (`fields`: the rest, by name)."""
         termination = fields.get("termination")
+        extra = fields.pop("usage", ())  # recorded while it ran: judges, simulated tools
+        usage = (
+            *priced_usage(
+                (*trace.events, *(nested.event for nested in trace.nested_events)),
+                lambda author: "agent",
+                lambda author: None,
+            ),
+            *priced_usage(trace.user_agent_events, lambda author: f"user:{author}", lambda a: None),
+            *extra,
+        )
         return cls(
+            usage=usage,
             name=trace.case_name or "",
             events=trace.events,
             token_usage=TokenUsage.from_events(trace.events),
@@ -286,6 +307,7 @@ def result_to_data(result: EvalResult) -> dict[str, Any]:
             for name, part in result.artifacts.items()
         },
         "seed": result.seed,
+        "usage": [item.to_data() for item in result.usage],
     }
 
 
@@ -346,4 +368,5 @@ def result_from_data(data: Mapping[str, Any]) -> EvalResult:
             for name, part in data.get("artifacts", {}).items()
         },
         seed=data.get("seed"),
+        usage=tuple(ModelUsage(**item) for item in data.get("usage", ())),
     )

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from .._result import EvalResult
 from .._statistics import Interval, pass_at_k, pass_hat_k, wilson
+from ..models._usage import total_cost
 from ._inventory import RunsForReal
 
 if TYPE_CHECKING:
@@ -78,6 +79,11 @@ class CaseStats:
     def pass_at_k(self) -> bool:
         """pass@k: at least one run passed."""
         return self.passes > 0
+
+    @property
+    def cost_usd(self) -> float | None:
+        """What its runs' model calls cost in US dollars; None when a model has no price."""
+        return total_cost(item for run in self.runs for item in run.usage)
 
     @property
     def pass_rate_interval(self) -> Interval:
@@ -196,6 +202,33 @@ class EvalSuiteResult:
         """Passed runs / finished runs (xfailed runs left out of both)."""
         counted = [r for r in self.results if r.outcome != "xfailed"]
         return sum(r.passed for r in counted) / len(counted) if counted else 1.0
+
+    @property
+    def cost_usd(self) -> float | None:
+        """What every run's model calls cost in US dollars; None when a model has no price."""
+        return total_cost(item for run in self.results for item in run.usage)
+
+    @property
+    def cost_per_passing_run(self) -> float | None:
+        """`cost_usd` / runs that passed (None: no price, or no run passed)."""
+        cost, passes = self.cost_usd, sum(run.passed for run in self.results)
+        return cost / passes if cost is not None and passes else None
+
+    @property
+    def tokens(self) -> int:
+        """Prompt and completion tokens of every model call of every run."""
+        return sum(item.total_tokens for run in self.results for item in run.usage)
+
+    @property
+    def unpriced_models(self) -> list[str]:
+        """The models used that have no known price (what makes a cost unknown)."""
+        found = {
+            item.model
+            for run in self.results
+            for item in run.usage
+            if item.cost_usd is None and item.total_tokens
+        }
+        return sorted(found)
 
     @property
     def pass_rate_interval(self) -> Interval:

@@ -30,6 +30,7 @@ from pydantic import TypeAdapter
 from .._errors import SimulatedToolError
 from ..models import ModelSpec, default_judge_model, resolve_model
 from ..models._calls import complete, json_value
+from ..models._usage import usage_role
 
 __all__ = ["SIMULATOR_INSTRUCTION", "ToolSimulator", "response_schema_of"]
 
@@ -184,7 +185,8 @@ class ToolSimulator:
                 model=llm.model, contents=list(contents), config=_config(llm, schema)
             )
             try:
-                text = await complete(llm, request)
+                with usage_role(f"tool:{tool.name}"):
+                    text = await complete(llm, request)
             except Exception as error:
                 raise SimulatedToolError(
                     f"the model simulating `{tool.name}` failed: {type(error).__name__}: {error}"

@@ -27,6 +27,7 @@ from .._trace import EvalTrace
 from .._transcript import render_transcript
 from ..models import ModelSpec, default_judge_model, resolve_model
 from ..models._calls import complete, json_candidates
+from ..models._usage import usage_role
 from ._types import MetricResult
 
 __all__ = ["JUDGE_INSTRUCTION", "JudgeVerdict", "LlmJudge", "llm_judge", "parse_verdict"]
@@ -110,6 +111,16 @@ class LlmJudge:
         replies: list[str] = [""] * self.num_samples
         errors: list[Exception] = []
 
+        with usage_role(f"judge:{self.name}"):
+            await self._sample(llm, request, replies, errors)
+        if errors:
+            raise errors[0]
+        return self._aggregate(replies)
+
+    async def _sample(
+        self, llm: Any, request: LlmRequest, replies: list[str], errors: list[Exception]
+    ) -> None:
+        """Fills `replies` with `num_samples` answers, at once (the first error stops them)."""
         async with anyio.create_task_group() as group:
 
             async def sample(index: int) -> None:
@@ -121,9 +132,6 @@ class LlmJudge:
 
             for index in range(self.num_samples):
                 group.start_soon(sample, index)
-        if errors:
-            raise errors[0]
-        return self._aggregate(replies)
 
     def _aggregate(self, replies: list[str]) -> MetricResult:
         verdicts = [parse_verdict(reply) for reply in replies]

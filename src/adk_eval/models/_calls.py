@@ -1,5 +1,7 @@
 """Asking a model for one answer, and reading JSON out of what it says.
 
+Each answer's token usage is recorded for the current role (`models._usage`).
+
 What the judge (`llm_judge`) and simulated tools (`ToolMock.simulated`) share:
 one non-streaming answer from any ADK model, and the JSON value in a reply that
 may be fenced (```json ... ```) or wrapped in a sentence.
@@ -17,6 +19,7 @@ from google.adk.models.llm_request import LlmRequest
 
 from .._sandbox._scope import model_traffic
 from .._turns import content_text
+from ._usage import record_usage
 
 __all__ = ["complete", "json_candidates", "json_value"]
 
@@ -30,6 +33,7 @@ async def complete(llm: BaseLlm, request: LlmRequest) -> str:
         async for response in llm.generate_content_async(request):
             if not response.partial:
                 texts.append(content_text(response.content))
+                record_usage(response.model_version or llm.model, response.usage_metadata)
     return "".join(texts)
 
 

@@ -85,6 +85,8 @@ class Comparison:
         decision: The suite's: its runs pooled over the cases in both.
         p_value: The suite's one-sided p-value in the direction of its change.
         passes: The suite's ``(passes in A, runs in A, passes in B, runs in B)``.
+        cost_per_passing_run: What a passing run cost in A and in B, in US dollars
+            (None: unknown, or a report from before costs were kept).
     """
 
     changes: list[CaseChange]
@@ -92,6 +94,7 @@ class Comparison:
     decision: Decision = "no evidence"
     p_value: float = 1.0
     passes: tuple[int, int, int, int] = (0, 0, 0, 0)
+    cost_per_passing_run: tuple[float | None, float | None] = (None, None)
 
     @property
     def decided_regressions(self) -> list[CaseChange]:
@@ -259,4 +262,10 @@ def compare_reports(
         decision=decision,
         p_value=p_value,
         passes=pooled,
+        cost_per_passing_run=(_per_pass(before), _per_pass(after)),
     )
+
+
+def _per_pass(report: dict[str, Any]) -> float | None:
+    value = (report.get("cost") or {}).get("per_passing_run_usd")
+    return float(value) if value is not None else None

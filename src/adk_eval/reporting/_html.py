@@ -52,7 +52,8 @@ def page(*, head: str, body_end: str) -> str:
 <section id="runs" hidden><svg id="chart" width="640" height="140" role="img"
 aria-label="pass rate by run"></svg>
 <table><thead><tr><th></th><th>Run</th><th>When</th><th>Pass rate</th><th>pass^k</th>
-<th>Outcomes (runs)</th><th>Time</th><th>Command</th></tr></thead><tbody id="run-rows"></tbody>
+<th>Outcomes (runs)</th><th>Time</th><th>Cost</th><th>Command</th></tr></thead>
+<tbody id="run-rows"></tbody>
 </table>
 <button id="compare">compare the two ticked runs</button></section>
 <section id="comparison" hidden><table><thead><tr><th>Case</th><th>Change</th><th>Before</th>
@@ -72,7 +73,7 @@ aria-label="pass rate by run"></svg>
 <span id="count"></span>
 </div>
 <table><thead><tr><th>Case</th><th>#</th><th>Outcome</th><th>Turns</th><th>Time</th>
-<th>Failed metrics</th><th>Repeats</th><th>Tokens</th></tr></thead>
+<th>Failed metrics</th><th>Repeats</th><th>Tokens · cost</th></tr></thead>
 <tbody id="cases"></tbody></table>
 <div class="pager"><button id="prev">previous</button><span id="page"></span>
 <button id="next">next</button></div>

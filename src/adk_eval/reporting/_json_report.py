@@ -79,6 +79,8 @@ def result_record(result: EvalResult) -> dict[str, Any]:
             for name, metric in result.metrics.items()
         },
         "token_usage": _usage(result.token_usage),
+        "usage": [item.to_data() for item in result.usage],
+        "cost_usd": result.cost_usd,
         "user_agent_token_usage": _usage(result.user_agent_token_usage),
         "initial_state": jsonable(result.initial_state),
         "final_state": jsonable(result.final_state),
@@ -158,6 +160,7 @@ def case_record(stats: CaseStats, description: str | None, xfail: str | None) ->
         "pass_hat_k": stats.pass_hat_k,
         "pass_at_k": stats.pass_at_k,
         "label": stats.label,
+        "cost_usd": stats.cost_usd,
         "intervals": {
             "pass_rate": stats.pass_rate_interval.to_dict(),
             "pass_hat_k": stats.pass_hat_k_estimate.to_dict(),
@@ -191,6 +194,12 @@ def suite_report(suite: EvalSuiteResult, *, created_at: datetime | None = None) 
             "threshold": suite.adaptive.threshold,
             "confidence": suite.adaptive.confidence,
             "attempts_saved": suite.attempts_saved,
+        },
+        "cost": {
+            "total_usd": suite.cost_usd,
+            "per_passing_run_usd": suite.cost_per_passing_run,
+            "tokens": suite.tokens,
+            "unpriced_models": suite.unpriced_models,
         },
         "stopped_early": suite.stopped_early,
         "interrupted": suite.interrupted,

@@ -44,6 +44,7 @@ def _testcase(result: EvalResult, repeat: int) -> ET.Element:
         ("turns", str(result.turns)),
         ("termination_reason", result.termination_reason or ""),
         ("tokens", str(result.token_usage.total_tokens)),
+        ("cost_usd", "unknown" if result.cost_usd is None else f"{result.cost_usd:.6f}"),
     ]:
         ET.SubElement(properties, "property", name=key, value=value)
     for metric_name, metric in result.metrics.items():
@@ -94,6 +95,12 @@ def junit_xml(suite: EvalSuiteResult, *, name: str = "adk-eval") -> ET.ElementTr
     )
     properties = ET.SubElement(testsuite, "properties")
     _interval_properties(properties, "pass_rate", suite.pass_rate_interval)
+    for key, cost in (
+        ("cost_usd", suite.cost_usd),
+        ("cost_per_passing_run_usd", suite.cost_per_passing_run),
+    ):
+        value = "unknown" if cost is None else f"{cost:.6f}"
+        ET.SubElement(properties, "property", name=key, value=value)
     if suite.adaptive is not None:
         ET.SubElement(properties, "property", name="adaptive", value=str(suite.adaptive))
         saved = str(suite.attempts_saved)

@@ -256,6 +256,18 @@ class RunStore:
             )
         return list(points.values())
 
+    def costs(self, limit: int = 200) -> dict[int, dict[str, Any]]:
+        """The cost block of each of the latest `limit` runs' reports, by run id.
+
+        Runs stored before costs were kept have none.
+        """
+        with self._connect(create=False) as db:
+            rows = db.execute(
+                "SELECT id, json_extract(report, '$.cost') FROM runs ORDER BY id DESC LIMIT ?",
+                (limit,),
+            ).fetchall()
+        return {run_id: json.loads(cost) for run_id, cost in rows if cost is not None}
+
     def case_rates(self, before_run: int, limit: int = 20) -> dict[str, list[float]]:
         """Each case's pass rate in the latest `limit` runs stored before `before_run`.
 

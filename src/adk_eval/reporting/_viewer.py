@@ -85,6 +85,7 @@ def create_viewer_app(db: Path, token: str, *, bound_host: str = "127.0.0.1") ->
     async def runs(limit: int = 200) -> list[dict[str, Any]]:
         limit = max(1, min(limit, 10_000))
         points = {point.run_id: point for point in store.history(None, limit)}
+        costs = store.costs(limit)
         return [
             {
                 "id": run.id,
@@ -99,6 +100,7 @@ def create_viewer_app(db: Path, token: str, *, bound_host: str = "127.0.0.1") ->
                 "duration_ms": run.duration_ms,
                 "pass_rate": run.pass_rate,
                 "pass_hat_k": points[run.id].pass_hat_k if run.id in points else 0.0,
+                "cost": costs.get(run.id),
                 **(_intervals(points[run.id]) if run.id in points else {}),
             }
             for run in store.runs(limit)

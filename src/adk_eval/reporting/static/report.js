@@ -26,6 +26,15 @@
   const failedMetrics = (run) =>
     Object.entries(run.metrics).filter(([, m]) => m.applicable !== false && !m.passed).map(([n]) => n);
 
+  // "cost $0.0123 ($0.0041 per passing run), 14,950 tokens", or why the cost is unknown
+  function costText(cost) {
+    if (!cost.tokens) return "no model tokens";
+    if (cost.total_usd == null) return `${cost.tokens.toLocaleString("en")} tokens, cost unknown (no price for ${cost.unpriced_models.join(", ")})`;
+    const per = cost.per_passing_run_usd == null ? "" : ` (${dollars(cost.per_passing_run_usd)} per passing run)`;
+    return `cost ${dollars(cost.total_usd)}${per}, ${cost.tokens.toLocaleString("en")} tokens`;
+  }
+  const dollars = (value) => value == null ? "?" : value >= 1 ? `$${value.toFixed(2)}` : `$${Number(value.toPrecision(4))}`;
+
   function header() {
     const s = data.summary;
     const parts = ["passed", "failed", "errors", "terminated", "xfailed", "xpassed", "not_run"]
@@ -42,7 +51,8 @@
         ? `adaptive repeats (at most ${data.adaptive.max} per case, ${data.adaptive.attempts_saved} run(s) saved), `
         : `${data.repeat} run(s) per case, `) +
       `${(data.duration_ms / 1000).toFixed(1)} s` +
-      (data.interrupted ? `; interrupted (Ctrl-C), not run: ${data.not_run.join(", ")}` : "");
+      (data.interrupted ? `; interrupted (Ctrl-C), not run: ${data.not_run.join(", ")}` : "") +
+      (data.cost ? `; ${costText(data.cost)}` : "");
     runsForReal(data.runs_for_real || {});
   }
 
@@ -90,7 +100,7 @@
         el("td", { className: `outcome ${run.outcome}` }, run.outcome),
         el("td", {}, run.turns), el("td", {}, `${(run.duration_ms / 1000).toFixed(2)} s`),
         el("td", {}, failedMetrics(run).join(", ")), el("td", {}, caseLabel(run.name)),
-        el("td", {}, run.token_usage.total_tokens));
+        el("td", {}, "cost_usd" in run ? `${run.token_usage.total_tokens} · ${dollars(run.cost_usd)}` : run.token_usage.total_tokens));
       tr.addEventListener("click", () => { selected = index; table(); detail(run); });
       body.append(tr);
     }
@@ -306,6 +316,7 @@
         el("td", {}, run.created_at), el("td", {}, withInterval(run.pass_rate, run.pass_rate_interval)),
         el("td", {}, run.repeat > 1 ? withInterval(run.pass_hat_k, run.pass_hat_k_interval) : "-"),
         el("td", {}, `${counts || "none"} (${run.total})`), el("td", {}, `${(run.duration_ms / 1000).toFixed(1)} s`),
+        el("td", {}, run.cost ? (run.cost.total_usd == null ? "unknown" : dollars(run.cost.total_usd)) : "-"),
         el("td", {}, run.command)));
     }
   }
