@@ -171,6 +171,9 @@ def test_no_function_is_over_60_lines_in(folder):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                first = node.body[0]  # a docstring documents; it does not make a function long
+                if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                    lines -= (first.end_lineno or first.lineno) - first.lineno + 1
                 if lines > MAX_FUNCTION_LINES:
                     long.append(f"{path.name}:{node.lineno} {node.name} ({lines} lines)")
     assert not long

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -18,7 +17,7 @@ from ._errors import EvalSetupError
 from ._sandbox._scope import SANDBOX_MODES, TELEMETRY_MODES, SandboxMode, TelemetryMode
 from ._session_service import MemoryItem, memory_events
 from ._state import flatten_state
-from ._termination import compile_state_query
+from ._termination import DEFAULT_MAX_TURNS, TerminateWhen
 from ._tools._context import Clock, as_part
 from ._tools._mocks import ToolMock
 from ._tools._toolsets import ToolsetMock, resolve_toolset_mocks
@@ -29,78 +28,6 @@ if TYPE_CHECKING:
     from .models import ModelSpec
 
 __all__ = ["DEFAULT_MAX_TURNS", "EvalCase", "TerminateWhen", "UserAgents"]
-
-DEFAULT_MAX_TURNS = 20
-"""Turn cap when a case sets none (the same default as ADK's user simulator)."""
-
-DEFAULT_MAX_DURATION = 300.0
-"""Wall-clock seconds a run may take when a case sets no limit (``None`` only if asked for)."""
-
-DEFAULT_MAX_MODEL_CALLS = 100
-"""Cap on the system agent's model calls in one run when a case sets none."""
-
-
-@dataclass(frozen=True)
-class TerminateWhen:
-    """When to stop a conversation that has not ended on its own.
-
-    `None` means "no limit". A run stopped by `max_turns` or `max_duration` is
-    ``terminated``; a run stopped by `state_matches` finished normally and its
-    status comes from the metrics.
-
-    Attributes:
-        max_turns: Most yield/resume cycles (user-agent answers) allowed. When
-            the system yields once more after this many answers, the run stops.
-        max_duration: Wall-clock seconds for the conversation (model calls,
-            tools and user agents; metrics excluded). A hung model or tool call
-            is cancelled when it runs out. Defaults to 300 s, so nothing hangs
-            forever; pass None explicitly for no limit.
-        state_matches: A MongoDB-style query over the scoped state view, e.g.
-            ``{"session.escalation": {"$exists": True}}``; checked whenever the
-            main session's state may have changed (after each system run and
-            after user-agent state changes are applied).
-        max_model_calls: Most model calls of the system agent in the whole
-            run (all turns). It stops a model that calls tools forever inside
-            one turn, which `max_turns` cannot see.
-    """
-
-    max_turns: int | None = DEFAULT_MAX_TURNS
-    max_duration: float | None = DEFAULT_MAX_DURATION
-    state_matches: Mapping[str, Any] | None = None
-    max_model_calls: int | None = DEFAULT_MAX_MODEL_CALLS
-
-    def __post_init__(self) -> None:
-        if self.max_turns is not None and (
-            not isinstance(self.max_turns, int) or isinstance(self.max_turns, bool)
-        ):
-            raise EvalSetupError(f"max_turns must be an int or None, got {self.max_turns!r}")
-        if self.max_turns is not None and self.max_turns < 1:
-            raise EvalSetupError(
-                f"max_turns must be >= 1 (or None for no limit), got {self.max_turns}"
-            )
-        if self.max_model_calls is not None and (
-            not isinstance(self.max_model_calls, int)
-            or isinstance(self.max_model_calls, bool)
-            or self.max_model_calls < 1
-        ):
-            raise EvalSetupError(
-                f"max_model_calls must be an int >= 1 or None, got {self.max_model_calls!r}"
-            )
-        if self.max_duration is not None and (
-            not isinstance(self.max_duration, int | float) or isinstance(self.max_duration, bool)
-        ):
-            raise EvalSetupError(
-                f"max_duration must be a number of seconds or None, got {self.max_duration!r}"
-            )
-        if self.max_duration is not None and not (
-            math.isfinite(self.max_duration) and self.max_duration > 0
-        ):
-            raise EvalSetupError(
-                f"max_duration must be a finite number of seconds > 0, got {self.max_duration}; "
-                "use max_duration=None for no limit"
-            )
-        if self.state_matches is not None:
-            compile_state_query(self.state_matches)
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ from ._quiet import quiet_harness_app
 from ._sandbox._telemetry import run_config as quiet_run_config
 from ._session_service import EvalSessionService, memory_events
 from ._state import flatten_state
-from ._termination import ModelCallLimit
+from ._termination import Budget, ModelCallLimit
 from ._tools._context import as_part
 from ._tools._mocks import ToolMock
 from ._tools._nodes import with_node_mocks
@@ -50,6 +50,7 @@ from ._tools._policy import ToolPolicy
 from ._turns import DEFAULT_USER_ID, STATE_SOURCE_KEY, agent_app, user_content
 from .models import resolve_model
 from .models._summarizer import case_compaction
+from .models._usage import cost_of
 
 __all__ = ["EvalRunner"]
 
@@ -75,6 +76,8 @@ class EvalRunner:
         user_id: The ADK user id of the sessions.
         max_model_calls: Most model calls of the agent over the runner's life
             (None: no limit); see `TerminateWhen.max_model_calls`.
+        budget: Tokens and money the run may spend (`TerminateWhen.max_tokens`,
+            ``max_cost``); None: no limit.
         case: The case's name, for the message of an agent whose model cannot run.
         models: Models by agent name (``"*"``: every other agent), given to each
             agent at its model calls: the agents of the tree and those a tool
@@ -94,6 +97,7 @@ class EvalRunner:
         simulate_unmocked: ToolMock | None = None,
         user_id: str = DEFAULT_USER_ID,
         max_model_calls: int | None = None,
+        budget: Budget | None = None,
         case: str | None = None,
         models: Mapping[str, Any] | None = None,
     ) -> None:
@@ -113,7 +117,7 @@ class EvalRunner:
             )
         self._simulate_unmocked = simulate_unmocked
         self.plugin = InterceptionPlugin(None, clock=clock, seed=seed, attempt=attempt)
-        self.model_calls = ModelCallLimit(max_model_calls)
+        self.model_calls = ModelCallLimit(max_model_calls, budget, cost_of)
         plugins: list[BasePlugin] = [self.plugin, self.model_calls]
         app = agent_app(agent, plugins)
         if not isinstance(agent, App):  # ADK's advice about it is not the user's to follow

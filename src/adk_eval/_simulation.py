@@ -47,6 +47,7 @@ from ._termination import (
     MODEL_CALL_LIMIT_CODE,
     Termination,
     TerminationKind,
+    UsageTap,
     compile_state_query,
     state_query_matches,
 )
@@ -55,7 +56,7 @@ from ._turns import PendingCall, RunEnd, classify_run, resume_message, tool_resp
 from ._user_runner import UserAgentAnswer, UserAgentRunner
 from .metrics._scoring import score_stopped_trace, score_trace
 from .metrics._types import MetricResult
-from .models._usage import UsageMeter, metering
+from .models._usage import UsageMeter, cost_of, metering
 
 __all__ = ["run_eval"]
 
@@ -124,11 +125,15 @@ class _Simulation:
             attempt=attempt,
             simulate_unmocked=case.unmocked_simulator,
             max_model_calls=limits.max_model_calls,
+            budget=limits.budget,
             case=case.name,
             models=case.models,
         )
         self.clock = self.system.plugin.clock
-        self.users = UserAgentRunner(case.user_agents, case=case.name)
+        self.meter = UsageMeter()  # judges' and simulated tools' calls
+        spending = UsageTap(cost_of, name="adk_eval_user_usage")  # the user agents'
+        self.system.model_calls.others += [spending, self.meter]
+        self.users = UserAgentRunner(case.user_agents, case=case.name, plugins=[spending])
         check_model(self.system.root_agent, case=case.name)  # certain to run
         if case.first_message is None and case.user_agents.loop is not None:
             check_model(case.user_agents.loop, case=case.name)  # it opens the conversation
@@ -139,7 +144,6 @@ class _Simulation:
         self.turns = 0
         self.termination: Termination | None = None
         self.started = 0.0
-        self.meter = UsageMeter()  # judges' and simulated tools' calls
 
     async def run(self) -> EvalResult:
         self.started = time.perf_counter()
@@ -284,8 +288,7 @@ class _Simulation:
             return _failed("setup" if error is self.system.model_check.problem else "system", error)
         last = events[-1] if events else None
         if last is not None and last.error_code == MODEL_CALL_LIMIT_CODE:
-            limit = self.case.terminate_when.max_model_calls
-            return self._stop("max_model_calls", limit, self.system.model_calls.calls)
+            return self._stop(*self.system.model_calls.reason())
         if last is not None and last.error_code:
             return _failed(
                 "system",

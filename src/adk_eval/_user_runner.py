@@ -15,6 +15,7 @@ from google.adk.agents import BaseAgent, LlmAgent
 from google.adk.agents.invocation_context import new_invocation_context_id
 from google.adk.apps import App
 from google.adk.events import Event
+from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.runners import Runner
 from google.adk.sessions import Session
 from pydantic import BaseModel, ValidationError
@@ -91,9 +92,16 @@ class UserAgentRunner:
 
     One ADK runner per distinct user agent, except scripted and human ones,
     whose answers are appended to the session directly (the same events).
+    `plugins` run in each of those runners too (the run's usage counter).
     """
 
-    def __init__(self, user_agents: UserAgents, *, case: str | None = None) -> None:
+    def __init__(
+        self,
+        user_agents: UserAgents,
+        *,
+        case: str | None = None,
+        plugins: Sequence[BasePlugin] = (),
+    ) -> None:
         agents: list[BaseAgent] = []
         for agent in [user_agents.loop, *user_agents.tools.values()]:
             if agent is not None and not any(agent is known for known in agents):
@@ -118,7 +126,7 @@ class UserAgentRunner:
                 app=App(
                     name=USER_APP_NAME,
                     root_agent=agent,
-                    plugins=[StateChangeCollector(), self._checks[id(agent)]],
+                    plugins=[StateChangeCollector(), self._checks[id(agent)], *plugins],
                 ),
                 session_service=self.session_service,
             )

@@ -740,3 +740,14 @@ def test_repeat_auto_says_what_each_case_needed_and_what_it_saved(write_evals, t
     typo = invoke("run", str(root), "--repeat", "sometimes", "--no-store")
     assert typo.exit_code == 2
     assert "neither a number of runs (>= 1) nor auto[:MAX]" in typo.output
+
+
+def test_max_tokens_stops_the_suite_and_says_what_did_not_run(write_evals):
+    root = write_evals({"good_eval.py": ONLY_GOOD})
+    result = invoke(
+        "run", str(root), "--repeat", "5", "--concurrency", "1", "--max-tokens", "1", "--no-store"
+    )
+    assert result.exit_code == 1, result.output  # runs not run: the suite is not ok
+    assert "stopped: the suite's budget was spent (max_tokens: " in result.output
+    assert "not run: greets" in result.output
+    assert "tokens, cost unknown (no price for gemini-scripted)" in result.output

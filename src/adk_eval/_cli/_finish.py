@@ -12,6 +12,7 @@ from rich.console import Console
 from ._common import EXIT_FAILED, db_option, exit_process, fail, grouped
 from ._output import (
     adaptive_line,
+    budget_line,
     cost_words,
     explanations,
     suite_table,
@@ -160,7 +161,7 @@ def finish(
         out.print()
         out.print("\n".join(warned), markup=False, highlight=False)
     out.print()
-    for line in (adaptive_line(suite), cost_words(suite)):
+    for line in (budget_line(suite), adaptive_line(suite), cost_words(suite)):
         if line:
             out.print(line, markup=False, highlight=False)
     out.print(summary_line(suite))  # last: what a CI log's tail shows

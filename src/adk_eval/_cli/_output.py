@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "LiveProgress",
     "adaptive_line",
+    "budget_line",
     "cost_words",
     "dollars",
     "comparison_summary",
@@ -277,6 +278,14 @@ def summary_line(suite: EvalSuiteResult) -> Text:
         k = "k" if suite.adaptive is not None else str(suite.repeat)  # adaptive: each its own k
         line.append(f"; pass^{k} {reliable}/{len(counted_cases)} cases {suite.pass_hat_k_interval}")
     return line
+
+
+def budget_line(suite: EvalSuiteResult) -> str | None:
+    """When the suite's budget stopped it: which limit, what was spent, what did not run."""
+    if suite.budget_reached is None:
+        return None
+    left = f"; not run: {', '.join(suite.not_run)}" if suite.not_run else ""
+    return f"stopped: the suite's budget was spent ({suite.budget_reached}){left}"
 
 
 def adaptive_line(suite: EvalSuiteResult) -> str | None:

@@ -195,6 +195,7 @@ class _Done:
                         stop_on_first_failure=self.options.stop_on_first_failure,
                         repeat=self.options.repeat,
                         max_duration=self.options.timeout,
+                        budget=self.options.budget,
                         sandbox=self.options.sandbox,
                         telemetry=self.options.telemetry,
                         durations=durations,

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .._sandbox._scope import SandboxMode, TelemetryMode
     from .._suites._discovery import DiscoveredCase
     from .._suites._run import Executor
+    from .._termination import Budget
 
 __all__ = [
     "Placement",
@@ -152,6 +153,17 @@ class RunOptions:
     seed: int | None = None
     sandbox: SandboxMode | None = None
     telemetry: TelemetryMode | None = None
+    max_cost: float | None = None
+    max_tokens: int | None = None
+
+    @property
+    def budget(self) -> Budget | None:
+        """``--max-cost`` and ``--max-tokens`` as the suite's budget (None: neither)."""
+        if self.max_cost is None and self.max_tokens is None:
+            return None
+        from .._termination import Budget
+
+        return Budget(self.max_tokens, self.max_cost)
 
     @property
     def runs(self) -> int:
@@ -162,6 +174,19 @@ class RunOptions:
 run_options = grouped(
     "options",
     RunOptions,
+    click.option(
+        "--max-cost",
+        type=click.FloatRange(min=0, min_open=True),
+        metavar="USD",
+        help="Stop the suite once its model calls cost this much (litellm's prices); runs "
+        "not finished are reported as not run.",
+    ),
+    click.option(
+        "--max-tokens",
+        type=click.IntRange(min=1),
+        metavar="N",
+        help="Stop the suite once its model calls used this many tokens.",
+    ),
     click.option(
         "--repeat",
         type=_Repeat(),

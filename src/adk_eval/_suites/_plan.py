@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .._case import EvalCase
     from .._result import EvalResult
     from .._sandbox._scope import SandboxMode, TelemetryMode
+    from .._termination import Budget
 
 __all__ = [
     "DEFAULT_MAX_CONCURRENCY",
@@ -93,6 +94,8 @@ class SuitePlan:
         sandbox: Every case's sandbox mode (None: each case's own).
         telemetry: Every case's telemetry mode (None: each case's own).
         adaptive: Adaptive repeats (`repeat` is then their `Adaptive.max`).
+        budget: Tokens and money the whole suite may spend; once spent, runs not
+            finished are cancelled and reported as not run.
     """
 
     cases: Sequence[EvalCase]
@@ -107,6 +110,7 @@ class SuitePlan:
     sandbox: SandboxMode | None = None
     telemetry: TelemetryMode | None = None
     adaptive: Adaptive | None = None
+    budget: Budget | None = None
 
     @property
     def total(self) -> int:

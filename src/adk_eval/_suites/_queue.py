@@ -22,6 +22,7 @@ from .._callables import maybe_await
 from .._case import EvalCase
 from .._result import EvalResult
 from .._statistics import settled
+from .._termination import Termination
 from ._jobs import Job
 from ._plan import SuitePlan
 from ._results import EvalSuiteResult, suite_from_results
@@ -141,6 +142,9 @@ class ResultCollector:
         self._results: list[EvalResult] = []
         self._attempts = {case.name: plan.repeat for case in plan.cases}
         self._tally: dict[str, list[int]] = {}  # adaptive: [passes, runs] of each case
+        self._spent = [0.0, 0.0]  # tokens and US dollars of the runs kept
+        self.budget_reached: Termination | None = None
+        """The suite's budget limit that stopped it, if one did."""
         self.stopped_early = False
         """Whether `stop_on_first_failure` stopped the suite."""
         self.started = time.perf_counter()
@@ -167,7 +171,20 @@ class ResultCollector:
             await maybe_await(self._plan.on_result(result))
         if self._plan.stop_on_first_failure and not result.ok:
             self.stopped_early = True
+        self._spend(result)
         return self.stopped_early
+
+    def _spend(self, result: EvalResult) -> None:
+        """Adds what `result` spent; the suite stops once its budget is spent."""
+        budget = self._plan.budget
+        if budget is None:
+            return
+        self._spent[0] += sum(item.total_tokens for item in result.usage)
+        self._spent[1] += sum(item.cost_usd or 0.0 for item in result.usage)
+        reached = budget.exceeded(int(self._spent[0]), self._spent[1])
+        if reached is not None and self.budget_reached is None:
+            self.budget_reached = Termination(*reached)
+            self.stopped_early = True
 
     def _adapt(self, result: EvalResult) -> None:
         """Adaptive repeats: once a case's verdict is settled, its other runs never start."""
@@ -191,4 +208,6 @@ class ResultCollector:
             seed=self._plan.seed,
             attempts=self._attempts if self._plan.adaptive else None,
         )
-        return dataclasses.replace(suite, adaptive=self._plan.adaptive)
+        return dataclasses.replace(
+            suite, adaptive=self._plan.adaptive, budget_reached=self.budget_reached
+        )

@@ -31,6 +31,7 @@ from ..models._usage import total_cost
 from ._inventory import RunsForReal
 
 if TYPE_CHECKING:
+    from .._termination import Termination
     from ._plan import Adaptive
 
 __all__ = ["CaseStats", "EvalSuiteResult", "StabilityLabel", "suite_from_results"]
@@ -146,6 +147,8 @@ class EvalSuiteResult:
             chose and why); empty otherwise.
         adaptive: The adaptive repeats the suite ran with (`repeat` is their
             maximum; each case's `CaseStats.repeat` is what it needed), or None.
+        budget_reached: The suite's budget limit (``max_tokens``, ``max_cost``) that
+            stopped it, with what was spent; runs not finished then are not run.
     """
 
     summary: dict[str, int]
@@ -160,6 +163,7 @@ class EvalSuiteResult:
     runs_for_real: RunsForReal = field(default_factory=RunsForReal)
     placement: str = ""
     adaptive: Adaptive | None = None
+    budget_reached: Termination | None = None
 
     @property
     def attempts_saved(self) -> int:

@@ -19,6 +19,7 @@ from .._case import EvalCase
 from .._errors import EvalSetupError
 from .._sandbox._scope import SANDBOX_MODES, TELEMETRY_MODES, SandboxMode, TelemetryMode
 from .._sandbox._telemetry import describe
+from .._termination import Budget
 from .._tools._faults import new_seed
 from ._inventory import RunsForReal, of_trees
 from ._jobs import WorkerSetup
@@ -53,6 +54,7 @@ async def run_eval_suite(
     stop_on_first_failure: bool = False,
     repeat: int | Adaptive | str = 1,
     max_duration: float | None = None,
+    budget: Budget | None = None,
     sandbox: SandboxMode | None = None,
     telemetry: TelemetryMode | None = None,
     durations: Mapping[str, float] | None = None,
@@ -74,6 +76,7 @@ async def run_eval_suite(
         repeat: Runs per case (for pass^k, pass@k and flakiness), or adaptive repeats
             (`Adaptive`, ``"auto"``, ``"auto:MAX"``): runs only while a verdict is uncertain.
         max_duration: Caps every run's wall time in seconds (a case's shorter one stays).
+        budget: Tokens and money for the whole suite; once spent, the rest is not run.
         sandbox: Overrides every case's `EvalCase.sandbox` (None: each keeps its own);
         telemetry: likewise `EvalCase.telemetry`.
         durations: Seconds per run of an earlier run, by case name: longest first.
@@ -102,6 +105,7 @@ async def run_eval_suite(
         on_start=on_start,
         on_result=on_result,
         adaptive=adaptive,
+        budget=budget,
     )
     return await _run(plan, _executor(legacy_options.get("executor", executor)))
 

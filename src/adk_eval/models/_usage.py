@@ -152,9 +152,10 @@ class UsageMeter:
         counts[2] += getattr(usage, "candidates_token_count", None) or 0
         counts[3] += getattr(usage, "cached_content_token_count", None) or 0
 
-    def tokens(self) -> int:
-        """Prompt and completion tokens recorded so far."""
-        return sum(c[1] + c[2] for c in self.counts.values())
+    def spent(self) -> tuple[int, float]:
+        """Tokens and (priced) US dollars recorded so far."""
+        usage = self.usage()
+        return sum(u.total_tokens for u in usage), sum(u.cost_usd or 0.0 for u in usage)
 
     def usage(self) -> list[ModelUsage]:
         """What was recorded, priced."""
