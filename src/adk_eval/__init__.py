@@ -42,10 +42,12 @@ if TYPE_CHECKING:
         SharedModelWarning,
     )
     from ._result import EvalErrorInfo, EvalResult
+    from ._result._attribution import Attribution
     from ._runner import EvalRunner
     from ._session_service import EvalSessionService
     from ._simulation import run_eval
     from ._state import replace_value
+    from ._suites._counterfactuals import explain_failure
     from ._suites._local import InProcess
     from ._suites._plan import Adaptive
     from ._suites._ray import Ray
@@ -98,6 +100,8 @@ _EXPORTS = {
     "EvalSuiteResult": "_suites._results",
     "CaseStats": "_suites._results",
     "EvalErrorInfo": "_result",
+    "Attribution": "_result._attribution",
+    "explain_failure": "_suites._counterfactuals",
     "EvalTrace": "_trace",
     "NestedEvent": "_trace",
     "Termination": "_termination",
@@ -148,6 +152,8 @@ __all__ = [
     "EvalSuiteResult",
     "CaseStats",
     "EvalErrorInfo",
+    "Attribution",
+    "explain_failure",
     "EvalTrace",
     "NestedEvent",
     "Termination",

@@ -25,6 +25,7 @@ from .._transcript import argument_lines, transcript_lines
 from .._turns import jsonable
 from ..metrics._types import MetricResult
 from ..models._usage import ModelUsage, priced_usage, total_cost
+from ._attribution import Attribution, attribute
 from ._status import ErrorPhase, EvalErrorInfo, EvalStatus, run_status
 
 __all__ = [
@@ -80,6 +81,9 @@ class EvalResult:
         usage: Tokens and cost of every model call, by role and model: the agent
             under test (``agent``), each user agent (``user:NAME``), judges
             (``judge:METRIC``) and simulated tools (``tool:NAME``); see `cost_usd`.
+        attribution: For a run that did not pass, the party it is attributed to
+            (the agent, the simulated user, the set-up, the provider) with evidence
+            and a confidence; None for a passed run.
     """
 
     name: str
@@ -108,6 +112,7 @@ class EvalResult:
     argument_problems: Mapping[str, Sequence[str]] = field(default_factory=dict)
     warnings: Sequence[str] = ()
     usage: Sequence[ModelUsage] = ()
+    attribution: Attribution | None = None
 
     @property
     def cost_usd(self) -> float | None:
@@ -156,8 +161,19 @@ class EvalResult:
             *priced_usage(trace.user_agent_events, lambda author: f"user:{author}", lambda a: None),
             *extra,
         )
+        user_modelled = any(
+            e.author != "user" and (e.model_version or e.usage_metadata)
+            for e in trace.user_agent_events
+        )
+        attribution = fields.pop("attribution", None) or attribute(
+            fields["status"],
+            fields.get("error"),
+            fields.get("metrics", {}),
+            modelled_user=user_modelled,
+        )
         return cls(
             usage=usage,
+            attribution=attribution,
             name=trace.case_name or "",
             events=trace.events,
             token_usage=TokenUsage.from_events(trace.events),
@@ -232,6 +248,8 @@ class EvalResult:
             lines.extend("  " + line for line in self.error.message.splitlines())
         if self.termination is not None:
             lines.append(f"stopped by {self.termination}")
+        if self.attribution is not None:
+            lines.append(self.attribution.line())
         lines.extend(f"warning: {warning}" for warning in self.warnings)
         for name, result in self.metrics.items():
             mark = result.verdict.upper()
@@ -308,6 +326,7 @@ def result_to_data(result: EvalResult) -> dict[str, Any]:
         },
         "seed": result.seed,
         "usage": [item.to_data() for item in result.usage],
+        "attribution": result.attribution.to_data() if result.attribution else None,
     }
 
 
@@ -369,4 +388,5 @@ def result_from_data(data: Mapping[str, Any]) -> EvalResult:
         },
         seed=data.get("seed"),
         usage=tuple(ModelUsage(**item) for item in data.get("usage", ())),
+        attribution=Attribution(**data["attribution"]) if data.get("attribution") else None,
     )

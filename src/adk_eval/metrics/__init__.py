@@ -7,7 +7,8 @@ Built-in metrics, by what they read:
   final state against an expected one)
 * events: `event_count_metric` (how many tool calls, messages, ... of a kind),
   `trajectory_match` (the tool calls against an expected list or an ADK golden)
-* judgement: `llm_judge` (a model reads the transcript and gives a verdict)
+* judgement: `llm_judge` (a model reads the transcript and gives a verdict),
+  `user_fidelity` (did the simulated user stay in its role?)
 * ADK's own metrics: `adk_metric` (any metric of ADK's registry, run by ADK)
 
 Write your own: any object with a `name` and ``evaluate(trace) -> MetricResult``
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from .._transcript import render_transcript
     from ._adk import AdkMetric, adk_metric, adk_metrics_from_config
     from ._events import EventCountMetric, event_count_metric
+    from ._fidelity import UserFidelity, user_fidelity
     from ._judge import LlmJudge, llm_judge
     from ._query import StateQueryMetric, state_query
     from ._scoring import score_session
@@ -56,6 +58,8 @@ __all__ = [
     # judgement
     "LlmJudge",
     "llm_judge",
+    "UserFidelity",
+    "user_fidelity",
     "AdkMetric",
     "adk_metric",
     "adk_metrics_from_config",
@@ -81,6 +85,8 @@ _EXPORTS = {
     "trajectory_match": "_trajectory",
     "LlmJudge": "_judge",
     "llm_judge": "_judge",
+    "UserFidelity": "_fidelity",
+    "user_fidelity": "_fidelity",
     "AdkMetric": "_adk",
     "adk_metric": "_adk",
     "adk_metrics_from_config": "_adk",
