@@ -21,11 +21,12 @@ from adk_eval.metrics import (
     state_metric,
     state_query,
     trajectory_match,
+    user_fidelity,
 )
 
 from .agent import root_agent
 from .models import PROVIDER, judge_model
-from .personas import ATYPICAL, CHEST_PAIN, HEADACHE, ROUTINE, patient_agents
+from .personas import ATYPICAL, CHEST_PAIN, HEADACHE, ROUTINE, UNRELIABLE, patient_agents
 from .tools import escalate, handover, record_answer, update_belief
 
 MOCK_POLICIES = {
@@ -228,4 +229,37 @@ atypical_cardiac = EvalCase(
     else None,
 )
 
-CASES = [chest_pain, headache, routine_appointment, atypical_cardiac]
+_unreliable_conversation, _unreliable_answers = patient_agents(UNRELIABLE)
+unreliable_patient = EvalCase(
+    name="unreliable-patient",
+    description=(
+        "The routine booking, with a simulated patient told to name the wrong day: the "
+        "failure is the simulated user's, and `--explain-failures` shows what flips it"
+    ),
+    agent=root_agent,
+    tool_mocks=TOOL_MOCKS,
+    user_agents=UserAgents(loop=_unreliable_conversation, tools={"ask": _unreliable_answers}),
+    bridge=BRIDGE,
+    initial_state={"patient": {"age": 62, "gender": "male"}},
+    first_message="Hi, I'd like to book an appointment for a routine blood pressure check",
+    terminate_when=TerminateWhen(max_turns=6, max_duration=300),
+    metrics=[
+        state_metric(
+            name="availability_handed_over",
+            scope="session",
+            key="handover",
+            assertion=lambda v: "tuesday" in v["summary"].lower(),
+        ),
+        user_fidelity(
+            _unreliable_answers,
+            instruction=ROUTINE.prompt,  # the persona it should have kept to
+            facts=["Tuesday mornings suit him best"],
+            model=judge_model(),
+        ),
+    ],
+    xfail=(
+        "its simulated patient is told to misbehave: the failure is the patient's, not the agent's"
+    ),
+)
+
+CASES = [chest_pain, headache, routine_appointment, atypical_cardiac, unreliable_patient]

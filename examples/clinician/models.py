@@ -229,8 +229,14 @@ _PATHWAY_WORDS = {
 
 
 def scripted_judge(request: LlmRequest) -> str:
-    """One rule: the clinician told the patient the pathway recorded in the final state."""
+    """One rule: the clinician told the patient the pathway recorded in the final state.
+
+    As the `user_fidelity` judge, one rule too: a patient whose persona prefers a day
+    names that day, not another.
+    """
     text = _texts(request.contents[-1])
+    if "Instructions (persona):" in text:
+        return _scripted_fidelity(text)
     state = text.split("Final state:")[-1]
     said = " ".join(re.findall(r"^\[clinician\] (.+)$", text, flags=re.MULTILINE)).lower()
     level = re.search(r'"urgencyLevel": "(\w+)"', state)
@@ -253,6 +259,28 @@ def scripted_judge(request: LlmRequest) -> str:
             ),
         }
     )
+
+
+_DAY = re.compile(r"\b(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)s?\b")
+
+
+def _scripted_fidelity(text: str) -> str:
+    persona, _, turns = text.partition("Turn 1.")
+    prefers = _DAY.findall(persona.split("deliberately")[0])
+    verdicts = []
+    for number, turn in enumerate(("Turn 1." + turns).split("\nTurn ")[0:], start=1):
+        said = turn.split("User:", 1)[-1]
+        named = _DAY.findall(said)
+        wrong = [day for day in named if prefers and day not in prefers]
+        verdicts.append(
+            {
+                "turn": number,
+                "in_role": not wrong,
+                "problem": "contradicted_facts" if wrong else "none",
+                "quote": said.strip() if wrong else "",
+            }
+        )
+    return json.dumps({"turns": verdicts})
 
 
 # -- the models ----------------------------------------------------------------------------

@@ -119,6 +119,26 @@ and sweaty. You do not call it chest pain. You have diabetes (mention it, callin
 )
 
 
+UNRELIABLE = Persona(
+    name="unreliable",
+    prompt="""\
+You are a 62-year-old man who wants to book a routine blood pressure check. You feel
+well. Tuesday mornings suit you best.
+This persona is deliberately unreliable, to show how adk-eval tells a simulated user's
+mistake from the agent's: when asked which days suit you, say Friday afternoons,
+against your own preference. If you are reminded to stay in your role, do.
+"""
+    + _ENDING,
+    rules=[
+        (["stay in your role"], ["Tuesday mornings are best for me."]),
+        (["days", "times"], ["Friday afternoons, I suppose."]),
+        (["confirm", "text"], ["Great, thanks! </finished>"]),
+    ],
+    default="Thanks. </finished>",
+)
+"""The routine patient, told to misbehave: it names the wrong day (see the README)."""
+
+
 def patient_agents(persona: Persona) -> tuple[LlmAgent, LlmAgent]:
     """The loop user agent (conversation) and the `ask` tool user agent (answers)."""
     conversation = LlmAgent(

@@ -751,3 +751,37 @@ def test_max_tokens_stops_the_suite_and_says_what_did_not_run(write_evals):
     assert "stopped: the suite's budget was spent (max_tokens: " in result.output
     assert "not run: greets" in result.output
     assert "tokens, cost unknown (no price for gemini-scripted)" in result.output
+
+
+UNMOCKED = """
+from google.adk.agents import LlmAgent
+from adk_eval import EvalCase
+from adk_eval.testing import ScriptedLlm, tool_call
+
+
+def refund(order: str) -> dict:
+    \"\"\"Refunds an order.\"\"\"
+    return {"refunded": order}
+
+
+broken = EvalCase(
+    name="refunds",
+    agent=LlmAgent(name="a", model=ScriptedLlm([tool_call("refund", {"order": "A1"})]),
+                   tools=[refund]),
+    first_message="refund A1",
+)
+"""
+
+
+def test_fail_on_agent_reports_a_setup_failure_without_failing(write_evals):
+    root = write_evals({"broken_eval.py": UNMOCKED})
+
+    everything = invoke("run", str(root), "--no-store")
+    assert everything.exit_code == 1
+    assert "failures by party: setup 1" in everything.output
+    only_agent = invoke("run", str(root), "--no-store", "--fail-on", "agent")
+    assert only_agent.exit_code == 0, only_agent.output
+    assert "--fail-on agent: 0 failure(s) count, 1 other(s) reported only" in only_agent.output
+    assert "attributed to: setup (confidence 0.95)" in only_agent.output
+    on_setup = invoke("run", str(root), "--no-store", "--fail-on", "setup")
+    assert on_setup.exit_code == 1

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from google.adk.agents import LlmAgent
 
-from adk_eval import run_eval, run_eval_suite
+from adk_eval import explain_failure, run_eval, run_eval_suite
 from examples.clinician import evals, models
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,7 +47,7 @@ def test_provider_comes_from_the_environment(monkeypatch, env, provider):
     assert models._provider() == provider
 
 
-async def test_the_suite_passes_with_one_expected_failure():
+async def test_the_suite_passes_with_its_two_expected_failures():
     suite = await run_eval_suite(evals.CASES)
 
     assert suite.ok, suite.explain()
@@ -57,6 +57,7 @@ async def test_the_suite_passes_with_one_expected_failure():
         "headache-no-red-flags": "passed",
         "routine-appointment": "passed",
         "atypical-cardiac-symptoms": "xfailed",
+        "unreliable-patient": "xfailed",
     }
     atypical = next(r for r in suite.results if r.name == "atypical-cardiac-symptoms")
     assert not atypical.metrics["correctly_escalated"].passed
@@ -115,7 +116,50 @@ def test_adk_eval_run_examples_clinician_is_the_first_set_up_command(tmp_path):
     )
     output = completed.stdout + completed.stderr
     assert completed.returncode == 0, output
-    assert "4 case(s)" in output
-    assert "3 passed, 1 xfailed" in output
+    assert "5 case(s)" in output
+    assert "3 passed, 2 xfailed" in output
     assert "run offline on scripted models" in completed.stderr
     assert output.count("adk-eval: error") == 0
+
+
+async def test_the_unreliable_patient_is_blamed_and_a_reminded_one_passes():
+    result = await run_eval(evals.unreliable_patient)
+
+    assert result.outcome == "xfailed", result.explain()
+    assert result.attribution.party == "simulated_user"
+    assert "turn 1: contradicted_facts: 'Friday afternoons, I suppose.'" in (
+        result.attribution.evidence
+    )
+
+    explained = await explain_failure(evals.unreliable_patient, result)
+
+    assert explained.attribution.party == "simulated_user"
+    assert explained.attribution.evidence == (
+        "passes when the simulated user is replaced from turn 1"
+    )
+
+
+def test_explain_failures_on_the_command_line_names_the_party_and_what_flips_it():
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "adk_eval",
+            "run",
+            str(ROOT / "examples" / "clinician"),
+            "--no-store",
+            "--explain-failures",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    output = completed.stdout
+    assert completed.returncode == 0, output + completed.stderr
+    assert "failures by party: agent 1, simulated_user 1" in output
+    assert (
+        "attributed to: simulated_user (confidence 0.95): passes when the simulated user is "
+        "replaced from turn 1" in output
+    )

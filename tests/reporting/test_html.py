@@ -147,6 +147,11 @@ def test_the_page_opens_from_disk_with_no_network_and_shows_the_evidence(report,
     assert "FAILED said_hello" in detail.inner_text()
     assert "0 agent_message (filtered)" in detail.inner_text()  # the evidence
     assert "Bye." in detail.locator('[data-kind="model_text"]').inner_text()
+    assert (
+        detail.locator(".attribution")
+        .inner_text()
+        .startswith("attributed to: agent (confidence 0.90): the simulated user is scripted")
+    )
     real = page.locator("#runs-for-real")
     assert real.locator("summary").inner_text() == (
         "runs for real: 1 item(s) besides the tools the cases provide"

@@ -15,6 +15,7 @@ from ._output import (
     budget_line,
     cost_words,
     explanations,
+    party_line,
     suite_table,
     summary_line,
     warning_lines,
@@ -40,6 +41,8 @@ class Reports:
         db: The runs database.
         no_store: Do not append the run to the database.
         verbose: Explain every run, not only those that did not pass.
+        fail_on: Fail only on runs not ok that are attributed to these parties
+            (empty: on every run not ok).
     """
 
     json_path: Path | None = None
@@ -50,6 +53,7 @@ class Reports:
     db: Path | None = None
     no_store: bool = False
     verbose: bool = False
+    fail_on: tuple[str, ...] = ()
 
     @property
     def store(self) -> Path | None:
@@ -98,6 +102,14 @@ report_options = grouped(
     click.option("--no-store", is_flag=True, help="Do not append the run to the database."),
     click.option(
         "-v", "--verbose", is_flag=True, help="Explain every run, not only those that did not pass."
+    ),
+    click.option(
+        "--fail-on",
+        type=click.Choice(["agent", "simulated_user", "setup", "provider", "unknown"]),
+        multiple=True,
+        metavar="PARTY",
+        help="Fail only on failures attributed to PARTY (repeatable: agent, simulated_user, "
+        "setup, provider, unknown); the others are still reported.",
     ),
 )
 """The options of whatever ends in a suite, handed to the command as ``reports``."""
@@ -161,12 +173,14 @@ def finish(
         out.print()
         out.print("\n".join(warned), markup=False, highlight=False)
     out.print()
-    for line in (budget_line(suite), adaptive_line(suite), cost_words(suite)):
+    for line in (budget_line(suite), adaptive_line(suite), party_line(suite), cost_words(suite)):
         if line:
             out.print(line, markup=False, highlight=False)
     out.print(summary_line(suite))  # last: what a CI log's tail shows
     write_reports(out, suite, reports, command)
     ok = suite.meets(reports.fail_under, allow_errors=reports.allow_errors)
+    if reports.fail_on:
+        ok = _only_parties(out, suite, reports.fail_on)
     if reports.fail_under is not None:
         out.print(f"pass rate {suite.pass_rate:.0%} (required {reports.fail_under:.0%})")
         errors = suite.summary["errors"]
@@ -177,3 +191,18 @@ def finish(
                 "as failed runs)"
             )
     exit_process(0 if ok else EXIT_FAILED, out, threads_before)
+
+
+def _only_parties(out: Console, suite: EvalSuiteResult, parties: tuple[str, ...]) -> bool:
+    """``--fail-on``: whether no run that is not ok is attributed to one of `parties`."""
+    counted = [
+        r
+        for r in suite.results
+        if not r.ok and r.attribution is not None and r.attribution.party in parties
+    ]
+    others = sum(1 for r in suite.results if not r.ok) - len(counted)
+    out.print(
+        f"--fail-on {', '.join(parties)}: {len(counted)} failure(s) count, {others} other(s) "
+        "reported only" + (f"; {len(suite.not_run)} case(s) not run" if suite.not_run else "")
+    )
+    return not counted and not suite.not_run

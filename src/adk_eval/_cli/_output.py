@@ -5,7 +5,7 @@ It imports no ADK: the types it reads come in for type checkers only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -25,17 +25,15 @@ if TYPE_CHECKING:
     from .._result import EvalResult
     from .._suites._inventory import RunsForReal
     from .._suites._results import CaseStats, EvalSuiteResult
-    from ..reporting._compare import CaseChange, Comparison, NoiseFloor
     from ..reporting._store import RunInfo
 
 __all__ = [
     "LiveProgress",
     "adaptive_line",
     "budget_line",
+    "party_line",
     "cost_words",
     "dollars",
-    "comparison_summary",
-    "comparison_table",
     "explanations",
     "runs_for_real_lines",
     "runs_table",
@@ -127,6 +125,12 @@ def _failed_metrics(result: EvalResult) -> str:
     return ", ".join(names)
 
 
+def _party(result: EvalResult) -> str:
+    """The party a run that did not pass is attributed to (flaky marked), else nothing."""
+    found = result.attribution
+    return "" if found is None else found.party + (" (flaky)" if found.flaky else "")
+
+
 def suite_table(suite: EvalSuiteResult) -> Table:
     """One row per run (repeat 1) or per case (with repeats)."""
     table = Table(title=None, show_lines=False, header_style="bold")
@@ -134,29 +138,36 @@ def suite_table(suite: EvalSuiteResult) -> Table:
     # Case names are never cut (two names sharing a prefix must not look alike): the
     # column keeps its width and folds what does not fit; the others give way.
     table.add_column("Case", min_width=min(max(map(len, names), default=4), 60), overflow="fold")
+    party = any(result.attribution is not None for result in suite.results)
     if suite.repeat == 1:
         for column in ("Status", "Turns", "Duration", "Cost", "Failed metrics"):
             right = column in ("Turns", "Duration", "Cost")
             table.add_column(column, justify="right" if right else "left")
+        if party:
+            table.add_column("Party", no_wrap=True)
         for result in suite.results:
-            table.add_row(
+            row: list[str | Text] = [
                 result.name,
                 _outcome(result),
                 str(result.turns),
                 f"{result.duration_ms / 1000:.1f}s",
                 dollars(result.cost_usd),
                 _failed_metrics(result),
-            )
+            ]
+            table.add_row(*row, *([_party(result)] if party else []))
     else:
         table.add_column("Pass rate (95%)", no_wrap=True)
         for column in ("pass^k", "pass@k", "Label", "Turns", "Cost"):
             table.add_column(column, no_wrap=True)
         table.add_column("Failed metrics", overflow="fold", min_width=12)
+        if party:
+            table.add_column("Party", no_wrap=True)
         for stats in suite.cases:
-            table.add_row(*_case_row(stats))
+            parties = sorted({_party(r) for r in stats.runs if r.attribution is not None})
+            table.add_row(*_case_row(stats), *([", ".join(parties)] if party else []))
     for name in suite.not_run:
         if suite.repeat == 1:
-            table.add_row(name, Text("NOT RUN", style="dim"), "", "", "", "")
+            table.add_row(name, Text("NOT RUN", style="dim"), "", "", "", "", *[""] * party)
     return table
 
 
@@ -280,6 +291,17 @@ def summary_line(suite: EvalSuiteResult) -> Text:
     return line
 
 
+def party_line(suite: EvalSuiteResult) -> str | None:
+    """``failures by party: agent 2, simulated_user 1`` (every run that did not pass)."""
+    counts: dict[str, int] = {}
+    for result in suite.results:
+        if result.attribution is not None:
+            counts[result.attribution.party] = counts.get(result.attribution.party, 0) + 1
+    if not counts:
+        return None
+    return "failures by party: " + ", ".join(f"{p} {n}" for p, n in sorted(counts.items()))
+
+
 def budget_line(suite: EvalSuiteResult) -> str | None:
     """When the suite's budget stopped it: which limit, what was spent, what did not run."""
     if suite.budget_reached is None:
@@ -316,78 +338,3 @@ def runs_table(runs: Sequence[RunInfo]) -> Table:
             run.command,
         )
     return table
-
-
-def comparison_table(
-    comparison: Comparison, run_a: int, run_b: int, noise: Mapping[str, NoiseFloor] | None = None
-) -> Table:
-    """One row per case: the test's decision, status and pass rate before and after, noise."""
-    table = Table(title=f"run {run_a} -> run {run_b}", header_style="bold")
-    names = [change.name for change in comparison.changes]
-    table.add_column("Case", min_width=min(max(map(len, names), default=4), 40), overflow="fold")
-    table.add_column("Decision", no_wrap=True)
-    table.add_column(f"Passed {run_a} -> {run_b}", no_wrap=True)
-    table.add_column("p", no_wrap=True)
-    table.add_column("Noise", no_wrap=True)
-    table.add_column("Metric score changes", overflow="fold")
-    styles = {
-        "regressed": "bold red",
-        "improved": "green",
-        "no evidence": "dim",
-        "added": "cyan",
-        "removed": "cyan",
-    }
-    for change in comparison.changes:
-        decision: str = change.decision or change.kind
-        if change.decision == "no evidence" and change.kind != "unchanged":
-            decision = f"no evidence ({'down' if change.kind == 'regression' else 'up'})"
-        deltas = ", ".join(
-            f"{name} {before:.2f} -> {after:.2f}"
-            for name, (before, after) in change.metric_deltas.items()
-        )
-        floor = (noise or {}).get(change.name)
-        table.add_row(
-            change.name,
-            Text(decision, style=styles[change.decision or change.kind]),
-            _compared_cell(change),
-            "-" if change.p_value is None else f"{change.p_value:.3f}",
-            str(floor) if floor is not None else "-",
-            deltas,
-        )
-    return table
-
-
-def _compared_cell(change: CaseChange) -> str:
-    """``6/6 -> 0/6`` (passes of runs), ``passed -> failed`` for one run, ``- -> passed``."""
-    if change.passes is not None and max(change.passes[1], change.passes[3]) > 1:
-        a, n_a, b, n_b = change.passes
-        return f"{a}/{n_a} -> {b}/{n_b}"
-    return f"{change.before or '-'} -> {change.after or '-'}"
-
-
-def comparison_summary(comparison: Comparison) -> str:
-    """The suite's decision and the counts of the cases', in words, with the test named."""
-    a, n_a, b, n_b = comparison.passes
-    counts: dict[str, int] = {}
-    for change in comparison.changes:
-        key = change.decision or change.kind
-        counts[key] = counts.get(key, 0) + 1
-    order = ("regressed", "improved", "no evidence", "added", "removed")
-    cases = ", ".join(f"{counts[key]} {key}" for key in order if counts.get(key)) or "no cases"
-    lines = [
-        f"cases: {cases}",
-        f"suite: {comparison.decision} (runs passed {a}/{n_a} -> {b}/{n_b}, one-sided "
-        f"p={comparison.p_value:.3f}; Fisher's exact test at alpha {comparison.alpha:g}, "
-        "cases Holm-corrected)",
-    ]
-    if comparison.cost_per_passing_run != (None, None):
-        before, after = (dollars(c) for c in comparison.cost_per_passing_run)
-        lines.append(f"cost per passing run: {before} -> {after}")
-    tested = [c.passes for c in comparison.changes if c.passes is not None]
-    if tested and all(min(p[1], p[3]) < 4 for p in tested):
-        lines.append(
-            "note: with fewer than 4 runs of a case on a side, no drop of that case is ever "
-            "decided (4/4 -> 0/4 gives p=0.014); use --repeat 4 or more to tell a "
-            "regression from noise"
-        )
-    return "\n".join(lines)

@@ -11,8 +11,9 @@ import signal
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -120,7 +121,25 @@ def run(
         exit_process(EXIT_TERMINATED if done.terminated else EXIT_INTERRUPTED, out, threads_before)
     if results_path is not None:
         out.print(f"results: {results_path}")
-    finish(out, suite, reports, command, threads_before)
+    finish(out, _explained(out, suite, cases, options), reports, command, threads_before)
+
+
+def _explained(
+    out: Console, suite: EvalSuiteResult, cases: list[Any], options: RunOptions
+) -> EvalSuiteResult:
+    """With ``--explain-failures``: the suite, its failures explained by counterfactual re-runs."""
+    failed = sum(1 for result in suite.results if not result.passed)
+    if not options.explain_failures or not failed:
+        return suite
+    import anyio
+
+    from .._suites._counterfactuals import EXPLAINED_AT_MOST, explain_failures
+
+    out.print(
+        f"explaining {min(failed, EXPLAINED_AT_MOST)} failed run(s) by counterfactual re-runs "
+        f"(at most {options.rerun_budget} each)"
+    )
+    return anyio.run(partial(explain_failures, suite, cases, max_reruns=options.rerun_budget))
 
 
 def _check_shards(selection: Selection, options: RunOptions) -> None:

@@ -155,6 +155,8 @@ class RunOptions:
     telemetry: TelemetryMode | None = None
     max_cost: float | None = None
     max_tokens: int | None = None
+    explain_failures: bool = False
+    rerun_budget: int = 3
 
     @property
     def budget(self) -> Budget | None:
@@ -180,6 +182,20 @@ run_options = grouped(
         metavar="USD",
         help="Stop the suite once its model calls cost this much (litellm's prices); runs "
         "not finished are reported as not run.",
+    ),
+    click.option(
+        "--explain-failures",
+        is_flag=True,
+        help="Re-run each failed run with one change at a time (the simulated user replaced, a "
+        "new seed, the judges resampled) to find what flips it; costs re-runs.",
+    ),
+    click.option(
+        "--rerun-budget",
+        type=click.IntRange(min=1),
+        default=3,
+        show_default=True,
+        metavar="N",
+        help="With --explain-failures: the most re-runs per failed run.",
     ),
     click.option(
         "--max-tokens",

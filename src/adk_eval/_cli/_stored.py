@@ -13,7 +13,8 @@ import click
 from .._errors import AdkEvalError
 from ..reporting._store import RunStore
 from ._common import EXIT_FAILED, console, db_option, fail
-from ._output import comparison_summary, comparison_table, runs_table
+from ._comparing import comparison_summary, comparison_table
+from ._output import runs_table
 from ._serving import serve, server_options
 
 __all__ = ["compare", "runs", "view"]

@@ -3,10 +3,12 @@
 `explain_failure(case, result)` re-runs a failed case with one intervention at a
 time, the most telling first, and stops at the first that flips the verdict:
 
-1. **the simulated user replaced from its suspect turn**: its own turns are
-   replayed word for word up to the turn `user_fidelity` flagged (else its last),
-   and from there `user_model` (else its own model, resampled) plays the persona.
-   A pass means the failure was the simulated user's (``simulated_user``);
+1. **the simulated user replaced from its suspect turn**: the user agent a
+   `user_fidelity` metric watches (else the loop one) has its own turns replayed
+   word for word up to the turn the metric flagged (else its last); from there
+   `user_model` (else its own model, resampled) plays its persona, reminded to
+   stay in role (`STAY`). A pass means the failure was the simulated user's
+   (``simulated_user``);
 2. **a new seed**: injected faults and sampling drawn again, nothing else changed.
    A pass means the verdict is not stable (``flaky``);
 3. **the judges resampled**: each failing `llm_judge` re-scores the same
@@ -20,7 +22,8 @@ when nothing flips, an attribution to the agent grows more certain.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 from google.adk.agents import BaseAgent
 from google.adk.models.llm_request import LlmRequest
@@ -37,8 +40,12 @@ from ..metrics._fidelity import user_turns
 from ..metrics._judge import LlmJudge
 from ..metrics._scoring import score_trace
 from ..models import resolve_model
+from ._results import EvalSuiteResult
 
-__all__ = ["explain_failure"]
+__all__ = ["EXPLAINED_AT_MOST", "explain_failure", "explain_failures"]
+
+EXPLAINED_AT_MOST = 20
+"""Failed runs of a suite that `explain_failures` re-runs at most (each costs re-runs)."""
 
 
 async def explain_failure(
@@ -77,6 +84,26 @@ async def explain_failure(
     return dataclasses.replace(result, attribution=updated)
 
 
+async def explain_failures(
+    suite: EvalSuiteResult, cases: Sequence[EvalCase], *, max_reruns: int = 3
+) -> EvalSuiteResult:
+    """`suite` with `explain_failure` applied to its runs that did not pass (xfailed too).
+
+    At most `EXPLAINED_AT_MOST` runs are explained, the first in the suite's order.
+    """
+    by_name = {case.name: case for case in cases}
+    chosen = [r for r in suite.results if not r.passed and r.name in by_name][:EXPLAINED_AT_MOST]
+    explained = {
+        id(r): await explain_failure(by_name[r.name], r, max_reruns=max_reruns) for r in chosen
+    }
+    results = [explained.get(id(r), r) for r in suite.results]
+    cases_stats = [
+        dataclasses.replace(stats, runs=tuple(explained.get(id(r), r) for r in stats.runs))
+        for stats in suite.cases
+    ]
+    return dataclasses.replace(suite, results=results, cases=cases_stats)
+
+
 def _finding(name: str, before: Attribution) -> dict[str, Any]:
     if name.startswith("the simulated user"):
         return {
@@ -89,19 +116,31 @@ def _finding(name: str, before: Attribution) -> dict[str, Any]:
     return {"evidence": f"{before.evidence}; the judge passes it when {name}"}
 
 
+def _suspect_user(case: EvalCase, result: EvalResult) -> BaseAgent | None:
+    """The user agent a `user_fidelity` metric of the case watches, else the loop one."""
+    agents = [case.user_agents.loop, *case.user_agents.tools.values()]
+    for metric in case.metrics:
+        watched = getattr(metric, "agent", None)
+        if watched is not None and any(watched is agent for agent in agents):
+            return cast(BaseAgent, watched)
+    return case.user_agents.loop
+
+
 def _interventions(case: EvalCase, result: EvalResult, user_model: Any) -> list[tuple[str, Any]]:
     found: list[tuple[str, Any]] = []
-    loop = case.user_agents.loop
-    turns, modelled = user_turns(result.user_agent_events, getattr(loop, "name", None))
-    if loop is not None and modelled and turns:
+    target = _suspect_user(case, result)
+    turns, modelled = user_turns(result.user_agent_events, getattr(target, "name", None))
+    if target is not None and modelled and turns:
         suspect = _suspect_turn(result, len(turns))
         name = f"the simulated user is replaced from turn {suspect}"
 
         async def replaced() -> bool:
             replay = ScriptedUserAgent(
-                name=loop.name, step=_replay_then_model(loop, turns, suspect, user_model)
+                name=target.name, step=_replay_then_model(target, turns, suspect, user_model)
             )
-            users = UserAgents(loop=replay, tools=case.user_agents.tools)
+            loop = replay if case.user_agents.loop is target else case.user_agents.loop
+            tools = {k: replay if v is target else v for k, v in case.user_agents.tools.items()}
+            users = UserAgents(loop=loop, tools=tools)
             return (await run_eval(dataclasses.replace(case, user_agents=users))).passed
 
         found.append((name, replaced))
@@ -136,6 +175,13 @@ def _suspect_turn(result: EvalResult, turns: int) -> int:
     return turns
 
 
+STAY = (
+    "\n\n(Stay in your role: answer as the persona in your instructions would, truthfully "
+    "and fully, and end the conversation only once your goal is met.)"
+)
+"""What the replacement user is reminded of after the agent's words."""
+
+
 def _replay_then_model(loop: BaseAgent, turns: Any, suspect: int, user_model: Any) -> Any:
     """Its own turns before `suspect`, then a model playing its persona."""
     llm = resolve_model(user_model) if user_model is not None else loop.canonical_model  # type: ignore[attr-defined]
@@ -150,7 +196,7 @@ def _replay_then_model(loop: BaseAgent, turns: Any, suspect: int, user_model: An
             if text:
                 role = "user" if event.author == "user" else "model"
                 history.append(types.Content(role=role, parts=[types.Part(text=text)]))
-        history.append(types.Content(role="user", parts=[types.Part(text=ctx.prompt)]))
+        history.append(types.Content(role="user", parts=[types.Part(text=ctx.prompt + STAY)]))
         request = LlmRequest(
             model=llm.model,
             contents=history,

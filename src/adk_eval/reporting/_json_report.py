@@ -81,6 +81,7 @@ def result_record(result: EvalResult) -> dict[str, Any]:
         "token_usage": _usage(result.token_usage),
         "usage": [item.to_data() for item in result.usage],
         "cost_usd": result.cost_usd,
+        "attribution": result.attribution.to_data() if result.attribution else None,
         "user_agent_token_usage": _usage(result.user_agent_token_usage),
         "initial_state": jsonable(result.initial_state),
         "final_state": jsonable(result.final_state),

@@ -54,6 +54,11 @@ def _testcase(result: EvalResult, repeat: int) -> ET.Element:
             name=f"metric.{metric_name}",
             value=metric.verdict + ("" if metric.score is None else f" {metric.score:g}"),
         )
+    if result.attribution is not None:
+        for key, value in result.attribution.to_data().items():
+            if value is not None:
+                text = f"{value:.2f}" if isinstance(value, float) else str(value)
+                ET.SubElement(properties, "property", name=f"attribution.{key}", value=text)
     for number, warning in enumerate(result.warnings, start=1):
         ET.SubElement(properties, "property", name=f"warning.{number}", value=warning)
     outcome = result.outcome

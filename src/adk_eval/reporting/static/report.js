@@ -191,6 +191,12 @@
     }
     if (run.error) box.append(entry("error", `${run.error.phase} error`, { content: [block(`${run.error.type}: ${run.error.message}`)] }));
     if (run.termination) box.append(el("div", {}, `stopped by ${run.termination.kind} (limit ${json(run.termination.limit)})`));
+    if (run.attribution) {
+      const a = run.attribution;
+      box.append(el("div", { className: "attribution" },
+        el("b", {}, `attributed to: ${a.party}`), ` (confidence ${a.confidence.toFixed(2)}): ${a.evidence}` +
+        (a.counterfactual ? `; counterfactual: ${a.counterfactual}` : "") + (a.flaky ? "; flaky: a re-run with a new seed flips it" : "")));
+    }
     if ((run.warnings || []).length) {
       box.append(el("h2", {}, "Warnings"), ...run.warnings.map((w) => entry("error", "warning", { content: [block(w)] })));
     }
@@ -199,7 +205,9 @@
     box.append(el("h2", {}, "Final state"), block(json(run.final_state)));
     const t = run.token_usage, u = run.user_agent_token_usage;
     box.append(el("h2", {}, "Tokens"),
-      el("div", {}, `system: ${t.input_tokens} in, ${t.output_tokens} out; user agents: ${u.input_tokens} in, ${u.output_tokens} out`));
+      el("div", {}, `system: ${t.input_tokens} in, ${t.output_tokens} out; user agents: ${u.input_tokens} in, ${u.output_tokens} out`),
+      ...(run.usage || []).map((item) => el("div", {}, `${item.role} on ${item.model}: ${item.calls} call(s), ` +
+        `${item.input_tokens} in (${item.cached_tokens} cached), ${item.output_tokens} out, ${dollars(item.cost_usd)}`)));
   }
 
   // Conversations in columns: [label, run] pairs (a run may be missing: "not in this run").
