@@ -87,7 +87,7 @@ async def test_explain_keeps_failing_evidence_whole_and_passing_evidence_short()
     )
     text = result.explain()
     passing = text.splitlines()[text.splitlines().index("[PASS] replied score=1") + 1]
-    assert passing == "    - 1 agent_message"
+    assert passing == "    - 1 agent_message; expected: n == 1"
     failing = [line for line in text.splitlines() if "field_59" in line]
     assert failing  # the failing metric's evidence names the whole value
     assert "user: hi" in text

@@ -11,9 +11,11 @@ more than most mocks. Context variables reach the thread.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import functools
 import inspect
+import textwrap
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -25,6 +27,7 @@ __all__ = [
     "UserCodeExit",
     "being_cancelled",
     "call_user",
+    "describe",
     "maybe_await",
     "sharing_the_event_loop",
 ]
@@ -95,3 +98,48 @@ async def call_user(function: Callable[..., Any], /, *args: Any, **kwargs: Any) 
     except SystemExit as error:  # would end the event loop, and the process, without a word
         name = getattr(function, "__qualname__", None) or repr(function)
         raise UserCodeExit(f"{name} called sys.exit({error.code!r})") from None
+
+
+def describe(function: Callable[..., Any]) -> str | None:
+    """What `function` checks, as written: a lambda's body (``count <= 5``), else its name.
+
+    For a lambda the source is read and parsed; the lambda of the same arguments
+    whose names and constants match the code object is the one described. None
+    when nothing can be said (no source, a callable object).
+    """
+    code = getattr(function, "__code__", None)
+    name = getattr(function, "__name__", None)
+    if code is None or name is None:
+        return None
+    if name != "<lambda>":
+        return f"{name}(...)"
+    try:
+        lines, _ = inspect.getsourcelines(function)
+    except (OSError, TypeError):
+        return None
+    source = textwrap.dedent("".join(lines))
+    tree: ast.Module | None
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # a lambda cut from the middle of a call: parse it alone
+        tree = _parse_fragment(source)
+        if tree is None:
+            return None
+    arguments = list(code.co_varnames[: code.co_argcount])
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Lambda) and [a.arg for a in node.args.args] == arguments:
+            compiled = compile(ast.Expression(node), "<lambda>", "eval").co_consts[0]
+            if compiled.co_names == code.co_names and compiled.co_consts == code.co_consts:
+                return ast.unparse(node.body)
+    return None
+
+
+def _parse_fragment(source: str) -> ast.Module | None:
+    """`source` from its first ``lambda`` on, cut back until it parses (None if never)."""
+    text = source[source.find("lambda") :].rstrip()
+    while text:
+        try:
+            return ast.parse(text)
+        except SyntaxError:
+            text = text[:-1]
+    return None

@@ -30,7 +30,7 @@ async def test_counts_filtered_tool_calls():
     assert result.passed
     assert result.value == 2
     assert result.score == 1.0  # the count is the value; the score is pass/fail, 0..1
-    assert result.evidence == ["2 tool_call (filtered)"]
+    assert result.evidence == ["2 tool_call (filtered); expected: n <= 5"]
 
 
 async def test_fails_when_the_count_assertion_fails():

@@ -17,7 +17,9 @@ async def test_passes_when_the_assertion_holds():
     result = await metric.evaluate(trace(escalation={"urgency": "999"}))
     assert result.passed
     assert result.value == {"urgency": "999"}
-    assert result.evidence == ["`session.escalation` = {'urgency': '999'}"]
+    assert result.evidence == [
+        "`session.escalation` = {'urgency': '999'}; expected: v['urgency'] == '999'"
+    ]
 
 
 async def test_fails_when_the_assertion_does_not_hold():

@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .._callables import call_user
+from .._callables import call_user, describe
 from .._errors import EvalSetupError
 from .._trace import EvalTrace, TraceEventType
 from ._types import MetricResult
@@ -45,9 +45,9 @@ class EventCountMetric:
         what = self.event_type + ("" if self.filter is None else " (filtered)")
         # The count is the value; the score is 0 or 1 like every pass/fail metric's, so
         # reports can average scores across metrics.
-        return MetricResult(
-            passed=passed, score=float(passed), value=count, evidence=[f"{count} {what}"]
-        )
+        expected = describe(self.assertion)
+        said = f"{count} {what}" + (f"; expected: {expected}" if expected else "")
+        return MetricResult(passed=passed, score=float(passed), value=count, evidence=[said])
 
 
 def event_count_metric(

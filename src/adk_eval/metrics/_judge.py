@@ -151,6 +151,13 @@ class LlmJudge:
             for i, v in enumerate(valid)
         ]
         evidence += [f"an invalid judge reply was ignored: {reply!r}" for reply in invalid]
+        if not passed:  # what it was held to, so a reader need not open the case
+            rule = (
+                "majority of samples"
+                if self.aggregate == "majority"
+                else (f"mean score >= {self.threshold:g}")
+            )
+            evidence.append(f"expected: {' '.join(self.prompt.split())} ({rule})")
         value: dict[str, Any] = {"votes": votes, "samples": len(valid), "invalid": len(invalid)}
         return MetricResult(passed=passed, score=mean, value=value, evidence=evidence)
 

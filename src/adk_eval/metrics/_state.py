@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._callables import call_user
+from .._callables import call_user, describe
 from .._errors import EvalSetupError
 from .._state import SESSION, flatten_state, public_state
 from .._trace import EvalTrace
@@ -54,11 +54,18 @@ class StateMetric:
                     evidence=[
                         f"{where} is not set in the final state (the assertion raised "
                         f"{type(error).__name__} on None); {keys}"
+                        + (
+                            f"; expected: {expected}"
+                            if (expected := describe(self.assertion))
+                            else ""
+                        )
                     ],
                 )
             return _as_result(verdict, None, f"{where} is not set in the final state; {keys}")
         verdict = await call_user(self.assertion, value)
-        return _as_result(verdict, value, f"{where} = {value!r}")
+        expected = describe(self.assertion)
+        said = f"{where} = {value!r}" + (f"; expected: {expected}" if expected else "")
+        return _as_result(verdict, value, said)
 
 
 def _as_result(verdict: bool | MetricResult, value: Any, evidence: str) -> MetricResult:
