@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from adk_eval._statistics import fisher, pass_at_k, pass_hat_k, wilson
+from adk_eval._statistics import agreement, fisher, pass_at_k, pass_hat_k, wilson
 
 
 @pytest.mark.parametrize(
@@ -82,3 +82,18 @@ def test_fisher_on_the_lady_tasting_tea():
 
     assert p_lower == pytest.approx(17 / 70)
     assert math.isclose(fisher(1, 1, 0, 1)[0], 0.5)  # one run each side can never decide
+
+
+def test_cohens_kappa_against_a_hand_computed_table():
+    # 50 items: both pass 20, judge pass / people fail 5, judge fail / people pass 10,
+    # both fail 15. Agreement 35/50 = 0.70; the judge passes 25/50, the people 30/50;
+    # chance agreement 0.5 * 0.6 + 0.5 * 0.4 = 0.50; kappa = (0.70 - 0.50) / 0.50 = 0.40.
+    pairs = [(True, True)] * 20 + [(True, False)] * 5 + [(False, True)] * 10
+    pairs += [(False, False)] * 15
+
+    found = agreement(pairs)
+
+    assert (found.count, found.raw, found.base_rate) == (50, 0.7, 0.6)
+    assert found.kappa == pytest.approx(0.40)
+    assert agreement([(True, True)] * 3).kappa is None  # no variation: kappa undefined
+    assert agreement([(True, False), (False, True)]).kappa == pytest.approx(-1.0)

@@ -17,18 +17,25 @@ agent that passes only half the time.
   chance. It is exact for any number of runs, which matters at the 1 to 10 runs
   a case gets; with one run on each side it can never decide (p >= 0.5).
 
+* `agreement`: how well two raters (a judge and people) agree on pass/fail:
+  raw agreement and Cohen's kappa, which discounts the agreement two raters
+  would reach by chance given how often each says "pass" (the base rates).
+
 Pure arithmetic: no dependency, nothing imported that a command would pay for.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
 __all__ = [
     "DEFAULT_CONFIDENCE",
+    "Agreement",
     "Interval",
+    "agreement",
     "fisher",
     "pass_at_k",
     "pass_hat_k",
@@ -147,3 +154,34 @@ def fisher(a: int, n_a: int, b: int, n_b: int) -> tuple[float, float]:
     lower = sum(chance(x) for x in range(smallest, b + 1))
     higher = sum(chance(x) for x in range(b, largest + 1))
     return min(1.0, lower), min(1.0, higher)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """How two raters agree on pass/fail verdicts.
+
+    Attributes:
+        count: Items both rated.
+        raw: The share of items they agree on.
+        kappa: Cohen's kappa: 1 is perfect agreement, 0 what chance alone gives,
+            below 0 worse than chance (None: undefined, when both always say the same).
+        base_rate: The share of items the second rater (the people) passed.
+    """
+
+    count: int
+    raw: float
+    kappa: float | None
+    base_rate: float
+
+
+def agreement(pairs: Sequence[tuple[bool, bool]]) -> Agreement:
+    """`Agreement` of ``(rater A, rater B)`` verdict pairs (A: the judge, B: the people)."""
+    n = len(pairs)
+    if n == 0:
+        return Agreement(0, 0.0, None, 0.0)
+    same = sum(a == b for a, b in pairs) / n
+    a_yes = sum(a for a, _ in pairs) / n
+    b_yes = sum(b for _, b in pairs) / n
+    chance = a_yes * b_yes + (1 - a_yes) * (1 - b_yes)
+    kappa = None if chance == 1 else (same - chance) / (1 - chance)
+    return Agreement(n, same, kappa, b_yes)

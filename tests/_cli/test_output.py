@@ -49,3 +49,40 @@ def test_runs_are_explained_once_per_way_they_ended():
     passed = EvalResult(name="fine", status="passed")
     assert explanations([passed]) == []
     assert len(explanations([passed], every_run=True)) == 1
+
+
+def render(renderable) -> str:
+    console = Console(width=120, record=True, color_system=None)
+    console.print(renderable)
+    return console.export_text()
+
+
+async def test_rates_over_an_interrupted_suite_say_how_much_of_it_ran():
+    from adk_eval._cli._output import summary_line
+    from adk_eval._suites._results import suite_from_results
+
+    suite = await run_eval_suite(
+        [
+            EvalCase(
+                name="a", agent=LlmAgent(name="a", model=ScriptedLlm(["ok"])), first_message="hi"
+            )
+        ]
+    )
+    partial = suite_from_results(
+        suite.results, case_names=["a", "b"], repeat=1, duration_ms=1.0, stopped_early=True
+    )
+
+    line = render(summary_line(partial))
+    assert "only 1 of 2 runs ran; pass rate 100% [21%, 100%]" in line
+
+
+async def test_a_case_without_metrics_is_not_reported_as_a_plain_pass():
+    from adk_eval._cli._output import unchecked_line
+
+    agent = LlmAgent(name="a", model=ScriptedLlm(["ok"]))
+    suite = await run_eval_suite([EvalCase(name="unchecked", agent=agent, first_message="hi")])
+
+    assert "PASSED (no metrics)" in render(suite_table(suite))
+    assert unchecked_line(suite) == (
+        "note: 1 case(s) have no metrics, so passing only means they ran to the end: unchecked"
+    )

@@ -18,6 +18,7 @@ from ._output import (
     party_line,
     suite_table,
     summary_line,
+    unchecked_line,
     warning_lines,
 )
 
@@ -173,7 +174,8 @@ def finish(
         out.print()
         out.print("\n".join(warned), markup=False, highlight=False)
     out.print()
-    for line in (budget_line(suite), adaptive_line(suite), party_line(suite), cost_words(suite)):
+    lines = (budget_line, adaptive_line, party_line, unchecked_line, cost_words)
+    for line in (make(suite) for make in lines):
         if line:
             out.print(line, markup=False, highlight=False)
     out.print(summary_line(suite))  # last: what a CI log's tail shows

@@ -32,6 +32,7 @@ __all__ = [
     "adaptive_line",
     "budget_line",
     "party_line",
+    "unchecked_line",
     "cost_words",
     "dollars",
     "explanations",
@@ -52,7 +53,20 @@ _STYLE = {
 
 
 def _outcome(result: EvalResult) -> Text:
-    return Text(result.outcome.upper(), style=_STYLE.get(result.outcome, ""))
+    """``PASSED``, ``XFAILED``, ...; ``PASSED (no metrics)`` for a pass that checked nothing."""
+    unchecked = " (no metrics)" if result.passed and not result.metrics else ""
+    return Text(result.outcome.upper() + unchecked, style=_STYLE.get(result.outcome, ""))
+
+
+def unchecked_line(suite: EvalSuiteResult) -> str | None:
+    """A note on the passed runs of cases without metrics: they only ran to the end."""
+    names = sorted({r.name for r in suite.results if r.passed and not r.metrics})
+    if not names:
+        return None
+    return (
+        f"note: {len(names)} case(s) have no metrics, so passing only means they ran to the "
+        f"end: {', '.join(names)}"
+    )
 
 
 class LiveProgress:
@@ -281,6 +295,8 @@ def summary_line(suite: EvalSuiteResult) -> Text:
     line = Text(", ").join(parts) if parts else Text("no runs")
     line.append(f" in {suite.duration_ms / 1000:.1f}s")
     counted = s["total"] - s["not_run"] - s["xfailed"]
+    if s["not_run"]:  # a rate over what ran must not read as the whole suite's
+        line.append(f"; only {s['total'] - s['not_run']} of {s['total']} runs ran", style="bold")
     if counted:
         line.append(f"; pass rate {suite.pass_rate_interval} (95% interval)")
     counted_cases = suite.counted_cases

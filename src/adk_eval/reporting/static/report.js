@@ -40,7 +40,8 @@
     const parts = ["passed", "failed", "errors", "terminated", "xfailed", "xpassed", "not_run"]
       .filter((k) => s[k]).map((k) => `${s[k]} ${k.replace("_", " ")}`);
     document.getElementById("title").textContent =
-      `${s.total} runs: ${parts.join(", ") || "none"} (pass rate ` +
+      (s.not_run ? `${s.total - s.not_run} of ${s.total} runs ran: ` : `${s.total} runs: `) +
+      `${parts.join(", ") || "none"} (pass rate ` +
       `${withInterval(data.pass_rate, (data.intervals || {}).pass_rate)}` +
       (data.repeat > 1 && data.intervals && data.intervals.pass_hat_k
         ? `; pass^${data.repeat} over cases ${withInterval(data.intervals.pass_hat_k.estimate, data.intervals.pass_hat_k)}`
@@ -190,6 +191,8 @@
       api(`api/history?case=${encodeURIComponent(run.name)}`).then((points) => chart(svg, points)).catch(report);
     }
     if (run.error) box.append(entry("error", `${run.error.phase} error`, { content: [block(`${run.error.type}: ${run.error.message}`)] }));
+    if (run.xfail) box.append(el("div", { className: "xfail" }, `expected to fail (xfail): ${run.xfail}`));
+    if (run.outcome === "passed" && !Object.keys(run.metrics).length) box.append(el("div", {}, "no metrics: passing only means it ran to the end"));
     if (run.termination) box.append(el("div", {}, `stopped by ${run.termination.kind} (limit ${json(run.termination.limit)})`));
     if (run.attribution) {
       const a = run.attribution;
@@ -283,7 +286,9 @@
     if (repeated) series.push(["pass_hat_k", "#7a3ede", "5 4"]);
     for (const [key, colour, dash] of series) {
       const line = document.createElementNS(ns, "polyline");
-      line.setAttribute("points", points.map((p, i) => `${x(i)},${y(p[key])}`).join(" "));
+      // pass^k exists only for runs with repeats: the others are left out, not drawn as 0
+      const drawn = points.map((p, i) => [p, i]).filter(([p]) => key !== "pass_hat_k" || p.repeat > 1);
+      line.setAttribute("points", drawn.map(([p, i]) => `${x(i)},${y(p[key])}`).join(" "));
       line.setAttribute("fill", "none");
       line.setAttribute("stroke", colour);
       line.setAttribute("stroke-width", "2");
