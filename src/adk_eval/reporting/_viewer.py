@@ -160,6 +160,26 @@ def create_viewer_app(db: Path, token: str, *, bound_host: str = "127.0.0.1") ->
     return app
 
 
+def _kept_token(db: Path) -> str:
+    """The viewer's token for `db`, made once and kept beside it (mode 0600)."""
+    import os
+    import secrets
+
+    path = Path(db).resolve().parent / "viewer.token"
+    try:
+        kept = path.read_text().strip()
+    except OSError:
+        kept = ""
+    if len(kept) >= 24:
+        return kept
+    token = secrets.token_urlsafe(24)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w") as file:
+        file.write(token + "\n")
+    return token
+
+
 def run_viewer(
     db: Path,
     *,
@@ -168,7 +188,13 @@ def run_viewer(
     token: str | None = None,
     announce: Callable[[str], None] = print,
 ) -> None:
-    """Serves the viewer until interrupted (see `adk_eval._web.serve`)."""
+    """Serves the viewer until interrupted (see `adk_eval._web.serve`).
+
+    Without `token`, the viewer keeps one per database in ``viewer.token`` beside it
+    (readable by its owner only), so the cookie a browser got and the links it
+    keeps still work after a restart on the same database.
+    """
+    token = token or _kept_token(db)
     serve(
         lambda token, bound: create_viewer_app(db, token, bound_host=bound),
         host=host,

@@ -102,7 +102,11 @@
         el("td", {}, run.turns), el("td", {}, `${(run.duration_ms / 1000).toFixed(2)} s`),
         el("td", {}, failedMetrics(run).join(", ")), el("td", {}, caseLabel(run.name)),
         el("td", {}, "cost_usd" in run ? `${run.token_usage.total_tokens} · ${dollars(run.cost_usd)}` : run.token_usage.total_tokens));
-      tr.addEventListener("click", () => { selected = index; table(); detail(run); });
+      tr.addEventListener("click", () => {
+        if (viewer && currentRun !== null) {  // an address of its own: Back, Reload and links work
+          go(`#/run/${currentRun}/case/${encodeURIComponent(run.name)}/${run.attempt}`);
+        } else { selected = index; table(); detail(run); }
+      });
       body.append(tr);
     }
     document.getElementById("count").textContent = `${rows.length} of ${data.results.length} runs`;
@@ -226,16 +230,22 @@
         ...(run ? [...metricsOf(run), ...conversation(run)] : [])))));
   }
 
-  function showRun(report) {
+  function showRun(report, chosen = null) {
     data = report;
     page = 0;
     selected = null;
     show("run");
     header();
     table();
-    const first = visible()[0];
+    const found = chosen && visible().find(({ run }) => run.name === chosen.name && String(run.attempt) === chosen.attempt);
+    const first = found || visible()[0];
     document.getElementById("detail").replaceChildren();
-    if (first) { selected = first.index; table(); detail(first.run); }
+    if (first) {
+      selected = first.index;
+      page = Math.floor(visible().findIndex((row) => row.index === first.index) / PAGE);
+      table();
+      detail(first.run);
+    }
   }
 
   for (const id of ["status", "search"]) document.getElementById(id).addEventListener("input", () => { page = 0; table(); });
@@ -311,8 +321,9 @@
     text(repeated ? "pass rate (solid), pass^k (dashed), oldest run first" : "pass rate, oldest run first", left, 12);
   }
 
-  async function showRuns() {
-    const runs = await api("api/runs");
+  async function showRuns(runs = null) {
+    runs = runs || await api("api/runs");
+    shownRuns = runs.map((run) => run.id).join(",");
     show("runs");
     document.getElementById("title").textContent = `${runs.length} stored runs`;
     document.getElementById("meta").textContent = "newest first; tick two runs to compare them";
@@ -321,8 +332,7 @@
     body.replaceChildren();
     for (const run of runs) {
       const tick = el("input", { type: "checkbox", "data-run": run.id });
-      const link = el("a", { href: "#" }, `run ${run.id}`);
-      link.addEventListener("click", async (event) => { event.preventDefault(); showRun(await runReport(run.id)); });
+      const link = el("a", { href: `#/run/${run.id}` }, `run ${run.id}`);
       const counts = [["passed", run.passed], ["failed", run.failed], ["errors", run.errors], ["terminated", run.terminated]]
         .filter(([, n]) => n).map(([k, n]) => `${n} ${k}`).join(", ");
       body.append(el("tr", { className: "stored-run" }, el("td", {}, tick), el("td", {}, link),
@@ -334,9 +344,8 @@
     }
   }
 
-  async function showComparison() {
-    const ticked = [...document.querySelectorAll("#run-rows input:checked")].map((box) => Number(box.dataset.run));
-    const query = ticked.length === 2 ? `?a=${Math.min(...ticked)}&b=${Math.max(...ticked)}` : "";
+  async function showComparison(a = null, b = null) {
+    const query = a !== null && b !== null ? `?a=${a}&b=${b}` : "";
     const result = await api(`api/compare${query}`);
     show("comparison");
     document.getElementById("compare-detail").replaceChildren();
@@ -371,12 +380,46 @@
     document.getElementById("title").textContent = `error: ${error.message}`;
   }
 
+  // --- addresses: every view of the viewer is a URL (#/runs, #/run/3, #/run/3/case/NAME/0,
+  // #/compare/1/2), so Reload, Back/Forward and a shared link (the token is a cookie) work.
+  let currentRun = null;
+  let shownRuns = "";
+  function go(hash) {
+    if (location.hash === hash) route().catch(report); else location.hash = hash;
+  }
+  async function route() {
+    const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+    currentRun = null;
+    if (parts[0] === "run" && parts[1]) {
+      currentRun = Number(parts[1]);
+      const chosen = parts[2] === "case" ? { name: parts[3], attempt: parts[4] || "0" } : null;
+      showRun(await runReport(currentRun), chosen);
+    } else if (parts[0] === "compare") {
+      await showComparison(parts[1] ? Number(parts[1]) : null, parts[2] ? Number(parts[2]) : null);
+    } else {
+      await showRuns();
+    }
+  }
+  // Live: while the list of runs is shown, a run stored meanwhile appears without a reload.
+  async function refresh() {
+    if (document.getElementById("runs").hidden) return;
+    const runs = await api("api/runs");
+    if (runs.map((run) => run.id).join(",") !== shownRuns) await showRuns(runs);
+  }
+
   if (inline) {
     showRun(JSON.parse(inline.textContent));
   } else {
     document.getElementById("nav").hidden = false;
-    document.getElementById("show-runs").addEventListener("click", () => showRuns().catch(report));
-    document.getElementById("compare").addEventListener("click", () => showComparison().catch(report));
-    showRuns().catch(report);
+    document.getElementById("show-runs").addEventListener("click", () => go("#/runs"));
+    document.getElementById("compare").addEventListener("click", () => {
+      const ticked = [...document.querySelectorAll("#run-rows input:checked")].map((box) => Number(box.dataset.run));
+      go(ticked.length === 2 ? `#/compare/${Math.min(...ticked)}/${Math.max(...ticked)}` : "#/compare");
+    });
+    // The cookie holds the token now: the address bar drops it, so a copied link never leaks it.
+    if (new URLSearchParams(location.search).has("token")) history.replaceState(null, "", location.pathname + location.hash);
+    window.addEventListener("hashchange", () => route().catch(report));
+    setInterval(() => refresh().catch(() => {}), 2000);
+    route().catch(report);
   }
 })();
