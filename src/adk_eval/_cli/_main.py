@@ -1,7 +1,7 @@
 """The `adk-eval` command group: one command module per group of commands, registered here.
 
 * running suites (`_running`): ``run``, ``merge``, ``report``, ``list``
-* stored runs (`_stored`): ``runs``, ``compare``, ``view``
+* stored runs (`_stored`): ``runs``, ``compare``, ``judges``, ``view``
 * servers and set-up (`_servers`): ``studio``, ``models``, ``setup-local``
 * production sessions (`_production`, `_shadow`): ``score``, ``shadow``
 
@@ -19,7 +19,7 @@ from ._production import score
 from ._running import list_cases, merge, report, run
 from ._servers import models, setup_local, studio
 from ._shadow import shadow
-from ._stored import compare, runs, view
+from ._stored import compare, judges, runs, view
 
 __all__ = ["entry", "main"]
 
@@ -39,6 +39,7 @@ for command in (
     shadow,
     runs,
     compare,
+    judges,
     view,
     studio,
     models,

@@ -17,7 +17,7 @@ from ._comparing import comparison_summary, comparison_table
 from ._output import runs_table
 from ._serving import serve, server_options
 
-__all__ = ["compare", "runs", "view"]
+__all__ = ["compare", "judges", "runs", "view"]
 
 
 @click.command()
@@ -69,6 +69,55 @@ def compare(
     out.print(comparison_summary(comparison))
     regressed = comparison.decided_regressions or comparison.decision == "regressed"
     sys.exit(EXIT_FAILED if fail_on_regression and regressed else 0)
+
+
+@click.command()
+@db_option
+@click.option(
+    "--labels",
+    "labels_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write every human label (the viewer's reviews) to this JSON file.",
+)
+def judges(db: Path, labels_path: Path | None) -> None:
+    """How each LLM judge agrees with the people who reviewed its verdicts (Cohen's kappa)."""
+    import json
+
+    from rich.table import Table
+
+    from ..reporting._reviews import judge_calibration, reviews
+
+    try:
+        labels = reviews(RunStore(db))
+    except AdkEvalError as error:
+        fail(str(error))
+    found = judge_calibration(labels)
+    out = console()
+    table = Table(header_style="bold")
+    for column in ("Judge", "Model", "Prompt", "Labels", "Agreement", "Kappa", "People pass"):
+        table.add_column(column)
+    table.add_column("Self-consistency")
+    for judge in found:
+        kappa = "-" if judge.kappa is None else f"{judge.kappa:.2f}"
+        consistency = judge.self_consistency
+        table.add_row(
+            judge.metric,
+            judge.model,
+            judge.prompt_hash,
+            str(judge.labels),
+            f"{judge.raw:.0%}",
+            kappa,
+            f"{judge.base_rate:.0%}",
+            "-" if consistency is None else f"{consistency:.0%}",
+        )
+    out.print(table)
+    out.print(
+        f"{len(labels)} label(s) on {len(found)} judge(s); kappa: 1 is full agreement, 0 what "
+        "chance gives at these pass rates"
+    )
+    if labels_path is not None:
+        labels_path.write_text(json.dumps([label.to_data() for label in labels], indent=2) + "\n")
+        out.print(f"labels: {labels_path}")
 
 
 @click.command()

@@ -14,6 +14,7 @@ no sample is valid the metric fails with the raw replies as evidence.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -133,6 +134,17 @@ class LlmJudge:
             for index in range(self.num_samples):
                 group.start_soon(sample, index)
 
+    def identity(self) -> dict[str, str]:
+        """Which judge this is, for calibration: its model and a hash of its prompt.
+
+        Human labels agree with a judge only as it was: another model or another
+        prompt is another judge.
+        """
+        spec = self.model if self.model is not None else default_judge_model()
+        model = spec if isinstance(spec, str) else str(getattr(spec, "model", spec))
+        text = f"{JUDGE_INSTRUCTION}\n{self.prompt}\n{self.aggregate}:{self.threshold}"
+        return {"model": model, "prompt_hash": hashlib.sha256(text.encode()).hexdigest()[:12]}
+
     def _aggregate(self, replies: list[str]) -> MetricResult:
         verdicts = [parse_verdict(reply) for reply in replies]
         valid = [v for v in verdicts if v is not None]
@@ -158,7 +170,12 @@ class LlmJudge:
                 else (f"mean score >= {self.threshold:g}")
             )
             evidence.append(f"expected: {' '.join(self.prompt.split())} ({rule})")
-        value: dict[str, Any] = {"votes": votes, "samples": len(valid), "invalid": len(invalid)}
+        value: dict[str, Any] = {
+            "votes": votes,
+            "samples": len(valid),
+            "invalid": len(invalid),
+            "judge": self.identity(),
+        }
         return MetricResult(passed=passed, score=mean, value=value, evidence=evidence)
 
 

@@ -48,7 +48,11 @@ def page(*, head: str, body_end: str) -> str:
 <body>
 <header><h1 id="title"></h1><div id="meta"></div><details id="runs-for-real" hidden>
 <summary></summary><ul></ul></details><nav id="nav" hidden>
-<button id="show-runs">runs</button> <span id="compare-hint"></span></nav></header>
+<button id="show-runs">runs</button> <button id="show-judges">judges</button>
+<span id="compare-hint"></span></nav></header>
+<section id="judges" hidden><table><thead><tr><th>Judge metric</th><th>Model</th>
+<th>Prompt</th><th>Labels</th><th>Agreement</th><th>Cohen's κ</th><th>People's pass rate</th>
+<th>Self-consistency</th></tr></thead><tbody id="judge-rows"></tbody></table></section>
 <section id="runs" hidden><svg id="chart" width="640" height="140" role="img"
 aria-label="pass rate by run"></svg>
 <table><thead><tr><th></th><th>Run</th><th>When</th><th>Pass rate</th><th>pass^k</th>

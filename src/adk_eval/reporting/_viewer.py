@@ -23,6 +23,7 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.responses import HTMLResponse, JSONResponse, Response
+from pydantic import BaseModel, Field
 
 from .._errors import AdkEvalError
 from .._statistics import wilson
@@ -30,6 +31,7 @@ from .._web import Access, StrictJSONResponse, guard, page_with_token, serve, st
 from ._compare import compare_reports
 from ._html import page
 from ._json_report import with_intervals
+from ._reviews import add_review, judge_calibration, reviews
 from ._store import CasePoint, RunStore
 
 __all__ = ["HEADER", "create_viewer_app", "run_viewer"]
@@ -37,6 +39,17 @@ __all__ = ["HEADER", "create_viewer_app", "run_viewer"]
 HEADER = "X-Viewer-Token"
 _STATIC = ("report.js", "report.css")
 _ORDER = {"regression": 0, "added": 1, "removed": 2, "improvement": 3, "unchanged": 4}
+
+
+class ReviewIn(BaseModel):
+    """A label posted by the page: a run (and one of its metrics, or none) and the verdict."""
+
+    run: int
+    case: str = Field(max_length=1000)
+    attempt: int = 0
+    metric: str | None = Field(default=None, max_length=1000)
+    verdict: str = Field(max_length=20)
+    note: str = Field(default="", max_length=5000)
 
 
 def _intervals(point: CasePoint) -> dict[str, Any]:
@@ -125,6 +138,21 @@ def create_viewer_app(db: Path, token: str, *, bound_host: str = "127.0.0.1") ->
     @app.get("/api/runs/{run_id}")
     async def run(run_id: int) -> dict[str, Any]:
         return with_intervals(store.load(run_id))  # reports stored before they existed
+
+    @app.get("/api/reviews")
+    async def labels() -> list[dict[str, Any]]:
+        return [review.to_data() for review in reviews(store)]
+
+    @app.post("/api/reviews")
+    async def review(label: ReviewIn) -> dict[str, Any]:
+        added = add_review(
+            store, label.run, label.case, label.attempt, label.metric, label.verdict, label.note
+        )
+        return added.to_data()
+
+    @app.get("/api/judges")
+    async def judges() -> list[dict[str, Any]]:
+        return [found.to_data() for found in judge_calibration(reviews(store))]
 
     @app.get("/api/compare")
     async def compare(a: int | None = None, b: int | None = None) -> dict[str, Any]:

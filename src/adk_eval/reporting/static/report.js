@@ -207,7 +207,11 @@
     if ((run.warnings || []).length) {
       box.append(el("h2", {}, "Warnings"), ...run.warnings.map((w) => entry("error", "warning", { content: [block(w)] })));
     }
+    if (viewer && currentRun !== null) box.append(reviewBox(run));
     box.append(el("h2", {}, "Metrics"), ...metricsOf(run));
+    if (viewer && currentRun !== null) {
+      for (const name of Object.keys(run.metrics)) box.append(reviewBox(run, name));
+    }
     box.append(el("h2", {}, "Conversation"), ...conversation(run));
     box.append(el("h2", {}, "Final state"), block(json(run.final_state)));
     const t = run.token_usage, u = run.user_agent_token_usage;
@@ -254,9 +258,53 @@
 
   // --- the viewer: stored runs through its JSON API (absent from the static report)
   function show(which) {
-    document.getElementById("run").hidden = which !== "run";
-    document.getElementById("runs").hidden = which !== "runs";
-    document.getElementById("comparison").hidden = which !== "comparison";
+    for (const id of ["run", "runs", "comparison", "judges"]) document.getElementById(id).hidden = which !== id;
+  }
+
+  // --- human review: agree or disagree with a run's verdict, or one metric's, with a note
+  function reviewBox(run, metric = null) {
+    const what = metric ? `metric ${metric} (${run.metrics[metric].passed ? "pass" : "fail"})` : `this run (${run.outcome})`;
+    const note = el("input", { type: "text", placeholder: "note (optional)", "aria-label": `note on ${what}` });
+    const said = el("span", { className: "reviewed" }, "");
+    const mark = (verdict) => post("api/reviews", { run: currentRun, case: run.name, attempt: run.attempt, metric, verdict, note: note.value })
+      .then(() => { said.textContent = ` reviewed: ${verdict}`; }).catch(report);
+    const agree = el("button", { type: "button", className: "agree" }, "agree");
+    const disagree = el("button", { type: "button", className: "disagree" }, "disagree");
+    agree.addEventListener("click", () => mark("agree"));
+    disagree.addEventListener("click", () => mark("disagree"));
+    return el("div", { className: "review", "data-metric": metric || "" }, `Review ${what}: `, agree, " ", disagree, " ", note, said);
+  }
+  // Keys: a / d agree or disagree with the open run's verdict (not while typing a note).
+  document.addEventListener("keydown", (event) => {
+    if (!viewer || event.target.tagName === "INPUT" || event.ctrlKey || event.metaKey || event.altKey) return;
+    const box = document.querySelector('#detail .review[data-metric=""]');
+    if (!box) return;
+    if (event.key === "a") box.querySelector(".agree").click();
+    if (event.key === "d") box.querySelector(".disagree").click();
+  });
+
+  async function showJudges() {
+    const judges = await api("api/judges");
+    show("judges");
+    document.getElementById("title").textContent = `${judges.length} judge(s) reviewed`;
+    document.getElementById("meta").textContent =
+      "agreement of each LLM judge (metric, model, prompt) with the people who reviewed its verdicts";
+    const fixed = (value) => (value == null ? "-" : value.toFixed(2));
+    document.getElementById("judge-rows").replaceChildren(...judges.map((j) => el("tr", { className: "judge" },
+      el("td", {}, j.metric), el("td", {}, j.model), el("td", {}, j.prompt_hash), el("td", {}, j.labels),
+      el("td", {}, percent(j.raw)), el("td", {}, fixed(j.kappa)), el("td", {}, percent(j.base_rate)),
+      el("td", {}, j.self_consistency == null ? "-" : percent(j.self_consistency)))));
+  }
+
+  async function post(path, body) {
+    const token = document.querySelector('meta[name="viewer-token"]').content;
+    const response = await fetch(path, {
+      method: "POST", body: JSON.stringify(body),
+      headers: { "X-Viewer-Token": token, "Content-Type": "application/json" },
+    });
+    const answer = await response.json();
+    if (!response.ok) throw new Error(answer.error || response.statusText);
+    return answer;
   }
 
   async function api(path) {
@@ -394,6 +442,8 @@
       currentRun = Number(parts[1]);
       const chosen = parts[2] === "case" ? { name: parts[3], attempt: parts[4] || "0" } : null;
       showRun(await runReport(currentRun), chosen);
+    } else if (parts[0] === "judges") {
+      await showJudges();
     } else if (parts[0] === "compare") {
       await showComparison(parts[1] ? Number(parts[1]) : null, parts[2] ? Number(parts[2]) : null);
     } else {
@@ -412,6 +462,7 @@
   } else {
     document.getElementById("nav").hidden = false;
     document.getElementById("show-runs").addEventListener("click", () => go("#/runs"));
+    document.getElementById("show-judges").addEventListener("click", () => go("#/judges"));
     document.getElementById("compare").addEventListener("click", () => {
       const ticked = [...document.querySelectorAll("#run-rows input:checked")].map((box) => Number(box.dataset.run));
       go(ticked.length === 2 ? `#/compare/${Math.min(...ticked)}/${Math.max(...ticked)}` : "#/compare");
