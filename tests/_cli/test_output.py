@@ -86,3 +86,27 @@ async def test_a_case_without_metrics_is_not_reported_as_a_plain_pass():
     assert unchecked_line(suite) == (
         "note: 1 case(s) have no metrics, so passing only means they ran to the end: unchecked"
     )
+
+
+@pytest.mark.parametrize("repeat", [1, 2])
+async def test_at_80_columns_no_case_or_metric_name_is_cut(repeat):
+    from adk_eval.metrics import state_metric
+
+    long_metric = "the_handover_carries_the_patients_availability_for_tuesday"
+    cases = [
+        EvalCase(
+            name=name,
+            agent=LlmAgent(name="a", model=ScriptedLlm(["ok"])),
+            first_message="hi",
+            metrics=[state_metric(long_metric, "session", "handover", lambda v: v is not None)],
+        )
+        for name in NAMES
+    ]
+    suite = await run_eval_suite(cases, repeat=repeat)
+    console = Console(width=80, record=True, color_system=None)
+    console.print(suite_table(suite))
+    text = "".join(console.export_text().split())  # what folded is read back whole
+    table_cells = text.replace("│", "").replace("┃", "")
+    for name in NAMES:
+        assert name.replace("-", "") in table_cells.replace("-", ""), console.export_text()
+    assert "…" not in console.export_text()

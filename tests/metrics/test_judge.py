@@ -64,7 +64,12 @@ async def test_majority_over_samples():
     )
     result = await metric.evaluate(TRACE)
     assert result.passed
-    assert result.value == {"votes": 2, "samples": 3, "invalid": 0}
+    assert {k: result.value[k] for k in ("votes", "samples", "invalid")} == {
+        "votes": 2,
+        "samples": 3,
+        "invalid": 0,
+    }
+    assert result.value["judge"]["model"] == "gemini-scripted"  # which judge it was
     assert result.score == pytest.approx(0.6)
     assert len(result.evidence) == 3
 

@@ -154,9 +154,10 @@ def suite_table(suite: EvalSuiteResult) -> Table:
     table.add_column("Case", min_width=min(max(map(len, names), default=4), 60), overflow="fold")
     party = any(result.attribution is not None for result in suite.results)
     if suite.repeat == 1:
-        for column in ("Status", "Turns", "Duration", "Cost", "Failed metrics"):
+        for column in ("Status", "Turns", "Duration", "Cost"):
             right = column in ("Turns", "Duration", "Cost")
-            table.add_column(column, justify="right" if right else "left")
+            table.add_column(column, justify="right" if right else "left", no_wrap=True)
+        table.add_column("Failed metrics", overflow="fold", min_width=12)  # never cut
         if party:
             table.add_column("Party", no_wrap=True)
         for result in suite.results:

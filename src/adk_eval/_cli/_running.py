@@ -90,6 +90,7 @@ def run(
         found = selection.cases(paths, durations)
         warm_clients()  # litellm now, not at the first model call (and before workers fork)
     reports.check_store()
+    _share_calibration(reports)
     cases = [item.case for item in found]
     executor = placement.choose(len(cases) * options.runs, models.model)
     seed = options.seed if options.seed is not None else new_seed()
@@ -140,6 +141,27 @@ def _explained(
         f"(at most {options.rerun_budget} each)"
     )
     return anyio.run(partial(explain_failures, suite, cases, max_reruns=options.rerun_budget))
+
+
+def _share_calibration(reports: Reports) -> None:
+    """Puts the judges' calibration from the runs database where every process reads it."""
+    import json
+    import os
+
+    from .._errors import AdkEvalError
+    from ..metrics._judge import CALIBRATION_ENV
+    from ..reporting._reviews import judge_calibration, reviews
+    from ..reporting._store import RunStore
+
+    if reports.db is None or not reports.db.exists():
+        return
+    try:
+        found = judge_calibration(reviews(RunStore(reports.db)))
+    except AdkEvalError:  # not a runs database: --no-store runs never read it otherwise
+        return
+    rows = [[j.metric, j.model, j.prompt_hash, j.labels, j.kappa or 0.0] for j in found]
+    if rows:  # workers inherit the environment
+        os.environ[CALIBRATION_ENV] = json.dumps(rows)
 
 
 def _check_shards(selection: Selection, options: RunOptions) -> None:

@@ -254,7 +254,8 @@ class EvalResult:
         for name, result in self.metrics.items():
             mark = result.verdict.upper()
             score = "" if result.score is None else f" score={result.score:g}"
-            lines.append(f"[{mark}] {name}{score}")
+            advisory = " (advisory)" if result.advisory else ""
+            lines.append(f"[{mark}{advisory}] {name}{score}")
             if result.error:
                 lines.append(f"    error: {result.error}")
             if not result.applicable:

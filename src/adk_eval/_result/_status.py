@@ -50,12 +50,12 @@ def run_status(
 
     ``error`` if anything raised, else ``terminated`` if a limit hit, else ``passed``
     iff every metric that applies passed (else ``failed``). A metric that does not
-    apply (it could not look) neither passes nor fails the run, and reaching
+    apply (it could not look), or an advisory one, neither passes nor fails the run, and reaching
     `TerminateWhen.state_matches` is a normal end, not a termination.
     """
     if error is not None:
         return "error"
     if termination is not None and termination.kind != "state_matches":
         return "terminated"
-    applicable = [result for result in metrics.values() if result.applicable]
+    applicable = [r for r in metrics.values() if r.applicable and not r.advisory]
     return "passed" if all(result.passed for result in applicable) else "failed"

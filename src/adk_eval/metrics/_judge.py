@@ -15,7 +15,9 @@ no sample is valid the metric fails with the raw replies as evidence.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+import json
+import os
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
 
 import anyio
@@ -31,7 +33,33 @@ from ..models._calls import complete, json_candidates
 from ..models._usage import usage_role
 from ._types import MetricResult
 
-__all__ = ["JUDGE_INSTRUCTION", "JudgeVerdict", "LlmJudge", "llm_judge", "parse_verdict"]
+__all__ = [
+    "CALIBRATION_ENV",
+    "JUDGE_INSTRUCTION",
+    "JudgeVerdict",
+    "LlmJudge",
+    "calibrated_judges",
+    "llm_judge",
+    "parse_verdict",
+]
+
+CALIBRATION_ENV = "ADK_EVAL_JUDGE_CALIBRATION"
+"""The environment variable that carries judges' calibration to every process of a run."""
+
+
+def calibrated_judges() -> dict[tuple[str, str, str], tuple[int, float]]:
+    """``(metric, model, prompt hash) -> (labels, kappa)``, as ``adk-eval run`` measured them.
+
+    Read from `CALIBRATION_ENV` (JSON: a list of ``[metric, model, hash, labels, kappa]``),
+    which ``adk-eval run`` sets from the human labels in its runs database; empty
+    without it, so an advisory judge stays advisory.
+    """
+    try:
+        rows = json.loads(os.environ.get(CALIBRATION_ENV, "[]"))
+        return {(m, model, h): (int(n), float(k)) for m, model, h, n, k in rows}
+    except (ValueError, TypeError):
+        return {}
+
 
 JUDGE_INSTRUCTION = """\
 You are an impartial evaluator of a conversation between a user and an AI agent.
@@ -75,6 +103,12 @@ class LlmJudge:
         num_samples: How many independent verdicts to ask for.
         aggregate: ``"majority"`` or ``"mean"``.
         include_state: Show the judge the final state too.
+        advisory_until_calibrated: Its failure cannot fail a run until people's
+            labels calibrate it: at least `min_labels` labels with Cohen's kappa of
+            at least `min_kappa` (see `calibrated_judges`; ``adk-eval run`` reads
+            them from the runs database).
+        min_kappa: The agreement with people that calibrates it.
+        min_labels: The labels needed before its kappa counts.
     """
 
     name: str
@@ -84,6 +118,9 @@ class LlmJudge:
     num_samples: int = 1
     aggregate: Literal["majority", "mean"] = "majority"
     include_state: bool = True
+    advisory_until_calibrated: bool = False
+    min_kappa: float = 0.6
+    min_labels: int = 20
     score_errored_runs: ClassVar[bool] = False
     """A judge is not called on a run that errored: it would read an unfinished conversation."""
 
@@ -116,7 +153,23 @@ class LlmJudge:
             await self._sample(llm, request, replies, errors)
         if errors:
             raise errors[0]
-        return self._aggregate(replies)
+        return self._advise(self._aggregate(replies))
+
+    def _advise(self, result: MetricResult) -> MetricResult:
+        """The result, advisory while the judge is not calibrated (if it is declared so)."""
+        if not self.advisory_until_calibrated:
+            return result
+        identity = self.identity()
+        known = calibrated_judges().get((self.name, identity["model"], identity["prompt_hash"]))
+        if known is not None and known[0] >= self.min_labels and known[1] >= self.min_kappa:
+            return result
+        measured = "no labels" if known is None else f"kappa {known[1]:.2f} on {known[0]} label(s)"
+        note = (
+            f"advisory: judge `{self.name}` ({identity['model']}, prompt "
+            f"{identity['prompt_hash']}) is not calibrated ({measured}; it needs kappa >= "
+            f"{self.min_kappa:g} on >= {self.min_labels} labels), so it cannot fail the run"
+        )
+        return replace(result, advisory=True, evidence=[*result.evidence, note])
 
     async def _sample(
         self, llm: Any, request: LlmRequest, replies: list[str], errors: list[Exception]
@@ -188,6 +241,9 @@ def llm_judge(
     aggregate: Literal["majority", "mean"] = "majority",
     *,
     include_state: bool = True,
+    advisory_until_calibrated: bool = False,
+    min_kappa: float = 0.6,
+    min_labels: int = 20,
 ) -> LlmJudge:
     """An LLM-as-judge metric.
 
@@ -219,4 +275,7 @@ def llm_judge(
         num_samples=num_samples,
         aggregate=aggregate,
         include_state=include_state,
+        advisory_until_calibrated=advisory_until_calibrated,
+        min_kappa=min_kappa,
+        min_labels=min_labels,
     )

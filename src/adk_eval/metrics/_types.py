@@ -25,6 +25,9 @@ class MetricResult:
         applicable: False when the run errored before the conversation finished:
             the metric says nothing then (neither passed nor failed; its
             evidence tells what it saw on the partial trace).
+        advisory: Its failure cannot fail the run (an `llm_judge` declared
+            ``advisory_until_calibrated`` whose agreement with people is not yet
+            known well enough); shown, never counted.
     """
 
     passed: bool
@@ -33,6 +36,7 @@ class MetricResult:
     evidence: list[str] = field(default_factory=list)
     error: str | None = None
     applicable: bool = True
+    advisory: bool = False
 
     @property
     def verdict(self) -> Literal["pass", "fail", "n/a"]:

@@ -74,6 +74,7 @@ def result_record(result: EvalResult) -> dict[str, Any]:
                     "evidence": list(metric.evidence),
                     "error": metric.error,
                     "applicable": metric.applicable,
+                    "advisory": metric.advisory,
                 }
             )
             for name, metric in result.metrics.items()
