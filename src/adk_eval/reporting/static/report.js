@@ -379,7 +379,7 @@
     const body = document.getElementById("run-rows");
     body.replaceChildren();
     for (const run of runs) {
-      const tick = el("input", { type: "checkbox", "data-run": run.id });
+      const tick = el("input", { type: "checkbox", "data-run": run.id, "aria-label": `tick run ${run.id} to compare it` });
       const link = el("a", { href: `#/run/${run.id}` }, `run ${run.id}`);
       const counts = [["passed", run.passed], ["failed", run.failed], ["errors", run.errors], ["terminated", run.terminated]]
         .filter(([, n]) => n).map(([k, n]) => `${n} ${k}`).join(", ");
