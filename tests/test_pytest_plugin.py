@@ -228,3 +228,22 @@ async def test_twice(adk_eval):
             wanted = {**per_run, **{k: once[k] for k in ("adk_eval.pass_rate", "adk_eval.runs")}}
             assert "adk_eval[1].metric.escalated" in written
         assert [name for name, p in wanted.items() if not any(p.match(n) for n in written)] == []
+
+
+def test_an_expected_failure_is_an_xfail_in_pytest_too_with_its_reason(project):
+    project.makepyfile(
+        test_known_gap="""
+import dataclasses
+from eval_cases_for_plugin import bad, good
+
+async def test_known_gap(adk_eval):
+    await adk_eval.check(dataclasses.replace(bad, xfail="no script for it yet"))
+
+async def test_fixed_gap(adk_eval):  # marked but passes: xpassed fails, as in the CLI
+    await adk_eval.check(dataclasses.replace(good, xfail="was broken"))
+"""
+    )
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "-rxX")
+
+    result.assert_outcomes(xfailed=1, failed=1)
+    result.stdout.fnmatch_lines(["*is expected to fail: no script for it yet*"])

@@ -92,6 +92,8 @@ class EvalChecker:
         suite = await self.run(case)
         if not self._ok(suite):
             pytest.fail(self._explain(case, suite), pytrace=False)
+        if any(result.outcome == "xfailed" for result in suite.results):  # as pytest says it
+            pytest.xfail(f"EvalCase `{case.name}` is expected to fail: {case.xfail}")
         return suite
 
     def _ok(self, suite: EvalSuiteResult) -> bool:
@@ -119,6 +121,7 @@ class EvalChecker:
             prefix = "adk_eval" if self.repeat == 1 else f"adk_eval[{result.attempt}]"
             properties += [
                 (f"{prefix}.status", result.status),
+                (f"{prefix}.outcome", result.outcome),
                 (f"{prefix}.turns", result.turns),
                 (f"{prefix}.termination_reason", result.termination_reason or ""),
                 (f"{prefix}.tokens", result.token_usage.total_tokens),

@@ -73,3 +73,11 @@ def test_a_stricter_alpha_turns_a_decision_into_no_evidence(tmp_path):
     strict = compare(db, "--fail-on-regression", "--alpha", "0.01")
     assert strict.exit_code == 0, strict.output
     assert "alpha 0.01" in strict.output
+
+
+def test_an_expected_failure_that_becomes_a_real_one_is_called_so(tmp_path):
+    db = store(tmp_path, {"gap": ["xfailed"]}, {"gap": ["failed"]})
+
+    result = compare(db)
+
+    assert "expected failure -> real failure" in result.output, result.output

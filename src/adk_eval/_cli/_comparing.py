@@ -39,6 +39,10 @@ def comparison_table(
         decision: str = change.decision or change.kind
         if change.decision == "no evidence" and change.kind != "unchanged":
             decision = f"no evidence ({'down' if change.kind == 'regression' else 'up'})"
+        if change.before == "xfailed" and change.after in ("failed", "error", "terminated"):
+            decision = "expected failure -> real failure"  # its xfail marker is gone
+        elif change.before in ("failed", "error", "terminated") and change.after == "xfailed":
+            decision = "failure -> expected failure"
         deltas = ", ".join(
             f"{name} {before:.2f} -> {after:.2f}"
             for name, (before, after) in change.metric_deltas.items()

@@ -326,7 +326,7 @@
     const ns = "http://www.w3.org/2000/svg";
     svg.replaceChildren();
     const width = Number(svg.getAttribute("width")), height = Number(svg.getAttribute("height"));
-    const left = 40, pad = 12, top = 24;
+    const left = 40, pad = 20, top = 24;
     const step = points.length > 1 ? (width - left - pad) / (points.length - 1) : 0;
     const x = (i) => left + i * step, y = (rate) => height - pad - rate * (height - pad - top);
     const text = (value, tx, ty) => {
@@ -366,7 +366,8 @@
       dot.append(title);
       svg.append(dot);
     });
-    text(repeated ? "pass rate (solid), pass^k (dashed), oldest run first" : "pass rate, oldest run first", left, 12);
+    text(repeated ? "y: pass rate (solid), pass^k (dashed; runs with repeats only)" : "y: pass rate", left, 12);
+    text("x: stored runs, oldest first", left, height - 2);
   }
 
   async function showRuns(runs = null) {
