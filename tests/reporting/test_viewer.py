@@ -271,8 +271,8 @@ def test_charts_repeats_side_by_side_and_a_compared_case_side_by_side(repeated_d
         page.click("#side-by-side")
         columns = page.locator("#detail .side-by-side .column")
         expect(columns).to_have_count(2)
-        expect(columns.nth(0)).to_contain_text("attempt 0")
-        expect(columns.nth(1)).to_contain_text("attempt 1")
+        expect(columns.nth(0)).to_contain_text("run 1")  # one-based, as people count
+        expect(columns.nth(1)).to_contain_text("run 2")
         expect(columns.nth(0).locator('[data-kind="model_text"]')).to_contain_text(HOSTILE)
 
         page.click("#show-runs")

@@ -76,7 +76,7 @@ aria-label="pass rate by run"></svg>
 <input id="search" type="search" placeholder="case name" aria-label="case name">
 <span id="count"></span>
 </div>
-<table><thead><tr><th>Case</th><th>#</th><th>Outcome</th><th>Turns</th><th>Time</th>
+<table><thead><tr><th>Case</th><th>Run</th><th>Outcome</th><th>Turns</th><th>Time</th>
 <th>Failed metrics</th><th>Repeats</th><th>Tokens · cost</th></tr></thead>
 <tbody id="cases"></tbody></table>
 <div class="pager"><button id="prev">previous</button><span id="page"></span>

@@ -97,7 +97,7 @@
     body.replaceChildren();
     for (const { run, index } of rows.slice(page * PAGE, (page + 1) * PAGE)) {
       const tr = el("tr", { className: "case" + (index === selected ? " selected" : ""), "data-index": index },
-        el("td", {}, run.name), el("td", {}, run.attempt),
+        el("td", {}, run.name), el("td", {}, run.attempt + 1),
         el("td", { className: `outcome ${run.outcome}` }, run.outcome),
         el("td", {}, run.turns), el("td", {}, `${(run.duration_ms / 1000).toFixed(2)} s`),
         el("td", {}, failedMetrics(run).join(", ")), el("td", {}, caseLabel(run.name)),
@@ -178,13 +178,13 @@
   function detail(run) {
     const box = document.getElementById("detail");
     box.replaceChildren(
-      el("h2", {}, `${run.name} (attempt ${run.attempt}) `, el("span", { className: `outcome ${run.outcome}` }, run.outcome)));
+      el("h2", {}, `${run.name} (run ${run.attempt + 1}${data.repeat > 1 ? ` of ${data.repeat}` : ""}) `, el("span", { className: `outcome ${run.outcome}` }, run.outcome)));
     const repeats = data.results.filter((r) => r.name === run.name);
     if (repeats.length > 1) {
       const sideBySide = el("button", { type: "button", id: "side-by-side" }, "repeats side by side");
-      sideBySide.addEventListener("click", () => showSideBySide(`${run.name}: every run`, repeats.map((r) => [`attempt ${r.attempt}`, r])));
+      sideBySide.addEventListener("click", () => showSideBySide(`${run.name}: every run`, repeats.map((r) => [`run ${r.attempt + 1}`, r])));
       box.append(el("div", {}, "runs: ",
-        ...repeats.map((r) => mark(`#${r.attempt} ${r.outcome}`, r.outcome)), " ", sideBySide));
+        ...repeats.map((r) => mark(`run ${r.attempt + 1}: ${r.outcome}`, r.outcome)), " ", sideBySide));
     }
     if (viewer) {
       const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
