@@ -126,3 +126,32 @@ def test_adk_eval_judges_prints_the_calibration_and_exports_the_labels(judged_db
     bad = CliRunner().invoke(main, ["judges", "--db", str(tmp_path / "none.db")])
     assert bad.exit_code == 2
     assert "no runs stored yet" in bad.output
+
+
+@pytest.mark.browser
+def test_the_review_queue_filters_by_party_metric_and_what_is_left_to_review(judged_db, browser):
+    token = _kept_token(judged_db)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    with serving(create_viewer_app(judged_db, token)) as url:
+        page.goto(f"{url}/?token={token}")
+        page.goto(f"{url}/#/run/1")
+        expect(page.locator("#count")).to_have_text("4 of 4 runs")
+        page.select_option("#party", "agent")  # the two failures, a scripted user: the agent's
+        expect(page.locator("#count")).to_have_text("2 of 4 runs")
+        page.select_option("#party", "all")
+        page.select_option("#metric", "polite")
+        expect(page.locator("#count")).to_have_text("2 of 4 runs")
+
+        page.check("#unreviewed")
+        expect(page.locator("#detail h2").first).to_contain_text("case-2")  # failing first, open
+        page.keyboard.press("a")
+        expect(page.locator('#detail .review[data-metric=""] .reviewed')).to_have_text(
+            " reviewed: agree"
+        )
+        page.keyboard.press("n")  # the next in the queue
+        expect(page.locator("#detail h2").first).to_contain_text("case-3")
+        page.goto(f"{url}/#/runs")
+        page.goto(f"{url}/#/run/1")  # the queue is read back from the database
+        page.locator("#unreviewed").set_checked(True)
+        expect(page.locator("#count")).to_have_text("3 of 4 runs")
+    page.close()

@@ -74,6 +74,13 @@ aria-label="pass rate by run"></svg>
 <option value="passed">passed</option>
 </select>
 <input id="search" type="search" placeholder="case name" aria-label="case name">
+<select id="party" aria-label="attributed to">
+<option value="all">any party</option><option value="agent">agent</option>
+<option value="simulated_user">simulated user</option><option value="setup">setup</option>
+<option value="provider">provider</option><option value="unknown">unknown</option>
+</select>
+<select id="metric" aria-label="failing metric"><option value="all">any metric</option></select>
+<label><input id="unreviewed" type="checkbox"> not reviewed yet</label>
 <span id="count"></span>
 </div>
 <table><thead><tr><th>Case</th><th>Run</th><th>Outcome</th><th>Turns</th><th>Time</th>

@@ -73,10 +73,16 @@
   function visible() {
     const status = document.getElementById("status").value;
     const search = document.getElementById("search").value.trim().toLowerCase();
+    const party = document.getElementById("party").value;
+    const metric = document.getElementById("metric").value;
+    const unreviewed = document.getElementById("unreviewed").checked;
     return data.results
       .map((run, index) => ({ run, index }))
       .filter(({ run }) => (status === "all" || run.outcome === status) &&
-        (!search || run.name.toLowerCase().includes(search)))
+        (!search || run.name.toLowerCase().includes(search)) &&
+        (party === "all" || (run.attribution && run.attribution.party === party)) &&
+        (metric === "all" || (run.metrics[metric] && !run.metrics[metric].passed)) &&
+        (!unreviewed || !reviewed.has(`${run.name}/${run.attempt}`)))
       .sort((a, b) => RANK[a.run.outcome] - RANK[b.run.outcome] || a.index - b.index);
   }
 
@@ -236,6 +242,9 @@
 
   function showRun(report, chosen = null) {
     data = report;
+    const names = [...new Set(report.results.flatMap((run) => Object.keys(run.metrics)))].sort();
+    document.getElementById("metric").replaceChildren(el("option", { value: "all" }, "any metric"),
+      ...names.map((name) => el("option", { value: name }, `failing ${name}`)));
     page = 0;
     selected = null;
     show("run");
@@ -252,7 +261,11 @@
     }
   }
 
-  for (const id of ["status", "search"]) document.getElementById(id).addEventListener("input", () => { page = 0; table(); });
+  for (const id of ["status", "search", "party", "metric", "unreviewed"]) {
+    document.getElementById(id).addEventListener("input", () => { page = 0; table(); });
+  }
+  // The runs of this report someone reviewed ("case/attempt"): the queue leaves them out.
+  let reviewed = new Set();
   document.getElementById("prev").addEventListener("click", () => { page = Math.max(0, page - 1); table(); });
   document.getElementById("next").addEventListener("click", () => { page += 1; table(); });
 
@@ -267,24 +280,31 @@
     const note = el("input", { type: "text", placeholder: "note (optional)", "aria-label": `note on ${what}` });
     const said = el("span", { className: "reviewed" }, "");
     const mark = (verdict) => post("api/reviews", { run: currentRun, case: run.name, attempt: run.attempt, metric, verdict, note: note.value })
-      .then(() => { said.textContent = ` reviewed: ${verdict}`; }).catch(report);
+      .then(() => { said.textContent = ` reviewed: ${verdict}`; if (!metric) reviewed.add(`${run.name}/${run.attempt}`); }).catch(report);
     const agree = el("button", { type: "button", className: "agree" }, "agree");
     const disagree = el("button", { type: "button", className: "disagree" }, "disagree");
     agree.addEventListener("click", () => mark("agree"));
     disagree.addEventListener("click", () => mark("disagree"));
     return el("div", { className: "review", "data-metric": metric || "" }, `Review ${what}: `, agree, " ", disagree, " ", note, said);
   }
-  // Keys: a / d agree or disagree with the open run's verdict (not while typing a note).
+  // Keys: a / d agree or disagree with the open run's verdict, n opens the next run of the
+  // queue (not while typing in a text field).
   document.addEventListener("keydown", (event) => {
-    if (!viewer || event.target.tagName === "INPUT" || event.ctrlKey || event.metaKey || event.altKey) return;
+    const typing = ["text", "search"].includes(event.target.type) || event.target.tagName === "TEXTAREA";
+    if (!viewer || typing || event.ctrlKey || event.metaKey || event.altKey) return;
     const box = document.querySelector('#detail .review[data-metric=""]');
     if (!box) return;
+    if (event.key === "n") {  // the next run of the queue (the filters as set)
+      const rows = visible();
+      const at = rows.findIndex((row) => row.index === selected);
+      const next = rows[at + 1] || rows[0];
+      if (next) go(`#/run/${currentRun}/case/${encodeURIComponent(next.run.name)}/${next.run.attempt}`);
+    }
     if (event.key === "a") box.querySelector(".agree").click();
     if (event.key === "d") box.querySelector(".disagree").click();
   });
 
-  async function showJudges() {
-    const judges = await api("api/judges");
+  function showJudges(judges) {
     show("judges");
     document.getElementById("title").textContent = `${judges.length} judge(s) reviewed`;
     document.getElementById("meta").textContent =
@@ -393,9 +413,7 @@
     }
   }
 
-  async function showComparison(a = null, b = null) {
-    const query = a !== null && b !== null ? `?a=${a}&b=${b}` : "";
-    const result = await api(`api/compare${query}`);
+  function showComparison(result) {
     show("comparison");
     document.getElementById("compare-detail").replaceChildren();
     document.getElementById("title").textContent = `run ${result.a} → run ${result.b}`;
@@ -436,25 +454,38 @@
   function go(hash) {
     if (location.hash === hash) route().catch(report); else location.hash = hash;
   }
+  // A route fetches, then draws only if no later route started meanwhile: a slow answer for
+  // an earlier address never paints over the view of the current one.
+  let routing = 0;
   async function route() {
+    const mine = ++routing;
     const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
-    currentRun = null;
     if (parts[0] === "run" && parts[1]) {
-      currentRun = Number(parts[1]);
+      const id = Number(parts[1]);
       const chosen = parts[2] === "case" ? { name: parts[3], attempt: parts[4] || "0" } : null;
-      showRun(await runReport(currentRun), chosen);
+      const [labels, runData] = await Promise.all([api("api/reviews"), runReport(id)]);
+      if (mine !== routing) return;
+      currentRun = id;
+      reviewed = new Set(labels.filter((r) => r.run_id === id && r.metric === null).map((r) => `${r.case}/${r.attempt}`));
+      showRun(runData, chosen);
     } else if (parts[0] === "judges") {
-      await showJudges();
+      const judges = await api("api/judges");
+      if (mine === routing) { currentRun = null; showJudges(judges); }
     } else if (parts[0] === "compare") {
-      await showComparison(parts[1] ? Number(parts[1]) : null, parts[2] ? Number(parts[2]) : null);
+      const query = parts[1] && parts[2] ? `?a=${Number(parts[1])}&b=${Number(parts[2])}` : "";
+      const result = await api(`api/compare${query}`);
+      if (mine === routing) { currentRun = null; showComparison(result); }
     } else {
-      await showRuns();
+      const runs = await api("api/runs");
+      if (mine === routing) { currentRun = null; await showRuns(runs); }
     }
   }
   // Live: while the list of runs is shown, a run stored meanwhile appears without a reload.
   async function refresh() {
     if (document.getElementById("runs").hidden) return;
+    const mine = routing;
     const runs = await api("api/runs");
+    if (mine !== routing || document.getElementById("runs").hidden) return;  // moved on meanwhile
     if (runs.map((run) => run.id).join(",") !== shownRuns) await showRuns(runs);
   }
 
