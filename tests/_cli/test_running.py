@@ -785,3 +785,12 @@ def test_fail_on_agent_reports_a_setup_failure_without_failing(write_evals):
     assert "attributed to: setup (confidence 0.95)" in only_agent.output
     on_setup = invoke("run", str(root), "--no-store", "--fail-on", "setup")
     assert on_setup.exit_code == 1
+
+
+def test_no_color_and_a_pipe_give_plain_text(tmp_path, write_evals):
+    root = write_evals({"good_eval.py": ONLY_GOOD})
+    completed = run_process(root, "good_eval.py", env={"NO_COLOR": "1", "TERM": "xterm-256color"})
+
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert "\x1b[" not in completed.stdout  # no escape codes in a CI log
+    assert "1 passed" in completed.stdout

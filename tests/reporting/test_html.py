@@ -140,6 +140,7 @@ def test_the_page_opens_from_disk_with_no_network_and_shows_the_evidence(report,
         page.locator("#title").inner_text()
         == "2 runs: 1 passed, 1 failed (pass rate 50% [9%, 91%]; 95% intervals)"
     )
+    assert page.locator("#verdict").inner_text() == "FAILED: 1 of 2 run(s) did not pass"
     rows = page.locator("#cases tr")
     assert rows.count() == 2
     assert rows.nth(0).inner_text().startswith("forgets-to-greet")  # failing first

@@ -46,7 +46,8 @@ def page(*, head: str, body_end: str) -> str:
 {head}
 </head>
 <body>
-<header><h1 id="title"></h1><div id="meta"></div><details id="runs-for-real" hidden>
+<header><div id="verdict" role="status" hidden></div>
+<h1 id="title"></h1><div id="meta"></div><details id="runs-for-real" hidden>
 <summary></summary><ul></ul></details><nav id="nav" hidden>
 <button id="show-runs">runs</button> <button id="show-judges">judges</button>
 <span id="compare-hint"></span></nav></header>

@@ -35,8 +35,21 @@
   }
   const dollars = (value) => value == null ? "?" : value >= 1 ? `$${value.toFixed(2)}` : `$${Number(value.toPrecision(4))}`;
 
+  // One line a reader sees first: did the suite pass, and was all of it run?
+  function banner(s) {
+    const box = document.getElementById("verdict");
+    const notOk = s.failed + s.errors + s.terminated + s.xpassed;
+    const [word, kind] = s.not_run ? [`INCOMPLETE: ${s.total - s.not_run} of ${s.total} runs ran`, "warn"]
+      : notOk ? [`FAILED: ${notOk} of ${s.total} run(s) did not pass`, "fail"]
+        : [`PASSED: every run passed${s.xfailed ? ` (${s.xfailed} expected failure(s))` : ""}`, "pass"];
+    box.textContent = word;
+    box.className = `verdict ${kind}`;
+    box.hidden = false;
+  }
+
   function header() {
     const s = data.summary;
+    banner(s);
     const parts = ["passed", "failed", "errors", "terminated", "xfailed", "xpassed", "not_run"]
       .filter((k) => s[k]).map((k) => `${s[k]} ${k.replace("_", " ")}`);
     document.getElementById("title").textContent =
@@ -271,6 +284,7 @@
 
   // --- the viewer: stored runs through its JSON API (absent from the static report)
   function show(which) {
+    if (which !== "run") document.getElementById("verdict").hidden = true;
     for (const id of ["run", "runs", "comparison", "judges"]) document.getElementById(id).hidden = which !== id;
   }
 
