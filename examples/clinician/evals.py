@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from google.adk.sessions import Session
@@ -165,6 +166,13 @@ headache = EvalCase(
     ],
 )
 
+availability_handed_over = state_metric(
+    name="availability_handed_over",
+    scope="session",
+    key="handover",
+    assertion=lambda v: "tuesday" in v["summary"].lower(),
+)
+
 routine_appointment = EvalCase(
     name="routine-appointment",
     description="A routine check-up request is handed over with the patient's availability",
@@ -176,12 +184,7 @@ routine_appointment = EvalCase(
     first_message="Hi, I'd like to book an appointment for a routine blood pressure check",
     terminate_when=TerminateWhen(max_turns=6, max_duration=300),
     metrics=[
-        state_metric(
-            name="availability_handed_over",
-            scope="session",
-            key="handover",
-            assertion=lambda v: "tuesday" in v["summary"].lower(),
-        ),
+        availability_handed_over,
         event_count_metric(
             name="no_escalation",
             event_type="tool_call",
@@ -230,26 +233,16 @@ atypical_cardiac = EvalCase(
 )
 
 _unreliable_conversation, _unreliable_answers = patient_agents(UNRELIABLE)
-unreliable_patient = EvalCase(
+unreliable_patient = dataclasses.replace(  # the routine booking, another patient
+    routine_appointment,
     name="unreliable-patient",
     description=(
         "The routine booking, with a simulated patient told to name the wrong day: the "
         "failure is the simulated user's, and `--explain-failures` shows what flips it"
     ),
-    agent=root_agent,
-    tool_mocks=TOOL_MOCKS,
     user_agents=UserAgents(loop=_unreliable_conversation, tools={"ask": _unreliable_answers}),
-    bridge=BRIDGE,
-    initial_state={"patient": {"age": 62, "gender": "male"}},
-    first_message="Hi, I'd like to book an appointment for a routine blood pressure check",
-    terminate_when=TerminateWhen(max_turns=6, max_duration=300),
     metrics=[
-        state_metric(
-            name="availability_handed_over",
-            scope="session",
-            key="handover",
-            assertion=lambda v: "tuesday" in v["summary"].lower(),
-        ),
+        availability_handed_over,
         user_fidelity(
             _unreliable_answers,
             instruction=ROUTINE.prompt,  # the persona it should have kept to
