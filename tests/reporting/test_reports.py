@@ -38,7 +38,8 @@ async def test_report_validates_and_junit_marks_xfail_and_not_run_as_skipped():
         [
             case("odd", ScriptedLlm(["ok"]), metrics=[OddValue()]),
             case("known-gap", ScriptedLlm(["no"]), metrics=[never], xfail="gap"),
-            case("fails", ScriptedLlm(["no"]), metrics=[never]),
+            # it fails after the others finished: stop_on_first_failure then cancels only `stuck`
+            case("fails", ScriptedLlm(["no"], latency=0.5), metrics=[never]),
             case("stuck", ScriptedLlm(responder=hang)),
         ],
         max_concurrency=4,
