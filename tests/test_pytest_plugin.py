@@ -67,7 +67,7 @@ async def test_bad(adk_eval):
     # a failing eval explains itself: status, failed metric with evidence, last turns
     result.stdout.fnmatch_lines(
         [
-            "*EvalCase `needs-escalation`: FAILED after 0 turn(s)*",
+            "*EvalCase `needs-escalation`: FAILED after first message only*",
             "*[[]FAIL[]] escalated*",
             "*`session.escalation` is not set in the final state*",
             "*user: chest pain*",

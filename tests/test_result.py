@@ -61,7 +61,8 @@ async def test_explain_shows_status_failed_metrics_reason_and_last_turns():
 
     text = result.explain()
     assert result.status == "terminated"
-    assert text.splitlines()[0].startswith("EvalCase `should-escalate`: TERMINATED after 2 turn(s)")
+    first = text.splitlines()[0]
+    assert first.startswith("EvalCase `should-escalate`: TERMINATED after 2 user replies")
     assert "stopped by max_turns: 2 turns reached the limit of 2" in text
     assert "[FAIL] escalated" in text
     assert "`session.escalation` is not set in the final state" in text

@@ -42,7 +42,7 @@ def test_runs_are_explained_once_per_way_they_ended():
 
     texts = explanations([run(0, "down", 10), run(1, "slow", 20), run(2, "down", 30)])
     assert len(texts) == 2
-    assert texts[0].splitlines()[1] == "2 runs ended this way (attempts 0, 2)"
+    assert texts[0].splitlines()[1] == "2 runs ended this way (runs 1, 3)"
     assert "down" in texts[0]
     assert "slow" in texts[1]
     assert "runs ended this way" not in texts[1]

@@ -166,7 +166,7 @@ def test_repeats_that_fail_the_same_way_are_explained_once(write_evals):
     result = invoke("run", str(root), "--repeat", "3", "--no-store")
     assert result.exit_code == 1
     assert result.output.count("EvalCase `escalates`: FAILED") == 1
-    assert "3 runs ended this way (attempts 0, 1, 2)" in result.output
+    assert "3 runs ended this way (runs 1, 2, 3)" in result.output
 
 
 def test_list_shows_cases_without_running_them(write_evals):
@@ -367,7 +367,7 @@ refunds = EvalCase(name="refunds", agent=root, first_message="refund A1")
     # ADK may log a line of advice about the app (context caching), never the stop itself
     assert "Traceback" not in completed.stderr + completed.stdout
     assert "refund" not in completed.stderr
-    assert completed.stdout.count("error in system (EvalToolError):") == 1  # one result
+    assert completed.stdout.count("error in the agent under test (EvalToolError):") == 1
     assert "Tool `refund` was called by sub-agent `billing` of `root`" in completed.stdout
     assert "from tools import refund" in completed.stdout  # the tool's own module
     assert completed.stdout.rstrip().splitlines()[-1].startswith("1 error(s) in")
@@ -415,7 +415,7 @@ fault = EvalCase(name="fault-raises", first_message="hi", agent=agent(),
     assert 'lookup({"key": "k"}) = its mock raised RuntimeError: CRM down' in completed.stdout
     assert "The mock for tool `lookup` raised RuntimeError: CRM down" in completed.stdout
     assert "The mock for tool `lookup` raised TimeoutError: slow" in completed.stdout
-    assert completed.stdout.count("error in system (EvalToolError):") == 2
+    assert completed.stdout.count("error in the agent under test (EvalToolError):") == 2
 
 
 @pytest.mark.parametrize("bad", ["garbage", "folder"])

@@ -173,6 +173,10 @@ def test_the_page_opens_from_disk_with_no_network_and_shows_the_evidence(report,
     assert look_up_call.locator(".mark.mock").inner_text() == "mock"  # mocked, inside its AgentTool
     assert look_up_call.locator(".mark.nested").inner_text() == "inside researcher"
     assert "answered by a user agent" in calls.filter(has_text="ask_manager").inner_text()
+    answer = detail.locator('[data-kind="tool_result"]', has_text="answers ask_manager")
+    assert '"ok": true' in answer.inner_text()
+    asked = calls.filter(has_text="ask_manager").inner_text()  # the answer once, not here too
+    assert '"ok"' not in asked and "waits for the user's answer, below" in asked
     assert calls.filter(has_text="calls researcher").locator(".mark").inner_text() == "agent tool"
     # the state change as a diff against the state before it
     change = detail.locator('[data-kind="state_change"]')
@@ -250,4 +254,28 @@ def test_a_thousand_cases_five_times_and_a_200_turn_conversation_stay_usable(bro
     page.fill("#search", "case0042")
     assert rows.count() == 1
     assert errors == []
+    page.close()
+
+
+@pytest.mark.browser
+def test_repeats_are_grouped_by_case_and_side_by_side_keeps_every_column_in_view(browser, tmp_path):
+    with ThreadPoolExecutor(1) as pool:
+        suite = pool.submit(asyncio.run, run_eval_suite(cases(), repeat=3)).result()
+    path = tmp_path / "repeats.html"
+    write_html_report(suite_report(suite), path)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(path.as_uri())
+
+    names = page.locator("#cases tr td:first-child").all_inner_texts()
+    assert names == ["forgets-to-greet"] * 3 + ["publishes"] * 3  # a case's runs together
+    runs = page.locator("#cases tr td:nth-child(2)").all_inner_texts()
+    assert runs == ["1", "2", "3"] * 2  # counted from 1, in order
+    assert page.locator("#cases tr.again").count() == 4  # the repeats under their case's first
+    page.click("#side-by-side")
+    columns = page.locator("#detail .side-by-side .column")
+    assert columns.count() == 3
+    for index in range(3):
+        box = columns.nth(index).bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 1280, (index, box)
+    assert columns.nth(2).inner_text().startswith("run 3")
     page.close()

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 
@@ -54,7 +57,7 @@ def test_missing_runs_and_files(tmp_path):
     store.append(report(), command="x")
     with pytest.raises(RunStoreError, match=r"no run 7 in .*\(latest runs: 1\)"):
         store.load(7)
-    with pytest.raises(RunStoreError, match=r"compare needs two stored runs; .* has 1"):
+    with pytest.raises(RunStoreError, match=r"needs two stored runs that finished; .* has 1"):
         store.last_two()
 
 
@@ -75,3 +78,38 @@ def test_a_database_from_a_newer_version_is_refused(tmp_path):
         db.execute("PRAGMA user_version = 99")
     with pytest.raises(RunStoreError, match="written by a newer adk-eval"):
         RunStore(path).runs()
+
+
+def test_a_run_stored_as_it_starts_is_running_then_replaced_whole_at_its_end(tmp_path):
+    store = RunStore(tmp_path / "runs.db")
+    store.append(report(), command="adk-eval run earlier")
+    started = {**report(0, 2), "results": []}
+    run_id = store.begin(started, command="adk-eval run now")
+
+    assert [(r.id, r.live) for r in store.runs()] == [(run_id, "running"), (1, None)]
+    assert [point.run_id for point in store.history("c")] == [1]  # none of its cases yet
+    assert store.load(run_id)["running"]["pid"] == os.getpid()
+
+    store.append(report(1, 2), command="adk-eval run now", run_id=run_id)  # the end
+
+    (latest, _) = store.runs()
+    assert (latest.id, latest.live, latest.total, latest.passed) == (run_id, None, 2, 1)
+    assert "running" not in store.load(run_id)
+    assert [point.run_id for point in store.history("c")] == [1, run_id]  # its cases, once
+
+
+def test_a_run_whose_process_died_is_abandoned_and_compare_skips_a_running_run(tmp_path):
+    store = RunStore(tmp_path / "runs.db")
+    store.append(report(), command="a")
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dead = store.append({**report(), "running": {"pid": int(gone.stdout)}}, command="b")
+    assert store.runs()[0].live == "abandoned"
+    assert store.last_two() == (1, dead)  # it ended: compare may use what it stored
+
+    store.begin(report(), command="c")  # this process: running
+    assert store.last_two() == (1, dead)

@@ -1,9 +1,11 @@
-"""The viewer's addresses: deep links after a restart, Back/Forward, a run appearing live."""
+"""The viewer's addresses: deep links after a restart, Back/Forward, runs appearing live."""
 
 from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
 
 import pytest
 from playwright.sync_api import expect
@@ -11,7 +13,7 @@ from playwright.sync_api import expect
 from adk_eval.reporting._store import RunStore
 from adk_eval.reporting._viewer import _kept_token, create_viewer_app
 
-from ..conftest import serving
+from ..conftest import serving, shot
 from .test_viewer import db, report  # noqa: F401 (the fixture)
 
 
@@ -71,3 +73,62 @@ def test_a_run_stored_while_the_list_is_open_appears_without_a_reload(db, browse
         expect(page.locator("#run-rows tr")).to_have_count(3, timeout=10_000)
         expect(page.locator("#title")).to_have_text("3 stored runs")
     page.close()
+
+
+GATED = """
+import os
+import anyio
+from google.adk.agents import LlmAgent
+from adk_eval import EvalCase
+from adk_eval.testing import ScriptedLlm
+
+async def at_the_gate(request):
+    while not os.path.exists("gate"):  # the test opens it once it saw the run live
+        await anyio.sleep(0.05)
+    return "done"
+
+def case(name, model):
+    return EvalCase(name=name, agent=LlmAgent(name="a", model=model), first_message="hi")
+
+quick = case("quick", ScriptedLlm(["ok"]))
+gated = case("gated", ScriptedLlm(responder=at_the_gate))
+"""
+
+
+@pytest.mark.browser
+def test_a_run_in_progress_appears_live_and_fills_in_without_a_reload(db, browser, tmp_path):  # noqa: F811
+    (tmp_path / "gated_eval.py").write_text(GATED)
+    token = _kept_token(db)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    with serving(create_viewer_app(db, token)) as url:
+        page.goto(f"{url}/?token={token}")
+        expect(page.locator("#run-rows tr")).to_have_count(2)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "adk_eval", "run", "gated_eval.py", "--db", str(db)],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        try:
+            newest = page.locator("#run-rows tr").nth(0)
+            expect(newest).to_contain_text("run 3", timeout=60_000)  # stored as it started
+            expect(newest).to_contain_text("running")
+            expect(newest).to_contain_text("1 passed (2)", timeout=30_000)  # quick finished
+            newest.locator("a").click()
+            expect(page.locator("#verdict")).to_have_text("RUNNING: 1 of 2 runs finished so far")
+            shot(page, "viewer-live")
+
+            (tmp_path / "gate").write_text("")  # the gated case finishes, and the run
+            output, _ = process.communicate(timeout=60)
+        finally:
+            process.kill()
+        assert process.returncode == 0, output
+        assert "stored as run 3" in output
+        expect(page.locator("#verdict")).to_have_text("PASSED: every run passed", timeout=10_000)
+        expect(page.locator("#cases tr")).to_have_count(2)
+        page.goto(f"{url}/#/runs")
+        expect(page.locator("#run-rows tr").nth(0)).not_to_contain_text("running")
+    page.close()
+    (stored,) = [run for run in RunStore(db).runs() if run.id == 3]
+    assert (stored.total, stored.passed, stored.live) == (2, 2, None)

@@ -44,6 +44,7 @@ class Reports:
         verbose: Explain every run, not only those that did not pass.
         fail_on: Fail only on runs not ok that are attributed to these parties
             (empty: on every run not ok).
+        live_run: The id the run was stored under as it started (None: stored at the end).
     """
 
     json_path: Path | None = None
@@ -55,6 +56,7 @@ class Reports:
     no_store: bool = False
     verbose: bool = False
     fail_on: tuple[str, ...] = ()
+    live_run: int | None = None
 
     @property
     def store(self) -> Path | None:
@@ -138,7 +140,9 @@ def write_reports(out: Console, suite: EvalSuiteResult, reports: Reports, comman
         out.print(f"HTML report: {reports.html_path}")
     if reports.store is not None:
         try:
-            run_id = RunStore(reports.store).append(report, command=command)
+            run_id = RunStore(reports.store).append(
+                report, command=command, run_id=reports.live_run
+            )
         except AdkEvalError as error:
             fail(str(error))
         out.print(f"stored as run {run_id} in {reports.store} (compare runs: adk-eval compare)")

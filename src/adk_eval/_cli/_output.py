@@ -115,6 +115,8 @@ class LiveProgress:
 
     def finished(self, result: EvalResult) -> None:
         """Counts a finished run and shows it."""
+        from .._result._status import replies
+
         self.counts[result.outcome] = self.counts.get(result.outcome, 0) + 1
         if self._progress is not None and self._task is not None:
             self._progress.update(self._task, advance=1, counts=self._counts_text())
@@ -124,15 +126,18 @@ class LiveProgress:
                 f"[{done}/{self.total if self.total is not None else '?'}] ",
                 _outcome(result),
                 f" {result.name}"
-                + (f" #{result.attempt}" if result.attempt else "")
-                + f" ({result.turns} turns, {result.duration_ms / 1000:.1f}s)",
+                + (f" (run {result.attempt + 1})" if result.attempt else "")
+                + f" ({replies(result.turns)}, {result.duration_ms / 1000:.1f}s)",
             )
             self.console.print(line, highlight=False)
 
 
 def _failed_metrics(result: EvalResult) -> str:
     if result.error is not None:
-        return f"error in {result.error.phase}: {result.error.message.splitlines()[0][:80]}"
+        from .._result._status import phase_words
+
+        where = phase_words(result.error.phase)
+        return f"error in {where}: {result.error.message.splitlines()[0][:80]}"
     names = list(result.failed_metrics)
     if result.termination_reason in ("max_turns", "max_duration", "max_model_calls"):
         names.append(f"({result.termination_reason})")
@@ -154,8 +159,8 @@ def suite_table(suite: EvalSuiteResult) -> Table:
     table.add_column("Case", min_width=min(max(map(len, names), default=4), 60), overflow="fold")
     party = any(result.attribution is not None for result in suite.results)
     if suite.repeat == 1:
-        for column in ("Status", "Turns", "Duration", "Cost"):
-            right = column in ("Turns", "Duration", "Cost")
+        for column in ("Status", "Replies", "Duration", "Cost"):
+            right = column in ("Replies", "Duration", "Cost")
             table.add_column(column, justify="right" if right else "left", no_wrap=True)
         table.add_column("Failed metrics", overflow="fold", min_width=12)  # never cut
         if party:
@@ -172,7 +177,7 @@ def suite_table(suite: EvalSuiteResult) -> Table:
             table.add_row(*row, *([_party(result)] if party else []))
     else:
         table.add_column("Pass rate (95%)", no_wrap=True)
-        for column in ("pass^k", "pass@k", "Label", "Turns", "Cost"):
+        for column in ("pass^k", "pass@k", "Label", "Cost"):  # replies: in the JSON report
             table.add_column(column, no_wrap=True)
         table.add_column("Failed metrics", overflow="fold", min_width=12)
         if party:
@@ -188,7 +193,6 @@ def suite_table(suite: EvalSuiteResult) -> Table:
 
 def _case_row(stats: CaseStats) -> list[str | Text]:
     runs = stats.runs
-    mean_turns = sum(r.turns for r in runs) / len(runs) if runs else 0.0
     failed: set[str] = set()
     for result in runs:
         failed.update(_failed_metrics(result).split(", ") if not result.passed else [])
@@ -202,7 +206,6 @@ def _case_row(stats: CaseStats) -> list[str | Text]:
         Text("yes" if stats.pass_hat_k else "no", style="green" if stats.pass_hat_k else "red"),
         Text("yes" if stats.pass_at_k else "no", style="green" if stats.pass_at_k else "red"),
         Text(stats.label, style=label_style),
-        f"{mean_turns:.1f}",
         dollars(stats.cost_usd),
         ", ".join(sorted(f for f in failed if f)),
     ]
@@ -225,8 +228,8 @@ def explanations(results: Sequence[EvalResult], *, every_run: bool = False) -> l
         text = runs[0].explain()
         if len(runs) > 1:
             head, _, rest = text.partition("\n")
-            attempts = ", ".join(str(run.attempt) for run in runs)
-            text = f"{head}\n{len(runs)} runs ended this way (attempts {attempts})\n{rest}"
+            attempts = ", ".join(str(run.attempt + 1) for run in runs)
+            text = f"{head}\n{len(runs)} runs ended this way (runs {attempts})\n{rest}"
         texts.append(text)
     return texts
 
@@ -248,7 +251,8 @@ def warning_lines(results: Sequence[EvalResult], *, every_run: bool = False) -> 
     lines = ["warnings of runs that passed:"]
     for (name, warning), runs in attempts.items():
         if runs != [0]:
-            name += f" (attempt{'s' if len(runs) > 1 else ''} {', '.join(map(str, runs))})"
+            counted = ", ".join(str(attempt + 1) for attempt in runs)  # as people count
+            name += f" (run{'s' if len(runs) > 1 else ''} {counted})"
         lines.append(f"  {name}: {warning}")
     return lines
 

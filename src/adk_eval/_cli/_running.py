@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from .._suites._inventory import RunsForReal
     from .._suites._results import EvalSuiteResult
     from .._suites._run import Executor
+    from ._live import LiveRun
 
 __all__ = ["list_cases", "merge", "report", "run"]
 
@@ -82,6 +83,7 @@ def run(
         from .._tools._faults import new_seed
         from ..models._clients import warm_clients
         from ..models._vertex import vertex_credentials_line
+        from ._live import LiveRun
 
         models.apply()
         out = console()
@@ -111,7 +113,9 @@ def run(
         + (["--shard", selection.shard] if selection.shard else [])
     )
     positions = {item.case.name: index for index, item in enumerate(found)}
-    done = _Done(out, cases, options, positions, results_path, inventory)
+    live = LiveRun.of(reports.store, command, cases, options, inventory, out)
+    reports = dataclasses.replace(reports, live_run=live.start() if live else None)
+    done = _Done(out, cases, options, positions, results_path, inventory, live)
     suite = done.run(_forked_ahead(executor), durations)
     if suite.placement:
         out.print(f"processes: {suite.placement}", markup=False, highlight=False)
@@ -209,6 +213,7 @@ class _Done:
     positions: dict[str, int]
     results_path: Path | None
     inventory: RunsForReal
+    live: LiveRun | None = None
     finished: list[EvalResult] = dataclasses.field(default_factory=list)
     terminated: bool = False
 
@@ -226,6 +231,8 @@ class _Done:
                 def on_result(result: EvalResult) -> None:
                     self.finished.append(result)
                     progress.finished(result)
+                    if self.live is not None:
+                        self.live.finished(self.finished)
 
                 suite = anyio.run(
                     until_terminated,
@@ -248,6 +255,9 @@ class _Done:
             return self._interrupted(started, "Interrupted")
         except AdkEvalError as error:
             fail(str(error))
+        finally:
+            if self.live is not None:
+                self.live.close()  # the end stores the run whole, never a live write after it
         if suite is None:
             self.terminated = True
             return self._interrupted(started, "Terminated (SIGTERM)")

@@ -26,7 +26,7 @@ from .._turns import jsonable
 from ..metrics._types import MetricResult
 from ..models._usage import ModelUsage, priced_usage, total_cost
 from ._attribution import Attribution, attribute
-from ._status import ErrorPhase, EvalErrorInfo, EvalStatus, run_status
+from ._status import ErrorPhase, EvalErrorInfo, EvalStatus, phase_words, replies, run_status
 
 __all__ = [
     "DATA_VERSION",
@@ -236,7 +236,7 @@ class EvalResult:
     def explain(self, *, last_turns: int = 6) -> str:
         """A readable account of the result: status, reason, failed metrics, last turns."""
         lines = [
-            f"EvalCase `{self.name}`: {self.status.upper()} after {self.turns} turn(s), "
+            f"EvalCase `{self.name}`: {self.status.upper()} after {replies(self.turns)}, "
             f"{self.duration_ms / 1000:.2f}s"
         ]
         if self.outcome == "xfailed":
@@ -244,7 +244,7 @@ class EvalResult:
         elif self.outcome == "xpassed":
             lines.append(f"passed although marked xfail (remove the marker?): {self.xfail}")
         if self.error is not None:
-            lines.append(f"error in {self.error.phase} ({self.error.type}):")
+            lines.append(f"error in {phase_words(self.error.phase)} ({self.error.type}):")
             lines.extend("  " + line for line in self.error.message.splitlines())
         if self.termination is not None:
             lines.append(f"stopped by {self.termination}")

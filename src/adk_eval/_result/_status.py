@@ -9,10 +9,34 @@ from typing import Literal, TypeAlias
 from .._termination import Termination
 from ..metrics._types import MetricResult
 
-__all__ = ["ErrorPhase", "EvalErrorInfo", "EvalStatus", "run_status"]
+__all__ = ["ErrorPhase", "EvalErrorInfo", "EvalStatus", "phase_words", "replies", "run_status"]
 
 EvalStatus: TypeAlias = Literal["passed", "failed", "error", "terminated"]
 ErrorPhase: TypeAlias = Literal["setup", "system", "user_agent", "metric"]
+
+
+_PHASE_WORDS = {
+    "setup": "the case's setup",
+    "system": "the agent under test",
+    "user_agent": "a user agent",
+    "metric": "a metric",
+}
+
+
+def phase_words(phase: str) -> str:
+    """Where an error happened, in words: ``system`` is "the agent under test"."""
+    return _PHASE_WORDS.get(phase, phase)
+
+
+def replies(turns: int) -> str:
+    """A run's turns in words: the user agents' replies after the first message.
+
+    "first message only" (the agent answered the first message and nothing more
+    was asked), "1 user reply", "3 user replies".
+    """
+    if turns == 0:
+        return "first message only"
+    return f"{turns} user repl{'y' if turns == 1 else 'ies'}"
 
 
 @dataclass(frozen=True)

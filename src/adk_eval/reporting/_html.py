@@ -84,7 +84,7 @@ aria-label="pass rate by run"></svg>
 <label><input id="unreviewed" type="checkbox"> not reviewed yet</label>
 <span id="count"></span>
 </div>
-<table><thead><tr><th>Case</th><th>Run</th><th>Outcome</th><th>Turns</th><th>Time</th>
+<table><thead><tr><th>Case</th><th>Run</th><th>Outcome</th><th>Replies</th><th>Time</th>
 <th>Failed metrics</th><th>Repeats</th><th>Tokens · cost</th></tr></thead>
 <tbody id="cases"></tbody></table>
 <div class="pager"><button id="prev">previous</button><span id="page"></span>

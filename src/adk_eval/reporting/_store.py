@@ -12,7 +12,7 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +68,7 @@ class RunInfo:
     terminated: int = 0
     repeat: int = 1
     duration_ms: float = 0.0
+    live: str | None = None
 
 
 @dataclass(frozen=True)
@@ -176,29 +177,44 @@ class RunStore:
                 "point --db elsewhere or use --no-store"
             )
 
-    def append(self, report: dict[str, Any], *, command: str) -> int:
-        """Stores a suite report; returns the new run id."""
+    def append(self, report: dict[str, Any], *, command: str, run_id: int | None = None) -> int:
+        """Stores a suite report; returns its run id.
+
+        With `run_id` (a run stored while it ran, see `begin`), the report replaces
+        what that run had so far, cases included.
+        """
         summary = report["summary"]
+        values = (
+            report["created_at"],
+            command,
+            report["repeat"],
+            summary["total"],
+            summary["passed"],
+            summary["failed"],
+            summary["errors"],
+            summary["terminated"],
+            report["pass_rate"],
+            report["duration_ms"],
+            strict_json.dumps(report),
+        )
         with self._connect(create=True) as db:
-            cursor = db.execute(
-                "INSERT INTO runs (created_at, command, repeat, total, passed, failed, errors, "
-                "terminated, pass_rate, duration_ms, report) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    report["created_at"],
-                    command,
-                    report["repeat"],
-                    summary["total"],
-                    summary["passed"],
-                    summary["failed"],
-                    summary["errors"],
-                    summary["terminated"],
-                    report["pass_rate"],
-                    report["duration_ms"],
-                    strict_json.dumps(report),
-                ),
-            )
-            run_id = cursor.lastrowid
-            assert run_id is not None
+            if run_id is None:
+                cursor = db.execute(
+                    "INSERT INTO runs (created_at, command, repeat, total, passed, failed, "
+                    "errors, terminated, pass_rate, duration_ms, report) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    values,
+                )
+                run_id = cursor.lastrowid
+                assert run_id is not None
+            else:
+                db.execute(
+                    "UPDATE runs SET created_at=?, command=?, repeat=?, total=?, passed=?, "
+                    "failed=?, errors=?, terminated=?, pass_rate=?, duration_ms=?, report=? "
+                    "WHERE id=?",
+                    (*values, run_id),
+                )
+                db.execute("DELETE FROM case_results WHERE run_id = ?", (run_id,))
             db.executemany(
                 "INSERT INTO case_results VALUES (?,?,?,?,?,?,?,?)",
                 [
@@ -217,15 +233,26 @@ class RunStore:
             )
         return run_id
 
+    def begin(self, report: dict[str, Any], *, command: str) -> int:
+        """Stores a run as it starts, marked running by this process; returns its id.
+
+        `append` with the id fills it in as runs finish, and at the end; a viewer
+        shows it meanwhile. Were the process killed, the run stays what it had,
+        marked as ended before its end (see `live_status`).
+        """
+        live = {**report, "running": {"pid": os.getpid()}}
+        return self.append(live, command=command)
+
     def runs(self, limit: int = 20) -> list[RunInfo]:
         """The latest runs, newest first."""
         with self._connect(create=False) as db:
             rows = db.execute(
                 "SELECT id, created_at, command, total, passed, pass_rate, failed, errors, "
-                "terminated, repeat, duration_ms FROM runs ORDER BY id DESC LIMIT ?",
+                "terminated, repeat, duration_ms, json_extract(report, '$.running.pid') "
+                "FROM runs ORDER BY id DESC LIMIT ?",
                 (limit,),
             ).fetchall()
-        return [RunInfo(*row) for row in rows]
+        return [replace(RunInfo(*row[:-1]), live=live_status(row[-1])) for row in rows]
 
     def history(self, case: str | None = None, limit: int = 200) -> list[CasePoint]:
         """Pass rate and pass^k of the latest `limit` runs, oldest first.
@@ -302,8 +329,26 @@ class RunStore:
         return report
 
     def last_two(self) -> tuple[int, int]:
-        """Ids of the two latest runs, older first."""
-        latest = self.runs(2)
+        """Ids of the two latest finished runs (not one still running), older first."""
+        latest = [run for run in self.runs(20) if run.live != "running"][:2]
         if len(latest) < 2:
-            raise RunStoreError(f"compare needs two stored runs; {self.path} has {len(latest)}")
+            raise RunStoreError(
+                f"compare needs two stored runs that finished; {self.path} has {len(latest)}"
+            )
         return latest[1].id, latest[0].id
+
+
+def live_status(pid: int | None) -> str | None:
+    """``running`` while the process storing a run lives, ``abandoned`` once it is gone.
+
+    None for a run stored whole (every run but one being written by ``adk-eval run``).
+    """
+    if pid is None:
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return "abandoned"
+    except PermissionError:  # someone else's process: alive
+        return "running"
+    return "running"

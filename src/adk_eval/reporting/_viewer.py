@@ -4,8 +4,10 @@ The same page as the HTML report (`_html.page`, ``report.js``), fed by a small
 JSON API over the runs database instead of inline data:
 
 * ``GET /api/runs`` lists the stored runs, newest first, with their counts,
-  pass rate and pass^k (the page draws the suite's chart from it);
-* ``GET /api/runs/{id}`` is one run's JSON report;
+  pass rate and pass^k (the page draws the suite's chart from it), and
+  ``live``: ``running`` for a run being stored as it runs, ``abandoned`` when
+  its process ended before it did;
+* ``GET /api/runs/{id}`` is one run's JSON report (with ``live`` likewise);
 * ``GET /api/history?case=NAME`` is one case's pass rate and pass^k in each
   stored run that holds it, oldest first (the case view's chart);
 * ``GET /api/compare?a=ID&b=ID`` compares two runs (default: the last two),
@@ -32,7 +34,7 @@ from ._compare import compare_reports
 from ._html import page
 from ._json_report import with_intervals
 from ._reviews import add_review, judge_calibration, reviews
-from ._store import CasePoint, RunStore
+from ._store import CasePoint, RunStore, live_status
 
 __all__ = ["HEADER", "create_viewer_app", "run_viewer"]
 
@@ -114,6 +116,7 @@ def create_viewer_app(db: Path, token: str, *, bound_host: str = "127.0.0.1") ->
                 "pass_rate": run.pass_rate,
                 "pass_hat_k": points[run.id].pass_hat_k if run.id in points else 0.0,
                 "cost": costs.get(run.id),
+                "live": run.live,
                 **(_intervals(points[run.id]) if run.id in points else {}),
             }
             for run in store.runs(limit)
@@ -137,7 +140,10 @@ def create_viewer_app(db: Path, token: str, *, bound_host: str = "127.0.0.1") ->
 
     @app.get("/api/runs/{run_id}")
     async def run(run_id: int) -> dict[str, Any]:
-        return with_intervals(store.load(run_id))  # reports stored before they existed
+        report = with_intervals(store.load(run_id))  # reports stored before they existed
+        if "running" in report:  # stored as it runs: still running, or its process is gone
+            report["live"] = live_status(report["running"].get("pid"))
+        return report
 
     @app.get("/api/reviews")
     async def labels() -> list[dict[str, Any]]:

@@ -15,6 +15,9 @@
     rejected: "rejected by ADK for its arguments",
     user_agent: "answered by a user agent", agent_tool: "agent tool",
   };
+  const PHASES = { setup: "the case's setup", system: "the agent under test", user_agent: "a user agent", metric: "a metric" };
+  // a run's turns in words: the user agents' replies after the first message
+  const replies = (turns) => (turns === 0 ? "first message only" : `${turns} user repl${turns === 1 ? "y" : "ies"}`);
   let page = 0;
   let selected = null;
 
@@ -39,7 +42,9 @@
   function banner(s) {
     const box = document.getElementById("verdict");
     const notOk = s.failed + s.errors + s.terminated + s.xpassed;
-    const [word, kind] = s.not_run ? [`INCOMPLETE: ${s.total - s.not_run} of ${s.total} runs ran`, "warn"]
+    const [word, kind] = data.live === "running" ? [`RUNNING: ${s.total - s.not_run} of ${s.total} runs finished so far`, "warn"]
+      : data.live === "abandoned" ? [`ENDED EARLY: its process stopped after ${s.total - s.not_run} of ${s.total} runs`, "warn"]
+      : s.not_run ? [`INCOMPLETE: ${s.total - s.not_run} of ${s.total} runs ran`, "warn"]
       : notOk ? [`FAILED: ${notOk} of ${s.total} run(s) did not pass`, "fail"]
         : [`PASSED: every run passed${s.xfailed ? ` (${s.xfailed} expected failure(s))` : ""}`, "pass"];
     box.textContent = word;
@@ -55,7 +60,7 @@
     document.getElementById("title").textContent =
       (s.not_run ? `${s.total - s.not_run} of ${s.total} runs ran: ` : `${s.total} runs: `) +
       `${parts.join(", ") || "none"} (pass rate ` +
-      `${withInterval(data.pass_rate, (data.intervals || {}).pass_rate)}` +
+      `${s.total === s.not_run ? "- (no run finished)" : withInterval(data.pass_rate, (data.intervals || {}).pass_rate)}` +
       (data.repeat > 1 && data.intervals && data.intervals.pass_hat_k
         ? `; pass^${data.repeat} over cases ${withInterval(data.intervals.pass_hat_k.estimate, data.intervals.pass_hat_k)}`
         : "") + (data.intervals ? "; 95% intervals)" : ")");
@@ -96,7 +101,18 @@
         (party === "all" || (run.attribution && run.attribution.party === party)) &&
         (metric === "all" || (run.metrics[metric] && !run.metrics[metric].passed)) &&
         (!unreviewed || !reviewed.has(`${run.name}/${run.attempt}`)))
-      .sort((a, b) => RANK[a.run.outcome] - RANK[b.run.outcome] || a.index - b.index);
+      .sort((a, b) => worst.get(a.run.name) - worst.get(b.run.name) ||
+        first.get(a.run.name) - first.get(b.run.name) || a.run.attempt - b.run.attempt);
+  }
+  // Repeats grouped by case: cases by their worst run (errors first), a case's runs in order.
+  let worst = new Map(), first = new Map();
+  function groups() {
+    worst = new Map();
+    first = new Map();
+    data.results.forEach((run, index) => {
+      worst.set(run.name, Math.min(worst.has(run.name) ? worst.get(run.name) : 99, RANK[run.outcome]));
+      if (!first.has(run.name)) first.set(run.name, index);
+    });
   }
 
   function caseLabel(name) {
@@ -114,12 +130,15 @@
     page = Math.min(page, pages - 1);
     const body = document.getElementById("cases");
     body.replaceChildren();
+    let previous = null;
     for (const { run, index } of rows.slice(page * PAGE, (page + 1) * PAGE)) {
-      const tr = el("tr", { className: "case" + (index === selected ? " selected" : ""), "data-index": index },
-        el("td", {}, run.name), el("td", {}, run.attempt + 1),
+      const again = previous === run.name;  // another run of the case above: its name muted
+      previous = run.name;
+      const tr = el("tr", { className: "case" + (index === selected ? " selected" : "") + (again ? " again" : ""), "data-index": index },
+        el("td", { className: again ? "again" : "" }, run.name), el("td", {}, run.attempt + 1),
         el("td", { className: `outcome ${run.outcome}` }, run.outcome),
-        el("td", {}, run.turns), el("td", {}, `${(run.duration_ms / 1000).toFixed(2)} s`),
-        el("td", {}, failedMetrics(run).join(", ")), el("td", {}, caseLabel(run.name)),
+        el("td", {}, replies(run.turns)), el("td", {}, `${(run.duration_ms / 1000).toFixed(2)} s`),
+        el("td", {}, failedMetrics(run).join(", ")), el("td", {}, again ? "" : caseLabel(run.name)),
         el("td", {}, "cost_usd" in run ? `${run.token_usage.total_tokens} · ${dollars(run.cost_usd)}` : run.token_usage.total_tokens));
       tr.addEventListener("click", () => {
         if (viewer && currentRun !== null) {  // an address of its own: Back, Reload and links work
@@ -165,7 +184,8 @@
           content: [block(`args: ${json(item.args)}`),
             ...(item.argument_problems || []).map((problem) => block(`does not fit: ${problem}`)),
             item.raised ? block(`raised ${item.raised} (the tool itself never ran)`)
-              : block(item.response === null ? "(no response)" : `result: ${json(item.response)}`)],
+              : item.long_running && item.answered_by === "user_agent" ? block("(waits for the user's answer, below)")
+                : block(item.response === null ? "(no response)" : `result: ${json(item.response)}`)],
         });
       }
       if (item.kind === "tool_response") {
@@ -213,7 +233,7 @@
       box.append(el("h2", {}, "This case over the stored runs"), svg);
       api(`api/history?case=${encodeURIComponent(run.name)}`).then((points) => chart(svg, points)).catch(report);
     }
-    if (run.error) box.append(entry("error", `${run.error.phase} error`, { content: [block(`${run.error.type}: ${run.error.message}`)] }));
+    if (run.error) box.append(entry("error", `error in ${PHASES[run.error.phase] || run.error.phase}`, { content: [block(`${run.error.type}: ${run.error.message}`)] }));
     if (run.xfail) box.append(el("div", { className: "xfail" }, `expected to fail (xfail): ${run.xfail}`));
     if (run.outcome === "passed" && !Object.keys(run.metrics).length) box.append(el("div", {}, "no metrics: passing only means it ran to the end"));
     if (run.termination) box.append(el("div", {}, `stopped by ${run.termination.kind} (limit ${json(run.termination.limit)})`));
@@ -235,7 +255,7 @@
     box.append(el("h2", {}, "Final state"), block(json(run.final_state)));
     const t = run.token_usage, u = run.user_agent_token_usage;
     box.append(el("h2", {}, "Tokens"),
-      el("div", {}, `system: ${t.input_tokens} in, ${t.output_tokens} out; user agents: ${u.input_tokens} in, ${u.output_tokens} out`),
+      el("div", {}, `agent under test: ${t.input_tokens} in, ${t.output_tokens} out; user agents: ${u.input_tokens} in, ${u.output_tokens} out`),
       ...(run.usage || []).map((item) => el("div", {}, `${item.role} on ${item.model}: ${item.calls} call(s), ` +
         `${item.input_tokens} in (${item.cached_tokens} cached), ${item.output_tokens} out, ${dollars(item.cost_usd)}`)));
   }
@@ -255,6 +275,7 @@
 
   function showRun(report, chosen = null) {
     data = report;
+    groups();
     const names = [...new Set(report.results.flatMap((run) => Object.keys(run.metrics)))].sort();
     document.getElementById("metric").replaceChildren(el("option", { value: "all" }, "any metric"),
       ...names.map((name) => el("option", { value: name }, `failing ${name}`)));
@@ -351,7 +372,8 @@
 
   const reports = new Map();  // run id -> its report, fetched once
   async function runReport(id) {
-    if (!reports.has(id)) reports.set(id, await api(`api/runs/${id}`));
+    // a run still running is fetched again: it fills in as its runs finish
+    if (!reports.has(id) || reports.get(id).live === "running") reports.set(id, await api(`api/runs/${id}`));
     return reports.get(id);
   }
 
@@ -406,7 +428,7 @@
 
   async function showRuns(runs = null) {
     runs = runs || await api("api/runs");
-    shownRuns = runs.map((run) => run.id).join(",");
+    shownRuns = signature(runs);
     show("runs");
     document.getElementById("title").textContent = `${runs.length} stored runs`;
     document.getElementById("meta").textContent = "newest first; tick two runs to compare them";
@@ -416,10 +438,13 @@
     for (const run of runs) {
       const tick = el("input", { type: "checkbox", "data-run": run.id, "aria-label": `tick run ${run.id} to compare it` });
       const link = el("a", { href: `#/run/${run.id}` }, `run ${run.id}`);
+      const live = run.live === "running" ? mark("running", "running")
+        : run.live === "abandoned" ? mark("ended early", "abandoned") : "";
       const counts = [["passed", run.passed], ["failed", run.failed], ["errors", run.errors], ["terminated", run.terminated]]
         .filter(([, n]) => n).map(([k, n]) => `${n} ${k}`).join(", ");
-      body.append(el("tr", { className: "stored-run" }, el("td", {}, tick), el("td", {}, link),
-        el("td", {}, run.created_at), el("td", {}, withInterval(run.pass_rate, run.pass_rate_interval)),
+      body.append(el("tr", { className: "stored-run" }, el("td", {}, tick), el("td", {}, link, " ", live),
+        // no run finished yet (a run just started): no rate, rather than a vacuous 100%
+        el("td", {}, run.passed + run.failed + run.errors + run.terminated ? withInterval(run.pass_rate, run.pass_rate_interval) : "-"),
         el("td", {}, run.repeat > 1 ? withInterval(run.pass_hat_k, run.pass_hat_k_interval) : "-"),
         el("td", {}, `${counts || "none"} (${run.total})`), el("td", {}, `${(run.duration_ms / 1000).toFixed(1)} s`),
         el("td", {}, run.cost ? (run.cost.total_usd == null ? "unknown" : dollars(run.cost.total_usd)) : "-"),
@@ -494,13 +519,25 @@
       if (mine === routing) { currentRun = null; await showRuns(runs); }
     }
   }
-  // Live: while the list of runs is shown, a run stored meanwhile appears without a reload.
+  // Live: the list of runs shows a run stored meanwhile, and a run still running fills in
+  // (list and page) without a reload; never while someone types a note.
+  const signature = (runs) => runs.map((run) => `${run.id}:${run.total}:${run.passed}:${run.failed}:${run.live}`).join(",");
   async function refresh() {
-    if (document.getElementById("runs").hidden) return;
+    if (["text", "search"].includes(document.activeElement && document.activeElement.type)) return;
     const mine = routing;
-    const runs = await api("api/runs");
-    if (mine !== routing || document.getElementById("runs").hidden) return;  // moved on meanwhile
-    if (runs.map((run) => run.id).join(",") !== shownRuns) await showRuns(runs);
+    if (!document.getElementById("runs").hidden) {
+      const runs = await api("api/runs");
+      if (mine !== routing || document.getElementById("runs").hidden) return;  // moved on meanwhile
+      if (signature(runs) !== shownRuns) await showRuns(runs);
+    } else if (!document.getElementById("run").hidden && currentRun !== null && data && data.live === "running") {
+      const id = currentRun;
+      const fresh = await api(`api/runs/${id}`);
+      if (mine !== routing || id !== currentRun) return;
+      if (fresh.results.length !== data.results.length || fresh.live !== data.live) {
+        reports.set(id, fresh);
+        await route();
+      }
+    }
   }
 
   if (inline) {
