@@ -261,6 +261,10 @@ def test_charts_repeats_side_by_side_and_a_compared_case_side_by_side(repeated_d
         expect(page.locator("#run-rows tr")).to_have_count(3)
         expect(page.locator("#chart polyline.pass_hat_k")).to_have_count(1)  # repeats: pass^k too
         expect(page.locator("#run-rows tr").nth(0)).to_contain_text("50%")  # its pass^k
+        cells = page.locator("#run-rows tr").nth(0).locator("td")
+        expect(cells).to_have_count(page.locator("#runs thead th").count())  # one per column
+        expect(cells.nth(2)).to_contain_text("2026-")  # When
+        expect(cells.nth(4)).to_have_text("50% [9%, 91%]")  # pass^k, under its heading
         shot(page, "viewer-runs")
 
         page.locator("#run-rows a", has_text="run 3").click()

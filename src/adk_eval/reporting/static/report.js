@@ -56,9 +56,9 @@
     const s = data.summary;
     banner(s);
     const parts = ["passed", "failed", "errors", "terminated", "xfailed", "xpassed", "not_run"]
-      .filter((k) => s[k]).map((k) => `${s[k]} ${k.replace("_", " ")}`);
+      .filter((k) => s[k]).map((k) => `${s[k]} ${k === "not_run" && data.live === "running" ? "not finished yet" : k.replace("_", " ")}`);
     document.getElementById("title").textContent =
-      (s.not_run ? `${s.total - s.not_run} of ${s.total} runs ran: ` : `${s.total} runs: `) +
+      (s.not_run ? `${s.total - s.not_run} of ${s.total} runs ${data.live === "running" ? "finished" : "ran"}: ` : `${s.total} runs: `) +
       `${parts.join(", ") || "none"} (pass rate ` +
       `${s.total === s.not_run ? "- (no run finished)" : withInterval(data.pass_rate, (data.intervals || {}).pass_rate)}` +
       (data.repeat > 1 && data.intervals && data.intervals.pass_hat_k
@@ -443,6 +443,7 @@
       const counts = [["passed", run.passed], ["failed", run.failed], ["errors", run.errors], ["terminated", run.terminated]]
         .filter(([, n]) => n).map(([k, n]) => `${n} ${k}`).join(", ");
       body.append(el("tr", { className: "stored-run" }, el("td", {}, tick), el("td", {}, link, " ", live),
+        el("td", {}, run.created_at),
         // no run finished yet (a run just started): no rate, rather than a vacuous 100%
         el("td", {}, run.passed + run.failed + run.errors + run.terminated ? withInterval(run.pass_rate, run.pass_rate_interval) : "-"),
         el("td", {}, run.repeat > 1 ? withInterval(run.pass_hat_k, run.pass_hat_k_interval) : "-"),
