@@ -176,7 +176,8 @@ def test_the_page_opens_from_disk_with_no_network_and_shows_the_evidence(report,
     answer = detail.locator('[data-kind="tool_result"]', has_text="answers ask_manager")
     assert '"ok": true' in answer.inner_text()
     asked = calls.filter(has_text="ask_manager").inner_text()  # the answer once, not here too
-    assert '"ok"' not in asked and "waits for the user's answer, below" in asked
+    assert '"ok"' not in asked
+    assert "waits for the user's answer, below" in asked
     assert calls.filter(has_text="calls researcher").locator(".mark").inner_text() == "agent tool"
     # the state change as a diff against the state before it
     change = detail.locator('[data-kind="state_change"]')
@@ -276,6 +277,7 @@ def test_repeats_are_grouped_by_case_and_side_by_side_keeps_every_column_in_view
     assert columns.count() == 3
     for index in range(3):
         box = columns.nth(index).bounding_box()
-        assert box["x"] >= 0 and box["x"] + box["width"] <= 1280, (index, box)
+        assert box["x"] >= 0, (index, box)
+        assert box["x"] + box["width"] <= 1280, (index, box)
     assert columns.nth(2).inner_text().startswith("run 3")
     page.close()
