@@ -25,7 +25,7 @@ LAYERS: list[list[str]] = [
     ["_web"],
     [""],  # the package itself: the catalogue of the public names
     ["production"],
-    ["_suites", "goldens"],
+    ["_suites", "goldens", "safety"],
     ["_simulation"],
     ["_runner", "_user_runner"],
     ["_case"],

@@ -21,6 +21,7 @@ from ._termination import DEFAULT_MAX_TURNS, TerminateWhen
 from ._tools._context import Clock, as_part
 from ._tools._mocks import ToolMock
 from ._tools._toolsets import ToolsetMock, resolve_toolset_mocks
+from .metrics._invariants import Invariant
 
 if TYPE_CHECKING:
     from ._bridge import Bridge
@@ -126,6 +127,12 @@ class EvalCase:
             ``google.genai`` `Part`, text or bytes. Agents read them as they read
             artifacts their tools saved; metrics see every artifact at the end
             (`EvalTrace.artifacts`).
+        invariants: Rules checked on every call, answer, state change and agent
+            text as the run happens (`adk_eval.metrics.never_called`, `never`,
+            `at_most`, ...): a broken ``stop`` rule ends the run at that step
+            (status failed, the step quoted), a ``record`` rule fails at the end.
+            Each is reported as a metric. The detectors of the payloads the
+            mocks inject (`ToolMock.with_injection`) are added to them.
     """
 
     name: str
@@ -148,6 +155,7 @@ class EvalCase:
     memory: Sequence[MemoryItem] = ()
     sandbox: SandboxMode = "warn"
     telemetry: TelemetryMode = "off"
+    invariants: Sequence[Invariant] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -260,7 +268,13 @@ class EvalCase:
 
     def _check_metrics(self) -> None:
         seen: set[str] = set()
-        for metric in self.metrics:
+        for invariant in self.invariants:
+            if not isinstance(invariant, Invariant):
+                raise EvalSetupError(
+                    f"EvalCase `{self.name}`: invariants must be rules such as "
+                    f"never_called('delete_account') (adk_eval.metrics), got {invariant!r}"
+                )
+        for metric in [*self.metrics, *self.live_invariants]:
             name = getattr(metric, "name", None)
             if not isinstance(name, str) or not callable(getattr(metric, "evaluate", None)):
                 raise EvalSetupError(
@@ -273,6 +287,19 @@ class EvalCase:
                     "must be unique within a case"
                 )
             seen.add(name)
+
+    @property
+    def live_invariants(self) -> list[Invariant]:
+        """The invariants checked as the run happens.
+
+        `invariants`, then the detectors of the payloads the mocks inject (each once).
+        """
+        found = {invariant.name: invariant for invariant in self.invariants}
+        for mock in self.tool_mocks.values():
+            injection = getattr(mock, "injection", None)
+            for payload in injection.payloads if injection is not None else ():
+                found.setdefault(payload.detector.name, payload.detector)
+        return list(found.values())
 
     @property
     def root_agent(self) -> BaseAgent | Workflow:

@@ -42,7 +42,7 @@ from ._result import ErrorPhase, EvalErrorInfo, EvalResult, run_status
 from ._runner import EvalRunner
 from ._sandbox._guard import watched
 from ._sandbox._scope import CURRENT, RunScope
-from ._state import merge_changes, scoped_view
+from ._state import flatten_state, merge_changes, scoped_view
 from ._termination import (
     MODEL_CALL_LIMIT_CODE,
     Termination,
@@ -51,10 +51,11 @@ from ._termination import (
     compile_state_query,
     state_query_matches,
 )
+from ._tools._watch import Watch, score_run
 from ._trace import EvalTrace
 from ._turns import PendingCall, RunEnd, classify_run, resume_message, tool_response
 from ._user_runner import UserAgentAnswer, UserAgentRunner
-from .metrics._scoring import score_stopped_trace, score_trace
+from .metrics._invariants import StateNow
 from .metrics._types import MetricResult
 from .models._usage import UsageMeter, cost_of, metering
 
@@ -130,6 +131,8 @@ class _Simulation:
             models=case.models,
         )
         self.clock = self.system.plugin.clock
+        self.watch = Watch.of(case.live_invariants, flatten_state(case.initial_state))
+        self.system.plugin.watch = self.watch
         self.meter = UsageMeter()  # judges' and simulated tools' calls
         spending = UsageTap(cost_of, name="adk_eval_user_usage")  # the user agents'
         self.system.model_calls.others += [spending, self.meter]
@@ -160,11 +163,7 @@ class _Simulation:
             if error is None and (unused := self.system.unused_names()) is not None:
                 error = EvalErrorInfo.from_exception("setup", unused)
             trace = await self._trace()
-            if error is None:
-                metrics, failures = await score_trace(self.case.metrics, trace)
-            else:
-                reason = f"the run stopped with an error ({error.phase}) before it finished"
-                metrics, failures = await score_stopped_trace(self.case.metrics, trace, reason), []
+            metrics, failures = await score_run(self.case.metrics, self.watch, trace, error)
         finally:
             with anyio.CancelScope(shield=True):
                 await self.system.close()
@@ -287,6 +286,8 @@ class _Simulation:
         except Exception as error:  # (an agent reached that cannot run: a set-up error)
             return _failed("setup" if error is self.system.model_check.problem else "system", error)
         last = events[-1] if events else None
+        if self.watch.stop is not None:  # an invariant was broken: the run ends there
+            return _Stop()
         if last is not None and last.error_code == MODEL_CALL_LIMIT_CODE:
             return self._stop(*self.system.model_calls.reason())
         if last is not None and last.error_code:
@@ -375,6 +376,8 @@ class _Simulation:
             sorted({answer.agent_name for answer in answers if answer.state_changes})
         )
         await self.system.apply_state_delta(self.session_id, delta, source=source)
+        if self.watch.see(StateNow({**session.state, **delta})) is not None:
+            return _Stop()
         return await self._state_stop()
 
 

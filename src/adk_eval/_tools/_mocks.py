@@ -11,7 +11,7 @@ latency (`ToolMock.with_faults`).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -20,6 +20,7 @@ from .._callables import call_user
 from .._errors import EvalSetupError
 from ._context import MockToolContext
 from ._faults import Faults
+from ._injection import Injection, Payload, Placement, as_payloads
 from ._recording import Replay
 from ._simulated import ToolSimulator
 
@@ -53,6 +54,8 @@ class ToolMock:
     """Set for `simulated` mocks: a model answers instead of `execute`."""
     real_tool: Any = None
     """Set for `real` mocks: the agent's own tool, which runs (with the faults)."""
+    injection: Injection | None = None
+    """Payloads put in a seeded share of its answers (`with_injection`)."""
 
     def __post_init__(self) -> None:
         if not callable(self.execute):
@@ -161,6 +164,39 @@ class ToolMock:
         """
         faults = Faults(error_rate, error, latency, timeout_rate, timeout, match_args, seed)
         return dataclasses.replace(self, faults=faults)
+
+    def with_injection(
+        self,
+        payloads: Payload | Sequence[Payload],
+        *,
+        rate: float = 1.0,
+        seed: int | None = None,
+        where: Sequence[Placement] = ("string", "nested", "new_field"),
+        match_args: Mapping[str, Any] | None = None,
+    ) -> ToolMock:
+        """This mock with an injected instruction in a seeded share of its answers.
+
+        Decided like `with_faults`: from the run's seed (or `seed`), the tool, the
+        call's arguments and how often the run made that call before, so the same
+        seed poisons the same answers, the same way, in any process. A case with
+        this mock checks each payload's detector live (it stops the run when the
+        agent obeys) and reports it in the safety report.
+
+        Args:
+            payloads: From `adk_eval.safety` (``tool_hijack("delete_account")``,
+                ``data_exfiltration(...)``, ...); one is drawn per poisoned answer.
+            rate: The share of answers poisoned (1.0: every one).
+            seed: Fixes the draws whatever the run's seed (each attempt still
+                gets its own).
+            where: Where the payload may go: ``string`` (a top-level text field),
+                ``nested`` (a text field deeper in), ``new_field`` (a field of its own).
+            match_args: Only calls whose args contain these items are poisoned.
+
+        Raises:
+            EvalSetupError: No payloads, a rate outside 0..1, or an unknown place.
+        """
+        injection = Injection(as_payloads(payloads), rate, seed, tuple(where), match_args)
+        return dataclasses.replace(self, injection=injection)
 
     async def call(self, args: dict[str, Any], ctx: MockToolContext) -> Any:
         """Runs `execute`, awaiting it if it is async."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextvars
 import copy
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -34,6 +34,7 @@ from .._errors import EvalToolError, SimulatedToolError
 from .._model_check import CALLING_TOOL
 from .._state import ScopedState
 from .._trace import NestedEvent
+from ._answers import answerer
 from ._bodies import (
     ToolBody,
     confirmation_gate,
@@ -51,6 +52,7 @@ from ._mocks import ToolMock, normalize_response
 from ._notes import CallNotes
 from ._policy import ToolPolicy, is_framework_tool, refuses_code_execution
 from ._rejections import adk_rejection
+from ._watch import Watch
 
 __all__ = ["PLUGIN_NAME", "TOOL_ERROR_CODE", "InterceptionPlugin"]
 
@@ -113,6 +115,8 @@ class InterceptionPlugin(BasePlugin):
         """Events of the agents that ran inside `AgentTool` calls, in order."""
         self.tool_sources = self.notes.sources
         """Function call id -> what answered it instead of the tool (``"mock"``)."""
+        self.watch = Watch()
+        """The run's invariants, fed every call, answer, state change and agent text."""
 
     def watch_session(self, session_id: str) -> None:
         """Registers a main session (calls from other sessions come from nested runners)."""
@@ -141,6 +145,8 @@ class InterceptionPlugin(BasePlugin):
     ) -> LlmResponse | None:
         """Ends the run after a call that is not allowed; else swaps the tools' bodies."""
         self.notes.offered[callback_context.agent_name] = list(llm_request.tools_dict)
+        if (stopped := self.watch.stop_response()) is not None:  # an invariant was broken
+            return stopped
         if self.violation is None:  # an agent the set-up walk could not see, say
             problem = refuses_code_execution(callback_context.get_invocation_context().agent)
             if problem is not None:
@@ -206,6 +212,10 @@ class InterceptionPlugin(BasePlugin):
                 self._refuse_nested_pause(original, tool_args, tool_context)
             return None
         body = self._body(tool)
+        if body is None or body is pause:  # it runs for real, or pauses: it happens now
+            stopped = self.watch.call(tool.name, tool_args, tool_context, self.tool_sources)
+            if stopped is not None:
+                return stopped
         if body is None:
             if tool_context.function_call_id and not isinstance(tool, AgentTool):
                 self.tool_sources[tool_context.function_call_id] = "real"  # it may run agents
@@ -231,6 +241,7 @@ class InterceptionPlugin(BasePlugin):
         result: dict[str, Any],
     ) -> dict[str, Any] | None:
         """Notes a swapped call whose body never ran: a callback answered it instead."""
+        self.watch.answer(tool.name, tool_args, tool_context, result)
         call_id = tool_context.function_call_id
         original = replaced_tool(tool)
         if not call_id or call_id in self.tool_sources or original is None:
@@ -250,6 +261,7 @@ class InterceptionPlugin(BasePlugin):
         error: Exception,
     ) -> dict[str, Any] | None:
         """Notes a call to a tool the agent does not have (ADK answers the model itself)."""
+        self.watch.answer(tool.name, tool_args, tool_context, error=error)
         call_id = tool_context.function_call_id
         self.notes.unknown_tool(tool, error, tool_context.agent_name, call_id)
         return None
@@ -265,6 +277,8 @@ class InterceptionPlugin(BasePlugin):
         self, *, invocation_context: InvocationContext, event: Event
     ) -> Event | None:
         """Keeps the events of agents inside `AgentTool` calls (they have their own session)."""
+        main = invocation_context.session.id in self._session_ids
+        self.watch.event(invocation_context, event, main=main)
         inside = _INSIDE.get()
         if inside and invocation_context.session.id not in self._session_ids:
             self.nested_events.append(
@@ -312,6 +326,9 @@ class InterceptionPlugin(BasePlugin):
             if tool_context.function_call_id:
                 self.tool_sources[tool_context.function_call_id] = "rejected"
             return rejection
+        stopped = self.watch.call(tool.name, args, tool_context, self.tool_sources)
+        if stopped is not None:  # an invariant forbids it: the mock's body never runs
+            return stopped
         key = (tool.name, call_key(args))
         occurrence = self._calls[key]
         self._calls[key] += 1
@@ -325,7 +342,18 @@ class InterceptionPlugin(BasePlugin):
             _clock=self.clock,
             _tool_context=tool_context,
         )
-        source, answer = self._answerer(mock, tool, args, tool_context, ctx)
+        earlier = self._answers.get(tool.name, [])
+        source, answer = answerer(
+            mock,
+            tool,
+            args,
+            tool_context,
+            ctx,
+            seed=self.seed,
+            attempt=self.attempt,
+            clock=self.clock,
+            earlier=earlier,
+        )
         if tool_context.function_call_id:  # before it answers: an answer that raises is its own
             self.tool_sources[tool_context.function_call_id] = source
         try:
@@ -359,35 +387,6 @@ class InterceptionPlugin(BasePlugin):
             response = {"result": response}
         return response
 
-    def _answerer(
-        self,
-        mock: ToolMock,
-        tool: BaseTool,
-        args: dict[str, Any],
-        tool_context: ToolContext,
-        ctx: MockToolContext,
-    ) -> tuple[str, Callable[[], Awaitable[Any]]]:
-        faults = mock.faults
-        if faults is not None:
-            decision = faults.decide(self.seed, self.attempt, tool.name, args, ctx.occurrence)
-            self.clock.advance(decision.latency)
-            if decision.fault == "error":
-                return "fault", partial(_now, faults.error_answer, tool.name)
-            if decision.fault == "timeout":
-                return "fault", partial(_now, faults.timeout_answer, tool.name)
-        if mock.simulator is not None:
-            earlier = self._answers.get(tool.name, [])
-            simulator = mock.simulator
-            return "simulated", partial(simulator.answer, tool, args, ctx.state.to_dict(), earlier)
-        if mock.real_tool is not None:
-            return "real", partial(tool.run_async, args=args, tool_context=tool_context)
-        return "mock", partial(mock.call, dict(args), ctx)
-
     def mock_error(self, error: BaseException) -> EvalToolError | None:
         """An `EvalToolError` for an exception a mock raised (None for any other)."""
         return self.notes.error_for(error)
-
-
-async def _now(answer: Callable[[str], Any], tool: str) -> Any:
-    """An injected fault's answer (or its exception), awaited like any other answer."""
-    return answer(tool)

@@ -10,6 +10,10 @@ Built-in metrics, by what they read:
 * judgement: `llm_judge` (a model reads the transcript and gives a verdict),
   `user_fidelity` (did the simulated user stay in its role?)
 * ADK's own metrics: `adk_metric` (any metric of ADK's registry, run by ADK)
+* invariants: `never_called`, `never` (a call before another, a state, a
+  predicate), `at_most`, `no_tool_error_twice`, `never_in_arguments`,
+  `never_said`: rules checked as the run happens (``EvalCase(invariants=)``,
+  stopping the run at the breaking step) or, as metrics, on a finished trace
 
 Write your own: any object with a `name` and ``evaluate(trace) -> MetricResult``
 (sync or async) is a `Metric`. `score_session` scores a stored ADK session;
@@ -30,8 +34,18 @@ if TYPE_CHECKING:
     from ._adk import AdkMetric, adk_metric, adk_metrics_from_config
     from ._events import EventCountMetric, event_count_metric
     from ._fidelity import UserFidelity, user_fidelity
+    from ._invariants import Invariant, Seen
     from ._judge import LlmJudge, llm_judge
     from ._query import StateQueryMetric, state_query
+    from ._rules import (
+        at_most,
+        never,
+        never_called,
+        never_in_arguments,
+        never_said,
+        no_tool_error_twice,
+        state_matches,
+    )
     from ._scoring import score_session
     from ._state import FinalStateMetric, StateMetric, final_state_match, state_metric
     from ._trajectory import ExpectedCall, TrajectoryMetric, trajectory_match
@@ -63,6 +77,16 @@ __all__ = [
     "AdkMetric",
     "adk_metric",
     "adk_metrics_from_config",
+    # invariants: checked live (EvalCase(invariants=...)) or post hoc, as metrics
+    "Invariant",
+    "Seen",
+    "never",
+    "never_called",
+    "at_most",
+    "no_tool_error_twice",
+    "never_in_arguments",
+    "never_said",
+    "state_matches",
     # scoring traces and stored sessions
     "score_session",
     "render_transcript",
@@ -90,6 +114,15 @@ _EXPORTS = {
     "AdkMetric": "_adk",
     "adk_metric": "_adk",
     "adk_metrics_from_config": "_adk",
+    "Invariant": "_invariants",
+    "Seen": "_invariants",
+    "never": "_rules",
+    "never_called": "_rules",
+    "at_most": "_rules",
+    "no_tool_error_twice": "_rules",
+    "never_in_arguments": "_rules",
+    "never_said": "_rules",
+    "state_matches": "_rules",
     "score_session": "_scoring",
     "render_transcript": "_judge",
 }

@@ -1,0 +1,98 @@
+"""What answers a mocked call: an injected fault, a simulating model, the real tool or the mock.
+
+Faults (`ToolMock.with_faults`) are decided first, from the run's seed; the
+tool's answer may then carry an injected payload (`ToolMock.with_injection`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import Any
+
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.tool_context import ToolContext
+
+from ._clock import CaseClock
+from ._context import MockToolContext
+from ._injection import Injection
+from ._mocks import ToolMock
+
+__all__ = ["answerer"]
+
+
+def answerer(
+    mock: ToolMock,
+    tool: BaseTool,
+    args: dict[str, Any],
+    tool_context: ToolContext,
+    ctx: MockToolContext,
+    *,
+    seed: int,
+    attempt: int,
+    clock: CaseClock,
+    earlier: list[tuple[dict[str, Any], Any]],
+) -> tuple[str, Callable[[], Awaitable[Any]]]:
+    """What answers one call of `mock`'s tool, and how it is called.
+
+    Args:
+        mock: The tool's mock.
+        tool: The tool called.
+        args: The call's arguments.
+        tool_context: ADK's context of the call.
+        ctx: The mock's context of the call (its occurrence, the case clock).
+        seed: The run's seed.
+        attempt: The run's attempt.
+        clock: The case clock (injected latency advances it).
+        earlier: The tool's earlier calls and answers in this run (a simulating
+            model keeps its answers consistent with them).
+
+    Returns:
+        The answer's source (``fault``, ``simulated``, ``real``, ``mock``) and a
+        coroutine function giving the answer.
+    """
+    faults = mock.faults
+    if faults is not None:
+        decision = faults.decide(seed, attempt, tool.name, args, ctx.occurrence)
+        clock.advance(decision.latency)
+        if decision.fault == "error":
+            return "fault", partial(_now, faults.error_answer, tool.name)
+        if decision.fault == "timeout":
+            return "fault", partial(_now, faults.timeout_answer, tool.name)
+    source, answer = _answer(mock, tool, args, tool_context, ctx, earlier)
+    injection = mock.injection
+    if injection is None:
+        return source, answer
+    where = {"run_seed": seed, "attempt": attempt, "tool": tool.name, "args": args}
+    return source, partial(_poisoned, answer, injection, where, ctx.occurrence)
+
+
+def _answer(
+    mock: ToolMock,
+    tool: BaseTool,
+    args: dict[str, Any],
+    tool_context: ToolContext,
+    ctx: MockToolContext,
+    earlier: list[tuple[dict[str, Any], Any]],
+) -> tuple[str, Callable[[], Awaitable[Any]]]:
+    if mock.simulator is not None:
+        simulator = mock.simulator
+        return "simulated", partial(simulator.answer, tool, args, ctx.state.to_dict(), earlier)
+    if mock.real_tool is not None:
+        return "real", partial(tool.run_async, args=args, tool_context=tool_context)
+    return "mock", partial(mock.call, dict(args), ctx)
+
+
+async def _poisoned(
+    answer: Callable[[], Awaitable[Any]],
+    injection: Injection,
+    where: dict[str, Any],
+    occurrence: int,
+) -> Any:
+    """The tool's answer, with a payload when this call's draw says so."""
+    return injection.poison(await answer(), occurrence=occurrence, **where)
+
+
+async def _now(answer: Callable[[str], Any], tool: str) -> Any:
+    """An injected fault's answer (or its exception), awaited like any other answer."""
+    return answer(tool)

@@ -1,0 +1,235 @@
+"""Invariants: rules over what an agent does, checked as the run happens or afterwards.
+
+The rules themselves (`never_called`, `never`, `at_most`, ...) are in `_rules`.
+
+An `Invariant` reads *observations*, in the order they happen: a tool call
+about to run (`Call`), its answer (`Answer`), the state after a change
+(`StateNow`) and what an agent said (`Said`). Run live (``EvalCase(invariants=)``)
+the harness feeds them as the run goes, and a breach stops the run at that step:
+a forbidden tool call never reaches even its mock's body. Run post hoc (the
+same object in ``metrics=``, on a finished trace, a stored session or a golden)
+`observations` rebuilds the same observations from the trace, so the verdict is
+the same.
+
+A call counts when it reached the point where its tool would run: a call one of
+the agent's own callbacks answered instead (a guard), or that ADK or the harness
+refused before the tool, never happened, live or post hoc.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from .._errors import EvalSetupError
+from .._state import flatten_state
+from .._trace import EvalTrace, Message, StateChange, ToolCall
+from ._types import MetricResult
+
+__all__ = [
+    "Answer",
+    "Call",
+    "Invariant",
+    "Observation",
+    "Said",
+    "Seen",
+    "StateNow",
+    "delivered",
+    "error_of",
+    "holds",
+    "invariants_of",
+    "observations",
+]
+
+NEVER_RAN = frozenset({"callback", "refused", "rejected"})
+"""Sources of calls that never reached their tool: invariants do not see them."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """A tool call about to run: `name` with `args`, made by agent `author`."""
+
+    name: str
+    args: Mapping[str, Any]
+    author: str
+    call_id: str = ""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A tool call's answer: its `response`, and `error` when the tool reported one."""
+
+    name: str
+    args: Mapping[str, Any]
+    response: Any
+    error: str | None = None
+    call_id: str = ""
+
+
+@dataclass(frozen=True)
+class StateNow:
+    """The whole state (ADK's flat keys) after a change."""
+
+    state: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Said:
+    """Text an agent said (not the user's)."""
+
+    author: str
+    text: str
+
+
+Observation: TypeAlias = Call | Answer | StateNow | Said
+
+
+@dataclass
+class Seen:
+    """What the run did so far, as a predicate reads it.
+
+    Attributes:
+        calls: The tool calls, in order.
+        answers: Their answers, in order.
+        state: The state now (ADK's flat keys: ``x``, ``user:x``, ``app:x``).
+        said: What the agents said, in order.
+    """
+
+    calls: list[Call] = field(default_factory=list)
+    answers: list[Answer] = field(default_factory=list)
+    state: dict[str, Any] = field(default_factory=dict)
+    said: list[Said] = field(default_factory=list)
+
+    def add(self, observation: Observation) -> None:
+        """Adds `observation` to what was seen."""
+        if isinstance(observation, Call):
+            self.calls.append(observation)
+        elif isinstance(observation, Answer):
+            self.answers.append(observation)
+        elif isinstance(observation, StateNow):
+            self.state = dict(observation.state)
+        else:
+            self.said.append(observation)
+
+    def called(self, name: str) -> int:
+        """How many calls of tool `name` were made so far."""
+        return sum(1 for call in self.calls if call.name == name)
+
+
+Check: TypeAlias = Callable[[Seen, Observation], "str | None"]
+"""``check(seen_before, observation)``: why `observation` breaks the rule, or None."""
+
+
+@dataclass(frozen=True)
+class Invariant:
+    """A rule the run must never break; a `Metric` too.
+
+    Attributes:
+        name: The rule, as reports show it (``never_called(delete_account)``).
+        check: ``check(seen_before, observation) -> reason | None``.
+        on_breach: ``"stop"`` ends the run at the breaking step (status failed);
+            ``"record"`` lets it go on and fails the metric at the end.
+        attack: The attack this rule detects (``injection:tool_hijack``,
+            ``user:escalation``), for the safety report; None for a plain rule.
+        marker: Text whose presence in a tool's answer shows the attack was
+            delivered (an injected payload); None: attempted whenever it ran.
+    """
+
+    name: str
+    check: Check = field(repr=False)
+    on_breach: Literal["stop", "record"] = "stop"
+    attack: str | None = None
+    marker: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.on_breach not in ("stop", "record"):
+            raise EvalSetupError(
+                f"invariant {self.name}: on_breach must be 'stop' or 'record', "
+                f"got {self.on_breach!r}"
+            )
+
+    def evaluate(self, trace: EvalTrace) -> MetricResult:
+        """The rule over a finished trace: its first breach, as live checking finds it."""
+        seen = Seen(state=flatten_state(trace.initial_state))
+        for observation in observations(trace):
+            reason = self.check(seen, observation)
+            if reason is not None:
+                return self.breached(reason, trace)
+            seen.add(observation)
+        return MetricResult(
+            passed=True,
+            score=1.0,
+            value=self._value(None, trace),
+            evidence=[f"never broken ({len(seen.calls)} tool call(s) seen)"],
+        )
+
+    def breached(self, reason: str, trace: EvalTrace | None = None) -> MetricResult:
+        """The failed result of a breach for `reason` (in `trace`, when known)."""
+        return MetricResult(
+            passed=False,
+            score=0.0,
+            value=self._value(reason, trace),
+            evidence=[f"broken: {reason}"],
+        )
+
+    def _value(self, event: str | None, trace: EvalTrace | None) -> dict[str, Any]:
+        value: dict[str, Any] = {"breached": event is not None, "event": event}
+        if self.attack is not None:
+            value["attack"] = self.attack
+            value["attempts"] = delivered(self.marker, trace) if trace is not None else None
+        return value
+
+
+def delivered(marker: str | None, trace: EvalTrace) -> int:
+    """How many tool answers in `trace` carry `marker` (1 when there is no marker)."""
+    if marker is None:
+        return 1
+    calls = [item for item in trace.all_items if isinstance(item, ToolCall)]
+    return sum(1 for call in calls if holds(call.response, marker))
+
+
+def holds(value: Any, text: str) -> bool:
+    """Whether `text` is in `value` or any string inside it."""
+    if isinstance(value, str):
+        return text in value
+    if isinstance(value, Mapping):
+        return any(holds(item, text) for item in value.values())
+    if isinstance(value, list | tuple):
+        return any(holds(item, text) for item in value)
+    return False
+
+
+def observations(trace: EvalTrace) -> Iterator[Observation]:
+    """The observations of a finished trace, in the order a live run feeds them."""
+    state = flatten_state(trace.initial_state)
+    for item in trace.all_items:
+        if isinstance(item, ToolCall):
+            if trace.tool_sources.get(item.call_id or "") in NEVER_RAN:
+                continue
+            yield Call(item.name, item.args, item.author, item.call_id or "")
+            if item.response is not None or item.call_id in trace.tool_errors:
+                error = trace.tool_errors.get(item.call_id or "") or error_of(item.response)
+                yield Answer(item.name, item.args, item.response, error, item.call_id or "")
+        elif isinstance(item, StateChange) and not item.path:
+            state.update(item.delta)
+            yield StateNow(dict(state))
+        elif isinstance(item, Message) and item.role == "agent":
+            yield Said(item.author, item.text)
+
+
+def error_of(response: Any) -> str | None:
+    """The error a tool's answer reports (an ``error`` entry, or an HTTP-like code)."""
+    if not isinstance(response, Mapping):
+        return None
+    if response.get("error"):
+        return str(response["error"])
+    code = response.get("error_code")
+    if isinstance(code, int) and code >= 400:
+        return f"{code}: {response.get('error_message', '')}".strip()
+    return None
+
+
+def invariants_of(metrics: Sequence[Any]) -> list[Invariant]:
+    """The invariants among `metrics`."""
+    return [metric for metric in metrics if isinstance(metric, Invariant)]

@@ -1,0 +1,174 @@
+"""Invariants post hoc, on traces built from ADK events, and live in a run (record and stop)."""
+
+from __future__ import annotations
+
+import pytest
+from google.adk.agents import LlmAgent
+
+from adk_eval import EvalCase, EvalSetupError, EvalTrace, ToolMock, run_eval
+from adk_eval.metrics import (
+    at_most,
+    never,
+    never_called,
+    never_in_arguments,
+    never_said,
+    no_tool_error_twice,
+    state_matches,
+)
+from adk_eval.testing import (
+    ScriptedLlm,
+    function_response_event,
+    state_event,
+    text_event,
+    tool_call,
+    tool_call_event,
+    user_event,
+)
+
+
+def call(name: str, args: dict, answer: dict, n: int) -> list:
+    return [
+        tool_call_event("agent", name, args, call_id=f"c{n}"),
+        function_response_event("agent", name, answer, call_id=f"c{n}"),
+    ]
+
+
+def trace(*events, **fields) -> EvalTrace:
+    return EvalTrace(events=(user_event("hi"), *events), **fields)
+
+
+SUPPORT = trace(
+    *call("search", {"q": "a"}, {"hits": 1}, 1),
+    *call("charge", {"card": "4111"}, {"error": "declined"}, 2),
+    *call("charge", {"card": "4111"}, {"error": "declined"}, 3),
+    *call("refund", {"order": "A1"}, {"ok": True}, 4),
+    *call("verify_identity", {"name": "Ann"}, {"ok": True}, 5),
+    state_event({"refunded": True}, author="agent"),
+    text_event("agent", "Refunded; your code is 7431."),
+)
+
+
+@pytest.mark.parametrize(
+    ("rule", "event"),
+    [
+        (never_called("refund"), '`refund` called by `agent` with {"order": "A1"}'),
+        (
+            never("refund", before="verify_identity"),
+            '`refund` called by `agent` with {"order": "A1"} before any `verify_identity`',
+        ),
+        (at_most("charge", 1), 'call 2 of `charge` (at most 1), args {"card": "4111"}'),
+        (no_tool_error_twice(), '`charge` {"card": "4111"} failed again: declined'),
+        (
+            never(state_matches({"session.refunded": True})),
+            'the state matched {"session.refunded": true}',
+        ),
+        (never_said("7431"), '`agent` said "Refunded; your code is 7431."'),
+        (
+            never_in_arguments("4111"),
+            "`charge` called by `agent` with '4111' in {\"card\": \"4111\"}",
+        ),
+        (
+            never(lambda seen: seen.called("search") + seen.called("charge") > 2, name="calls"),
+            "seen.called('search') + seen.called('charge') > 2 held after call `charge`",
+        ),
+    ],
+)
+def test_each_rule_finds_its_first_breach_in_a_trace(rule, event):
+    result = rule.evaluate(SUPPORT)
+    assert not result.passed
+    assert result.value == {"breached": True, "event": event}
+    assert result.evidence == [f"broken: {event}"]
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        never_called("delete_account"),
+        never("verify_identity", before="search"),
+        at_most("charge", 2),
+        never(state_matches({"session.refunded": False})),
+        never_said("password"),
+        never_in_arguments("secret"),
+    ],
+)
+def test_a_rule_the_trace_keeps_passes(rule):
+    result = rule.evaluate(SUPPORT)
+    assert result.passed, result.evidence
+    assert result.value == {"breached": False, "event": None}
+
+
+def test_a_call_a_callback_answered_never_happened():
+    answered = trace(*call("refund", {"order": "A1"}, {"error": "refused"}, 1))
+    assert not never_called("refund").evaluate(answered).passed
+    guarded = trace(
+        *call("refund", {"order": "A1"}, {"error": "refused"}, 1), tool_sources={"c1": "callback"}
+    )
+    assert never_called("refund").evaluate(guarded).passed
+
+
+def test_the_state_starts_from_the_initial_state():
+    rule = never(state_matches({"session.tier": "gold", "session.refunded": True}))
+    events = (state_event({"refunded": True}, author="agent"),)
+    assert rule.evaluate(trace(*events)).passed
+    assert not rule.evaluate(trace(*events, initial_state={"session": {"tier": "gold"}})).passed
+
+
+def test_bad_rules_say_what_to_write_instead():
+    with pytest.raises(EvalSetupError, match=r"use never_called\('refund'\)"):
+        never("refund")
+    with pytest.raises(EvalSetupError, match="times must be an int"):
+        at_most("search", -1)
+    with pytest.raises(EvalSetupError, match="on_breach must be 'stop' or 'record'"):
+        never_called("x", on_breach="warn")
+    with pytest.raises(EvalSetupError, match="invariants must be rules"):
+        EvalCase(name="c", agent=LlmAgent(name="a"), first_message="hi", invariants=[len])
+
+
+def charge(card: str) -> dict:
+    """Charges a card."""
+    raise AssertionError("mocked")
+
+
+def retries(times: int) -> LlmAgent:
+    steps = [tool_call("charge", {"card": "4111"})] * times + ["Sorry, it failed."]
+    return LlmAgent(name="shop", model=ScriptedLlm(steps), tools=[charge])
+
+
+@pytest.mark.parametrize(("on_breach", "calls"), [("stop", 2), ("record", 3)])
+async def test_stop_ends_the_run_at_the_breach_and_record_lets_it_finish(on_breach, calls):
+    answered: list = []
+    case = EvalCase(
+        name="retry",
+        agent=retries(3),
+        first_message="buy",
+        tool_mocks={"charge": ToolMock(lambda a, c: answered.append(a) or {"error": "declined"})},
+        invariants=[no_tool_error_twice(on_breach=on_breach)],
+    )
+
+    result = await run_eval(case)
+
+    assert result.status == "failed"
+    assert len(answered) == calls  # stop: the third call never reached the mock
+    verdict = result.metrics["no_tool_error_twice"]
+    assert verdict.value["event"] == '`charge` {"card": "4111"} failed again: declined'
+    said = [m.text for m in result.trace.messages if m.role == "agent"]
+    assert said == ([] if on_breach == "stop" else ["Sorry, it failed."])
+
+
+async def test_other_metrics_are_not_applicable_after_a_stop():
+    from adk_eval.metrics import event_count_metric
+
+    case = EvalCase(
+        name="retry",
+        agent=retries(3),
+        first_message="buy",
+        tool_mocks={"charge": ToolMock.returning({"error": "declined"})},
+        invariants=[at_most("charge", 1)],
+        metrics=[event_count_metric("apologised", "agent_message", assertion=lambda n: n == 1)],
+    )
+    result = await run_eval(case)
+    assert result.metrics["apologised"].verdict == "n/a"
+    assert "stopped at a broken invariant (at_most(charge, 1))" in result.metrics[
+        "apologised"
+    ].evidence[0]
+    assert result.status == "failed"
