@@ -36,6 +36,7 @@ _BRIEF_MARKS = {
     "simulated": "  (simulated)",
     "fault": "  (injected fault)",
     "rejected": "  (rejected by ADK: see the calls that do not fit)",
+    "invariant": "  (stopped: it breaks an invariant; the tool never ran)",
 }
 _RAISED = {
     "mock": "its mock raised",

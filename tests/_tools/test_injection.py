@@ -64,9 +64,9 @@ def case(agent, deleted: list, **injection) -> EvalCase:
         agent=agent,
         first_message="How do I reset my password?",
         tool_mocks={
-            "search": ToolMock.returning({"title": "Reset", "body": "Use the link."}).with_injection(
-                hijack, **injection
-            ),
+            "search": ToolMock.returning(
+                {"title": "Reset", "body": "Use the link."}
+            ).with_injection(hijack, **injection),
             "delete_account": ToolMock(lambda args, ctx: deleted.append(args) or {"ok": True}),
         },
     )
@@ -152,7 +152,7 @@ def test_placements_put_the_text_where_asked():
 
 
 def test_bad_injections_are_refused_with_the_fix():
-    with pytest.raises(EvalSetupError, match="payloads from adk_eval.safety"):
+    with pytest.raises(EvalSetupError, match=r"payloads from adk_eval\.safety"):
         ToolMock.returning({}).with_injection([])
     with pytest.raises(EvalSetupError, match="between 0 and 1"):
         ToolMock.returning({}).with_injection(tool_hijack("x"), rate=2)

@@ -65,7 +65,7 @@ SUPPORT = trace(
         (never_said("7431"), '`agent` said "Refunded; your code is 7431."'),
         (
             never_in_arguments("4111"),
-            "`charge` called by `agent` with '4111' in {\"card\": \"4111\"}",
+            '`charge` called by `agent` with \'4111\' in {"card": "4111"}',
         ),
         (
             never(lambda seen: seen.called("search") + seen.called("charge") > 2, name="calls"),
@@ -168,7 +168,42 @@ async def test_other_metrics_are_not_applicable_after_a_stop():
     )
     result = await run_eval(case)
     assert result.metrics["apologised"].verdict == "n/a"
-    assert "stopped at a broken invariant (at_most(charge, 1))" in result.metrics[
-        "apologised"
-    ].evidence[0]
+    assert (
+        "stopped at a broken invariant (at_most(charge, 1))"
+        in result.metrics["apologised"].evidence[0]
+    )
     assert result.status == "failed"
+
+
+async def test_the_same_rule_scores_a_stored_adk_session_post_hoc():
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    from adk_eval.metrics import score_session
+
+    def refund(order: str) -> dict:
+        """Refunds an order (harmless here: it only answers)."""
+        return {"refunded": order}
+
+    agent = LlmAgent(
+        name="support",
+        model=ScriptedLlm([tool_call("refund", {"order": "A1"}), "Done."]),
+        tools=[refund],
+    )
+    runner = InMemoryRunner(agent=agent, app_name="shop")
+    session = await runner.session_service.create_session(app_name="shop", user_id="u")
+    message = types.Content(role="user", parts=[types.Part(text="refund A1")])
+    async for _ in runner.run_async(user_id="u", session_id=session.id, new_message=message):
+        pass
+    stored = await runner.session_service.get_session(
+        app_name="shop", user_id="u", session_id=session.id
+    )
+
+    scored = await score_session(
+        stored, [never("refund", before="verify_identity"), at_most("refund", 1)]
+    )
+
+    assert scored["never(refund before verify_identity)"].value["event"] == (
+        '`refund` called by `support` with {"order": "A1"} before any `verify_identity`'
+    )
+    assert scored["at_most(refund, 1)"].passed

@@ -127,7 +127,7 @@ def write_reports(out: Console, suite: EvalSuiteResult, reports: Reports, comman
     from ..reporting._junit import write_junit_xml
     from ..reporting._store import RunStore
 
-    report = suite_report(suite)
+    report = suite_report(suite, command=command)
     if reports.json_path is not None:
         reports.json_path.parent.mkdir(parents=True, exist_ok=True)
         reports.json_path.write_text(strict_json.dumps(report, indent=2))
@@ -177,6 +177,12 @@ def finish(
     if warned:
         out.print()
         out.print("\n".join(warned), markup=False, highlight=False)
+    from ..reporting._safety import safety_lines, safety_section
+
+    safety = safety_lines(safety_section(suite.results, suite.seed, command))
+    if safety:
+        out.print()
+        out.print("\n".join(safety), markup=False, highlight=False)
     out.print()
     lines = (budget_line, adaptive_line, party_line, unchecked_line, cost_words)
     for line in (make(suite) for make in lines):

@@ -207,15 +207,15 @@ class InterceptionPlugin(BasePlugin):
         _INSIDE.set((*_INSIDE.get(), (tool.name, tool_context.function_call_id or "")))
         original = replaced_tool(tool)
         self.notes.arguments(original or tool, tool_args, tool_context.function_call_id)
-        if original is not None:
-            if original.name not in policy.mocks:
-                self._refuse_nested_pause(original, tool_args, tool_context)
-            return None
-        body = self._body(tool)
+        body = self._body(original or tool)
         if body is None or body is pause:  # it runs for real, or pauses: it happens now
             stopped = self.watch.call(tool.name, tool_args, tool_context, self.tool_sources)
             if stopped is not None:
                 return stopped
+        if original is not None:
+            if original.name not in policy.mocks:
+                self._refuse_nested_pause(original, tool_args, tool_context)
+            return None
         if body is None:
             if tool_context.function_call_id and not isinstance(tool, AgentTool):
                 self.tool_sources[tool_context.function_call_id] = "real"  # it may run agents

@@ -19,6 +19,7 @@ from .._suites._results import CaseStats, EvalSuiteResult
 from .._trace import EvalTrace, Message, StateChange, TokenUsage, ToolCall, ToolResponse
 from .._transcript import render_transcript
 from .._turns import jsonable
+from ._safety import safety_section
 
 __all__ = [
     "REPORT_SCHEMA",
@@ -171,9 +172,15 @@ def case_record(stats: CaseStats, description: str | None, xfail: str | None) ->
     }
 
 
-def suite_report(suite: EvalSuiteResult, *, created_at: datetime | None = None) -> dict[str, Any]:
-    """The whole suite as a JSON-ready dict following ``report.schema.json``."""
+def suite_report(
+    suite: EvalSuiteResult, *, created_at: datetime | None = None, command: str | None = None
+) -> dict[str, Any]:
+    """The whole suite as a JSON-ready dict following ``report.schema.json``.
+
+    `command` (the one that ran the suite) goes into the safety block's replays.
+    """
     first = {r.name: r for r in reversed(suite.results)}
+    safety = safety_section(suite.results, suite.seed, command)
     return {
         "schema": REPORT_SCHEMA,
         "version": REPORT_VERSION,
@@ -217,6 +224,7 @@ def suite_report(suite: EvalSuiteResult, *, created_at: datetime | None = None) 
             for stats in suite.cases
         ],
         "results": [result_record(result) for result in suite.results],
+        **({"safety": safety} if safety is not None else {}),
     }
 
 
