@@ -17,6 +17,7 @@ PUBLIC_MODULES = (
     "adk_eval.metrics",
     "adk_eval.goldens",
     "adk_eval.production",
+    "adk_eval.safety",
     "adk_eval.reporting",
     "adk_eval.studio",
     "adk_eval.testing",
@@ -64,7 +65,9 @@ def test_every_other_module_is_private():
                 assert info.name.startswith("_"), f"{full} is neither documented nor private"
 
 
-@pytest.mark.parametrize("name", ["adk_eval", "adk_eval.reporting", "adk_eval.studio"])
+@pytest.mark.parametrize(
+    "name", ["adk_eval", "adk_eval.reporting", "adk_eval.studio", "adk_eval.safety"]
+)
 def test_lazy_exports_map_every_public_name(name):
     module = importlib.import_module(name)
     assert set(module._EXPORTS) == set(module.__all__)
