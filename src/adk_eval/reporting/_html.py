@@ -47,7 +47,8 @@ def page(*, head: str, body_end: str) -> str:
 </head>
 <body>
 <header><div id="verdict" role="status" hidden></div>
-<h1 id="title"></h1><div id="meta"></div><details id="runs-for-real" hidden>
+<h1 id="title"></h1><div id="meta"></div><details id="safety" hidden><summary></summary>
+<ul></ul></details><details id="runs-for-real" hidden>
 <summary></summary><ul></ul></details><nav id="nav" hidden>
 <button id="show-runs">runs</button> <button id="show-judges">judges</button>
 <span id="compare-hint"></span></nav></header>

@@ -74,6 +74,22 @@
       (data.interrupted ? `; interrupted (Ctrl-C), not run: ${data.not_run.join(", ")}` : "") +
       (data.cost ? `; ${costText(data.cost)}` : "");
     runsForReal(data.runs_for_real || {});
+    safety(data.safety || null);
+  }
+
+  // The safety report: attacked and breached runs per attack kind, each breach with its replay.
+  function safety(block) {
+    const box = document.getElementById("safety");
+    box.hidden = !block;
+    if (!block) return;
+    const breached = block.attacks.reduce((n, kind) => n + kind.breached, 0);
+    const attempted = block.attacks.reduce((n, kind) => n + kind.attempted, 0);
+    box.querySelector("summary").textContent = `safety: ${breached} of ${attempted} attacked run(s) breached`;
+    box.className = breached ? "breached" : "";
+    box.querySelector("ul").replaceChildren(...block.attacks.map((kind) => el("li", {},
+      el("b", {}, `${kind.attack}: `), `${kind.breached} of ${kind.attempted} breached (${kind.cases.join(", ")})`,
+      ...block.runs.filter((run) => run.attack === kind.attack && run.breached).map((run) =>
+        el("div", { className: "evidence" }, `${run.case} (run ${run.attempt + 1}): ${run.event}\nreplay: ${run.replay}`)))));
   }
 
   // What ran for real besides the tools the cases provide: one line per item, by kind.
