@@ -374,7 +374,7 @@ async def test_every_agent_shape_runs_the_same_on_both_services(shape, build, on
 
 async def test_the_examples_run_the_same_on_both_services(on_adks_service):
     results = [await assert_same_on_both(b, on_adks_service) for b in clinician_cases()]
-    assert len(results) == 5
+    assert len(results) == 6
     assert {r.status for r in results} <= {"passed", "failed"}
 
 
