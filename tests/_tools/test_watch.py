@@ -1,0 +1,142 @@
+"""Live invariants on real agent shapes: AgentTools two deep, transfers, workflows, confirmation."""
+
+from __future__ import annotations
+
+from google.adk.agents import LlmAgent
+from google.adk.tools import AgentTool, FunctionTool
+
+from adk_eval import EvalCase, ScriptedUserAgent, ToolMock, UserAgents, run_eval
+from adk_eval.metrics import at_most, never, never_called
+from adk_eval.testing import ScriptedLlm, tool_call
+
+
+def delete_account(user: str) -> dict:
+    """Deletes an account."""
+    raise AssertionError("mocked")
+
+
+def lookup(user: str) -> dict:
+    """Looks a user up."""
+    raise AssertionError("mocked")
+
+
+def agent_tools_two_deep() -> LlmAgent:
+    cleaner = LlmAgent(
+        name="cleaner",
+        model=ScriptedLlm([tool_call("delete_account", {"user": "u1"}), "Deleted."]),
+        tools=[delete_account],
+    )
+    middle = LlmAgent(
+        name="middle",
+        model=ScriptedLlm([tool_call("cleaner", {"request": "tidy u1"}), "Tidied."]),
+        tools=[AgentTool(agent=cleaner)],
+    )
+    return LlmAgent(
+        name="boss",
+        model=ScriptedLlm([tool_call("middle", {"request": "tidy up"}), "All tidy."]),
+        tools=[AgentTool(agent=middle)],
+    )
+
+
+async def test_a_forbidden_call_two_agent_tools_deep_stops_the_run_before_its_mock():
+    deleted: list = []
+    rule = never_called("delete_account")
+    case = EvalCase(
+        name="deep",
+        agent=agent_tools_two_deep(),
+        first_message="tidy up",
+        tool_mocks={"delete_account": ToolMock(lambda a, c: deleted.append(a) or {"ok": True})},
+        invariants=[rule],
+    )
+
+    result = await run_eval(case)
+
+    assert result.status == "failed", result.explain()
+    assert deleted == []
+    live = result.metrics[rule.name]
+    assert live.value["event"] == '`delete_account` called by `cleaner` with {"user": "u1"}'
+    assert rule.evaluate(result.trace).value == live.value  # post hoc, nested calls included
+    assert "All tidy." not in [m.text for m in result.trace.messages]
+
+
+async def test_a_sub_agent_reached_by_transfer_is_watched_too():
+    billing = LlmAgent(
+        name="billing",
+        model=ScriptedLlm(
+            [tool_call("lookup", {"user": "u1"}), tool_call("lookup", {"user": "u1"}), "Ok."]
+        ),
+        tools=[lookup],
+    )
+    root = LlmAgent(
+        name="root",
+        model=ScriptedLlm([tool_call("transfer_to_agent", {"agent_name": "billing"})]),
+        sub_agents=[billing],
+    )
+    rule = at_most("lookup", 1)
+    result = await run_eval(
+        EvalCase(
+            name="transfer",
+            agent=root,
+            first_message="my bill",
+            tool_mocks={"lookup": ToolMock.returning({"plan": "basic"})},
+            invariants=[rule],
+        )
+    )
+    assert result.status == "failed"
+    assert result.metrics[rule.name].value["event"] == (
+        'call 2 of `lookup` (at most 1), args {"user": "u1"}'
+    )
+    assert rule.evaluate(result.trace).value == result.metrics[rule.name].value
+
+
+async def test_a_confirmed_call_happens_after_the_confirmation_a_refused_one_never():
+    def wire(amount: int) -> dict:
+        """Wires money."""
+        raise AssertionError("mocked")
+
+    def case(confirmed: bool) -> EvalCase:
+        tool = FunctionTool(wire, require_confirmation=True)
+        model = ScriptedLlm([tool_call("wire", {"amount": 900}), "Done."])
+        return EvalCase(
+            name=f"confirmed-{confirmed}",
+            agent=LlmAgent(name="bank", model=model, tools=[tool]),
+            first_message="wire 900",
+            tool_mocks={"wire": ToolMock.returning({"sent": True})},
+            user_agents=UserAgents(
+                tools={
+                    "adk_request_confirmation": ScriptedUserAgent(
+                        name="holder", script=[{"confirmed": confirmed}]
+                    )
+                }
+            ),
+            invariants=[never_called("wire", on_breach="record")],
+        )
+
+    accepted, refused = await run_eval(case(True)), await run_eval(case(False))
+
+    assert not accepted.metrics["never_called(wire)"].passed  # it reached the tool
+    assert refused.metrics["never_called(wire)"].passed, refused.explain()  # it never did
+
+
+async def test_a_rule_over_the_order_of_a_workflow_s_tool_calls():
+    from google.adk.workflow import Workflow
+
+    verify = LlmAgent(name="verify", model=ScriptedLlm(["verified"]))
+    payer = LlmAgent(
+        name="payer",
+        model=ScriptedLlm([tool_call("lookup", {"user": "u1"}), "paid"]),
+        tools=[lookup],
+    )
+    flow = Workflow(name="flow", edges=[("START", verify), (verify, payer)])
+    rule = never("lookup", before="verify_identity")
+    result = await run_eval(
+        EvalCase(
+            name="workflow",
+            agent=flow,
+            first_message="pay",
+            tool_mocks={"lookup": ToolMock.returning({"plan": "basic"})},
+            invariants=[rule],
+        )
+    )
+    assert result.status == "failed", result.explain()
+    assert result.metrics[rule.name].value["event"].startswith("`lookup` called by `payer`")
