@@ -173,3 +173,9 @@ def test_score_store_bench(tmp_path):
     assert result["sessions"] == 60
     assert result["sessions_per_s"] > 0
     assert result["runs"][0]["sessions"] == 60
+
+
+def test_invariants_bench(tmp_path):
+    result = run_bench("invariants", tmp_path, "--calls", "3", "--repeats", "1")
+    assert result["invariants"] == 7
+    assert result["with"] > 0
