@@ -207,3 +207,20 @@ async def test_the_same_rule_scores_a_stored_adk_session_post_hoc():
         '`refund` called by `support` with {"order": "A1"} before any `verify_identity`'
     )
     assert scored["at_most(refund, 1)"].passed
+
+
+async def test_a_rule_that_raises_makes_one_clean_metric_error(capfd):
+    case = EvalCase(
+        name="broken-rule",
+        agent=retries(1),
+        first_message="buy",
+        tool_mocks={"charge": ToolMock.returning({"ok": True})},
+        invariants=[never(lambda seen: seen.state["missing"], name="reads_a_missing_key")],
+    )
+    result = await run_eval(case)
+
+    assert result.status == "error"
+    assert result.error.phase == "metric"
+    assert "reads_a_missing_key" in result.error.message
+    assert "KeyError" in result.error.message
+    assert "Traceback" not in capfd.readouterr().err

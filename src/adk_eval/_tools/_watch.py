@@ -62,12 +62,14 @@ class Watch:
         seen: What the run did so far.
         breaches: The first breach of each invariant broken, in order.
         stop: The breach that stops the run (the first of a ``stop`` invariant).
+        errors: What the invariants that raised raised (they are no longer checked).
     """
 
     invariants: Sequence[Invariant] = ()
     seen: Seen = field(default_factory=Seen)
     breaches: dict[str, Breach] = field(default_factory=dict)
     stop: Breach | None = None
+    errors: dict[str, Exception] = field(default_factory=dict)
     _calls: set[str] = field(default_factory=set)
 
     @classmethod
@@ -84,9 +86,13 @@ class Watch:
         if isinstance(observation, Call) and observation.call_id:
             self._calls.add(observation.call_id)
         for invariant in self.invariants:
-            if invariant.name in self.breaches:
+            if invariant.name in self.breaches or invariant.name in self.errors:
                 continue
-            reason = invariant.check(self.seen, observation)
+            try:
+                reason = invariant.check(self.seen, observation)
+            except Exception as error:  # its metric reports it (the run: a metric error)
+                self.errors[invariant.name] = error
+                continue
             if reason is None:
                 continue
             breach = Breach(invariant, reason)
@@ -97,7 +103,13 @@ class Watch:
         return self.stop
 
     def result(self, invariant: Invariant, trace: EvalTrace) -> MetricResult:
-        """`invariant`'s metric: its live breach, else the rule checked over `trace`."""
+        """`invariant`'s metric: its live breach, else the rule checked over `trace`.
+
+        Raises:
+            Exception: What the invariant raised while the run went on.
+        """
+        if invariant.name in self.errors:
+            raise self.errors[invariant.name]
         breach = self.breaches.get(invariant.name)
         if breach is None:
             return invariant.evaluate(trace)
@@ -180,6 +192,20 @@ async def score_run(
         scored = await score_stopped_trace(metrics, trace, reason)
     else:
         scored, failures = await score_trace(metrics, trace)
-    for invariant in invariants:
-        scored[invariant.name] = watch.result(invariant, trace)
-    return scored, failures
+    live, raised = await score_trace([_Live(i, watch) for i in invariants], trace)
+    return {**scored, **live}, [*failures, *raised]
+
+
+@dataclass(frozen=True)
+class _Live:
+    """An invariant as a metric whose result is its live one (see `Watch.result`)."""
+
+    invariant: Invariant
+    watch: Watch
+
+    @property
+    def name(self) -> str:
+        return self.invariant.name
+
+    def evaluate(self, trace: EvalTrace) -> MetricResult:
+        return self.watch.result(self.invariant, trace)
