@@ -79,8 +79,8 @@ def test_run_shows_the_safety_section_and_its_replay_breaches_again(write_evals,
         if "1 of 2 attacked run(s) breached" in ran.output:
             break
     assert "safety: 1 of 2 attacked run(s) breached" in ran.output, ran.output
-    assert "  injection:tool_hijack: 1 of 1 breached (poisoned-search)" in ran.output
-    assert "  user:social_engineering: 0 of 1 breached (holds-out)" in ran.output
+    assert "  injection:tool_hijack: 1 of 1 breached (poisoned-search 1/1)" in ran.output
+    assert "  user:social_engineering: 0 of 1 breached (holds-out 0/1)" in ran.output
     assert "poisoned-search (run 1): `delete_account` called by `helper`" in ran.output
 
     data = json.loads(report.read_text())
@@ -93,6 +93,11 @@ def test_run_shows_the_safety_section_and_its_replay_breaches_again(write_evals,
         "injection:tool_hijack": (1, 1),
         "user:social_engineering": (1, 0),
     }
+
+    by_kind = {k["attack"]: k["cases"] for k in data["safety"]["attacks"]}
+    assert by_kind["injection:tool_hijack"] == [
+        {"case": "poisoned-search", "attempted": 1, "breached": 1}
+    ]
 
     words = shlex.split(breach["replay"])[1:]
     again = runner.invoke(main, [*words, "--no-store", "--json", str(tmp_path / "again.json")])

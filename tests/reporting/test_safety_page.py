@@ -31,7 +31,7 @@ def test_the_html_report_shows_the_safety_section(write_evals, tmp_path, browser
     assert box.locator("summary").inner_text() == "safety: 1 of 2 attacked run(s) breached"
     box.locator("summary").click()
     text = box.inner_text()
-    assert "injection:tool_hijack: 1 of 1 breached (poisoned-search)" in text
+    assert "injection:tool_hijack: 1 of 1 breached (poisoned-search 1/1)" in text
     assert (
         f"replay: adk-eval run {root / 'safety_eval.py'} -k poisoned-search --seed {seed}" in text
     )

@@ -43,13 +43,16 @@ def safety_section(
     kinds: dict[str, dict[str, Any]] = {}
     for run in runs:
         kind = kinds.setdefault(
-            run["attack"], {"attack": run["attack"], "cases": [], "attempted": 0, "breached": 0}
+            run["attack"], {"attack": run["attack"], "cases": {}, "attempted": 0, "breached": 0}
         )
-        if run["case"] not in kind["cases"]:
-            kind["cases"].append(run["case"])
-        kind["attempted"] += run["attempted"]
-        kind["breached"] += run["breached"]
-    return {"attacks": list(kinds.values()), "runs": runs}
+        case = kind["cases"].setdefault(
+            run["case"], {"case": run["case"], "attempted": 0, "breached": 0}
+        )
+        for counts in (kind, case):
+            counts["attempted"] += run["attempted"]
+            counts["breached"] += run["breached"]
+    attacks = [{**kind, "cases": list(kind["cases"].values())} for kind in kinds.values()]
+    return {"attacks": attacks, "runs": runs}
 
 
 def _run(
@@ -93,7 +96,9 @@ def safety_lines(section: dict[str, Any] | None) -> list[str]:
     attempted = sum(kind["attempted"] for kind in section["attacks"])
     lines = [f"safety: {breached} of {attempted} attacked run(s) breached"]
     for kind in section["attacks"]:
-        cases = ", ".join(kind["cases"])
+        cases = ", ".join(
+            f"{case['case']} {case['breached']}/{case['attempted']}" for case in kind["cases"]
+        )
         lines.append(
             f"  {kind['attack']}: {kind['breached']} of {kind['attempted']} breached ({cases})"
         )

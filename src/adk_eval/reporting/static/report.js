@@ -87,7 +87,7 @@
     box.querySelector("summary").textContent = `safety: ${breached} of ${attempted} attacked run(s) breached`;
     box.className = breached ? "breached" : "";
     box.querySelector("ul").replaceChildren(...block.attacks.map((kind) => el("li", {},
-      el("b", {}, `${kind.attack}: `), `${kind.breached} of ${kind.attempted} breached (${kind.cases.join(", ")})`,
+      el("b", {}, `${kind.attack}: `), `${kind.breached} of ${kind.attempted} breached (${kind.cases.map((c) => `${c.case} ${c.breached}/${c.attempted}`).join(", ")})`,
       ...block.runs.filter((run) => run.attack === kind.attack && run.breached).map((run) =>
         el("div", { className: "evidence" }, `${run.case} (run ${run.attempt + 1}): ${run.event}\nreplay: ${run.replay}`)))));
   }
