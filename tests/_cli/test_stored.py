@@ -81,3 +81,27 @@ def test_an_expected_failure_that_becomes_a_real_one_is_called_so(tmp_path):
     result = compare(db)
 
     assert "expected failure -> real failure" in result.output, result.output
+
+
+def test_runs_marks_a_run_still_running_and_one_whose_process_ended(tmp_path):
+    import subprocess
+    import sys
+
+    db = store(tmp_path, {"steady": [P]})
+    RunStore(db).begin(report({"steady": [P]}, "2026-11-25T10:00:00"), command="run live")
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    RunStore(db).append(
+        {**report({"steady": [P]}, "2026-11-25T11:00:00"), "running": {"pid": int(gone.stdout)}},
+        command="run killed",
+    )
+
+    listed = CliRunner(env={"COLUMNS": "200"}).invoke(main, ["runs", "--db", str(db)]).output
+
+    assert "run live (running)" in listed
+    assert "run killed (ended early: its process stopped)" in listed
+    assert "run 1 (" not in listed

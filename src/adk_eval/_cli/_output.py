@@ -356,6 +356,10 @@ def runs_table(runs: Sequence[RunInfo]) -> Table:
             run.created_at[:19].replace("T", " "),
             f"{run.passed}/{run.total}",
             f"{run.pass_rate:.0%}",
-            run.command,
+            run.command + _LIVE.get(run.live or "", ""),
         )
     return table
+
+
+_LIVE = {"running": " (running)", "abandoned": " (ended early: its process stopped)"}
+"""How `runs` marks a run stored as it runs (see `RunStore.begin`)."""
