@@ -24,6 +24,7 @@ VIEWS = {
     "viewer-review": ("#/run/1/case/case-2/0", "#detail .review"),
     "compare": ("#/compare/1/2", "#changes tr"),
     "viewer-judges": ("#/judges", "#judge-rows tr"),
+    "queue": ("#/queue", "#queue-rows tr"),
 }
 """Each view: its address, what shows it is drawn; the `viewer-` ones are docs' screenshots."""
 

@@ -13,12 +13,13 @@ from playwright.sync_api import expect
 from adk_eval import EvalCase, run_eval_suite
 from adk_eval.metrics import llm_judge
 from adk_eval.reporting import suite_report
-from adk_eval.reporting._reviews import add_review, judge_calibration, reviews
+from adk_eval.reporting._reviews import add_review, judge_calibration, review_queue, reviews
 from adk_eval.reporting._store import RunStore
 from adk_eval.reporting._viewer import _kept_token, create_viewer_app
 from adk_eval.testing import ScriptedLlm
 
-from ..conftest import serving
+from ..conftest import serving, shot
+from .test_viewer import db  # noqa: F401 (the fixture)
 
 
 def verdicts(*passed: bool) -> ScriptedLlm:
@@ -154,4 +155,49 @@ def test_the_review_queue_filters_by_party_metric_and_what_is_left_to_review(jud
         page.goto(f"{url}/#/run/1")  # the queue is read back from the database
         page.locator("#unreviewed").set_checked(True)
         expect(page.locator("#count")).to_have_text("3 of 4 runs")
+    page.close()
+
+
+def test_the_queue_across_runs_puts_what_did_not_pass_first_and_knows_what_was_reviewed(db):  # noqa: F811
+    store = RunStore(db)
+    add_review(store, 2, "greets", 0, None, "agree", "")
+
+    queue = review_queue(store)
+
+    assert [(q["run_id"], q["case"], q["outcome"], q["reviewed"]) for q in queue] == [
+        (2, "greets", "failed", True),
+        (2, "waves", "passed", False),
+        (1, "greets", "passed", False),
+        (1, "waves", "passed", False),
+    ]
+    assert queue[0]["failing"] == ["said_hello"]
+    assert [q["run_id"] for q in review_queue(store, runs=1)] == [2, 2]
+
+
+@pytest.mark.browser
+def test_the_review_queue_page_spans_the_stored_runs_and_opens_a_run(db, browser):  # noqa: F811
+    token = _kept_token(db)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    with serving(create_viewer_app(db, token)) as url:
+        page.goto(f"{url}/?token={token}")
+        page.click("#show-queue")
+        expect(page).to_have_url(f"{url}/#/queue")
+        rows = page.locator("#queue-rows tr")
+        expect(rows).to_have_count(4)  # "not reviewed yet" is ticked: nothing reviewed so far
+        expect(rows.nth(0)).to_contain_text("greets (run 1)")
+        expect(rows.nth(0)).to_contain_text("failed")
+        page.select_option("#queue-status", "notok")
+        expect(rows).to_have_count(1)
+        shot(page, "viewer-queue")
+        rows.nth(0).locator("a").click()
+        expect(page).to_have_url(f"{url}/#/run/2/case/greets/0")
+        expect(page.locator("#detail h2").first).to_contain_text("greets (run 1)")
+        page.keyboard.press("d")
+        expect(page.locator('#detail .review[data-metric=""] .reviewed')).to_have_text(
+            " reviewed: disagree"
+        )
+        page.go_back()  # the queue, read again: the run just reviewed has left it
+        expect(page.locator("#title")).to_have_text("review queue: 0 of 4 runs")
+        page.select_option("#queue-status", "all")
+        expect(page.locator("#title")).to_have_text("review queue: 3 of 4 runs")
     page.close()

@@ -50,11 +50,25 @@ def page(*, head: str, body_end: str) -> str:
 <h1 id="title"></h1><div id="meta"></div><details id="safety" hidden><summary></summary>
 <ul></ul></details><details id="runs-for-real" hidden>
 <summary></summary><ul></ul></details><nav id="nav" hidden>
-<button id="show-runs">runs</button> <button id="show-judges">judges</button>
+<button id="show-runs">runs</button> <button id="show-queue">review queue</button>
+<button id="show-judges">judges</button>
 <span id="compare-hint"></span></nav></header>
 <section id="judges" hidden><table><thead><tr><th>Judge metric</th><th>Model</th>
 <th>Prompt</th><th>Labels</th><th>Agreement</th><th>Cohen's κ</th><th>People's pass rate</th>
 <th>Self-consistency</th></tr></thead><tbody id="judge-rows"></tbody></table></section>
+<section id="queue" hidden><div class="filters">
+<select id="queue-status" aria-label="outcome"><option value="all">all outcomes</option>
+<option value="notok">not passed</option><option value="error">error</option>
+<option value="failed">failed</option><option value="passed">passed</option></select>
+<select id="queue-party" aria-label="attributed to"><option value="all">any party</option>
+<option value="agent">agent</option><option value="simulated_user">simulated user</option>
+<option value="setup">setup</option><option value="provider">provider</option>
+<option value="unknown">unknown</option></select>
+<input id="queue-search" type="search" placeholder="case name" aria-label="case name">
+<label><input id="queue-unreviewed" type="checkbox" checked> not reviewed yet</label></div>
+<table><thead><tr><th>Run</th><th>Case</th><th>Outcome</th><th>Party</th>
+<th>Failing metrics</th><th>Reviewed</th></tr></thead><tbody id="queue-rows"></tbody></table>
+</section>
 <section id="runs" hidden><svg id="chart" width="640" height="140" role="img"
 aria-label="pass rate by run"></svg>
 <table><thead><tr><th></th><th>Run</th><th>When</th><th>Pass rate</th><th>pass^k</th>

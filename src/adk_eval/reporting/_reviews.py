@@ -10,6 +10,7 @@ self-consistency over its own samples.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -19,7 +20,14 @@ from .._errors import RunStoreError
 from .._statistics import agreement
 from ._store import RunStore
 
-__all__ = ["JudgeCalibration", "Review", "add_review", "judge_calibration", "reviews"]
+__all__ = [
+    "JudgeCalibration",
+    "Review",
+    "add_review",
+    "judge_calibration",
+    "review_queue",
+    "reviews",
+]
 
 _TABLE = """
 CREATE TABLE IF NOT EXISTS reviews (
@@ -224,3 +232,44 @@ def judge_calibration(labels: Iterable[Review]) -> list[JudgeCalibration]:
             )
         )
     return found
+
+
+_RANK = {"error": 0, "failed": 1, "xpassed": 2, "terminated": 3, "xfailed": 4, "passed": 5}
+
+
+def review_queue(store: RunStore, *, runs: int = 20) -> list[dict[str, Any]]:
+    """Every run of a case in the latest `runs` stored runs, as a queue for people to review.
+
+    Runs that did not pass come first (errors, failures, ...), newest stored run
+    first within an outcome. Each says its outcome, the party a failure is
+    attributed to, its failing metrics and whether someone reviewed its verdict.
+    """
+    with store._connect(create=False) as db:
+        rows = db.execute(
+            "SELECT r.id, r.created_at, json_extract(j.value, '$.name'), "
+            "json_extract(j.value, '$.attempt'), json_extract(j.value, '$.outcome'), "
+            "json_extract(j.value, '$.attribution.party'), json_extract(j.value, '$.metrics') "
+            "FROM (SELECT id, created_at, report FROM runs ORDER BY id DESC LIMIT ?) r, "
+            "json_each(r.report, '$.results') j",
+            (max(1, runs),),
+        ).fetchall()
+    done = {(r.run_id, r.case, r.attempt) for r in reviews(store) if r.metric is None}
+    queue = [
+        {
+            "run_id": run_id,
+            "created_at": created_at,
+            "case": case,
+            "attempt": attempt,
+            "outcome": outcome,
+            "party": party,
+            "failing": [
+                name
+                for name, metric in json.loads(metrics or "{}").items()
+                if metric.get("applicable", True) and not metric.get("passed")
+            ],
+            "reviewed": (run_id, case, attempt) in done,
+        }
+        for run_id, created_at, case, attempt, outcome, party, metrics in rows
+    ]
+    queue.sort(key=lambda item: (_RANK.get(item["outcome"], 9), -item["run_id"], item["case"]))
+    return queue

@@ -11,7 +11,10 @@ JSON API over the runs database instead of inline data:
 * ``GET /api/history?case=NAME`` is one case's pass rate and pass^k in each
   stored run that holds it, oldest first (the case view's chart);
 * ``GET /api/compare?a=ID&b=ID`` compares two runs (default: the last two),
-  regressions first.
+  regressions first;
+* ``GET /api/queue?runs=N`` is the review queue: every run of a case in the
+  latest N stored runs, not-passed first, with its party, failing metrics and
+  whether someone reviewed it.
 
 Access, headers and serving are `adk_eval._web`'s, as for the studio: a token
 on every request, loopback by default, a strict Content-Security-Policy.
@@ -33,7 +36,7 @@ from .._web import Access, StrictJSONResponse, guard, page_with_token, serve, st
 from ._compare import compare_reports
 from ._html import page
 from ._json_report import with_intervals
-from ._reviews import add_review, judge_calibration, reviews
+from ._reviews import add_review, judge_calibration, review_queue, reviews
 from ._store import CasePoint, RunStore, live_status
 
 __all__ = ["HEADER", "create_viewer_app", "run_viewer"]
@@ -155,6 +158,10 @@ def create_viewer_app(db: Path, token: str, *, bound_host: str = "127.0.0.1") ->
             store, label.run, label.case, label.attempt, label.metric, label.verdict, label.note
         )
         return added.to_data()
+
+    @app.get("/api/queue")
+    async def queue(runs: int = 20) -> list[dict[str, Any]]:
+        return review_queue(store, runs=max(1, min(runs, 1000)))
 
     @app.get("/api/judges")
     async def judges() -> list[dict[str, Any]]:

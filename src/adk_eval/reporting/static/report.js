@@ -323,7 +323,7 @@
   // --- the viewer: stored runs through its JSON API (absent from the static report)
   function show(which) {
     if (which !== "run") document.getElementById("verdict").hidden = true;
-    for (const id of ["run", "runs", "comparison", "judges"]) document.getElementById(id).hidden = which !== id;
+    for (const id of ["run", "runs", "comparison", "judges", "queue"]) document.getElementById(id).hidden = which !== id;
   }
 
   // --- human review: agree or disagree with a run's verdict, or one metric's, with a note
@@ -366,6 +366,31 @@
       el("td", {}, j.metric), el("td", {}, j.model), el("td", {}, j.prompt_hash), el("td", {}, j.labels),
       el("td", {}, percent(j.raw)), el("td", {}, fixed(j.kappa)), el("td", {}, percent(j.base_rate)),
       el("td", {}, j.self_consistency == null ? "-" : percent(j.self_consistency)))));
+  }
+
+  // The review queue across the latest stored runs: not-passed first; a row opens its run.
+  let queued = [];
+  function showQueue(items = queued) {
+    queued = items;
+    show("queue");
+    const status = document.getElementById("queue-status").value;
+    const party = document.getElementById("queue-party").value;
+    const search = document.getElementById("queue-search").value.trim().toLowerCase();
+    const unreviewed = document.getElementById("queue-unreviewed").checked;
+    const rows = items.filter((item) => (status === "all" || (status === "notok" ? !["passed", "xfailed"].includes(item.outcome) : item.outcome === status)) &&
+      (party === "all" || item.party === party) && (!search || item.case.toLowerCase().includes(search)) &&
+      (!unreviewed || !item.reviewed));
+    document.getElementById("title").textContent = `review queue: ${rows.length} of ${items.length} runs`;
+    document.getElementById("meta").textContent = "runs of the latest stored runs, not passed first; open one to review it (keys there: a agree, d disagree)";
+    document.getElementById("queue-rows").replaceChildren(...rows.map((item) => {
+      const link = el("a", { href: `#/run/${item.run_id}/case/${encodeURIComponent(item.case)}/${item.attempt}` }, `run ${item.run_id}`);
+      return el("tr", { className: "queued" }, el("td", {}, link), el("td", {}, `${item.case} (run ${item.attempt + 1})`),
+        el("td", { className: `outcome ${item.outcome}` }, item.outcome), el("td", {}, item.party || "-"),
+        el("td", {}, item.failing.join(", ")), el("td", {}, item.reviewed ? "yes" : "no"));
+    }));
+  }
+  for (const id of ["queue-status", "queue-party", "queue-search", "queue-unreviewed"]) {
+    document.getElementById(id).addEventListener("input", () => showQueue());
   }
 
   async function post(path, body) {
@@ -525,6 +550,9 @@
       currentRun = id;
       reviewed = new Set(labels.filter((r) => r.run_id === id && r.metric === null).map((r) => `${r.case}/${r.attempt}`));
       showRun(runData, chosen);
+    } else if (parts[0] === "queue") {
+      const items = await api("api/queue");
+      if (mine === routing) { currentRun = null; showQueue(items); }
     } else if (parts[0] === "judges") {
       const judges = await api("api/judges");
       if (mine === routing) { currentRun = null; showJudges(judges); }
@@ -564,6 +592,7 @@
     document.getElementById("nav").hidden = false;
     document.getElementById("show-runs").addEventListener("click", () => go("#/runs"));
     document.getElementById("show-judges").addEventListener("click", () => go("#/judges"));
+    document.getElementById("show-queue").addEventListener("click", () => go("#/queue"));
     document.getElementById("compare").addEventListener("click", () => {
       const ticked = [...document.querySelectorAll("#run-rows input:checked")].map((box) => Number(box.dataset.run));
       go(ticked.length === 2 ? `#/compare/${Math.min(...ticked)}/${Math.max(...ticked)}` : "#/compare");
