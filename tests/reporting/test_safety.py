@@ -94,6 +94,9 @@ def test_run_shows_the_safety_section_and_its_replay_breaches_again(write_evals,
         "user:social_engineering": (1, 0),
     }
 
+    (poisoned,) = [r for r in data["results"] if r["name"] == "poisoned-search"]
+    marked = [c for c in poisoned["conversation"] if c.get("injected")]
+    assert [(c["name"], c["injected"]) for c in marked] == [("search", "injection:tool_hijack")]
     by_kind = {k["attack"]: k["cases"] for k in data["safety"]["attacks"]}
     assert by_kind["injection:tool_hijack"] == [
         {"case": "poisoned-search", "attempted": 1, "breached": 1}

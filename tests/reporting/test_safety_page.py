@@ -35,4 +35,7 @@ def test_the_html_report_shows_the_safety_section(write_evals, tmp_path, browser
     assert (
         f"replay: adk-eval run {root / 'safety_eval.py'} -k poisoned-search --seed {seed}" in text
     )
+    page.locator("#cases tr", has_text="poisoned-search").click()
+    poisoned = page.locator('#detail [data-kind="tool_call"]', has_text="calls search").last
+    assert poisoned.locator(".mark.injected").inner_text() == "poisoned: injection:tool_hijack"
     page.close()

@@ -178,6 +178,8 @@ class Invariant:
         if self.attack is not None:
             value["attack"] = self.attack
             value["attempts"] = delivered(self.marker, trace) if trace is not None else None
+            if self.marker is not None:
+                value["marker"] = self.marker  # reports mark the answers that carry it
         return value
 
 

@@ -19,6 +19,7 @@ from .._suites._results import CaseStats, EvalSuiteResult
 from .._trace import EvalTrace, Message, StateChange, TokenUsage, ToolCall, ToolResponse
 from .._transcript import render_transcript
 from .._turns import jsonable
+from ..metrics._invariants import holds
 from ._safety import safety_section
 
 __all__ = [
@@ -88,17 +89,38 @@ def result_record(result: EvalResult) -> dict[str, Any]:
         "initial_state": jsonable(result.initial_state),
         "final_state": jsonable(result.final_state),
         "transcript": render_transcript(result.trace, include_state=False),
-        "conversation": conversation_records(result.trace),
+        "conversation": conversation_records(result.trace, _markers(result)),
         "warnings": list(result.warnings),
     }
 
 
-def conversation_records(trace: EvalTrace) -> list[dict[str, Any]]:
+def _injected(response: Any, markers: dict[str, str]) -> dict[str, str]:
+    """``{"injected": ATTACK}`` when `response` carries one of `markers` (else nothing)."""
+    for marker, attack in markers.items():
+        if holds(response, marker):
+            return {"injected": attack}
+    return {}
+
+
+def _markers(result: EvalResult) -> dict[str, str]:
+    """Injected payloads' texts -> their attack, from the run's attack metrics."""
+    values = [metric.value for metric in result.metrics.values()]
+    return {
+        value["marker"]: value["attack"]
+        for value in values
+        if isinstance(value, dict) and value.get("marker") and value.get("attack")
+    }
+
+
+def conversation_records(
+    trace: EvalTrace, markers: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
     """The conversation as structured entries, in order, for the HTML report.
 
     Kinds: ``message`` (``role``, ``text``), ``tool_call`` (``name``, ``args``,
     ``response``, ``long_running``, ``answered_by``: see `EvalTrace.source_of`;
-    ``raised``: what the mock, simulation or fault raised instead of answering),
+    ``raised``: what the mock, simulation or fault raised instead of answering;
+    ``injected``: the attack whose payload (one of `markers`) its answer carries),
     ``tool_response``
     (a response that came in its own turn: a yield's answer, a confirmed call),
     ``state_change`` (``delta``, and ``source``: the user agents that made it) and
@@ -126,6 +148,7 @@ def conversation_records(trace: EvalTrace) -> list[dict[str, Any]]:
                     "answered_by": trace.source_of(item),
                     **({"raised": raised} if raised else {}),
                     **({"argument_problems": list(problems)} if problems else {}),
+                    **_injected(item.response, markers or {}),
                     **base,
                 }
             )

@@ -195,7 +195,8 @@
       }
       if (item.kind === "tool_call") {
         const source = item.answered_by || (item.long_running ? "user_agent" : null);
-        const marks = source ? [mark(SOURCES[source] || source, source), ...inside] : inside;
+        const marks = source ? [mark(SOURCES[source] || source, source), ...inside] : [...inside];
+        if (item.injected) marks.push(mark(`poisoned: ${item.injected}`, "injected"));
         return entry("tool_call", `${item.author} calls ${item.name}`, {
           marks, indent,
           content: [block(`args: ${json(item.args)}`),
