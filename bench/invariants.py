@@ -19,15 +19,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import os
-import shutil
-import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
+from _callgrind import InstructionMeter, rerun_under_callgrind
 from _common import machine, write_result
 from google.adk.agents import LlmAgent
 
@@ -110,22 +106,8 @@ async def measure(calls: int, repeats: int, meter: Any = None) -> dict:
 
 def under_callgrind(args: argparse.Namespace) -> int:
     """Reruns this script under callgrind, with the library that marks each run."""
-    for tool in ("valgrind", "gcc"):
-        if shutil.which(tool) is None:
-            sys.exit(f"--instructions needs `{tool}` (Debian: apt-get install valgrind gcc)")
-    workdir = Path(tempfile.mkdtemp(prefix="adk_eval_callgrind_"))
-    library = workdir / "callgrind_marks.so"
-    source = Path(__file__).with_name("callgrind_marks.c")
-    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", library, source], check=True)
-    out_file = workdir / "callgrind.out"
-    command = ["valgrind", "--quiet", "--tool=callgrind", "--instr-atstart=no"]
-    command += [f"--callgrind-out-file={out_file}", sys.executable, __file__]
-    command += ["--calls", str(args.calls), "--repeats", str(args.repeats), "--json", args.json]
-    command += ["--callgrind-child", f"{library}:{out_file}"]
-    env = {**os.environ, "PYTHONHASHSEED": "0"}  # the same iteration orders: exact repeats
-    completed = subprocess.run(command, env=env, check=False)
-    shutil.rmtree(workdir, ignore_errors=True)
-    return completed.returncode
+    script_args = ["--calls", str(args.calls), "--repeats", str(args.repeats)]
+    return rerun_under_callgrind(__file__, [*script_args, "--json", args.json])
 
 
 def main() -> None:
@@ -140,8 +122,6 @@ def main() -> None:
         sys.exit(under_callgrind(args))
     meter = None
     if args.callgrind_child:
-        from overhead import InstructionMeter
-
         meter = InstructionMeter(*args.callgrind_child.split(":", 1))
     figures = asyncio.run(measure(args.calls, args.repeats, meter))
     print(

@@ -25,19 +25,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ctypes
 import gc
-import os
-import re
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
+from _callgrind import InstructionMeter, rerun_under_callgrind
 from _common import machine, write_result
 from google.adk.agents import LlmAgent
 from google.adk.runners import InMemoryRunner, Runner
@@ -214,40 +208,6 @@ class CpuMeter:
         return time.process_time() - started
 
 
-class InstructionMeter:
-    """Instructions executed by a run, counted by valgrind's callgrind.
-
-    The process runs under ``valgrind --tool=callgrind --instr-atstart=no``
-    (see `main`); `bench_begin` / `bench_end` (bench/callgrind_marks.c) start the
-    count and dump it to a numbered file, read back here. Counts do not depend
-    on the machine's load, so the ratio is stable where CPU time is not.
-    """
-
-    unit = "M instr"
-    scale = 1e-6
-
-    def __init__(self, library: str, out_file: str) -> None:
-        self.lib = ctypes.CDLL(library)
-        self.out_file = Path(out_file)
-        self.dumps = 0
-
-    async def measure(self, coro: Any, label: str) -> float:
-        gc.collect()
-        self.lib.bench_begin()
-        await coro
-        self.lib.bench_end(label.encode())
-        return self.last_count()
-
-    def last_count(self) -> float:
-        """The instruction count in the newest dump (callgrind numbers them 1, 2, ...)."""
-        self.dumps += 1
-        dump = Path(f"{self.out_file}.{self.dumps}").read_text()
-        found = re.search(r"^summary: (\d+)", dump, re.MULTILINE)
-        if found is None:
-            raise RuntimeError(f"no instruction count in {self.out_file}.{self.dumps}")
-        return float(found.group(1))
-
-
 async def measure(
     turns_list: list[int], repeats: int, meter: CpuMeter | InstructionMeter
 ) -> dict[str, Any]:
@@ -304,36 +264,8 @@ async def measure(
 
 def under_callgrind(args: argparse.Namespace) -> int:
     """Reruns this script under callgrind with the client-request library built."""
-    for tool in ("valgrind", "gcc"):
-        if shutil.which(tool) is None:
-            sys.exit(f"--instructions needs `{tool}` (Debian: apt-get install valgrind gcc)")
-    workdir = Path(tempfile.mkdtemp(prefix="adk_eval_callgrind_"))
-    library = workdir / "callgrind_marks.so"
-    source = Path(__file__).with_name("callgrind_marks.c")
-    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", library, source], check=True)
-    out_file = workdir / "callgrind.out"
-    command = [
-        "valgrind",
-        "--quiet",  # valgrind's own banner and summary; the script's errors still show
-        "--tool=callgrind",
-        "--instr-atstart=no",
-        f"--callgrind-out-file={out_file}",
-        sys.executable,
-        __file__,
-        "--turns",
-        *map(str, args.turns),
-        "--repeats",
-        str(args.repeats),
-        "--json",
-        args.json,
-        "--callgrind-child",
-        f"{library}:{out_file}",
-    ]
-    # PYTHONHASHSEED fixed: set and dict iteration orders, so counts, repeat exactly.
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    completed = subprocess.run(command, env=env, check=False)
-    shutil.rmtree(workdir, ignore_errors=True)
-    return completed.returncode
+    script_args = ["--turns", *map(str, args.turns), "--repeats", str(args.repeats)]
+    return rerun_under_callgrind(__file__, [*script_args, "--json", args.json])
 
 
 def main() -> None:

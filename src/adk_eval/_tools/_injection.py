@@ -28,7 +28,7 @@ from .._errors import EvalSetupError
 from ..metrics._invariants import Invariant
 from ._faults import call_key, derive_seed
 
-__all__ = ["PLACEMENTS", "Injection", "Payload", "Placement"]
+__all__ = ["PLACEMENTS", "Injection", "Payload", "Placement", "as_payloads"]
 
 Placement: TypeAlias = Literal["string", "nested", "new_field"]
 PLACEMENTS: tuple[Placement, ...] = ("string", "nested", "new_field")

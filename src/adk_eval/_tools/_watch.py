@@ -128,6 +128,8 @@ class Watch:
         sources: MutableMapping[str, str],
     ) -> dict[str, Any] | None:
         """A call about to reach its tool: None to let it, or the answer that stops the run."""
+        if not self.invariants:  # most runs have none: nothing to build
+            return None
         call_id = tool_context.function_call_id or ""
         if self.see(Call(name, dict(args), tool_context.agent_name, call_id)) is None:
             return None
@@ -146,6 +148,8 @@ class Watch:
         error: BaseException | None = None,
     ) -> None:
         """A call's answer (or the exception its tool raised)."""
+        if not self.invariants:
+            return
         said = f"{type(error).__name__}: {error}" if error is not None else error_of(response)
         call_id = tool_context.function_call_id or ""
         self.see(Answer(name, dict(args), response, said, call_id))

@@ -19,6 +19,7 @@ refused before the tool, never happened, live or post hoc.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -111,6 +112,23 @@ class Seen:
             self.state = dict(observation.state)
         else:
             self.said.append(observation)
+
+    @contextmanager
+    def including(self, observation: Observation) -> Iterator[Seen]:
+        """What was seen with `observation` added, for as long as the block runs."""
+        state = self.state
+        self.add(observation)
+        try:
+            yield self
+        finally:
+            if isinstance(observation, StateNow):
+                self.state = state
+            elif isinstance(observation, Call):
+                self.calls.pop()
+            elif isinstance(observation, Answer):
+                self.answers.pop()
+            else:
+                self.said.pop()
 
     def called(self, name: str) -> int:
         """How many calls of tool `name` were made so far."""

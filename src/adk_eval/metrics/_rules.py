@@ -183,9 +183,9 @@ def _never_predicate(
     said = describe(predicate) or "the predicate"
 
     def check(seen: Seen, now: Observation) -> str | None:
-        after = Seen(list(seen.calls), list(seen.answers), dict(seen.state), list(seen.said))
-        after.add(now)
-        if predicate(after):
+        with seen.including(now) as after:  # no copy: a predicate runs at every step
+            broken = predicate(after)
+        if broken:
             return f"{said} held after {type(now).__name__.lower()} {_brief(now)}"
         return None
 
