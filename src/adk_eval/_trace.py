@@ -203,7 +203,10 @@ class EvalTrace:
         ``mock``, ``simulated`` (a model, `ToolMock.simulated`), ``fault`` (an
         injected error or timeout), ``callback`` (a ``before_tool_callback``
         answered a call the harness had swapped, so its mock never ran),
-        ``refused`` (a call the case does not allow), ``rejected`` (ADK answered
+        ``refused`` (a call the case does not allow), ``invariant`` (a live
+        invariant stopped the call before its tool), ``stopped`` (the run was
+        already stopping: a later call, parallel ones of the same model turn
+        included, never reached its tool), ``rejected`` (ADK answered
         with an error for the call's arguments or an unknown tool name, as it
         would in production; see `argument_problems`), ``user_agent`` (a
         long-running call the harness paused for), ``agent_tool`` (an

@@ -37,6 +37,7 @@ _BRIEF_MARKS = {
     "fault": "  (injected fault)",
     "rejected": "  (rejected by ADK: see the calls that do not fit)",
     "invariant": "  (stopped: it breaks an invariant; the tool never ran)",
+    "stopped": "  (not run: the run was already stopping)",
 }
 _RAISED = {
     "mock": "its mock raised",

@@ -140,3 +140,76 @@ async def test_a_rule_over_the_order_of_a_workflow_s_tool_calls():
     )
     assert result.status == "failed", result.explain()
     assert result.metrics[rule.name].value["event"].startswith("`lookup` called by `payer`")
+
+
+async def test_a_second_forbidden_call_in_the_same_model_turn_never_runs_its_real_body():
+    ran: list = []
+
+    def erase(user: str) -> dict:
+        """Deletes an account (the real function, passed in)."""
+        ran.append(user)
+        return {"deleted": user}
+
+    model = ScriptedLlm(
+        [[tool_call("erase", {"user": "1"}), tool_call("erase", {"user": "2"})], "Both gone."]
+    )
+    rule = never_called("erase")
+    result = await run_eval(
+        EvalCase(
+            name="parallel-forbidden",
+            agent=LlmAgent(name="admin", model=model, tools=[erase]),
+            first_message="delete 1 and 2",
+            tool_mocks={"erase": erase},
+            invariants=[rule],
+        )
+    )
+
+    assert ran == [], result.explain()
+    assert result.status == "failed"
+    sources = sorted(result.trace.source_of(call) for call in result.trace.tool_calls)
+    assert sources == ["invariant", "stopped"]
+    assert rule.evaluate(result.trace).value == result.metrics[rule.name].value
+
+
+async def test_a_counting_rule_admits_parallel_calls_one_at_a_time():
+    answered: list = []
+    model = ScriptedLlm([[tool_call("lookup", {"user": str(i)}) for i in range(3)], "Found."])
+    rule = at_most("lookup", 1)
+    result = await run_eval(
+        EvalCase(
+            name="parallel-count",
+            agent=LlmAgent(name="finder", model=model, tools=[lookup]),
+            first_message="find 0, 1 and 2",
+            tool_mocks={"lookup": ToolMock(lambda a, c: answered.append(a) or {"ok": True})},
+            invariants=[rule],
+        )
+    )
+
+    assert len(answered) == 1, result.explain()
+    assert result.metrics[rule.name].value["event"].startswith("call 2 of `lookup`")
+    assert rule.evaluate(result.trace).value == result.metrics[rule.name].value
+
+
+async def test_a_real_tool_in_the_turn_of_a_refused_call_does_not_run():
+    ran: list = []
+
+    def note(text: str) -> dict:
+        """Writes a note (the real function, passed in)."""
+        ran.append(text)
+        return {"ok": True}
+
+    model = ScriptedLlm(
+        [[tool_call("delete_account", {"user": "1"}), tool_call("note", {"text": "x"})], "Ok."]
+    )
+    result = await run_eval(
+        EvalCase(
+            name="unmocked-then-real",
+            agent=LlmAgent(name="admin", model=model, tools=[delete_account, note]),
+            first_message="go",
+            tool_mocks={"note": note},
+        )
+    )
+
+    assert result.status == "error"
+    assert ran == []
+    assert "delete_account" in result.error.message

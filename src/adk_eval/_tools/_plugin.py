@@ -32,6 +32,7 @@ from google.adk.tools.tool_context import ToolContext
 from .._callables import being_cancelled
 from .._errors import EvalToolError, SimulatedToolError
 from .._model_check import CALLING_TOOL
+from .._sandbox._scope import CURRENT
 from .._state import ScopedState
 from .._trace import NestedEvent
 from ._answers import answerer
@@ -209,7 +210,7 @@ class InterceptionPlugin(BasePlugin):
         self.notes.arguments(original or tool, tool_args, tool_context.function_call_id)
         body = self._body(original or tool)
         if body is None or body is pause:  # it runs for real, or pauses: it happens now
-            stopped = self.watch.call(tool.name, tool_args, tool_context, self.tool_sources)
+            stopped = self._admit(tool.name, tool_args, tool_context)
             if stopped is not None:
                 return stopped
         if original is not None:
@@ -266,6 +267,36 @@ class InterceptionPlugin(BasePlugin):
         self.notes.unknown_tool(tool, error, tool_context.agent_name, call_id)
         return None
 
+    def _admit(
+        self, name: str, args: dict[str, Any], tool_context: ToolContext
+    ) -> dict[str, Any] | None:
+        """None lets a call reach its tool; else the answer that stops it there.
+
+        Calls reach this point one at a time, parallel calls of one model turn
+        too, so a counting rule admits them one by one; once the run is
+        stopping (an invariant broke, a call was refused, the strict sandbox
+        refused something), every later call is refused here, its turn's
+        included: ADK may already have started it with the breaking one.
+        """
+        reason = self._stopping()
+        if reason is None:
+            return self.watch.call(name, args, tool_context, self.tool_sources)
+        if tool_context.function_call_id:
+            self.tool_sources[tool_context.function_call_id] = "stopped"
+        tool_context.actions.skip_summarization = True
+        return {"error": f"adk_eval stopped the run before this call: {reason}"}
+
+    def _stopping(self) -> str | None:
+        """Why the run is stopping (None while it goes on)."""
+        if self.watch.stop is not None:
+            return self.watch.stop.line
+        if self.violation is not None:
+            return self.violation.summary
+        scope = CURRENT.get()
+        if scope is not None and scope.violation is not None:
+            return scope.violation.line()
+        return None
+
     def _refuse_nested_pause(
         self, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext
     ) -> None:
@@ -301,6 +332,9 @@ class InterceptionPlugin(BasePlugin):
         """Records a call the case does not allow; the run stops before the next model call."""
         policy = self.policy
         assert policy is not None
+        stopped = self._stopping() and self._admit(tool.name, args, tool_context)
+        if stopped:  # the run already stops: this call is one more it never made
+            return stopped
         outer = [name for name, _ in _INSIDE.get()[:-1]]  # the calls this one runs inside
         inside = outer[-1] if outer else None
         caller = policy.describe_agent(tool_context.agent_name, tool.name, inside)
@@ -326,8 +360,8 @@ class InterceptionPlugin(BasePlugin):
             if tool_context.function_call_id:
                 self.tool_sources[tool_context.function_call_id] = "rejected"
             return rejection
-        stopped = self.watch.call(tool.name, args, tool_context, self.tool_sources)
-        if stopped is not None:  # an invariant forbids it: the mock's body never runs
+        stopped = self._admit(tool.name, args, tool_context)
+        if stopped is not None:  # the run stops, or an invariant forbids it: no body runs
             return stopped
         key = (tool.name, call_key(args))
         occurrence = self._calls[key]

@@ -43,7 +43,7 @@ __all__ = [
     "observations",
 ]
 
-NEVER_RAN = frozenset({"callback", "refused", "rejected"})
+NEVER_RAN = frozenset({"callback", "refused", "rejected", "stopped"})
 """Sources of calls that never reached their tool: invariants do not see them."""
 
 

@@ -15,6 +15,7 @@
     rejected: "rejected by ADK for its arguments",
     user_agent: "answered by a user agent", agent_tool: "agent tool",
     invariant: "stopped: it breaks an invariant",
+    stopped: "not run: the run was already stopping",
   };
   const PHASES = { setup: "the case's setup", system: "the agent under test", user_agent: "a user agent", metric: "a metric" };
   // a run's turns in words: the user agents' replies after the first message
