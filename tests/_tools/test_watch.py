@@ -213,3 +213,40 @@ async def test_a_real_tool_in_the_turn_of_a_refused_call_does_not_run():
     assert result.status == "error"
     assert ran == []
     assert "delete_account" in result.error.message
+
+
+async def test_a_real_tool_calling_a_mocked_tool_s_own_object_is_refused():
+    deleted: list = []
+
+    def erase(user: str) -> dict:
+        """Deletes an account (the real function: mocked below)."""
+        deleted.append(user)
+        return {"deleted": user}
+
+    erase_tool = FunctionTool(erase)
+
+    async def tidy(user: str, tool_context) -> dict:
+        """Tidies an account up (runs for real, and calls `erase` itself)."""
+        return await erase_tool.run_async(args={"user": user}, tool_context=tool_context)
+
+    mocked: list = []
+    model = ScriptedLlm([tool_call("tidy", {"user": "u1"}), "Tidied."])
+    rule = never_called("erase")
+    result = await run_eval(
+        EvalCase(
+            name="direct",
+            agent=LlmAgent(name="admin", model=model, tools=[erase_tool, tidy]),
+            first_message="tidy u1",
+            tool_mocks={
+                "erase": ToolMock(lambda a, c: mocked.append(a) or {"ok": True}),
+                "tidy": tidy,
+            },
+            invariants=[rule],
+        )
+    )
+
+    assert deleted == [] and mocked == []
+    assert result.status == "error", result.explain()
+    assert "tool `tidy`, which runs for real, called `erase` directly" in result.error.message
+    # outside a run the tool's own object is itself
+    assert await erase_tool.run_async(args={"user": "u2"}, tool_context=None) == {"deleted": "u2"}

@@ -2,23 +2,88 @@
 
 Faults (`ToolMock.with_faults`) are decided first, from the run's seed; the
 tool's answer may then carry an injected payload (`ToolMock.with_injection`).
+`MockCalls` keeps what a run's mocked calls need across calls: how often each
+call came, and each tool's earlier answers.
 """
 
 from __future__ import annotations
 
+import copy
+from collections import Counter
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 
+from .._state import ScopedState
 from ._clock import CaseClock
 from ._context import MockToolContext
+from ._direct import unguarded
+from ._faults import call_key
 from ._injection import Injection
-from ._mocks import ToolMock
+from ._mocks import ToolMock, normalize_response
 
-__all__ = ["answerer"]
+__all__ = ["MockCalls", "answerer"]
+
+
+@dataclass
+class MockCalls:
+    """A run's mocked calls: their occurrences and earlier answers, its seed and clock."""
+
+    seed: int
+    attempt: int
+    clock: CaseClock
+    _occurrences: Counter[tuple[str, str]] = field(default_factory=Counter)
+    _answers: dict[str, list[tuple[dict[str, Any], Any]]] = field(default_factory=dict)
+
+    def start(
+        self, mock: ToolMock, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
+    ) -> tuple[str, Callable[[], Awaitable[Any]]]:
+        """What answers this call (see `answerer`): its source and the coroutine to await."""
+        key = (tool.name, call_key(args))
+        occurrence = self._occurrences[key]
+        self._occurrences[key] += 1
+        ctx = MockToolContext(
+            call_id=tool_context.function_call_id or "",
+            tool_name=tool.name,
+            invocation_id=tool_context.invocation_id,
+            agent_name=tool_context.agent_name,
+            state=ScopedState(tool_context.state),
+            occurrence=occurrence,
+            _clock=self.clock,
+            _tool_context=tool_context,
+        )
+        earlier = self._answers.get(tool.name, [])
+        return answerer(
+            mock,
+            tool,
+            args,
+            tool_context,
+            ctx,
+            seed=self.seed,
+            attempt=self.attempt,
+            clock=self.clock,
+            earlier=earlier,
+        )
+
+    def keep(
+        self, tool: BaseTool, args: dict[str, Any], value: Any, source: str, *, interim: bool
+    ) -> dict[str, Any]:
+        """The call's answer as ADK takes it, kept as one of the tool's earlier answers.
+
+        `interim`: a long-running tool whose empty answer is an interim one (a
+        user agent gives the final, `ToolPolicy.interim`).
+        """
+        if source == "mock":  # each call its own answer: an edit by a callback stays in it
+            value = copy.deepcopy(value)
+        response = normalize_response(value)
+        self._answers.setdefault(tool.name, []).append((dict(args), response))
+        if tool.is_long_running and not response and not interim:
+            response = {"result": response}  # an empty answer would keep ADK's pause
+        return response
 
 
 def answerer(
@@ -79,7 +144,7 @@ def _answer(
         simulator = mock.simulator
         return "simulated", partial(simulator.answer, tool, args, ctx.state.to_dict(), earlier)
     if mock.real_tool is not None:
-        return "real", partial(tool.run_async, args=args, tool_context=tool_context)
+        return "real", partial(unguarded(tool), args=args, tool_context=tool_context)
     return "mock", partial(mock.call, dict(args), ctx)
 
 

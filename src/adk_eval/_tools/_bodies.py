@@ -1,6 +1,7 @@
 """What runs instead of a tool's body: the copies of tools the interception hands ADK.
 
-The interception never changes the agent's tools. Before a model call it puts,
+The interception does not change the agent's tools (but for the guard of
+`_direct`, which only the runs that mock a tool see). Before a model call it puts,
 in the request, a shallow copy of each tool that must not run for real whose
 ``run_async`` is one of these bodies: a mock's answer, the pause of a tool a
 user agent answers (`pause`), or the refusal of a call the case does not allow

@@ -11,8 +11,6 @@ inside `AgentTool` calls, for the trace.
 from __future__ import annotations
 
 import contextvars
-import copy
-from collections import Counter
 from collections.abc import Callable
 from datetime import datetime
 from functools import partial
@@ -33,9 +31,8 @@ from .._callables import being_cancelled
 from .._errors import EvalToolError, SimulatedToolError
 from .._model_check import CALLING_TOOL
 from .._sandbox._scope import CURRENT
-from .._state import ScopedState
 from .._trace import NestedEvent
-from ._answers import answerer
+from ._answers import MockCalls
 from ._bodies import (
     ToolBody,
     confirmation_gate,
@@ -47,9 +44,9 @@ from ._bodies import (
     with_body,
 )
 from ._clock import CaseClock
-from ._context import MockToolContext
-from ._faults import call_key, new_seed
-from ._mocks import ToolMock, normalize_response
+from ._direct import DIRECT, guarded, refusal
+from ._faults import new_seed
+from ._mocks import ToolMock
 from ._notes import CallNotes
 from ._policy import ToolPolicy, is_framework_tool, refuses_code_execution
 from ._rejections import adk_rejection
@@ -104,9 +101,7 @@ class InterceptionPlugin(BasePlugin):
         """The run's clock (`MockToolContext.now()`); injected latency advances it."""
         self.seed = seed if seed is not None else new_seed()
         """The seed injected faults are drawn from."""
-        self.attempt = attempt
-        self._calls: Counter[tuple[str, str]] = Counter()
-        self._answers: dict[str, list[tuple[dict[str, Any], Any]]] = {}
+        self.mock_calls = MockCalls(self.seed, attempt, self.clock)
         self._session_ids: set[str] = set()
         self.violation: EvalToolError | None = None
         """The first call the case does not allow (the run stops at the next model call)."""
@@ -163,6 +158,7 @@ class InterceptionPlugin(BasePlugin):
         for name, tool in list(llm_request.tools_dict.items()):
             body = self._body(tool)
             if body is not None:
+                guarded(tool)  # its own object too, for code that calls it directly
                 llm_request.tools_dict[name] = with_body(tool, body)
         return None
 
@@ -205,6 +201,7 @@ class InterceptionPlugin(BasePlugin):
                 "with EvalRunner.create_session() before running the agent.",
             )
         CALLING_TOOL.set((tool.name, tool_context.agent_name))  # for agents its body builds
+        DIRECT.set(self._direct)  # for tools its body calls itself
         _INSIDE.set((*_INSIDE.get(), (tool.name, tool_context.function_call_id or "")))
         original = replaced_tool(tool)
         self.notes.arguments(original or tool, tool_args, tool_context.function_call_id)
@@ -272,11 +269,9 @@ class InterceptionPlugin(BasePlugin):
     ) -> dict[str, Any] | None:
         """None lets a call reach its tool; else the answer that stops it there.
 
-        Calls reach this point one at a time, parallel calls of one model turn
-        too, so a counting rule admits them one by one; once the run is
-        stopping (an invariant broke, a call was refused, the strict sandbox
-        refused something), every later call is refused here, its turn's
-        included: ADK may already have started it with the breaking one.
+        Calls reach this point one at a time, a model turn's parallel calls too.
+        Once the run is stopping (an invariant broke, a call or the strict
+        sandbox refused), every later call is refused, its turn's included.
         """
         reason = self._stopping()
         if reason is None:
@@ -286,16 +281,26 @@ class InterceptionPlugin(BasePlugin):
         tool_context.actions.skip_summarization = True
         return {"error": f"adk_eval stopped the run before this call: {reason}"}
 
+    def _direct(
+        self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
+    ) -> EvalToolError | None:
+        """A direct call to `tool`'s own object (see `guarded`): None lets it run."""
+        if self.policy is None or self._body(tool) is None:
+            return None
+        inside = _INSIDE.get()
+        error = refusal(tool, args, inside[-1][0] if inside else None)
+        if self.violation is None:
+            self.violation = error
+        return error
+
     def _stopping(self) -> str | None:
         """Why the run is stopping (None while it goes on)."""
+        scope = CURRENT.get()
         if self.watch.stop is not None:
             return self.watch.stop.line
         if self.violation is not None:
             return self.violation.summary
-        scope = CURRENT.get()
-        if scope is not None and scope.violation is not None:
-            return scope.violation.line()
-        return None
+        return scope.violation.line() if scope is not None and scope.violation else None
 
     def _refuse_nested_pause(
         self, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext
@@ -332,8 +337,8 @@ class InterceptionPlugin(BasePlugin):
         """Records a call the case does not allow; the run stops before the next model call."""
         policy = self.policy
         assert policy is not None
-        stopped = self._stopping() and self._admit(tool.name, args, tool_context)
-        if stopped:  # the run already stops: this call is one more it never made
+        stopped = self._admit(tool.name, args, tool_context) if self._stopping() else None
+        if stopped is not None:  # one more call the stopping run never made
             return stopped
         outer = [name for name, _ in _INSIDE.get()[:-1]]  # the calls this one runs inside
         inside = outer[-1] if outer else None
@@ -363,31 +368,7 @@ class InterceptionPlugin(BasePlugin):
         stopped = self._admit(tool.name, args, tool_context)
         if stopped is not None:  # the run stops, or an invariant forbids it: no body runs
             return stopped
-        key = (tool.name, call_key(args))
-        occurrence = self._calls[key]
-        self._calls[key] += 1
-        ctx = MockToolContext(
-            call_id=tool_context.function_call_id or "",
-            tool_name=tool.name,
-            invocation_id=tool_context.invocation_id,
-            agent_name=tool_context.agent_name,
-            state=ScopedState(tool_context.state),
-            occurrence=occurrence,
-            _clock=self.clock,
-            _tool_context=tool_context,
-        )
-        earlier = self._answers.get(tool.name, [])
-        source, answer = answerer(
-            mock,
-            tool,
-            args,
-            tool_context,
-            ctx,
-            seed=self.seed,
-            attempt=self.attempt,
-            clock=self.clock,
-            earlier=earlier,
-        )
+        source, answer = self.mock_calls.start(mock, tool, args, tool_context)
         if tool_context.function_call_id:  # before it answers: an answer that raises is its own
             self.tool_sources[tool_context.function_call_id] = source
         try:
@@ -410,16 +391,8 @@ class InterceptionPlugin(BasePlugin):
                 self.violation = EvalToolError(tool.name, args, detail=detail)
             tool_context.actions.skip_summarization = True
             return {"error": f"adk_eval stopped the run: {detail}"}
-        if source == "mock":  # each call its own answer: an edit by a callback stays in it
-            value = copy.deepcopy(value)
-        response = normalize_response(value)
-        self._answers.setdefault(tool.name, []).append((dict(args), response))
-        interim = self.policy.interim if self.policy is not None else frozenset()
-        if tool.is_long_running and not response and tool.name not in interim:
-            # An empty answer would keep ADK's pause; a mock answers at once, unless its
-            # answer is the interim one and a user agent gives the final (`ToolPolicy.interim`).
-            response = {"result": response}
-        return response
+        interim = self.policy is not None and tool.name in self.policy.interim
+        return self.mock_calls.keep(tool, args, value, source, interim=interim)
 
     def mock_error(self, error: BaseException) -> EvalToolError | None:
         """An `EvalToolError` for an exception a mock raised (None for any other)."""
