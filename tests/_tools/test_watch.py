@@ -245,7 +245,8 @@ async def test_a_real_tool_calling_a_mocked_tool_s_own_object_is_refused():
         )
     )
 
-    assert deleted == [] and mocked == []
+    assert deleted == []
+    assert mocked == []
     assert result.status == "error", result.explain()
     assert "tool `tidy`, which runs for real, called `erase` directly" in result.error.message
     # outside a run the tool's own object is itself
