@@ -179,3 +179,22 @@ def test_invariants_bench(tmp_path):
     result = run_bench("invariants", tmp_path, "--calls", "3", "--repeats", "1")
     assert result["invariants"] == 7
     assert result["with"] > 0
+
+
+def test_budget_overshoot_bench(tmp_path):
+    result = run_bench(
+        "budget_overshoot",
+        tmp_path,
+        "--cases",
+        "6",
+        "--turns",
+        "2",
+        "--budget-runs",
+        "2.5",
+        "--concurrency",
+        "1",
+        "3",
+    )
+    assert [row["concurrency"] for row in result["rows"]] == [1, 3]
+    for row in result["rows"]:  # every token paid is counted, the cancelled runs' too
+        assert row["paid_tokens"] >= row["reported_tokens"] >= row["budget_tokens"]

@@ -82,3 +82,21 @@ async def test_a_suite_budget_stops_the_suite_and_keeps_every_finished_run():
     assert suite.not_run == [f"case-{i}" for i in range(finished, 6)]
     assert suite.summary["not_run"] == 6 - finished
     assert suite.stopped_early
+
+
+async def test_a_run_whose_last_call_crossed_its_budget_is_terminated_with_the_figures():
+    huge = "word " * 80_000  # one answer of ~100,000 tokens
+    case = EvalCase(
+        name="huge",
+        agent=LlmAgent(name="talker", model=ScriptedLlm([huge])),
+        first_message="hi",
+        terminate_when=TerminateWhen(max_tokens=100),
+    )
+
+    result = await run_eval(case)
+
+    assert result.status == "terminated", result.explain()
+    assert result.termination.kind == "max_tokens"
+    assert result.termination.limit == 100
+    assert result.termination.value > 100_000
+    assert "x the limit: calls already made crossed it" in result.explain()

@@ -160,6 +160,9 @@ class _Simulation:
             await self.system.seed_memory(self.case.memory)
             await self.users.start()
             error = await self._converse_within_limit()
+            if error is None and self.termination is None:  # the last calls crossed it
+                over = self.system.model_calls.over_budget()
+                self.termination = Termination(*over) if over is not None else None
             if error is None and (unused := self.system.unused_names()) is not None:
                 error = EvalErrorInfo.from_exception("setup", unused)
             trace = await self._trace()

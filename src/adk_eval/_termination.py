@@ -66,10 +66,18 @@ class Termination:
         if self.kind == "max_duration":
             return f"max_duration: stopped after {self.value:.2f}s (limit {self.limit}s)"
         if self.kind == "max_tokens":
-            return f"max_tokens: {self.value:,} tokens spent (limit {self.limit:,})"
+            return f"max_tokens: {self.value:,} tokens spent (limit {self.limit:,}){self._over()}"
         if self.kind == "max_cost":
-            return f"max_cost: ${self.value:.4g} spent (limit ${self.limit:g})"
+            return f"max_cost: ${self.value:.4g} spent (limit ${self.limit:g}){self._over()}"
         return f"state_matches: the state matched {self.limit!r}"
+
+    def _over(self) -> str:
+        """How far past a budget the run went, when the last calls went well past it."""
+        if not self.limit or self.value < 1.5 * self.limit:
+            return ""
+        ratio = self.value / self.limit
+        times = f"{ratio:,.0f}" if ratio >= 10 else f"{ratio:.1f}"
+        return f", {times}x the limit: calls already made crossed it"
 
 
 def compile_state_query(spec: Mapping[str, Any]) -> Query:
@@ -159,7 +167,8 @@ class TerminateWhen:
         max_tokens: Most prompt and completion tokens of the run's model calls
             (the system's, the user agents', simulated tools'); checked before
             each of the system's model calls, so the call that crosses it and
-            the user turn before it still finish.
+            the user turn before it still finish; a run that ends over it
+            (its last calls crossed it) is terminated too, with the figures.
         max_cost: The same in US dollars, priced from litellm's offline table
             (calls of a model it does not price count no money).
     """
@@ -275,6 +284,18 @@ class ModelCallLimit(UsageTap):
         self.others: list[Any] = []
         self.reached: tuple[TerminationKind, Any, Any] | None = None
 
+    def over_budget(self) -> tuple[TerminationKind, Any, Any] | None:
+        """``(kind, limit, value)`` when everything the run spent crossed its budget.
+
+        The budget is checked before each system model call, so the run's last
+        calls (and what the user agents, judges and simulated tools spent
+        after them) can cross it with no call left to stop.
+        """
+        if self.budget is None:
+            return None
+        spent = [self.spent(), *(other.spent() for other in self.others)]
+        return self.budget.exceeded(*map(sum, zip(*spent, strict=True)))
+
     def reason(self) -> tuple[TerminationKind, Any, Any]:
         """``(kind, limit, value)`` of the limit that stopped the run."""
         return self.reached or ("max_model_calls", self.limit, self.calls)
@@ -283,9 +304,7 @@ class ModelCallLimit(UsageTap):
         self, *, callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:
         """Lets the call through, or ends the invocation once a limit is spent."""
-        if self.budget is not None:
-            spent = [self.spent(), *(other.spent() for other in self.others)]
-            self.reached = self.budget.exceeded(*map(sum, zip(*spent, strict=True)))
+        self.reached = self.over_budget()
         if self.reached is None and self.limit is not None and self.calls >= self.limit:
             self.reached = ("max_model_calls", self.limit, self.calls)
         if self.reached is not None:
