@@ -352,3 +352,46 @@ async def test_a_replayed_recording_is_not_changed_by_the_run_that_replays_it():
     assert [responses(r) for r in replayed] == [
         [{"approved": True, "card": "****", "notes": ["seen by the callback"]}]
     ] * 2
+
+
+@pytest.mark.parametrize("value", [7, "seven", [1, 2], None])
+async def test_a_mocks_plain_value_reaches_the_callbacks_as_adks_runner_hands_a_real_one(value):
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    def agent(seen: list[Any]) -> LlmAgent:
+        def count(n: int):
+            """Counts (returns a plain value, not a dict)."""
+            return value
+
+        def after(tool, args, tool_context, tool_response):
+            seen.append(tool_response)
+
+        return LlmAgent(
+            name="counter",
+            model=ScriptedLlm([tool_call("count", {"n": 1}), "counted"]),
+            tools=[count],
+            after_tool_callback=after,
+        )
+
+    by_adk: list[Any] = []
+    runner = InMemoryRunner(agent=agent(by_adk), app_name="counter")
+    session = await runner.session_service.create_session(app_name="counter", user_id="u")
+    message = types.Content(role="user", parts=[types.Part(text="count")])
+    adk_events = [
+        e async for e in runner.run_async(user_id="u", session_id=session.id, new_message=message)
+    ]
+    by_mock: list[Any] = []
+    result = await run_eval(
+        EvalCase(
+            name="plain",
+            agent=agent(by_mock),
+            first_message="count",
+            tool_mocks={"count": ToolMock(lambda args, ctx: value)},
+        )
+    )
+
+    assert result.passed, result.explain()
+    assert by_mock == by_adk == [value]
+    adk_answers = [r.response for e in adk_events for r in e.get_function_responses()]
+    assert responses(result, "count") == adk_answers == [{"result": value}]

@@ -71,19 +71,21 @@ class MockCalls:
 
     def keep(
         self, tool: BaseTool, args: dict[str, Any], value: Any, source: str, *, interim: bool
-    ) -> dict[str, Any]:
-        """The call's answer as ADK takes it, kept as one of the tool's earlier answers.
+    ) -> Any:
+        """The call's answer as the tool would give it, kept as one of its earlier answers.
 
-        `interim`: a long-running tool whose empty answer is an interim one (a
-        user agent gives the final, `ToolPolicy.interim`).
+        A value that is not a dict goes to ADK as it is, as a real tool's does:
+        the agent's after-tool callbacks see ``7``, and ADK makes it
+        ``{"result": 7}`` in the event. `interim`: a long-running tool whose
+        empty answer is an interim one (a user agent gives the final,
+        `ToolPolicy.interim`).
         """
         if source == "mock":  # each call its own answer: an edit by a callback stays in it
             value = copy.deepcopy(value)
-        response = normalize_response(value)
-        self._answers.setdefault(tool.name, []).append((dict(args), response))
-        if tool.is_long_running and not response and not interim:
-            response = {"result": response}  # an empty answer would keep ADK's pause
-        return response
+        self._answers.setdefault(tool.name, []).append((dict(args), normalize_response(value)))
+        if tool.is_long_running and not value and not interim:
+            return {"result": value}  # an empty answer would keep ADK's pause
+        return value
 
 
 def answerer(

@@ -227,8 +227,8 @@ class InterceptionPlugin(BasePlugin):
         gate = await confirmation_gate(tool, tool_args, tool_context)
         if gate is not None:
             return gate
-        response: dict[str, Any] = await body(args=tool_args, tool_context=tool_context)
-        return response
+        response = await body(args=tool_args, tool_context=tool_context)
+        return response if response is not None else {"result": None}  # None: not answered
 
     async def after_tool_callback(
         self,
@@ -359,7 +359,7 @@ class InterceptionPlugin(BasePlugin):
         *,
         args: dict[str, Any],
         tool_context: ToolContext,
-    ) -> dict[str, Any]:
+    ) -> Any:
         rejection = adk_rejection(tool, args) if mock.real_tool is None else None
         if rejection is not None:  # ADK's function tool would not run for these arguments
             if tool_context.function_call_id:
