@@ -42,7 +42,7 @@ from ._sandbox._telemetry import run_config as quiet_run_config
 from ._session_service import EvalSessionService, memory_events
 from ._state import flatten_state
 from ._termination import Budget, ModelCallLimit
-from ._tools._context import as_part
+from ._tools._context import as_part, with_text
 from ._tools._mocks import ToolMock
 from ._tools._nodes import with_node_mocks
 from ._tools._plugin import TOOL_ERROR_CODE, InterceptionPlugin
@@ -337,7 +337,7 @@ class EvalRunner:
                 app_name=app, user_id=user, session_id=session_id, filename=name
             )
             if part is not None:
-                found[name] = part
+                found[name] = with_text(part, name)
         return found
 
     async def apply_state_delta(

@@ -133,3 +133,71 @@ async def test_a_mock_called_by_hand_says_artifacts_need_a_run():
     )
     with pytest.raises(EvalSetupError, match="outside a run"):
         await ctx.save_artifact("page", "x")
+
+
+def save_note(tool_context) -> str:
+    """Saves a note as ADK's artifact samples do: a text/plain blob (runs for real)."""
+    raise AssertionError("replaced per test")
+
+
+def note_agent(tool) -> LlmAgent:
+    return LlmAgent(
+        name="noter",
+        model=ScriptedLlm([tool_call("save_note", {}), "saved"]),
+        tools=[tool],
+    )
+
+
+async def test_a_text_blob_a_real_tool_saves_and_a_mocks_string_read_the_same():
+    async def save_note(tool_context) -> str:
+        """Saves a note as ADK's artifact samples do: a text/plain blob."""
+        blob = types.Blob(mime_type="text/plain", data=b"buy milk")
+        version = await tool_context.save_artifact("note", types.Part(inline_data=blob))
+        return f"saved version {version}"
+
+    real = await run_eval(
+        EvalCase(
+            name="real",
+            agent=note_agent(save_note),
+            first_message="note",
+            tool_mocks={"save_note": save_note},
+        )
+    )
+
+    async def saving(args, ctx):
+        version = await ctx.save_artifact("note", "buy milk")
+        return f"saved version {version}"
+
+    mocked = await run_eval(
+        EvalCase(
+            name="mocked",
+            agent=note_agent(save_note),
+            first_message="note",
+            tool_mocks={"save_note": ToolMock(saving)},
+        )
+    )
+
+    assert real.passed, real.explain()
+    assert mocked.passed, mocked.explain()
+    assert real.trace.artifacts["note"].text == "buy milk"
+    assert mocked.trace.artifacts["note"] == real.trace.artifacts["note"]
+    assert mocked.trace.artifacts["note"].inline_data.mime_type == "text/plain"
+
+
+async def test_an_image_artifact_has_no_text():
+    png = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
+
+    async def saving(args, ctx):
+        await ctx.save_artifact("chart", png, mime_type="image/png")
+        return "drawn"
+
+    result = await run_eval(
+        EvalCase(
+            name="image",
+            agent=note_agent(save_note),
+            first_message="note",
+            tool_mocks={"save_note": ToolMock(saving)},
+        )
+    )
+    assert result.trace.artifacts["chart"].text is None
+    assert result.trace.artifacts["chart"].inline_data.data == png

@@ -13,7 +13,7 @@ from .._errors import EvalSetupError
 from .._state import ScopedState
 from ._clock import system_clock
 
-__all__ = ["ArtifactValue", "Clock", "MockToolContext", "as_part"]
+__all__ = ["ArtifactValue", "Clock", "MockToolContext", "as_part", "with_text"]
 
 ArtifactValue: TypeAlias = "types.Part | str | bytes"
 """An artifact as a case or a mock gives it: a `Part`, text, or bytes."""
@@ -82,13 +82,17 @@ class MockToolContext:
 def as_part(value: ArtifactValue, mime_type: str | None = None) -> types.Part:
     """An artifact as ADK stores it: text and bytes become a `Part`.
 
+    Text is saved the way ADK's own samples save it, a blob (``text/plain``
+    unless `mime_type` says otherwise), so a mock that saves a string leaves
+    what the real tool would. A `Part` is saved as it is.
+
     Raises:
         EvalSetupError: `value` is none of a `Part`, text or bytes.
     """
     if isinstance(value, types.Part):
         return value
     if isinstance(value, str):
-        return types.Part(text=value)
+        return types.Part.from_bytes(data=value.encode(), mime_type=mime_type or "text/plain")
     if isinstance(value, bytes | bytearray):
         return types.Part.from_bytes(
             data=bytes(value), mime_type=mime_type or "application/octet-stream"
@@ -96,3 +100,21 @@ def as_part(value: ArtifactValue, mime_type: str | None = None) -> types.Part:
     raise EvalSetupError(
         f"an artifact is a google.genai types.Part, text or bytes, got {type(value).__name__}"
     )
+
+
+def with_text(part: types.Part, filename: str) -> types.Part:
+    """`part` with its ``text`` filled in when it is a text blob (for metrics and reports).
+
+    The text is what ADK gives a model for the artifact (`as_safe_part_for_llm`):
+    a ``text/*``, JSON, CSV or XML blob decoded; an image, audio, video or PDF
+    keeps no text. The blob stays as it was saved.
+    """
+    if part.text is not None or part.inline_data is None:
+        return part
+    from google.adk.tools.load_artifacts_tool import as_safe_part_for_llm
+
+    seen = as_safe_part_for_llm(part, filename)
+    placeholders = (f"[Binary artifact: {filename},", f"[Artifact: {filename}, type:")
+    if seen.text is None or seen.text.startswith(placeholders):
+        return part  # inline media, or ADK's placeholder for a binary it cannot read
+    return part.model_copy(update={"text": seen.text})
