@@ -25,6 +25,7 @@ from .._statistics import settled
 from .._termination import Termination
 from ._jobs import Job
 from ._plan import SuitePlan
+from ._repeats import blame_real_tools
 from ._results import EvalSuiteResult, suite_from_results
 
 __all__ = ["JobQueue", "ResultCollector"]
@@ -200,7 +201,7 @@ class ResultCollector:
     def suite(self) -> EvalSuiteResult:
         """The suite of every result kept, timed from `started`."""
         suite = suite_from_results(
-            self._results,
+            blame_real_tools(self._results),
             case_names=[case.name for case in self._plan.cases],
             repeat=self._plan.repeat,
             duration_ms=(time.perf_counter() - self.started) * 1000,
