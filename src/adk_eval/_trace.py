@@ -223,6 +223,15 @@ class EvalTrace:
             return "agent_tool"
         return "real"
 
+    def made(self, call: ToolCall) -> bool:
+        """Whether `call` reached its tool or its mock (see `source_of`).
+
+        Not made: a call ADK rejected for its arguments, one a callback
+        answered before its mock, one the case does not allow, and one an
+        invariant or a stopping run kept from its tool.
+        """
+        return self.source_of(call) not in NOT_MADE
+
     @cached_property
     def _agent_tool_calls(self) -> frozenset[str]:
         return frozenset(i for nested in self.nested_events for i in nested.call_ids)
@@ -372,6 +381,10 @@ class EvalTrace:
     def state(self, scope: str = SESSION) -> dict[str, Any]:
         """The final state of one scope (empty if the scope was never written)."""
         return dict(self.final_state.get(scope, {}))
+
+
+NOT_MADE = frozenset({"callback", "refused", "rejected", "stopped", "invariant"})
+"""Sources of calls that never reached their tool or mock (`EvalTrace.made`)."""
 
 
 def _responses(events: Iterable[Event]) -> dict[str, dict[str, Any]]:

@@ -148,3 +148,26 @@ async def test_a_mocked_function_tool_rejects_exactly_what_adks_own_tool_rejects
     sources = [provided.trace.source_of(c) for c in provided.trace.tool_calls]
     assert sources == ["rejected", "rejected", "real"]
     assert [mocked.trace.source_of(c) for c in mocked.trace.tool_calls] == [*sources[:2], "mock"]
+
+
+async def test_a_count_metric_counts_made_calls_and_says_which_it_left_out():
+    from adk_eval.metrics import event_count_metric
+
+    lookups = event_count_metric(
+        "one_lookup", "tool_call", lambda c: c.name == "lookup_order", lambda n: n == 1
+    )
+    asked = event_count_metric(
+        "asked_thrice",
+        "tool_call",
+        lambda c: c.name.startswith("lookup_ord"),
+        lambda n: n == 3,
+        attempted=True,
+    )
+    result = await run_eval(case(bad_calls(), metrics=[lookups, asked]))
+
+    assert result.passed, result.explain()
+    assert result.metrics["one_lookup"].value == 1
+    assert result.metrics["one_lookup"].evidence[1] == (
+        "not counted, asked for but never made: 1 rejected by ADK for its arguments"
+    )
+    assert result.metrics["asked_thrice"].value == 3

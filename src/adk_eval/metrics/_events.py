@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,10 @@ class EventCountMetric:
             and ``.path`` (the `AgentTool` calls it was made inside).
         assertion: ``count -> bool``, sync or async.
         nested: Count what ran inside `AgentTool` calls too.
+        attempted: For tool calls, count those that never reached their tool
+            or mock too (ADK rejected their arguments, a callback answered,
+            the case refused them; see `EvalTrace.made`). By default a tool
+            call counts only when it was made.
     """
 
     name: str
@@ -36,10 +41,15 @@ class EventCountMetric:
     assertion: CountAssertion
     filter: Callable[[Any], bool] | None = None
     nested: bool = False
+    attempted: bool = False
 
     async def evaluate(self, trace: EvalTrace) -> MetricResult:
         """Counts and applies the assertion."""
         items = trace.select(self.event_type, self.filter, nested=self.nested)
+        unmade: Counter[str] = Counter()
+        if self.event_type == "tool_call" and not self.attempted:
+            unmade.update(trace.source_of(item) for item in items if not trace.made(item))
+            items = [item for item in items if trace.made(item)]
         count = len(items)
         passed = bool(await call_user(self.assertion, count))
         what = self.event_type + ("" if self.filter is None else " (filtered)")
@@ -47,7 +57,20 @@ class EventCountMetric:
         # reports can average scores across metrics.
         expected = describe(self.assertion)
         said = f"{count} {what}" + (f"; expected: {expected}" if expected else "")
-        return MetricResult(passed=passed, score=float(passed), value=count, evidence=[said])
+        evidence = [said]
+        if unmade:
+            kinds = ", ".join(f"{n} {_UNMADE.get(k, k)}" for k, n in sorted(unmade.items()))
+            evidence.append(f"not counted, asked for but never made: {kinds}")
+        return MetricResult(passed=passed, score=float(passed), value=count, evidence=evidence)
+
+
+_UNMADE = {
+    "rejected": "rejected by ADK for its arguments",
+    "callback": "answered by a callback",
+    "refused": "refused (not allowed)",
+    "invariant": "stopped by an invariant",
+    "stopped": "not run (the run was stopping)",
+}
 
 
 def event_count_metric(
@@ -57,6 +80,7 @@ def event_count_metric(
     assertion: CountAssertion | None = None,
     *,
     nested: bool = False,
+    attempted: bool = False,
 ) -> EventCountMetric:
     """An assertion on a count of trace items.
 
@@ -81,5 +105,10 @@ def event_count_metric(
             f"got {event_type!r}"
         )
     return EventCountMetric(
-        name=name, event_type=event_type, assertion=assertion, filter=filter, nested=nested
+        name=name,
+        event_type=event_type,
+        assertion=assertion,
+        filter=filter,
+        nested=nested,
+        attempted=attempted,
     )
