@@ -171,3 +171,15 @@ async def test_an_order_or_count_problem_says_so_instead_of_an_empty_args_diff()
         "expected call #2 read({'policy_id': 'chest_pain'}) not found in order; "
         "`read` was called at #1, out of the expected order"
     )
+
+
+async def test_bare_names_that_fail_only_on_their_arguments_hint_at_args_ignore():
+    names = ["read", "ask", "record_answer", "escalate"]
+    result = trajectory_match("t", names).evaluate(ACTUAL)
+
+    assert not result.passed
+    assert result.evidence[1].startswith("hint: the expected calls name tools without arguments")
+    assert 'pass args="ignore"' in result.evidence[1]
+    assert trajectory_match("t", names, args="ignore").evaluate(ACTUAL).passed
+    wrong_order = trajectory_match("t", list(reversed(names))).evaluate(ACTUAL)
+    assert not any(line.startswith("hint:") for line in wrong_order.evidence)  # no false hint

@@ -24,6 +24,8 @@ the whole conversation as one list, as for a plain list of expected calls.
 
 from __future__ import annotations
 
+import dataclasses
+
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
@@ -155,12 +157,18 @@ class TrajectoryMetric:
         ]
         if problem:
             evidence.insert(0, problem)
-        return MetricResult(
-            passed=self._verdict(problem is None, score),
-            score=score,
-            value=matched,
-            evidence=evidence,
-        )
+        passed = self._verdict(problem is None, score)
+        if not passed and self._names_only_would_pass(actual):
+            evidence.insert(1, _NAMES_ONLY)
+        return MetricResult(passed=passed, score=score, value=matched, evidence=evidence)
+
+    def _names_only_would_pass(self, actual: list[_Actual]) -> bool:
+        """Whether bare expected names (no args given) fail only on the default exact args."""
+        if self.args != "exact" or any(call.args for call in self.expected):
+            return False
+        names_only = dataclasses.replace(self, args="ignore")
+        _, problem, score = names_only._match(list(self.expected), actual)
+        return names_only._verdict(problem is None, score)
 
     def _verdict(self, full_match: bool, score: float) -> bool:
         return full_match if self.threshold is None else score >= self.threshold
@@ -305,6 +313,13 @@ class TrajectoryMetric:
             at = ", ".join(f"#{i + 1}" for i in positions)
             return f"; `{want.name}` was called at {at}, out of the expected order"
         return f"; closest: {self._diff(want, actual[positions[0]])}"
+
+
+_NAMES_ONLY = (
+    "hint: the expected calls name tools without arguments, so with the default "
+    'args="exact" each call is expected with no arguments; the names alone match: '
+    'pass args="ignore" to compare names only'
+)
 
 
 def trajectory_match(
