@@ -25,7 +25,6 @@ the whole conversation as one list, as for a plain list of expected calls.
 from __future__ import annotations
 
 import dataclasses
-
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
