@@ -677,3 +677,73 @@ async def test_loop_answers_that_are_not_text_are_sent_as_json(bad_answer):
 
     assert result.status == "passed", result.explain()
     assert [m.text for m in result.trace.select("user_message")] == ["hi", '{"n": 42}']
+
+
+def _forbidden_agent():
+    from google.adk.agents import LlmAgent
+
+    from adk_eval.testing import ScriptedLlm, tool_call
+
+    def delete_account(user: str) -> dict:
+        """Deletes an account (never mocked: the case expects the run to stop here)."""
+        raise AssertionError("never runs")
+
+    return LlmAgent(
+        name="admin",
+        model=ScriptedLlm([tool_call("delete_account", {"user": "1"}), "Deleted."]),
+        tools=[delete_account],
+    )
+
+
+async def test_a_case_expecting_an_unmocked_tool_passes_when_the_run_stops_there():
+    from adk_eval import EvalCase, EvalToolError, run_eval
+
+    by_class = await run_eval(
+        EvalCase(name="c", agent=_forbidden_agent(), first_message="go", expect_error=EvalToolError)
+    )
+    by_pattern = await run_eval(
+        EvalCase(name="p", agent=_forbidden_agent(), first_message="go", expect_error="delete_acc")
+    )
+
+    for result in (by_class, by_pattern):
+        assert result.status == "passed", result.explain()
+        assert result.error is None
+        assert result.metrics["expect_error"].evidence[0].startswith("ended as expected")
+        assert "EvalToolError: " in result.metrics["expect_error"].evidence[0]
+
+
+async def test_a_case_expecting_an_error_fails_without_it_and_keeps_another_error():
+    from adk_eval import EvalCase, ToolMock, run_eval
+
+    mocked = EvalCase(
+        name="m",
+        agent=_forbidden_agent(),
+        first_message="go",
+        tool_mocks={"delete_account": ToolMock.returning({"ok": True})},
+        expect_error="EvalToolError",
+    )
+    other = EvalCase(
+        name="o", agent=_forbidden_agent(), first_message="go", expect_error=TimeoutError
+    )
+
+    no_error, wrong_error = await run_eval(mocked), await run_eval(other)
+
+    assert no_error.status == "failed"
+    assert no_error.metrics["expect_error"].evidence == [
+        "expected the run to end in an error matching 'EvalToolError'; it ended without an error"
+    ]
+    assert wrong_error.status == "error"
+    assert (
+        wrong_error.metrics["expect_error"]
+        .evidence[0]
+        .startswith("expected `TimeoutError`; the run ended in EvalToolError")
+    )
+
+
+def test_expect_error_must_be_an_exception_class_or_a_pattern():
+    import pytest
+
+    from adk_eval import EvalCase, EvalSetupError
+
+    with pytest.raises(EvalSetupError, match="`expect_error` must be an exception class"):
+        EvalCase(name="x", agent=_forbidden_agent(), first_message="go", expect_error=42)

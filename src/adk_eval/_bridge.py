@@ -28,9 +28,10 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.sessions import Session
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
+from google.genai import types
 
 from ._callables import call_user
-from ._errors import EvalSetupError
+from ._errors import EvalSetupError, EvalUserAgentError
 from ._session_service import detached
 from ._state import flatten_changes
 from ._turns import PendingCall
@@ -40,6 +41,8 @@ __all__ = [
     "StateChangeCollector",
     "StateChangeResult",
     "YieldInfo",
+    "as_message",
+    "bridge_error",
     "default_format_prompt",
     "default_format_response",
     "with_state_change",
@@ -136,25 +139,54 @@ class Bridge:
         `main_session` fetches the main session; it is called only for a custom
         `format_prompt`, which gets a deep copy made then (`detached`): it can
         read everything and change nothing of the conversation.
+
+        Raises:
+            EvalUserAgentError: What the custom `format_prompt` raised, or its
+                answer that is not a str.
         """
         if self.format_prompt is None:
             return default_prompt(yield_info)
-        session = detached(await main_session())
-        prompt = await call_user(self.format_prompt, session, yield_info)
-        if not isinstance(prompt, str):
-            raise EvalSetupError(
-                f"Bridge.format_prompt must return a str, got {type(prompt).__name__}: {prompt!r}"
-            )
+        try:
+            session = detached(await main_session())
+            prompt = await call_user(self.format_prompt, session, yield_info)
+            if not isinstance(prompt, str):
+                raise EvalSetupError(
+                    "Bridge.format_prompt must return a str, got "
+                    f"{type(prompt).__name__}: {prompt!r}"
+                )
+        except Exception as error:
+            raise bridge_error(error) from error
         return prompt
 
     async def response(
         self, output: Any, user_session: Callable[[], Awaitable[Session]], yield_info: YieldInfo
     ) -> Any:
-        """Runs `format_response` (or the default); `user_session` as in `prompt`."""
+        """Runs `format_response` (or the default); `user_session` as in `prompt`.
+
+        Raises:
+            EvalUserAgentError: What the custom `format_response` raised.
+        """
         if self.format_response is None:
             return output
-        session = detached(await user_session())
-        return await call_user(self.format_response, output, session, yield_info)
+        try:
+            session = detached(await user_session())
+            return await call_user(self.format_response, output, session, yield_info)
+        except Exception as error:
+            raise bridge_error(error) from error
+
+
+def bridge_error(error: BaseException) -> EvalUserAgentError:
+    """`error`, raised by the bridge, as the user agents' error it is."""
+    if isinstance(error, EvalUserAgentError):
+        return error
+    return EvalUserAgentError(f"the bridge raised {type(error).__name__}: {error}")
+
+
+def as_message(response: Any) -> str | types.Content:
+    """A user agent's answer to a loop yield as the system's next message."""
+    if isinstance(response, str | types.Content):
+        return response
+    return json.dumps(response, ensure_ascii=False, default=repr)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from google.genai import types
 
 from ._agent_tree import check_model_names, with_models
 from ._errors import EvalSetupError
+from ._result._status import EXPECT_ERROR, ExpectedError
 from ._sandbox._scope import SANDBOX_MODES, TELEMETRY_MODES, SandboxMode, TelemetryMode
 from ._session_service import MemoryItem, memory_events
 from ._state import flatten_state
@@ -133,6 +134,11 @@ class EvalCase:
             (status failed, the step quoted), a ``record`` rule fails at the end.
             Each is reported as a metric. The detectors of the payloads the
             mocks inject (`ToolMock.with_injection`) are added to them.
+        expect_error: The run must end in this error: an exception class
+            (`EvalToolError` for a tool the case does not allow; its subclasses
+            count too) or a regular expression searched in ``"Type: message"``.
+            A run that ends so passes (the `expect_error` metric quotes the
+            error); one that ends otherwise fails that metric.
     """
 
     name: str
@@ -156,6 +162,7 @@ class EvalCase:
     sandbox: SandboxMode = "warn"
     telemetry: TelemetryMode = "off"
     invariants: Sequence[Invariant] = ()
+    expect_error: ExpectedError | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -211,6 +218,20 @@ class EvalCase:
                 f"ToolMock.simulated(...), got {self.simulate_unmocked!r}"
             )
         self._check_metrics()
+        expect = self.expect_error
+        if expect is not None and not (
+            isinstance(expect, str)
+            or (isinstance(expect, type) and issubclass(expect, BaseException))
+        ):
+            raise EvalSetupError(
+                f"EvalCase `{self.name}`: `expect_error` must be an exception class (e.g. "
+                f"EvalToolError) or a pattern of 'Type: message', got {expect!r}"
+            )
+        if expect is not None and any(getattr(m, "name", "") == EXPECT_ERROR for m in self.metrics):
+            raise EvalSetupError(
+                f"EvalCase `{self.name}`: a metric is named `{EXPECT_ERROR}`, the name of "
+                "the metric `expect_error` adds; rename it"
+            )
         if self.models is not None:
             if not isinstance(self.models, Mapping):
                 raise EvalSetupError(

@@ -20,7 +20,6 @@
 from __future__ import annotations
 
 import copy
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,10 +34,10 @@ from google.genai import types
 from mongoquery import Query
 
 from ._agent_tree import check_model, code_labels, object_labels
-from ._bridge import Bridge, YieldInfo
+from ._bridge import Bridge, YieldInfo, as_message
 from ._case import EvalCase
 from ._errors import EvalRunError, EvalSetupError, EvalUserAgentError
-from ._result import ErrorPhase, EvalErrorInfo, EvalResult, run_status
+from ._result import EXPECT_ERROR, ErrorPhase, EvalErrorInfo, EvalResult, expected_error, run_status
 from ._runner import EvalRunner
 from ._sandbox._guard import watched
 from ._sandbox._scope import CURRENT, RunScope
@@ -161,8 +160,7 @@ class _Simulation:
             await self.users.start()
             error = await self._converse_within_limit()
             if error is None and self.termination is None:  # the last calls crossed it
-                over = self.system.model_calls.over_budget()
-                self.termination = Termination(*over) if over is not None else None
+                self.termination = self.system.model_calls.overspent()
             if error is None and (unused := self.system.unused_names()) is not None:
                 error = EvalErrorInfo.from_exception("setup", unused)
             trace = await self._trace()
@@ -174,6 +172,8 @@ class _Simulation:
         if error is None and failures:  # a metric raised: the run is an error of that metric
             first = failures[0]
             error = EvalErrorInfo("metric", str(first), type(first.error).__name__)
+        if self.case.expect_error is not None:
+            error, metrics[EXPECT_ERROR] = expected_error(self.case.expect_error, error)
         return self._result(trace, metrics, error)
 
     async def _converse_within_limit(self) -> EvalErrorInfo | None:
@@ -235,7 +235,7 @@ class _Simulation:
             warnings=(
                 *self.system.warnings(),
                 # a strict refusal that ended the run is its error, not a warning as well
-                *(w for w in _sandbox_warnings() if error is None or w != error.message),
+                *(w for w in _sandbox_warnings() if not error or w != error.message),
             ),
         )
 
@@ -318,15 +318,9 @@ class _Simulation:
 
     async def _ask(self, agent: BaseAgent, info: YieldInfo) -> tuple[UserAgentAnswer, Any]:
         """One user agent's answer to one yield, through the bridge."""
-        try:
-            prompt = await self.bridge.prompt(self._main_session, info)
-        except Exception as error:
-            raise _bridge_error(error) from error
+        prompt = await self.bridge.prompt(self._main_session, info)
         answer = await self.users.answer(agent, prompt, info)
-        try:
-            return answer, await self.bridge.response(answer.output, self.users.session, info)
-        except Exception as error:
-            raise _bridge_error(error) from error
+        return answer, await self.bridge.response(answer.output, self.users.session, info)
 
     async def _answer_loop(self, info: YieldInfo, *, opening: bool = False) -> _Next:
         agent = self.case.user_agents.loop
@@ -339,7 +333,7 @@ class _Simulation:
             self.turns += 1
         if stop := await self._apply_changes([answer]):
             return stop
-        return _Stop() if answer.stop else _as_message(response)
+        return _Stop() if answer.stop else as_message(response)
 
     async def _answer_tools(self, pending: Sequence[PendingCall]) -> _Next:
         tool_agents = self.case.user_agents.tools
@@ -384,18 +378,6 @@ class _Simulation:
         return await self._state_stop()
 
 
-def _as_message(response: Any) -> str | types.Content:
-    if isinstance(response, str | types.Content):
-        return response
-    return json.dumps(response, ensure_ascii=False, default=repr)
-
-
 def _sandbox_warnings() -> tuple[str, ...]:
     scope = CURRENT.get()
     return scope.warnings() if scope is not None else ()
-
-
-def _bridge_error(error: BaseException) -> EvalUserAgentError:
-    if isinstance(error, EvalUserAgentError):
-        return error
-    return EvalUserAgentError(f"the bridge raised {type(error).__name__}: {error}")

@@ -296,6 +296,11 @@ class ModelCallLimit(UsageTap):
         spent = [self.spent(), *(other.spent() for other in self.others)]
         return self.budget.exceeded(*map(sum, zip(*spent, strict=True)))
 
+    def overspent(self) -> Termination | None:
+        """The budget the run ended over, if it did (see `over_budget`)."""
+        over = self.over_budget()
+        return Termination(*over) if over is not None else None
+
     def reason(self) -> tuple[TerminationKind, Any, Any]:
         """``(kind, limit, value)`` of the limit that stopped the run."""
         return self.reached or ("max_model_calls", self.limit, self.calls)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
@@ -9,7 +10,17 @@ from typing import Literal, TypeAlias
 from .._termination import Termination
 from ..metrics._types import MetricResult
 
-__all__ = ["ErrorPhase", "EvalErrorInfo", "EvalStatus", "phase_words", "replies", "run_status"]
+__all__ = [
+    "EXPECT_ERROR",
+    "ErrorPhase",
+    "EvalErrorInfo",
+    "EvalStatus",
+    "ExpectedError",
+    "expected_error",
+    "phase_words",
+    "replies",
+    "run_status",
+]
 
 EvalStatus: TypeAlias = Literal["passed", "failed", "error", "terminated"]
 ErrorPhase: TypeAlias = Literal["setup", "system", "user_agent", "metric"]
@@ -83,3 +94,48 @@ def run_status(
         return "terminated"
     applicable = [r for r in metrics.values() if r.applicable and not r.advisory]
     return "passed" if all(result.passed for result in applicable) else "failed"
+
+
+ExpectedError: TypeAlias = "type[BaseException] | str"
+"""What `EvalCase.expect_error` accepts: an exception class, or a pattern of ``Type: message``."""
+
+EXPECT_ERROR = "expect_error"
+"""The name of the metric that says whether a run ended in the error its case expects."""
+
+
+def expected_error(
+    expect: ExpectedError, error: EvalErrorInfo | None
+) -> tuple[EvalErrorInfo | None, MetricResult]:
+    """A run's error and the `EXPECT_ERROR` metric, for a case that expects an error.
+
+    The expected error is no error of the run: it passes the metric and the
+    run goes on to its status without it. Any other end fails the metric; an
+    error that is not the expected one stays the run's error.
+    """
+    wanted = _described(expect)
+    if error is None:
+        said = f"expected the run to end in {wanted}; it ended without an error"
+        return None, MetricResult(passed=False, score=0.0, value=None, evidence=[said])
+    seen = f"{error.type}: {error.message}"
+    if _matches(expect, error):
+        evidence = [f"ended as expected, in {wanted}: {seen[:300]}"]
+        return None, MetricResult(passed=True, score=1.0, value=error.type, evidence=evidence)
+    said = f"expected {wanted}; the run ended in {seen[:300]}"
+    return error, MetricResult(passed=False, score=0.0, value=error.type, evidence=[said])
+
+
+def _described(expect: ExpectedError) -> str:
+    if isinstance(expect, str):
+        return f"an error matching {expect!r}"
+    return f"`{expect.__name__}`"
+
+
+def _matches(expect: ExpectedError, error: EvalErrorInfo) -> bool:
+    if isinstance(expect, str):
+        return re.search(expect, f"{error.type}: {error.message}") is not None
+    names, pending = set(), [expect]
+    while pending:  # the class and its subclasses, by name: results keep only the type's name
+        kind = pending.pop()
+        names.add(kind.__name__)
+        pending.extend(kind.__subclasses__())
+    return error.type in names
