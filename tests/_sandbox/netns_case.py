@@ -3,6 +3,8 @@
 Prints the run's status and sandbox warnings as JSON. The tool's connection and
 name lookup fail there (no route, no name server), as they never leave the
 namespace; the model's own lookup is model traffic, which the sandbox lets be.
+``python netns_case.py MODE thread``: the tool has a thread of its own open a URL
+(a library function as the thread's target), instead of doing it itself.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import contextlib
 import json
 import socket
 import sys
+import threading
+import urllib.request
 from collections.abc import AsyncGenerator
 
 from google.adk.agents import LlmAgent
@@ -45,17 +49,27 @@ def notify(order: str) -> dict:
     return outcome
 
 
-async def main(mode: str) -> None:
+def notify_in_a_thread(order: str) -> dict:
+    """Tells the warehouse, in the background."""
+    url = "http://203.0.113.5/orders"
+    thread = threading.Thread(target=urllib.request.urlopen, args=(url, None, 2))
+    thread.start()
+    thread.join()
+    return {"sent": order}
+
+
+async def main(mode: str, how: str) -> None:
+    tool = notify_in_a_thread if how == "thread" else notify
     agent = LlmAgent(
         name="shop",
-        model=LookingUpLlm([tool_call("notify", {"order": "A1"}), "Done."]),
-        tools=[notify],
+        model=LookingUpLlm([tool_call(tool.__name__, {"order": "A1"}), "Done."]),
+        tools=[tool],
     )
     result = await run_eval(
         EvalCase(
             name="notifies",
             agent=agent,
-            tool_mocks={"notify": notify},
+            tool_mocks={tool.__name__: tool},
             first_message="Ship A1",
             sandbox=mode,
         )
@@ -74,4 +88,4 @@ async def main(mode: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1]))
+    asyncio.run(main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "itself"))

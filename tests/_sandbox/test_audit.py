@@ -9,6 +9,7 @@ system call (203.0.113.5 is a documentation address, routed nowhere), or in
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import subprocess
 import sys
@@ -214,6 +215,54 @@ def test_an_unknown_mode_is_one_clear_error(mode):
 
     with pytest.raises(EvalSetupError, match=r"`sandbox` must be one of 'warn', 'strict', 'off'"):
         case(shop(script()), sandbox=mode)
+
+
+EXITS_AFTER_A_RUN = """
+import asyncio, os, sys, threading, time
+
+from google.adk.agents import LlmAgent
+
+from adk_eval import EvalCase, ToolMock, run_eval
+from adk_eval.testing import ScriptedLlm, tool_call
+
+
+def lookup(order: str) -> dict:
+    \"\"\"Looks an order up.\"\"\"
+    return {"order": order}
+
+
+script = ScriptedLlm([tool_call("lookup", {"order": "A1"}), "On its way."])
+agent = LlmAgent(name="shop", model=script, tools=[lookup])
+mocks = {"lookup": ToolMock.returning({"status": "shipped"})}
+case = EvalCase(name="order", agent=agent, tool_mocks=mocks, first_message="A1?")
+print(asyncio.run(run_eval(case)).status)
+
+
+class Leftover:
+    def __del__(self):
+        raise ValueError("left over at exit")
+
+
+os.leftover = Leftover()  # freed as `os` is wiped, after the hook's module
+hook = sys.modules["adk_eval._sandbox._audit"]
+threading.Thread(target=lambda kept=hook: time.sleep(60), daemon=True).start()
+"""
+
+
+def test_the_hook_says_nothing_at_the_interpreters_exit():
+    """An error reported at exit is reported as Python reports it, not as the hook's."""
+    # The daemon thread (a client's worker) keeps the hook's module alive into the
+    # interpreter's last clean-up, which sets its globals to None; the error then
+    # (a `__del__` that raises) goes through the hook.
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    done = subprocess.run(
+        [sys.executable, "-c", EXITS_AFTER_A_RUN], capture_output=True, text=True, env=env
+    )
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "passed"
+    assert "ValueError: left over at exit" in done.stderr  # reported as Python reports it
+    assert "Exception ignored in audit hook" not in done.stderr
 
 
 def test_nothing_is_left_of_the_files(tmp_path):

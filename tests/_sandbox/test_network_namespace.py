@@ -19,13 +19,13 @@ SCRIPT = Path(__file__).with_name("netns_case.py")
 ROOT = Path(__file__).parents[2]
 
 
-def in_namespace(mode: str) -> dict:
+def in_namespace(mode: str, how: str = "itself") -> dict:
     if shutil.which("unshare") is None or shutil.which("ip") is None:
         pytest.skip("needs `unshare` and `ip` (util-linux, iproute2)")
     probe = subprocess.run(["unshare", "-n", "true"], capture_output=True, text=True)
     if probe.returncode != 0:
         pytest.skip(f"cannot make a network namespace here: {probe.stderr.strip()}")
-    command = f"ip link set lo up && exec {sys.executable} {SCRIPT} {mode}"
+    command = f"ip link set lo up && exec {sys.executable} {SCRIPT} {mode} {how}"
     done = subprocess.run(
         ["unshare", "-n", "--", "sh", "-c", command],
         capture_output=True,
@@ -45,6 +45,16 @@ def test_warn_lets_the_tool_try_and_lists_its_lookup_and_connection_not_the_mode
     assert seen["warnings"] == [
         "sandbox: name lookup of warehouse.example, by tool `notify` of agent `shop`",
         "sandbox: connection to 203.0.113.5:80, by tool `notify` of agent `shop`",
+    ]
+
+
+def test_warn_lists_a_connection_a_library_makes_in_a_thread_the_tool_started():
+    seen = in_namespace("warn", "thread")
+
+    assert seen["status"] == "passed", seen
+    assert seen["warnings"] == [
+        "sandbox: connection to 203.0.113.5:80, by a thread started by tool "
+        "`notify_in_a_thread` of agent `shop`",
     ]
 
 

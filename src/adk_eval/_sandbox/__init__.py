@@ -6,8 +6,10 @@ The modules, from the bottom up (each imports only modules listed before it):
   variable), whether it is inside a model call, and what the sandbox saw.
 * `_telemetry`: the user's span and log exporters and litellm's logging
   callbacks get no eval traffic unless a case keeps it (`--telemetry keep`).
-* `_audit`: the audit hook that sees processes, connections, name lookups and
-  file writes, tells which code did them, and refuses them in strict mode.
+* `_channels`: what an audited event does outside the run (a process, a signal,
+  a connection, a bind, a name lookup, a file write), or nothing to note.
+* `_audit`: the audit hook that sees those, tells which code did them (threads
+  the run started included), and refuses them in strict mode.
 * `_guard`: one run, watched (`watched`): all of the above around it.
 
 Nothing is re-exported here: import from the module itself.

@@ -4,7 +4,9 @@
 metrics). It lives in a context variable, so every task and thread that copies
 the context (ADK's tool threads, `asyncio.to_thread`, anyio's workers, the
 default executor `RunScope.enter` gives the loop) knows its run, and concurrent
-runs of one process never mix. Code inside a model call (the agent's, a user
+runs of one process never mix. A thread that starts with a context of its own
+(``threading.Thread``, a pool's worker) belongs to the run whose code started it
+(`adopt_thread`, `active_scope`). Code inside a model call (the agent's, a user
 agent's, a judge's, a summarizer's) is marked with `model_traffic`: its
 connections are the run's model traffic, which the sandbox lets through.
 """
@@ -15,24 +17,29 @@ import asyncio
 import contextvars
 import threading
 import uuid
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 __all__ = [
     "CURRENT",
     "SANDBOX_MODES",
     "TELEMETRY_MODES",
+    "Belonging",
     "RunScope",
     "SandboxEvent",
     "SandboxMode",
     "TelemetryMode",
     "active_scope",
+    "adopt_thread",
     "in_model_call",
     "model_traffic",
+    "runs_going",
     "set_model_call",
+    "thread_owner",
 ]
 
 SandboxMode = Literal["warn", "strict", "off"]
@@ -53,7 +60,7 @@ class SandboxEvent:
     """One thing a run did outside its mocks and its model calls.
 
     Attributes:
-        kind: ``process``, ``network``, ``dns`` or ``file``.
+        kind: ``process``, ``signal``, ``network``, ``bind``, ``dns`` or ``file``.
         detail: What exactly (``npx -y server``, ``203.0.113.5:443``, a path).
         origin: The code it came from (a tool, a callback, a plugin, an import).
         refused: Whether strict mode refused it before it happened.
@@ -68,7 +75,9 @@ class SandboxEvent:
         """``sandbox: process `true` started, by callback ...`` (and `` (refused ...)``)."""
         what = {
             "process": f"process {self.detail} started",
+            "signal": f"signal sent: {self.detail}",
             "network": f"connection to {self.detail}",
+            "bind": f"socket bound to {self.detail}, open to other machines",
             "dns": f"name lookup of {self.detail}",
             "file": f"file written: {self.detail}",
         }.get(self.kind, f"{self.kind} {self.detail}")
@@ -103,6 +112,8 @@ class RunScope:
     stop: Callable[[], None] | None = None
     """Ends the conversation (set by the simulation loop while it runs)."""
     loop: asyncio.AbstractEventLoop | None = None
+    processes: list[weakref.ref[Any]] = field(default_factory=list)
+    """Handles of the processes the run started (a ``Popen``): it may signal those."""
 
     def note(self, event: SandboxEvent) -> None:
         """Keeps `event` (once per kind, detail and origin); a refusal stops the run."""
@@ -113,6 +124,10 @@ class RunScope:
             stop, loop = self.stop, self.loop
             if stop is not None and loop is not None and not loop.is_closed():
                 loop.call_soon_threadsafe(stop)
+
+    def started(self, pid: int) -> bool:
+        """Whether `pid` is a process the run started (read off the handles it still holds)."""
+        return any(getattr(handle(), "pid", None) == pid for handle in self.processes)
 
     def warnings(self) -> tuple[str, ...]:
         """One line per thing seen (what a result lists)."""
@@ -142,20 +157,58 @@ _IN_MODEL_CALL: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "adk_eval_in_model_call", default=False
 )
 _ACTIVE: set[RunScope] = set()
-_LOCK = threading.Lock()
+_THREADS: weakref.WeakKeyDictionary[threading.Thread, tuple[RunScope, str]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Threads started by a run's code, with the run and the code that started them."""
+_LOCK = threading.RLock()  # the hook may run inside (a `__del__` a collection calls)
 
 
-def active_scope() -> tuple[RunScope | None, bool]:
-    """The run of the current code, and whether it is only a guess.
+class Belonging(NamedTuple):
+    """The run the current code belongs to, and how that is known."""
 
-    In a thread that lost the context, the guess is the only run going (None if
-    several are).
+    scope: RunScope | None
+    guessed: bool = False
+    """No context and no starter tell: the run is the only one going."""
+    starter: str | None = None
+    """The code of the run that started this thread (``tool `x` of agent `y```)."""
+
+
+def active_scope() -> Belonging:
+    """The run of the current code: its context's, else its thread's, else a guess.
+
+    A thread with a context of its own belongs to the run whose code started it,
+    while that run goes on (`adopt_thread`). Any other thread that lost the
+    context is guessed to be the only run's (None if several are going).
     """
     scope = CURRENT.get()
     if scope is not None:
-        return scope, False
+        return Belonging(scope)
+    if not _ACTIVE:
+        return Belonging(None, guessed=True)
+    thread = threading.current_thread()
     with _LOCK:
-        return (next(iter(_ACTIVE)) if len(_ACTIVE) == 1 else None), True
+        owner = _THREADS.get(thread) if _THREADS else None
+        if owner is not None and owner[0] in _ACTIVE:
+            return Belonging(owner[0], starter=owner[1])
+        return Belonging(next(iter(_ACTIVE)) if len(_ACTIVE) == 1 else None, guessed=True)
+
+
+def adopt_thread(thread: threading.Thread, scope: RunScope, starter: str) -> None:
+    """Makes `thread` (about to start) belong to `scope`'s run, as started by `starter`."""
+    with _LOCK:
+        _THREADS[thread] = (scope, starter)
+
+
+def thread_owner(thread: threading.Thread) -> tuple[RunScope, str] | None:
+    """The run `thread` belongs to and the code that started it (None: no run's)."""
+    with _LOCK:
+        return _THREADS.get(thread)
+
+
+def runs_going() -> bool:
+    """Whether any run is going in this process."""
+    return bool(_ACTIVE)
 
 
 def in_model_call() -> bool:
