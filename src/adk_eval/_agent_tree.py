@@ -26,6 +26,7 @@ from google.adk.workflow import START, BaseNode, Edge, Workflow
 from ._arguments import near_miss
 from ._errors import EvalSetupError
 from .models import ModelSpec, missing_credentials
+from .models._consult import advisor_for, is_consult_tool
 
 __all__ = [
     "CALLBACK_FIELDS",
@@ -215,7 +216,7 @@ def with_models(
             model = models.get(agent.name, models.get(DEFAULT_MODEL_KEY))
             if model is not None:
                 update["model"] = model
-            tools = [_copy_tool(tool, copy_of) for tool in agent.tools]
+            tools = [_copy_tool(tool, copy_of, models) for tool in agent.tools]
             update["tools"] = [replace_tool(tool) for tool in tools] if replace_tool else tools
         copies[id(agent)] = clone = agent.clone(update=update)
         return clone
@@ -226,7 +227,15 @@ def with_models(
     return map_nodes(root, node_copy) if isinstance(root, Workflow) else copy_of(root)
 
 
-def _copy_tool(tool: Any, copy_of: Any) -> Any:
+def _copy_tool(tool: Any, copy_of: Any, models: Mapping[str, ModelSpec]) -> Any:
+    if is_consult_tool(tool):  # its advisor is a model of the case's too
+        spec = models.get(tool.name, models.get(DEFAULT_MODEL_KEY))
+        if spec is None:
+            return tool
+        advisor = copy.copy(tool)
+        advisor.advisor_model = advisor_for(spec)
+        advisor._session_states = {}  # its own, not the original tool's
+        return advisor
     if not isinstance(tool, AgentTool):
         return tool
     clone = copy.copy(tool)

@@ -22,18 +22,24 @@ from __future__ import annotations
 import contextvars
 import difflib
 from collections.abc import Mapping
+from typing import Any
 
 from google.adk.agents import BaseAgent, LlmAgent
 from google.adk.agents.callback_context import CallbackContext
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.tool_context import ToolContext
 from google.adk.workflow import Workflow
+from google.genai import types
 
 from ._agent_tree import DEFAULT_MODEL_KEY, model_problem, walk
 from ._errors import EvalSetupError
 from ._sandbox._scope import set_model_call
 from .models import ModelSpec
+from .models._consult import advisor_problem, is_consult_tool
+from .models._usage import record_usage, usage_role
 
 __all__ = ["CALLING_TOOL", "MODEL_NOT_READY_CODE", "ModelCheck"]
 
@@ -131,6 +137,45 @@ class ModelCheck(BasePlugin):
     ) -> LlmResponse | None:
         """The model call failed: what follows is no longer model traffic."""
         set_model_call(False)
+        return None
+
+    async def before_tool_callback(
+        self, *, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext
+    ) -> dict[str, Any] | None:
+        """Ends the run at a model-consult tool whose advisor cannot run here."""
+        if not is_consult_tool(tool):
+            return None
+        problem = None if id(tool) in self._ready else advisor_problem(tool, case=self._case)
+        if problem is None:
+            self._ready.add(id(tool))
+            set_model_call(True)  # its body is the advisor's model call: model traffic
+            return None
+        if self.problem is None:
+            self.problem = EvalSetupError(problem)
+        tool_context.actions.skip_summarization = True
+        return {"error": f"adk_eval stopped the run: {problem}"}
+
+    async def after_tool_callback(
+        self,
+        *,
+        tool: BaseTool,
+        tool_args: dict[str, Any],
+        tool_context: ToolContext,
+        result: dict[str, Any],
+    ) -> dict[str, Any] | None:
+        """Records what a model-consult tool's advisor spent (it calls its model itself)."""
+        if not is_consult_tool(tool):
+            return None
+        set_model_call(False)
+        usage = result.get("usage") if isinstance(result, dict) else None
+        if isinstance(usage, dict):
+            spent = types.GenerateContentResponseUsageMetadata(
+                prompt_token_count=usage.get("prompt_tokens"),
+                candidates_token_count=usage.get("output_tokens"),
+                cached_content_token_count=usage.get("cached_tokens"),
+            )
+            with usage_role(f"tool:{tool.name}"):
+                record_usage(str(result.get("advisor_model") or "advisor"), spent)
         return None
 
     def unused_model_keys(self) -> list[str]:

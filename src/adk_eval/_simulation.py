@@ -37,7 +37,8 @@ from ._agent_tree import check_model, code_labels, object_labels
 from ._bridge import Bridge, YieldInfo, as_message
 from ._case import EvalCase
 from ._errors import EvalRunError, EvalSetupError, EvalUserAgentError
-from ._result import EXPECT_ERROR, ErrorPhase, EvalErrorInfo, EvalResult, expected_error, run_status
+from ._result import ErrorPhase, EvalErrorInfo, EvalResult, run_status
+from ._result._status import EXPECT_ERROR, expected_error
 from ._runner import EvalRunner
 from ._sandbox._guard import watched
 from ._sandbox._scope import CURRENT, RunScope

@@ -26,26 +26,15 @@ from .._turns import jsonable
 from ..metrics._types import MetricResult
 from ..models._usage import ModelUsage, priced_usage, total_cost
 from ._attribution import Attribution, attribute
-from ._status import (
-    EXPECT_ERROR,
-    ErrorPhase,
-    EvalErrorInfo,
-    EvalStatus,
-    expected_error,
-    phase_words,
-    replies,
-    run_status,
-)
+from ._status import ErrorPhase, EvalErrorInfo, EvalStatus, phase_words, replies, run_status
 
 __all__ = [
     "DATA_VERSION",
-    "EXPECT_ERROR",
     "ErrorPhase",
     "EvalErrorInfo",
     "EvalResult",
     "EvalStatus",
     "TokenUsage",
-    "expected_error",
     "result_from_data",
     "result_to_data",
     "run_status",

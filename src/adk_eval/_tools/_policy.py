@@ -46,6 +46,7 @@ from google.adk.workflow import Workflow
 from .._agent_tree import nodes_of, runs_code
 from .._arguments import near_miss
 from .._errors import EvalSetupError
+from ..models._consult import consult_tool_class
 from ._mocks import ToolMock
 from ._mtls import skip_mtls_probe
 
@@ -99,10 +100,14 @@ def is_control_tool(tool: BaseTool) -> bool:
 
     Decided by identity and behaviour, never by name: ADK's control tool classes
     (transfer, AgentTool, structured output, task finish, ``load_artifacts`` and
-    ``load_memory``, which read the run's own artifacts and memory) and ADK's own
+    ``load_memory``, which read the run's own artifacts and memory, and
+    ``ModelConsultTool``, whose body is a call to its advisor model) and ADK's own
     ``exit_loop`` function, each as ADK runs it. A subclass that overrides what
     runs, or a look-alike class, is an ordinary tool: mocked, provided or refused.
     """
+    consult = consult_tool_class()  # its body is a model call (see `models._consult`)
+    if consult is not None and _runs_as(tool, consult):
+        return True
     if any(_runs_as(tool, kind) for kind in _CONTROL_CLASSES):
         func = getattr(tool, "func", None)
         return not isinstance(tool, FunctionTool) or func in (transfer_to_agent, _load_memory)
