@@ -155,3 +155,36 @@ def test_eval_files_import_the_project_and_each_other_as_pytest_would(
     assert sorted(f.case.name for f in found) == ["refund", "smoke"]  # REFUND once
     assert str(root) == sys.path[0]
     assert sys.modules["evals.eval_refund"].REFUND is found[0].case
+
+
+@pytest.mark.parametrize("agent_on_the_path", ["before", "after"])
+def test_an_eval_folder_named_like_an_agent_package_imports_as_pytest_would(
+    write_evals, monkeypatch, agent_on_the_path
+):
+    root = write_evals(
+        {
+            "agents/llm_auditor/__init__.py": "from . import agent\n",
+            "agents/llm_auditor/agent.py": (
+                'root_agent = LlmAgent(name="auditor", model=ScriptedLlm(["ok"]))\n'
+            ),
+            "llm_auditor/eval_auditor.py": (
+                "from llm_auditor.agent import root_agent\n"
+                'case = EvalCase(name="audit", agent=root_agent, first_message="x")\n'
+            ),
+            "data_science/eval_ds.py": (
+                'ds = EvalCase(name="ds", agent=LlmAgent(name="ds", model=ScriptedLlm(["ok"])),'
+                ' first_message="x")\n'
+            ),
+        }
+    )
+    (root / "pyproject.toml").write_text("[project]\nname = 'proj'\n")
+    monkeypatch.chdir(root)
+    if agent_on_the_path == "before":
+        monkeypatch.syspath_prepend(str(root / "agents"))
+    else:
+        monkeypatch.setattr(sys, "path", [*sys.path, str(root / "agents")])
+
+    found = discover(["llm_auditor", "data_science"])
+
+    assert sorted(f.case.name for f in found) == ["audit", "ds"]
+    assert sys.modules["llm_auditor"].__file__.endswith("agents/llm_auditor/__init__.py")

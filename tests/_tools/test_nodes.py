@@ -442,3 +442,34 @@ async def test_an_unmocked_tool_node_is_named_as_a_tool_node_of_its_workflow():
         "Tool `lookup` was called by tool node `lookup` of workflow `tooled` during eval"
     )
     assert RAN == []
+
+
+def _broken_mock(node_input: str) -> str:
+    raise RuntimeError("CMS down")
+
+
+def broken(node_input: str) -> str:
+    """A node of the workflow's own that fails."""
+    raise ValueError(f"cannot shout {node_input!r}")
+
+
+@pytest.mark.parametrize("whose", ["a node mock", "the node's own code"])
+async def test_a_node_that_raises_is_one_clean_error_without_adks_traceback(caplog, capfd, whose):
+    import sys
+
+    if whose == "a node mock":
+        ran = case(node_mocks={"shout": shout, "publish": _broken_mock})
+        error_type, said = "EvalToolError", "The mock for node `publish` raised RuntimeError: CMS"
+    else:
+        flow = Workflow(name="flow", edges=[(START, broken)])
+        ran = EvalCase(name="own", agent=flow, first_message="owls", node_mocks={"broken": broken})
+        error_type, said = "ValueError", "cannot shout"
+    with caplog.at_level(logging.DEBUG):
+        result = await run_eval(ran)
+
+    assert result.status == "error", result.explain()
+    assert result.error.type == error_type
+    assert said in result.error.message
+    assert [r for r in caplog.records if r.exc_info] == []
+    sys.stderr.flush()
+    assert "Traceback" not in capfd.readouterr().err

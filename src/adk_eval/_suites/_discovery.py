@@ -21,7 +21,10 @@ package (its folder has an ``__init__.py``) is imported as part of that package,
 so relative imports work; a file in a plain folder under the root is imported
 by its dotted path from the root (``scratch/try_it.py`` is ``scratch.try_it``),
 the name another eval file's ``from scratch.try_it import CASE`` finds, so the
-case is one object, run once.
+case is one object, run once. When that path's first name is a module or
+package elsewhere on the path (an eval folder ``llm_auditor/`` beside the agent
+package ``llm_auditor``), the file is imported as pytest does by default: by
+its basename, its folder first on ``sys.path``.
 
 Every problem is one `DiscoveryError` line: a path that does not exist, a file
 that fails to import (with the file and line), an eval file with no cases, two
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import fnmatch
 import importlib
+import importlib.machinery
 import importlib.util
 import re
 import sys
@@ -148,9 +152,27 @@ def _module_name(path: Path) -> tuple[str, Path]:
             relative = path.with_suffix("").relative_to(project).parts
         except ValueError:
             relative = ()
-        if len(relative) > 1 and all(part.isidentifier() for part in relative):
+        dotted = len(relative) > 1 and all(part.isidentifier() for part in relative)
+        if dotted and not _claimed_elsewhere(relative[0], project):
             return ".".join(relative), project
     return ".".join(parts), root
+
+
+def _claimed_elsewhere(top: str, project: Path) -> bool:
+    """Whether `top` names a module or package other than the project's folder `top`.
+
+    An eval folder named like an agent package (``llm_auditor/`` beside the
+    installed ``llm_auditor``) would be shadowed by it, or shadow it, under a
+    dotted name: its files are imported by their basename instead, their
+    folder first on the path, as pytest does.
+    """
+    folder = str(project / top)
+    loaded = sys.modules.get(top)
+    if loaded is not None:
+        return folder not in [str(Path(p).resolve()) for p in getattr(loaded, "__path__", [])]
+    others = [p for p in sys.path if Path(p or ".").resolve() != project]
+    spec = importlib.machinery.PathFinder.find_spec(top, others)
+    return spec is not None and spec.origin is not None  # a namespace portion merges
 
 
 def import_file(path: Path) -> ModuleType:

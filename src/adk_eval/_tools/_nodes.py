@@ -46,7 +46,8 @@ from google.adk.workflow._tool_node import _ToolNode
 
 from .._agent_tree import map_nodes, nodes_of
 from .._callables import call_user
-from .._errors import EvalSetupError
+from .._errors import EvalSetupError, EvalToolError
+from .._quiet import quiet
 
 __all__ = ["NodeRefusal", "with_node_mocks"]
 
@@ -146,9 +147,15 @@ class _Gate:
             return _worker_like(node, _function_node_like(node, self._gated(function, started)))
 
         async def mocked(**arguments: Any) -> Any:
-            return await call_user(
-                lambda values: mock(**values) if callable(mock) else mock, arguments
-            )
+            try:
+                return await call_user(
+                    lambda values: mock(**values) if callable(mock) else mock, arguments
+                )
+            except Exception as error:  # the result reports it: ADK need not log it too
+                detail = f"The mock for node `{node.name}` raised {type(error).__name__}: {error}"
+                raised = EvalToolError(node.name, arguments, detail=detail, kind="node")
+                quiet(raised)
+                raise raised from error
 
         return _worker_like(node, _function_node_like(node, mocked))
 
@@ -176,7 +183,7 @@ class _Gate:
         if inspect.isasyncgenfunction(function):
 
             async def gated_stream(*args: Any, **kwargs: Any) -> Any:
-                with watching(kwargs.get("ctx")):
+                with watching(kwargs.get("ctx")), _reported():
                     async for item in function(*args, **kwargs):
                         yield item
 
@@ -184,11 +191,26 @@ class _Gate:
         if inspect.iscoroutinefunction(function):
 
             async def gated(*args: Any, **kwargs: Any) -> Any:
-                with watching(kwargs.get("ctx")):
+                with watching(kwargs.get("ctx")), _reported():
                     return await function(*args, **kwargs)
 
             return functools.wraps(function)(gated)
-        return function  # sync code cannot await ctx.run_node
+
+        def plain(*args: Any, **kwargs: Any) -> Any:  # sync code cannot await ctx.run_node
+            with _reported():
+                return function(*args, **kwargs)
+
+        return functools.wraps(function)(plain)
+
+
+@contextlib.contextmanager
+def _reported() -> Iterator[None]:
+    """What a node's own code raises is the run's error: ADK need not log its traceback."""
+    try:
+        yield
+    except Exception as error:
+        quiet(error)
+        raise
 
 
 def _function_node_like(
