@@ -247,3 +247,30 @@ async def test_fixed_gap(adk_eval):  # marked but passes: xpassed fails, as in t
 
     result.assert_outcomes(xfailed=1, failed=1)
     result.stdout.fnmatch_lines(["*is expected to fail: no script for it yet*"])
+
+
+def test_an_expected_failure_passed_none_of_its_runs_and_a_repeated_xpass_fails(project):
+    project.makepyfile(
+        test_rates="""
+import dataclasses
+import pytest
+from eval_cases_for_plugin import bad, good
+
+async def test_known_gap(adk_eval):
+    await adk_eval.check(dataclasses.replace(bad, xfail="no script for it yet"))
+
+@pytest.mark.adk_eval(repeat=2, min_pass_rate=0.5)
+async def test_fixed_gap_with_a_rate(adk_eval):  # strict whatever the rate, as in the CLI
+    await adk_eval.check(dataclasses.replace(good, xfail="was broken"))
+"""
+    )
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--junitxml=report.xml")
+
+    result.assert_outcomes(xfailed=1, failed=1)
+    root = ET.parse(project.path / "report.xml").getroot()
+    rates = {
+        case.get("name"): {p.get("name"): p.get("value") for p in case.iter("property")}
+        for case in root.iter("testcase")
+    }
+    assert rates["test_known_gap"]["adk_eval.pass_rate"] == "0.000"  # its runs all failed
+    assert rates["test_fixed_gap_with_a_rate"]["adk_eval.pass_rate"] == "1.000"

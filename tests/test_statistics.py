@@ -7,7 +7,14 @@ import math
 
 import pytest
 
-from adk_eval._statistics import agreement, fisher, pass_at_k, pass_hat_k, wilson
+from adk_eval._statistics import (
+    agreement,
+    fisher,
+    pass_at_k,
+    pass_hat_k,
+    runs_to_decide,
+    wilson,
+)
 
 
 @pytest.mark.parametrize(
@@ -97,3 +104,12 @@ def test_cohens_kappa_against_a_hand_computed_table():
     assert found.kappa == pytest.approx(0.40)
     assert agreement([(True, True)] * 3).kappa is None  # no variation: kappa undefined
     assert agreement([(True, False), (False, True)]).kappa == pytest.approx(-1.0)
+
+
+@pytest.mark.parametrize(
+    ("cases", "runs"), [(1, 4), (3, 4), (4, 5), (12, 5), (13, 6), (46, 6), (47, 7)]
+)
+def test_runs_to_decide_is_the_fewest_runs_whose_flip_clears_holm(cases, runs):
+    assert runs_to_decide(cases) == runs
+    assert fisher(runs, runs, 0, runs)[0] < 0.05 / cases  # a complete flip is decided...
+    assert fisher(runs - 1, runs - 1, 0, runs - 1)[0] >= 0.05 / cases  # ...one run fewer is not

@@ -16,6 +16,8 @@ agent that passes only half the time.
   ``n_b``): the one-sided p-values that B is lower, or higher, than A only by
   chance. It is exact for any number of runs, which matters at the 1 to 10 runs
   a case gets; with one run on each side it can never decide (p >= 0.5).
+* `runs_to_decide`: the fewest runs a side at which any case can be decided
+  among a number of compared cases, Holm's correction included.
 
 * `agreement`: how well two raters (a judge and people) agree on pass/fail:
   raw agreement and Cohen's kappa, which discounts the agreement two raters
@@ -39,6 +41,7 @@ __all__ = [
     "fisher",
     "pass_at_k",
     "pass_hat_k",
+    "runs_to_decide",
     "settled",
     "wilson",
 ]
@@ -154,6 +157,26 @@ def fisher(a: int, n_a: int, b: int, n_b: int) -> tuple[float, float]:
     lower = sum(chance(x) for x in range(smallest, b + 1))
     higher = sum(chance(x) for x in range(b, largest + 1))
     return min(1.0, lower), min(1.0, higher)
+
+
+def runs_to_decide(cases: int, alpha: float = 0.05) -> int:
+    """The fewest runs a side at which a drop of one of `cases` compared cases can be decided.
+
+    A complete flip (n of n runs passed, then 0 of n) is the strongest evidence n
+    runs a side can give: Fisher's one-sided p is ``1 / C(2n, n)``. Holm's
+    correction tests the smallest p of `cases` at ``alpha / cases``, so no case is
+    decided before a complete flip clears that: 4 runs for one case (p = 0.014),
+    5 from 4 cases (0.05 / 4 = 0.0125), 6 from 13, 7 from 47.
+
+    Raises:
+        ValueError: `cases` is below 1, or `alpha` is not between 0 and 1.
+    """
+    if cases < 1 or not 0 < alpha < 1:
+        raise ValueError(f"need cases >= 1 and 0 < alpha < 1, got cases={cases}, alpha={alpha}")
+    runs = 1
+    while fisher(runs, runs, 0, runs)[0] >= alpha / cases:
+        runs += 1
+    return runs
 
 
 @dataclass(frozen=True)

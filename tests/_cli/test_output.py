@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from google.adk.agents import LlmAgent
 from rich.console import Console
@@ -88,25 +90,61 @@ async def test_a_case_without_metrics_is_not_reported_as_a_plain_pass():
     )
 
 
+LONG_METRIC = "the_handover_carries_the_patients_availability_for_tuesday"
+
+
+def split_names(text: str, name: str) -> list[str]:
+    """The pieces of `name` in `text` that are neither the whole name nor it cut with "…"."""
+    pieces = [p for p in re.split(r"[\s│┃,;:]+", text) if len(p) > 3 and p.rstrip("…") in name]
+    return [p for p in pieces if p != name and not (p.endswith("…") and name.startswith(p[:-1]))]
+
+
+@pytest.mark.parametrize("width", [60, 80, 100, 140])
 @pytest.mark.parametrize("repeat", [1, 2])
-async def test_at_80_columns_no_case_or_metric_name_is_cut(repeat):
+async def test_failed_metrics_are_never_split_inside_a_name(repeat, width):
     from adk_eval.metrics import state_metric
 
-    long_metric = "the_handover_carries_the_patients_availability_for_tuesday"
     cases = [
         EvalCase(
             name=name,
             agent=LlmAgent(name="a", model=ScriptedLlm(["ok"])),
             first_message="hi",
-            metrics=[state_metric(long_metric, "session", "handover", lambda v: v is not None)],
+            metrics=[
+                state_metric(metric, "session", "handover", lambda v: v is not None)
+                for metric in (LONG_METRIC, "asks_for_the_date")
+            ],
         )
         for name in NAMES
     ]
     suite = await run_eval_suite(cases, repeat=repeat)
-    console = Console(width=80, record=True, color_system=None)
+    console = Console(width=width, record=True, color_system=None)
     console.print(suite_table(suite))
-    text = "".join(console.export_text().split())  # what folded is read back whole
-    table_cells = text.replace("│", "").replace("┃", "")
-    for name in NAMES:
-        assert name.replace("-", "") in table_cells.replace("-", ""), console.export_text()
-    assert "…" not in console.export_text()
+    text = console.export_text()
+
+    assert max(map(len, text.splitlines())) <= width, text  # fits: nothing cropped at the edge
+    for metric in (LONG_METRIC, "asks_for_the_date"):
+        assert split_names(text, metric) == [], text
+        assert metric in text or f"{metric[:8]}" in text, text
+    for name in NAMES:  # never cut: whole on a line, or folded and read back whole
+        assert name in text or name in "".join(text.replace("│", "").split()), text
+
+
+async def test_the_rate_and_pass_hat_k_say_which_expected_failures_they_left_out():
+    from adk_eval._cli._output import summary_line
+    from adk_eval.metrics import state_metric
+
+    never = state_metric("escalated", "session", "escalation", lambda v: v == "999")
+    agent = LlmAgent(name="a", model=ScriptedLlm(["ok"]))
+    suite = await run_eval_suite(
+        [
+            EvalCase(name="greets", agent=agent, first_message="hi"),
+            EvalCase(name="gap", agent=agent, first_message="hi", metrics=[never], xfail="known"),
+        ],
+        repeat=3,
+    )
+
+    line = " ".join(render(summary_line(suite)).split())
+    assert "3 passed, 3 xfailed" in line
+    assert "pass rate 100% [44%, 100%] (95% interval; 3 xfailed run(s) left out)" in line
+    assert "pass^3 1/1 cases 100% [21%, 100%] (1 all-xfailed case(s) left out)" in line
+    assert "xfailed" in render(suite_table(suite))  # its own row: 0/3, failed as expected

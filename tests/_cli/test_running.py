@@ -773,17 +773,20 @@ broken = EvalCase(
 """
 
 
-def test_fail_on_agent_reports_a_setup_failure_without_failing(write_evals):
+def test_fail_on_agent_still_fails_on_an_error_unless_errors_are_allowed(write_evals):
     root = write_evals({"broken_eval.py": UNMOCKED})
 
     everything = invoke("run", str(root), "--no-store")
     assert everything.exit_code == 1
     assert "failures by party: setup 1" in everything.output
     only_agent = invoke("run", str(root), "--no-store", "--fail-on", "agent")
-    assert only_agent.exit_code == 0, only_agent.output
-    assert "--fail-on agent: 0 failure(s) count, 1 other(s) reported only" in only_agent.output
+    assert only_agent.exit_code == 1, only_agent.output  # a broken suite never passes silently
+    assert "gate errors: FAILED: 1 run(s) ended in error" in only_agent.output
+    assert "gate --fail-on agent: passed: 0 failure(s) count, 1 other(s)" in only_agent.output
     assert "attributed to: setup (confidence 0.95)" in only_agent.output
-    on_setup = invoke("run", str(root), "--no-store", "--fail-on", "setup")
+    allowed = invoke("run", str(root), "--no-store", "--fail-on", "agent", "--allow-errors")
+    assert allowed.exit_code == 0, allowed.output
+    on_setup = invoke("run", str(root), "--no-store", "--fail-on", "setup", "--allow-errors")
     assert on_setup.exit_code == 1
 
 

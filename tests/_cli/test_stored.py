@@ -1,10 +1,13 @@
-"""`adk-eval compare` on stored histories: decisions, the noise floor, and what fails CI."""
+"""`adk-eval compare` and `runs` on stored histories: decisions, noise, rates, what fails CI."""
 
 from __future__ import annotations
+
+import json
 
 from click.testing import CliRunner
 
 from adk_eval._cli._main import main
+from adk_eval._statistics import wilson
 from adk_eval.reporting._store import RunStore
 
 from ..reporting.test_viewer import report
@@ -105,3 +108,46 @@ def test_runs_marks_a_run_still_running_and_one_whose_process_ended(tmp_path):
     assert "run live (running)" in listed
     assert "run killed (ended early: its process stopped)" in listed
     assert "run 1 (" not in listed
+
+
+def test_compare_says_how_many_runs_can_decide_a_drop_among_its_cases(tmp_path):
+    steady = {f"steady{i}": [P] * 4 for i in range(3)}
+    db = store(tmp_path, {**steady, "breaks": [P] * 4}, {**steady, "breaks": [F] * 4})
+
+    result = compare(db, "--fail-on-regression")
+
+    # 4/4 -> 0/4 gives p = 1/70 = 0.014: decided alone, not above Holm's 0.05/4 = 0.0125
+    assert result.exit_code == 0, result.output
+    assert "no evidence (down)" in result.output
+    assert "use --repeat 5 or more" in " ".join(result.output.split()), result.output
+
+
+GAP = """
+agent = LlmAgent(name="a", model=ScriptedLlm(["Hello."]))
+never = state_metric("escalated", "session", "escalation", lambda v: v == "999")
+greets = EvalCase(name="greets", agent=agent, first_message="hi")
+gap = EvalCase(name="gap", agent=agent, first_message="hi", metrics=[never], xfail="known gap")
+"""
+
+
+def test_the_runs_list_and_the_viewer_count_the_runs_the_report_counts(write_evals, tmp_path):
+    root, db, json_path = (
+        write_evals({"gap_eval.py": GAP}),
+        tmp_path / "runs.db",
+        tmp_path / "r.json",
+    )
+    ran = CliRunner().invoke(
+        main, ["run", str(root), "--repeat", "3", "--db", str(db), "--json", str(json_path)]
+    )
+    assert ran.exit_code == 0, ran.output
+    report = json.loads(json_path.read_text())
+
+    listed = CliRunner(env={"COLUMNS": "200"}).invoke(main, ["runs", "--db", str(db)]).output
+    assert "3/3 (3 xfailed left out)" in listed, listed
+    assert " 100% " in listed
+    (point,) = RunStore(db).history()  # what the viewer's runs list and chart draw
+    assert point.pass_rate == report["pass_rate"] == 1.0
+    assert wilson(point.passes, point.runs).to_dict() == report["intervals"]["pass_rate"]
+    assert wilson(point.reliable, point.cases).to_dict() == report["intervals"]["pass_hat_k"]
+    (gap,) = RunStore(db).history("gap")  # a case's own history counts all its runs
+    assert (gap.runs, gap.passes) == (3, 0)

@@ -137,3 +137,22 @@ def test_the_noise_floor_is_the_largest_move_between_stored_runs():
     assert (floor.runs, floor.changed, floor.largest) == (4, 2, 0.5)
     assert str(floor) == "±50% (2/3)"
     assert str(noise_floor([1.0])) == "-"
+
+
+def test_expected_failures_are_left_out_of_the_tests_as_of_the_pass_rate():
+    passed, failed = run("passed", {}), run("failed", {}, passed=False)
+    before = report({"breaks": [passed] * 4, "gap": [passed] * 4}, repeat=4)
+    after = report({"breaks": [failed] * 4, "gap": [run("xfailed", {}, passed=False)] * 4}, 4)
+
+    comparison = compare_reports(before, after)
+
+    gap = next(c for c in comparison.changes if c.name == "gap")
+    assert (gap.decision, gap.p_value, gap.passes, gap.xfailed) == (
+        "no evidence",
+        None,  # nothing to test: every run of B failed as expected
+        (4, 4, 0, 0),
+        (0, 4),
+    )
+    # Holm's correction spans the one case tested: 4/4 -> 0/4 (p = 0.014) is decided
+    assert [c.name for c in comparison.decided_regressions] == ["breaks"]
+    assert comparison.passes == (8, 8, 0, 4)  # each run's pass rate: xfailed runs left out

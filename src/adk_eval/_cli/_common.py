@@ -1,6 +1,6 @@
 """What every command shares: exit codes, one-line errors, the console, option groups.
 
-Exit codes: 0 the suite passed (or reached ``--fail-under``), 1 it did not,
+Exit codes: 0 every gate passed, 1 one failed (`adk_eval._cli._gates`),
 2 a usage or set-up error (one line on stderr), 5 no case was selected,
 130 interrupted by Ctrl-C, 143 by SIGTERM (what finished is printed, reported and stored).
 

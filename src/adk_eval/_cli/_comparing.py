@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 from rich.text import Text
 
+from .._statistics import fisher, runs_to_decide
 from ._output import dollars
 
 if TYPE_CHECKING:
@@ -43,6 +44,8 @@ def comparison_table(
             decision = "expected failure -> real failure"  # its xfail marker is gone
         elif change.before in ("failed", "error", "terminated") and change.after == "xfailed":
             decision = "failure -> expected failure"
+        elif change.passes is not None and change.p_value is None:
+            decision = "not tested (xfail)"
         deltas = ", ".join(
             f"{name} {before:.2f} -> {after:.2f}"
             for name, (before, after) in change.metric_deltas.items()
@@ -60,10 +63,20 @@ def comparison_table(
 
 
 def _compared_cell(change: CaseChange) -> str:
-    """``6/6 -> 0/6`` (passes of runs), ``passed -> failed`` for one run, ``- -> passed``."""
-    if change.passes is not None and max(change.passes[1], change.passes[3]) > 1:
-        a, n_a, b, n_b = change.passes
-        return f"{a}/{n_a} -> {b}/{n_b}"
+    """``6/6 -> 0/6`` (passes of runs), ``passed -> failed`` for one run, ``- -> passed``.
+
+    Xfailed runs, left out of the counts, follow them: ``6/6 -> 0/0 +6 xfailed``.
+    """
+    if change.passes is None:
+        return f"{change.before or '-'} -> {change.after or '-'}"
+    a, n_a, b, n_b = change.passes
+    x_a, x_b = change.xfailed
+    if max(n_a + x_a, n_b + x_b) > 1:
+        before, after = (
+            f"{passes}/{runs}" + (f" +{xfailed} xfailed" if xfailed else "")
+            for passes, runs, xfailed in ((a, n_a, x_a), (b, n_b, x_b))
+        )
+        return f"{before} -> {after}"
     return f"{change.before or '-'} -> {change.after or '-'}"
 
 
@@ -85,11 +98,30 @@ def comparison_summary(comparison: Comparison) -> str:
     if comparison.cost_per_passing_run != (None, None):
         before, after = (dollars(c) for c in comparison.cost_per_passing_run)
         lines.append(f"cost per passing run: {before} -> {after}")
-    tested = [c.passes for c in comparison.changes if c.passes is not None]
-    if tested and all(min(p[1], p[3]) < 4 for p in tested):
-        lines.append(
-            "note: with fewer than 4 runs of a case on a side, no drop of that case is ever "
-            "decided (4/4 -> 0/4 gives p=0.014); use --repeat 4 or more to tell a "
-            "regression from noise"
-        )
+    note = _too_few_runs(comparison)
+    if note:
+        lines.append(note)
     return "\n".join(lines)
+
+
+def _too_few_runs(comparison: Comparison) -> str | None:
+    """Which tested cases have too few runs a side for any drop of theirs to be decided."""
+    tested = [c.passes for c in comparison.changes if c.passes and c.p_value is not None]
+    if not tested:
+        return None
+    need = runs_to_decide(len(tested), comparison.alpha)
+    short = sum(min(p[1], p[3]) < need for p in tested)
+    if not short:
+        return None
+    flip = fisher(need, need, 0, need)[0]
+    among = (
+        f"among {len(tested)} compared cases (Holm's correction tests the strongest drop at "
+        f"alpha/{len(tested)} = {comparison.alpha / len(tested):.3g})"
+        if len(tested) > 1
+        else f"at alpha {comparison.alpha:g}"
+    )
+    return (
+        f"note: {short} of {len(tested)} compared case(s) have fewer than {need} runs on a side; "
+        f"{among} no drop of theirs can be decided ({need}/{need} -> 0/{need} gives "
+        f"p={flip:.3g}); use --repeat {need} or more to tell a regression from noise"
+    )

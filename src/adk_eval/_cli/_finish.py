@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 
 from ._common import EXIT_FAILED, db_option, exit_process, fail, grouped
+from ._gates import gate_verdicts
 from ._output import (
     adaptive_line,
     budget_line,
@@ -36,14 +37,16 @@ class Reports:
         json_path: The JSON report (None: not written).
         junit_path: The JUnit XML (None: not written).
         html_path: The self-contained HTML report (None: not written).
-        fail_under: Succeed when the pass rate reaches this, instead of every run passing
-            (a run that ended in ``error`` still fails, unless `allow_errors`).
-        allow_errors: With `fail_under`, count ``error`` runs as failed runs.
+        fail_under: The pass rate gate: succeed when the pass rate reaches this, instead
+            of every run passing (a run that ended in ``error`` still fails, unless
+            `allow_errors`). See `adk_eval._cli._gates` for every gate.
+        allow_errors: Turn the errors gate off: the other gates judge ``error`` runs as
+            failed runs.
         db: The runs database.
         no_store: Do not append the run to the database.
         verbose: Explain every run, not only those that did not pass.
-        fail_on: Fail only on runs not ok that are attributed to these parties
-            (empty: on every run not ok).
+        fail_on: The party gate: fail on runs not ok attributed to these parties, instead
+            of on every run not ok (errors, xpassed and runs not run fail their own gates).
         live_run: The id the run was stored under as it started (None: stored at the end).
     """
 
@@ -92,14 +95,15 @@ report_options = grouped(
         "--fail-under",
         type=click.FloatRange(0, 1),
         metavar="RATE",
-        help="Succeed when the pass rate (0-1) reaches RATE, instead of requiring every "
-        "run to pass; a run that ended in error still fails (see --allow-errors).",
+        help="Succeed when the pass rate (0-1, xfailed runs left out) reaches RATE, instead of "
+        "requiring every run to pass; a run that ended in error, an xpassed run or a run not "
+        "run still fails the command (see --allow-errors).",
     ),
     click.option(
         "--allow-errors",
         is_flag=True,
-        help="With --fail-under: count runs that ended in error (a broken case: an unmocked "
-        "tool, a crashed mock) as failed runs instead of failing the gate.",
+        help="Do not fail on runs that ended in error (a broken case: an unmocked tool, a "
+        "crashed mock) as such: --fail-under and --fail-on judge them as failed runs.",
     ),
     db_option,
     click.option("--no-store", is_flag=True, help="Do not append the run to the database."),
@@ -112,7 +116,8 @@ report_options = grouped(
         multiple=True,
         metavar="PARTY",
         help="Fail only on failures attributed to PARTY (repeatable: agent, simulated_user, "
-        "setup, provider, unknown); the others are still reported.",
+        "setup, provider, unknown); the others are still reported. Runs that ended in error "
+        "still fail the command unless --allow-errors.",
     ),
 )
 """The options of whatever ends in a suite, handed to the command as ``reports``."""
@@ -190,31 +195,27 @@ def finish(
             out.print(line, markup=False, highlight=False)
     out.print(summary_line(suite))  # last: what a CI log's tail shows
     write_reports(out, suite, reports, command)
-    ok = suite.meets(reports.fail_under, allow_errors=reports.allow_errors)
-    if reports.fail_on:
-        ok = _only_parties(out, suite, reports.fail_on)
-    if reports.fail_under is not None:
-        out.print(f"pass rate {suite.pass_rate:.0%} (required {reports.fail_under:.0%})")
-        errors = suite.summary["errors"]
-        if errors and not reports.allow_errors:
-            out.print(
-                f"[bold red]{errors} run(s) ended in error[/]: an error is a broken case, not "
-                "flakiness, and fails the gate whatever the rate (--allow-errors counts them "
-                "as failed runs)"
-            )
-    exit_process(0 if ok else EXIT_FAILED, out, threads_before)
+    exit_process(_gated(out, suite, reports), out, threads_before)
 
 
-def _only_parties(out: Console, suite: EvalSuiteResult, parties: tuple[str, ...]) -> bool:
-    """``--fail-on``: whether no run that is not ok is attributed to one of `parties`."""
-    counted = [
-        r
-        for r in suite.results
-        if not r.ok and r.attribution is not None and r.attribution.party in parties
-    ]
-    others = sum(1 for r in suite.results if not r.ok) - len(counted)
-    out.print(
-        f"--fail-on {', '.join(parties)}: {len(counted)} failure(s) count, {others} other(s) "
-        "reported only" + (f"; {len(suite.not_run)} case(s) not run" if suite.not_run else "")
+def _gated(out: Console, suite: EvalSuiteResult, reports: Reports) -> int:
+    """The exit code the gates give (`adk_eval._cli._gates`): 1 when any fails.
+
+    With a gate option, each gate's verdict is printed, then which failed; without
+    one, the summary line already says why every run was not ok.
+    """
+    verdicts = gate_verdicts(
+        suite,
+        fail_under=reports.fail_under,
+        fail_on=reports.fail_on,
+        allow_errors=reports.allow_errors,
     )
-    return not counted and not suite.not_run
+    failed = [verdict for verdict in verdicts if verdict.failed]
+    if reports.fail_under is not None or reports.fail_on or reports.allow_errors:
+        for verdict in verdicts:
+            out.print(str(verdict), style="bold red" if verdict.failed else None, markup=False)
+        names = ", ".join(verdict.gate for verdict in failed)
+        out.print(
+            f"exit {EXIT_FAILED}: failed gate(s) {names}" if failed else "exit 0: every gate passed"
+        )
+    return EXIT_FAILED if failed else 0

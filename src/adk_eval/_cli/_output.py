@@ -21,10 +21,12 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from ._table import STYLE, dollars, outcome_text, suite_table
+
 if TYPE_CHECKING:
     from .._result import EvalResult
     from .._suites._inventory import RunsForReal
-    from .._suites._results import CaseStats, EvalSuiteResult
+    from .._suites._results import EvalSuiteResult
     from ..reporting._store import RunInfo
 
 __all__ = [
@@ -41,21 +43,6 @@ __all__ = [
     "suite_table",
     "warning_lines",
 ]
-
-_STYLE = {
-    "passed": "green",
-    "xfailed": "yellow",
-    "failed": "red",
-    "xpassed": "red",
-    "terminated": "magenta",
-    "error": "bold red",
-}
-
-
-def _outcome(result: EvalResult) -> Text:
-    """``PASSED``, ``XFAILED``, ...; ``PASSED (no metrics)`` for a pass that checked nothing."""
-    unchecked = " (no metrics)" if result.passed and not result.metrics else ""
-    return Text(result.outcome.upper() + unchecked, style=_STYLE.get(result.outcome, ""))
 
 
 def unchecked_line(suite: EvalSuiteResult) -> str | None:
@@ -91,7 +78,7 @@ class LiveProgress:
 
     def _counts_text(self) -> str:
         return " ".join(
-            f"[{_STYLE.get(outcome, '')}]{count} {outcome}[/]"
+            f"[{STYLE.get(outcome, '')}]{count} {outcome}[/]"
             for outcome, count in self.counts.items()
             if count or outcome in ("passed", "failed", "error")
         )
@@ -124,91 +111,12 @@ class LiveProgress:
             done = sum(self.counts.values())
             line = Text.assemble(
                 f"[{done}/{self.total if self.total is not None else '?'}] ",
-                _outcome(result),
+                outcome_text(result),
                 f" {result.name}"
                 + (f" (run {result.attempt + 1})" if result.attempt else "")
                 + f" ({replies(result.turns)}, {result.duration_ms / 1000:.1f}s)",
             )
             self.console.print(line, highlight=False)
-
-
-def _failed_metrics(result: EvalResult) -> str:
-    if result.error is not None:
-        from .._result._status import phase_words
-
-        where = phase_words(result.error.phase)
-        return f"error in {where}: {result.error.message.splitlines()[0][:80]}"
-    names = list(result.failed_metrics)
-    if result.termination_reason in ("max_turns", "max_duration", "max_model_calls"):
-        names.append(f"({result.termination_reason})")
-    return ", ".join(names)
-
-
-def _party(result: EvalResult) -> str:
-    """The party a run that did not pass is attributed to (flaky marked), else nothing."""
-    found = result.attribution
-    return "" if found is None else found.party + (" (flaky)" if found.flaky else "")
-
-
-def suite_table(suite: EvalSuiteResult) -> Table:
-    """One row per run (repeat 1) or per case (with repeats)."""
-    table = Table(title=None, show_lines=False, header_style="bold")
-    names = [result.name for result in suite.results] + list(suite.not_run)
-    # Case names are never cut (two names sharing a prefix must not look alike): the
-    # column keeps its width and folds what does not fit; the others give way.
-    table.add_column("Case", min_width=min(max(map(len, names), default=4), 60), overflow="fold")
-    party = any(result.attribution is not None for result in suite.results)
-    if suite.repeat == 1:
-        for column in ("Status", "Replies", "Duration", "Cost"):
-            right = column in ("Replies", "Duration", "Cost")
-            table.add_column(column, justify="right" if right else "left", no_wrap=True)
-        table.add_column("Failed metrics", overflow="fold", min_width=12)  # never cut
-        if party:
-            table.add_column("Party", no_wrap=True)
-        for result in suite.results:
-            row: list[str | Text] = [
-                result.name,
-                _outcome(result),
-                str(result.turns),
-                f"{result.duration_ms / 1000:.1f}s",
-                dollars(result.cost_usd),
-                _failed_metrics(result),
-            ]
-            table.add_row(*row, *([_party(result)] if party else []))
-    else:
-        table.add_column("Pass rate (95%)", no_wrap=True)
-        for column in ("pass^k", "pass@k", "Label", "Cost"):  # replies: in the JSON report
-            table.add_column(column, no_wrap=True)
-        table.add_column("Failed metrics", overflow="fold", min_width=12)
-        if party:
-            table.add_column("Party", no_wrap=True)
-        for stats in suite.cases:
-            parties = sorted({_party(r) for r in stats.runs if r.attribution is not None})
-            table.add_row(*_case_row(stats), *([", ".join(parties)] if party else []))
-    for name in suite.not_run:
-        if suite.repeat == 1:
-            table.add_row(name, Text("NOT RUN", style="dim"), "", "", "", "", *[""] * party)
-    return table
-
-
-def _case_row(stats: CaseStats) -> list[str | Text]:
-    runs = stats.runs
-    failed: set[str] = set()
-    for result in runs:
-        failed.update(_failed_metrics(result).split(", ") if not result.passed else [])
-    label_style = {"stable-pass": "green", "flaky": "yellow", "stable-fail": "red"}[stats.label]
-    interval = stats.pass_rate_interval
-    return [
-        stats.name,
-        f"{stats.passes}/{len(runs)}"
-        + ("" if len(runs) == stats.repeat else f" of {stats.repeat}")
-        + f" {interval.low:.0%}-{interval.high:.0%}",
-        Text("yes" if stats.pass_hat_k else "no", style="green" if stats.pass_hat_k else "red"),
-        Text("yes" if stats.pass_at_k else "no", style="green" if stats.pass_at_k else "red"),
-        Text(stats.label, style=label_style),
-        dollars(stats.cost_usd),
-        ", ".join(sorted(f for f in failed if f)),
-    ]
 
 
 def explanations(results: Sequence[EvalResult], *, every_run: bool = False) -> list[str]:
@@ -265,13 +173,6 @@ def runs_for_real_lines(inventory: RunsForReal) -> list[str]:
     return [head, *(f"  {line}" for line in inventory.lines())]
 
 
-def dollars(cost: float | None) -> str:
-    """``$0.0123`` (four significant digits below a cent), ``?`` for an unknown cost."""
-    if cost is None:
-        return "?"
-    return f"${cost:.2f}" if cost >= 1 else f"${cost:.4g}"
-
-
 def cost_words(suite: EvalSuiteResult) -> str:
     """``12,345 tokens, cost $0.0123 ($0.0041 per passing run)``, or why the cost is unknown."""
     if not suite.tokens:
@@ -293,7 +194,7 @@ def summary_line(suite: EvalSuiteResult) -> Text:
     order = ["passed", "failed", "errors", "terminated", "xfailed", "xpassed", "not_run"]
     labels = {"errors": "error(s)", "not_run": "not run"}
     parts = [
-        Text(f"{s[key]} {labels.get(key, key)}", style=_STYLE.get(key, ""))
+        Text(f"{s[key]} {labels.get(key, key)}", style=STYLE.get(key, ""))
         for key in order
         if s[key]
     ]
@@ -302,25 +203,41 @@ def summary_line(suite: EvalSuiteResult) -> Text:
     counted = s["total"] - s["not_run"] - s["xfailed"]
     if s["not_run"]:  # a rate over what ran must not read as the whole suite's
         line.append(f"; only {s['total'] - s['not_run']} of {s['total']} runs ran", style="bold")
+    # the rate, its interval and pass^k count the same runs, and say which they left out
+    xfailed = f"; {s['xfailed']} xfailed run(s) left out" if s["xfailed"] else ""
     if counted:
-        line.append(f"; pass rate {suite.pass_rate_interval} (95% interval)")
+        line.append(f"; pass rate {suite.pass_rate_interval} (95% interval{xfailed})")
+    elif s["xfailed"]:
+        line.append(f"; no pass rate: all {s['xfailed']} finished run(s) xfailed")
     counted_cases = suite.counted_cases
     if suite.repeat > 1 and counted_cases:
         reliable = sum(stats.pass_hat_k for stats in counted_cases)
         k = "k" if suite.adaptive is not None else str(suite.repeat)  # adaptive: each its own k
-        line.append(f"; pass^{k} {reliable}/{len(counted_cases)} cases {suite.pass_hat_k_interval}")
+        left_out = sum(1 for stats in suite.cases if stats.runs) - len(counted_cases)
+        line.append(
+            f"; pass^{k} {reliable}/{len(counted_cases)} cases {suite.pass_hat_k_interval}"
+            + (f" ({left_out} all-xfailed case(s) left out)" if left_out else "")
+        )
     return line
 
 
 def party_line(suite: EvalSuiteResult) -> str | None:
-    """``failures by party: agent 2, simulated_user 1`` (every run that did not pass)."""
+    """``failures by party: agent 2, simulated_user 1`` (every run that did not pass).
+
+    Expected failures are attributed too; the line says how many of them there are.
+    """
     counts: dict[str, int] = {}
     for result in suite.results:
         if result.attribution is not None:
             counts[result.attribution.party] = counts.get(result.attribution.party, 0) + 1
     if not counts:
         return None
-    return "failures by party: " + ", ".join(f"{p} {n}" for p, n in sorted(counts.items()))
+    xfailed = sum(1 for r in suite.results if r.attribution is not None and r.outcome == "xfailed")
+    return (
+        "failures by party: "
+        + ", ".join(f"{p} {n}" for p, n in sorted(counts.items()))
+        + (f" ({xfailed} of them xfailed, as expected)" if xfailed else "")
+    )
 
 
 def budget_line(suite: EvalSuiteResult) -> str | None:
@@ -345,17 +262,26 @@ def adaptive_line(suite: EvalSuiteResult) -> str | None:
 
 
 def runs_table(runs: Sequence[RunInfo]) -> Table:
-    """The stored runs, newest first."""
+    """The stored runs, newest first.
+
+    ``Passed`` counts the runs the pass rate counts (``3/3``), then what it left
+    out: ``(2 xfailed left out)``, ``(1 not run)``.
+    """
     table = Table(header_style="bold")
     for column in ("Run", "When", "Passed", "Pass rate"):
         table.add_column(column, no_wrap=True)
     table.add_column("Command", overflow="fold")
     for run in runs:
+        left_out = [
+            f"{count} {what}"
+            for count, what in ((run.xfailed, "xfailed left out"), (run.not_run, "not run"))
+            if count
+        ]
         table.add_row(
             str(run.id),
             run.created_at[:19].replace("T", " "),
-            f"{run.passed}/{run.total}",
-            f"{run.pass_rate:.0%}",
+            f"{run.passes}/{run.counted}" + (f" ({', '.join(left_out)})" if left_out else ""),
+            f"{run.pass_rate:.0%}" if run.counted else "-",  # no run counted: no rate
             run.command + _LIVE.get(run.live or "", ""),
         )
     return table

@@ -10,7 +10,10 @@ With ``repeat=k`` each case runs k times and gets per-case statistics:
 Every rate also comes with its 95 % Wilson interval (`adk_eval._statistics`): a
 case's pass rate over its runs, its pass^k and pass@k estimates for k fresh runs
 (the interval's ends raised to the k-th power), and the suite's pass rate over its
-runs and pass^k / pass@k over its cases. The suite's pass-rate interval treats
+runs and pass^k / pass@k over its cases. The suite's figures count the same
+runs: xfailed runs (expected failures) are left out of the rate and its interval,
+and a case whose every run was xfailed is left out of pass^k and pass@k; a
+case's own figures count all its runs. The suite's pass-rate interval treats
 runs as independent; when a few cases are repeated many times, the share of
 reliable cases (pass^k over cases) is the more honest figure.
 
@@ -267,14 +270,17 @@ class EvalSuiteResult:
         """Whether the suite passes a CI gate.
 
         Without `min_pass_rate`: every run finished and is ok (`ok`). With it: every
-        run finished, the pass rate reaches it, and no run ended in ``error``. A rate
-        absorbs an agent's flakiness; an error is a broken case (an unmocked tool, a
-        mock that crashed, a misconfiguration), never flaky, so it fails the gate
-        whatever the rate unless `allow_errors` counts errors as failed runs.
+        run finished, the pass rate reaches it, no run ended in ``error`` and no run
+        of an `xfail` case passed (``xpassed``: markers are strict). A rate absorbs an
+        agent's flakiness; an error is a broken case (an unmocked tool, a mock that
+        crashed, a misconfiguration), never flaky, so it fails the gate whatever the
+        rate unless `allow_errors` counts errors as failed runs.
         """
         if min_pass_rate is None:
             return self.ok
-        if self.not_run or (self.summary["errors"] and not allow_errors):
+        if self.not_run or self.summary["xpassed"]:
+            return False
+        if self.summary["errors"] and not allow_errors:
             return False
         return self.pass_rate >= min_pass_rate
 

@@ -14,6 +14,12 @@ and runs in A and in B (`adk_eval._statistics.fisher`):
 
 The suite gets the same test on its runs pooled over the cases in both (runs
 taken as independent). `CaseChange.kind` keeps the raw direction of the change.
+
+The tests count the runs the suite's pass rate counts: an ``xfailed`` run (a
+case marked `xfail` failing as expected) is left out, an ``xpassed`` one counts
+as passed. So a case whose runs were all expected failures on a side is not
+tested (``no evidence``, no p-value, outside Holm's correction), and
+``--fail-on-regression`` never fails on an expected failure.
 """
 
 from __future__ import annotations
@@ -56,11 +62,14 @@ class CaseChange:
         metric_deltas: Metric -> (mean score in A, mean score in B), for metrics
             in both runs whose mean score changed. A metric's score is its
             `score`, or 1/0 for passed/failed when it has none.
-        passes: ``(passes in A, runs in A, passes in B, runs in B)`` (cases in both).
+        passes: ``(passes in A, runs in A, passes in B, runs in B)`` (cases in both),
+            the runs the pass rate counts: xfailed runs left out.
         decision: ``regressed``, ``improved`` or ``no evidence`` (cases in both; see
             the module doc), None for added and removed cases.
         p_value: Fisher's one-sided p-value in the direction of the change (the
-            lower of the two when the rates are equal), before Holm's correction.
+            lower of the two when the rates are equal), before Holm's correction;
+            None when a side has no run to count (every one xfailed).
+        xfailed: ``(xfailed runs in A, in B)``, left out of `passes`.
     """
 
     name: str
@@ -73,6 +82,7 @@ class CaseChange:
     passes: tuple[int, int, int, int] | None = None
     decision: Decision | None = None
     p_value: float | None = None
+    xfailed: tuple[int, int] = (0, 0)
 
 
 @dataclass(frozen=True)
@@ -128,8 +138,9 @@ def _case_view(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
         view[case["name"]] = {
             "status": status,
             "rate": case["pass_rate"] if runs else None,
-            "passes": sum(run["outcome"] == "passed" for run in runs),
-            "runs": len(runs),
+            "passes": sum(run["outcome"] in ("passed", "xpassed") for run in runs),
+            "runs": sum(run["outcome"] != "xfailed" for run in runs),
+            "xfailed": sum(run["outcome"] == "xfailed" for run in runs),
             "scores": {name: sum(values) / len(values) for name, values in scores.items()},
         }
     return view
@@ -233,7 +244,10 @@ def compare_reports(
         else:
             kind = "unchanged"
         counts = (old["passes"], old["runs"], new["passes"], new["runs"])
-        decision, p_value = _decide(*counts, alpha)
+        decision: Decision = "no evidence"
+        p_value: float | None = None
+        if old["runs"] and new["runs"]:  # else every run of a side was an expected failure
+            decision, p_value = _decide(*counts, alpha)
         changes.append(
             CaseChange(
                 name=name,
@@ -246,6 +260,7 @@ def compare_reports(
                 passes=counts,
                 decision=decision,
                 p_value=p_value,
+                xfailed=(old["xfailed"], new["xfailed"]),
             )
         )
     both = [change.passes for change in changes if change.passes is not None]
@@ -255,12 +270,12 @@ def compare_reports(
         sum(c[2] for c in both),
         sum(c[3] for c in both),
     )
-    decision, p_value = _decide(*pooled, alpha)
+    suite_decision, suite_p = _decide(*pooled, alpha)
     return Comparison(
         changes=_holm(changes, alpha),
         alpha=alpha,
-        decision=decision,
-        p_value=p_value,
+        decision=suite_decision,
+        p_value=suite_p,
         passes=pooled,
         cost_per_passing_run=(_per_pass(before), _per_pass(after)),
     )

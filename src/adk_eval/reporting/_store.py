@@ -55,7 +55,11 @@ CREATE TABLE IF NOT EXISTS case_results (
 
 @dataclass(frozen=True)
 class RunInfo:
-    """One stored run, as listed."""
+    """One stored run, as listed.
+
+    `pass_rate` counts what `counted` says: finished runs, xfailed ones left out,
+    xpassed ones counted as passed (as the suite's pass rate does).
+    """
 
     id: int
     created_at: str
@@ -69,6 +73,19 @@ class RunInfo:
     repeat: int = 1
     duration_ms: float = 0.0
     live: str | None = None
+    xfailed: int = 0
+    xpassed: int = 0
+    not_run: int = 0
+
+    @property
+    def counted(self) -> int:
+        """The runs the pass rate counts: finished, not xfailed."""
+        return self.total - self.not_run - self.xfailed
+
+    @property
+    def passes(self) -> int:
+        """The runs the pass rate counts as passed (xpassed runs passed too)."""
+        return self.passed + self.xpassed
 
 
 @dataclass(frozen=True)
@@ -245,41 +262,62 @@ class RunStore:
 
     def runs(self, limit: int = 20) -> list[RunInfo]:
         """The latest runs, newest first."""
+        columns = [
+            "id",
+            "created_at",
+            "command",
+            "total",
+            "passed",
+            "pass_rate",
+            "failed",
+            "errors",
+            "terminated",
+            "repeat",
+            "duration_ms",
+        ]
+        counts = ("xfailed", "xpassed", "not_run")  # in the report only: older runs lack some
+        summary = [f"COALESCE(json_extract(report, '$.summary.{key}'), 0)" for key in counts]
         with self._connect(create=False) as db:
             rows = db.execute(
-                "SELECT id, created_at, command, total, passed, pass_rate, failed, errors, "
-                "terminated, repeat, duration_ms, json_extract(report, '$.running.pid') "
+                f"SELECT {', '.join(columns + summary)}, json_extract(report, '$.running.pid') "
                 "FROM runs ORDER BY id DESC LIMIT ?",
                 (limit,),
             ).fetchall()
-        return [replace(RunInfo(*row[:-1]), live=live_status(row[-1])) for row in rows]
+        names = [*columns, *counts]
+        return [
+            RunInfo(**dict(zip(names, row[:-1], strict=True)), live=live_status(row[-1]))
+            for row in rows
+        ]
 
     def history(self, case: str | None = None, limit: int = 200) -> list[CasePoint]:
         """Pass rate and pass^k of the latest `limit` runs, oldest first.
 
-        For one `case` (only the runs that hold it), or for every case of each run.
+        For one `case` (only the runs that hold it), every run of it counted, as its
+        own row in a report counts them. For every case of each run, counted as the
+        suite's pass rate and pass^k count them: xfailed runs left out of the runs,
+        a case whose every run was xfailed left out of the cases.
         """
         where, params = ("WHERE c.name = ?", (limit, case)) if case else ("", (limit,))
         with self._connect(create=False) as db:
             rows = db.execute(
-                "SELECT r.id, r.created_at, r.repeat, COUNT(*), SUM(c.status = 'passed') "
+                "SELECT r.id, r.created_at, r.repeat, COUNT(*), SUM(c.status = 'passed'), "
+                "SUM(c.outcome = 'xfailed') "
                 "FROM (SELECT id, created_at, repeat FROM runs ORDER BY id DESC LIMIT ?) r "
                 f"JOIN case_results c ON c.run_id = r.id {where} "
                 "GROUP BY r.id, c.name ORDER BY r.id",
                 params,
             ).fetchall()
         points: dict[int, CasePoint] = {}
-        for run_id, created_at, repeat, runs, passes in rows:
-            reliable = int(runs == repeat and passes == repeat)
-            seen = points.get(run_id)
-            points[run_id] = CasePoint(
-                run_id,
-                created_at,
-                (seen.cases if seen else 0) + 1,
-                (seen.runs if seen else 0) + runs,
-                (seen.passes if seen else 0) + passes,
-                (seen.reliable if seen else 0) + reliable,
-                repeat,
+        for run_id, created_at, repeat, runs, passes, xfailed in rows:
+            left_out = 0 if case else xfailed
+            counted = case is not None or xfailed < runs
+            seen = points.get(run_id) or CasePoint(run_id, created_at, 0, 0, 0, 0, repeat)
+            points[run_id] = replace(
+                seen,
+                cases=seen.cases + counted,
+                runs=seen.runs + runs - left_out,
+                passes=seen.passes + passes,
+                reliable=seen.reliable + (counted and runs == repeat and passes == repeat),
             )
         return list(points.values())
 
@@ -298,13 +336,15 @@ class RunStore:
     def case_rates(self, before_run: int, limit: int = 20) -> dict[str, list[float]]:
         """Each case's pass rate in the latest `limit` runs stored before `before_run`.
 
-        Oldest first; a case has a rate only in the runs that hold it.
+        Oldest first; a case has a rate only in the runs that hold it. Counted as
+        `compare` counts: xfailed runs left out (a run where all were has no rate).
         """
         with self._connect(create=False) as db:
             rows = db.execute(
                 "SELECT c.name, COUNT(*), SUM(c.status = 'passed') "
                 "FROM (SELECT id FROM runs WHERE id < ? ORDER BY id DESC LIMIT ?) r "
-                "JOIN case_results c ON c.run_id = r.id GROUP BY r.id, c.name ORDER BY r.id",
+                "JOIN case_results c ON c.run_id = r.id WHERE c.outcome != 'xfailed' "
+                "GROUP BY r.id, c.name ORDER BY r.id",
                 (before_run, limit),
             ).fetchall()
         rates: dict[str, list[float]] = {}
