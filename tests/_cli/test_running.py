@@ -797,3 +797,38 @@ def test_no_color_and_a_pipe_give_plain_text(tmp_path, write_evals):
     assert completed.returncode == 0, completed.stdout + completed.stderr
     assert "\x1b[" not in completed.stdout  # no escape codes in a CI log
     assert "1 passed" in completed.stdout
+
+
+MISFIT = """
+from adk_eval import ToolMock
+
+def lookup_order(order_id: str) -> dict:
+    \"\"\"Looks an order up.\"\"\"
+    raise AssertionError("mocked")
+
+
+agent = LlmAgent(
+    name="support",
+    model=ScriptedLlm(
+        [tool_call("lookup_order", {"id": "A1"}), "Which order?"], check_calls=False
+    ),
+    tools=[lookup_order],
+)
+case = EvalCase(
+    name="asks-back",
+    agent=agent,
+    first_message="where is my order",
+    tool_mocks={"lookup_order": ToolMock.returning({"status": "delivered"})},
+)
+"""
+
+
+def test_a_passed_run_with_a_call_adk_rejected_says_so_in_the_terminal(write_evals):
+    root = write_evals({"misfit_eval.py": MISFIT})
+    result = invoke("run", str(root / "misfit_eval.py"), "--no-store")
+
+    assert result.exit_code == 0, result.output
+    assert "warnings of runs that passed:" in result.output
+    line = next(x for x in result.output.splitlines() if "asks-back: call" in x)
+    assert 'support -> lookup_order({"id": "A1"}): rejected by ADK: ' in line
+    assert "did you mean `order_id`?" in line

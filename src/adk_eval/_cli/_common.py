@@ -14,6 +14,7 @@ import functools
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,6 +82,10 @@ def exit_process(code: int, out: Console, threads_before: set[int | None] | None
             for thread in threading.enumerate()
             if thread.ident not in threads_before and not thread.daemon and thread.is_alive()
         ]
+        deadline = time.monotonic() + 1.0  # a worker pool told to stop as the loop closed
+        for thread in left:
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        left = [thread for thread in left if thread.is_alive()]
         if left:
             names = ", ".join(thread.name for thread in left)
             out.print(

@@ -152,7 +152,7 @@ def warning_lines(results: Sequence[EvalResult], *, every_run: bool = False) -> 
     for result in results:
         if every_run or not result.passed:
             continue
-        for warning in result.warnings:
+        for warning in (*result.warnings, *_misfits(result)):
             attempts.setdefault((result.name, warning), []).append(result.attempt)
     if not attempts:
         return []
@@ -162,6 +162,21 @@ def warning_lines(results: Sequence[EvalResult], *, every_run: bool = False) -> 
             counted = ", ".join(str(attempt + 1) for attempt in runs)  # as people count
             name += f" (run{'s' if len(runs) > 1 else ''} {counted})"
         lines.append(f"  {name}: {warning}")
+    return lines
+
+
+def _misfits(result: EvalResult) -> list[str]:
+    """A passed run's calls that did not fit their tool (a real model's mistakes), a line each."""
+    if not result.argument_problems:
+        return []
+    from .._transcript import argument_lines  # ADK's types: only for a run that has some
+
+    lines: list[str] = []
+    for line in argument_lines(result.trace):
+        if line.startswith("  - ") and lines:
+            lines[-1] += (": " if lines[-1].endswith(("ADK", "answered")) else "; ") + line[4:]
+        else:
+            lines.append(f"call {line}")
     return lines
 
 
