@@ -702,8 +702,9 @@ def test_merge_says_what_ran_for_real_in_the_shards_and_their_warnings(write_eva
     assert lines[1:4] == [
         "runs for real besides the tools the cases provide:",
         "  callbacks: guard_eval.guard (before_model_callback of agent `a`)",
-        "  sandbox: warn (every case): processes, connections off this machine, name lookups "
-        "and file writes of the cases' own code are listed in each run's warnings",
+        "  sandbox: warn (every case): processes, signals, connections off this machine or to "
+        "Unix sockets, binds, name lookups and file writes of the cases' own code (threads it "
+        "starts included) are listed in each run's warnings",
     ]
     assert (
         "  guarded: sandbox: process `true` started, by before_model_callback guard_eval.guard "

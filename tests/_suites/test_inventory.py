@@ -70,6 +70,13 @@ class AnalyticsPlugin(BasePlugin):
         return None
 
 
+WARN = (
+    "processes, signals, connections off this machine or to Unix sockets, binds, name lookups "
+    "and file writes of the cases' own code (threads it starts included) are listed in each "
+    "run's warnings"
+)
+
+
 def lookup(order: str) -> dict:
     """Looks an order up."""
     return {"order": order}
@@ -154,10 +161,7 @@ async def test_a_suite_names_what_ran_for_real_and_every_report_carries_it(tmp_p
     posting = f"{__name__}.audit (after_tool_callback of agent `shop`)"
     assert shown.callbacks[0] == posting
     assert len(shown.callbacks) == 2
-    assert shown.sandbox == (
-        "warn (every case): processes, connections off this machine, name lookups and file "
-        "writes of the cases' own code are listed in each run's warnings",
-    )
+    assert shown.sandbox == ("warn (every case): " + WARN,)
     assert not shown.nothing
 
     report = suite_report(suite)
@@ -198,8 +202,7 @@ def test_suite_options_override_every_cases_modes_and_unknown_ones_are_refused()
         EvalCase(name="b", agent=agent, first_message="hi", sandbox="off", telemetry="keep"),
     ]
     assert runs_for_real(cases).sandbox == (
-        "warn (`a`): processes, connections off this machine, name lookups and file writes of "
-        "the cases' own code are listed in each run's warnings",
+        "warn (`a`): " + WARN,
         "off (`b`): not watched",
     )
     assert runs_for_real(cases, sandbox="strict").sandbox[0].startswith("strict (every case)")

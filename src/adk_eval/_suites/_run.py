@@ -190,10 +190,12 @@ def runs_for_real(
 
 
 _SANDBOX = {
-    "warn": "processes, connections off this machine, name lookups and file writes of the "
-    "cases' own code are listed in each run's warnings",
-    "strict": "the first process, outside connection, name lookup or file write of the "
-    "case's own code is refused and ends the run in an error",
+    "warn": "processes, signals, connections off this machine or to Unix sockets, binds, "
+    "name lookups and file writes of the cases' own code (threads it starts included) are "
+    "listed in each run's warnings",
+    "strict": "the first process, signal, outside connection, bind, name lookup or file "
+    "write of the case's own code (threads it starts included) is refused and ends the run "
+    "in an error",
     "off": "not watched",
 }
 
