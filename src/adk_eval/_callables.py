@@ -16,6 +16,7 @@ import asyncio
 import functools
 import inspect
 import textwrap
+import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -105,7 +106,9 @@ def describe(function: Callable[..., Any]) -> str | None:
 
     For a lambda the source is read and parsed; the lambda of the same arguments
     whose names and constants match the code object is the one described. None
-    when nothing can be said (no source, a callable object).
+    when nothing can be said (no source, a callable object). A lambda's text is
+    worked out once per code object: a metric evaluated on every run, or on
+    every stored session, does not read and parse its file again.
     """
     code = getattr(function, "__code__", None)
     name = getattr(function, "__name__", None)
@@ -113,8 +116,14 @@ def describe(function: Callable[..., Any]) -> str | None:
         return None
     if name != "<lambda>":
         return f"{name}(...)"
+    return _lambda_text(code)
+
+
+@functools.lru_cache(maxsize=4096)
+def _lambda_text(code: types.CodeType) -> str | None:
+    """The source of the lambda whose code object is `code` (see `describe`)."""
     try:
-        lines, _ = inspect.getsourcelines(function)
+        lines, _ = inspect.getsourcelines(code)
     except (OSError, TypeError):
         return None
     source = textwrap.dedent("".join(lines))
