@@ -17,6 +17,7 @@ from adk_eval import (
     UserAgents,
     run_eval,
 )
+from adk_eval._trace import ToolResponse
 from adk_eval.testing import ScriptedLlm, tool_call
 
 
@@ -263,6 +264,25 @@ async def test_a_function_that_is_not_the_agents_tool_is_a_setup_error(tool_log)
         await run_eval(case_for(agent, tool_mocks={"send_email": send_email_fake}))
     with pytest.raises(EvalSetupError, match="is a dict; wrap the function in ToolMock"):
         await run_eval(case_for(agent, tool_mocks={"send_email": {"execute": send_email_fake}}))
+
+
+async def test_the_hint_for_a_plain_function_is_code_that_runs(tool_log):
+    send_email, _, _, _ = make_tools(tool_log)
+    model = ScriptedLlm([tool_call("send_email", {"to": "bob@example.com", "body": "hi"}), "ok"])
+    agent = LlmAgent(name="mailer", model=model, tools=[send_email])
+
+    def send_email_fake(to: str, body: str) -> dict:
+        return {"queued_for": to}
+
+    with pytest.raises(EvalSetupError) as refused:
+        await run_eval(case_for(agent, tool_mocks={"send_email": send_email_fake}))
+    hint = str(refused.value).rsplit("wrap it: ", 1)[1]
+    mock = eval(hint, {"ToolMock": ToolMock, "send_email_fake": send_email_fake})
+    result = await run_eval(case_for(agent, tool_mocks={"send_email": mock}))
+    assert result.passed, result.explain()
+    [response] = [i for i in result.trace.items if isinstance(i, ToolResponse)]
+    assert response.response == {"queued_for": "bob@example.com"}
+    assert tool_log.calls == []  # the fake answered; the real tool never ran
 
 
 async def test_code_executor_that_cannot_be_intercepted_fails_closed(tool_log):

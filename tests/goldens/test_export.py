@@ -122,7 +122,7 @@ def test_no_user_turn_is_an_error():
 def test_ids_are_the_snake_case_agent_name_and_a_timestamp():
     assert snake_case("MathAgent") == "math_agent"
     assert snake_case("math-agent 2") == "math_agent_2"
-    assert golden_eval_id("MathAgent", 1_766_500_200) == "math_agent_2025-12-23T14:30:00"
+    assert golden_eval_id("MathAgent", 1_766_500_200) == "math_agent_2025-12-23T14-30-00"
 
 
 # ADK 2.13 deprecates SequentialAgent for Workflow; real agents still use it.

@@ -1,10 +1,15 @@
-"""`StudioPlugin` against studios that misbehave: one error type, and `timeout` is the bound."""
+"""`StudioPlugin` against studios that misbehave: one error type, and `timeout` is the bound.
+
+What the app sees is checked the documented way: ``except StudioUnavailableError``
+around ``with unwrap_studio_errors():`` (ADK wraps a plugin's error in a RuntimeError).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import socket
 import time
+from contextlib import nullcontext
 
 import pytest
 from google.adk.agents import LlmAgent
@@ -17,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from adk_eval.studio import StudioPlugin, StudioUnavailableError
+from adk_eval.studio import StudioPlugin, StudioUnavailableError, unwrap_studio_errors
 from adk_eval.testing import ScriptedLlm
 
 from ..conftest import serving
@@ -43,8 +48,8 @@ def studio(create=None, answer=None) -> Starlette:
     )
 
 
-async def call_model(url: str, **plugin: object) -> BaseException | list[str]:
-    """One targeted model call through an App with the plugin; its error or its texts."""
+async def run_app(url: str, *, unwrap: bool = True, **plugin: object) -> list[str]:
+    """One targeted model call through an App with the plugin (as docs/studio.md shows it)."""
     agent = LlmAgent(name="triage", model=ScriptedLlm(["the real model must not answer"]))
     app = App(name="their_app", root_agent=agent, plugins=[StudioPlugin(url, "t", **plugin)])
     service = InMemorySessionService()
@@ -52,26 +57,52 @@ async def call_model(url: str, **plugin: object) -> BaseException | list[str]:
     session = await service.create_session(app_name="their_app", user_id="u")
     texts: list[str] = []
     try:
-        async for event in runner.run_async(
-            user_id="u",
-            session_id=session.id,
-            new_message=types.Content(role="user", parts=[types.Part(text="hi")]),
-        ):
-            texts += [p.text for p in (event.content.parts if event.content else []) if p.text]
-    except Exception as error:  # what the app sees is what is checked
-        return error
+        with unwrap_studio_errors() if unwrap else nullcontext():
+            async for event in runner.run_async(
+                user_id="u",
+                session_id=session.id,
+                new_message=types.Content(role="user", parts=[types.Part(text="hi")]),
+            ):
+                texts += [p.text for p in (event.content.parts if event.content else []) if p.text]
     finally:
         await runner.close()
     return texts
 
 
+async def call_model(url: str, **plugin: object) -> StudioUnavailableError | list[str]:
+    """The texts of one targeted model call, or the `StudioUnavailableError` the app caught."""
+    try:
+        return await run_app(url, **plugin)
+    except StudioUnavailableError as error:  # the documented except
+        return error
+
+
 def raised(outcome: object) -> StudioUnavailableError:
-    """The `StudioUnavailableError` behind what the app saw (ADK may wrap it)."""
-    error = outcome
-    while isinstance(error, BaseException) and not isinstance(error, StudioUnavailableError):
-        error = error.__cause__ or error.__context__
-    assert isinstance(error, StudioUnavailableError), repr(outcome)
-    return error
+    assert isinstance(outcome, StudioUnavailableError), repr(outcome)
+    return outcome
+
+
+async def test_adk_wraps_the_plugins_error_and_unwrap_studio_errors_raises_it_as_itself():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    with pytest.raises(RuntimeError) as wrapped:  # ADK 2.13: "Error in plugin ..."
+        await run_app(closed, unwrap=False, timeout=10)
+    assert not isinstance(wrapped.value, StudioUnavailableError)
+    assert isinstance(wrapped.value.__cause__, StudioUnavailableError)
+    with pytest.raises(StudioUnavailableError, match="failed: All connection attempts failed"):
+        await run_app(closed, timeout=10)
+
+
+def test_unwrap_studio_errors_leaves_other_errors_alone():
+    for error in (RuntimeError("boom"), ValueError("bad")):
+        with pytest.raises(type(error)) as caught, unwrap_studio_errors():
+            raise error
+        assert caught.value is error
+    unavailable = StudioUnavailableError("not reachable")
+    with pytest.raises(StudioUnavailableError) as caught, unwrap_studio_errors():
+        raise unavailable
+    assert caught.value is unavailable
 
 
 async def test_a_studio_that_never_answers_is_given_up_on_after_timeout():

@@ -53,7 +53,7 @@ def test_remote_contents_render_as_the_events_they_came_from():
             "name": "add",
             "call_id": "c1",
             "response": {"r": 8},
-            "author": "user",
+            "author": "calc",  # as in ADK: the agent's, in the user's role
             "at": None,
         },
         {
@@ -63,7 +63,7 @@ def test_remote_contents_render_as_the_events_they_came_from():
             "error_type": "IOError",
             "message": "x",
             "response": {"error": {"type": "IOError", "message": "x"}},
-            "author": "user",
+            "author": "calc",
             "at": None,
         },
         {"kind": "final", "text": "8.", "author": "calc", "at": None},

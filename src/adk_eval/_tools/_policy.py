@@ -366,10 +366,12 @@ def _not_the_agents_tool(name: str, value: Any) -> str:
             f"tool_mocks={{{name!r}: ToolMock(execute)}}"
         )
     if callable(value) or isinstance(value, BaseTool):
+        function = getattr(value, "__name__", "fn")
         return (
             f"tool_mocks[{name!r}] is {value!r}, which is not the agent's `{name}` tool. "
             "To run the real tool, pass the exact tool object or function the agent "
-            f"uses; to replace it, wrap your function: ToolMock({getattr(value, '__name__', 'fn')})"
+            "uses; to answer with your function (ToolMock calls `execute(args, ctx)`), "
+            f"wrap it: ToolMock(lambda args, ctx: {function}(**args))"
         )
     return (
         f"tool_mocks[{name!r}] must be a ToolMock or the agent's own `{name}` tool, "

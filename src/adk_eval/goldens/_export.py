@@ -46,9 +46,13 @@ def snake_case(name: str) -> str:
 
 
 def golden_eval_id(agent_name: str, when: float | None = None) -> str:
-    """``{snake_case_agent_name}_{iso_timestamp}``, e.g. ``math_agent_2026-11-22T10:00:00``."""
+    """``{snake_case_agent_name}_{timestamp}``, e.g. ``math_agent_2026-11-22T10-00-00`` (UTC).
+
+    No ``:`` or ``,``: ``adk eval AGENT 'file.evalset.json:ID1,ID2'`` splits there,
+    so only such an id can be selected on its command line.
+    """
     moment = datetime.fromtimestamp(when if when is not None else time.time(), UTC)
-    return f"{snake_case(agent_name)}_{moment.strftime('%Y-%m-%dT%H:%M:%S')}"
+    return f"{snake_case(agent_name)}_{moment.strftime('%Y-%m-%dT%H-%M-%S')}"
 
 
 def to_golden(
@@ -64,7 +68,7 @@ def to_golden(
 
     Args:
         result_or_session: An `EvalResult` from `run_eval`, or any ADK `Session`.
-        eval_id: Defaults to ``{snake_case_agent_name}_{iso_timestamp}``.
+        eval_id: Defaults to `golden_eval_id` (``{snake_case_agent_name}_{timestamp}``).
         agent_name: Used for the default eval id; defaults to the root agent of
             a run (else the first agent that speaks in the session's events).
         app_name: ``session_input.app_name``; defaults to the agent name. `adk

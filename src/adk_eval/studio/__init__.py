@@ -2,7 +2,8 @@
 
 * `SimulatedAgentConfig`: an agent to play and where its goldens go.
 * `StudioPlugin`: remote mode, for your own ADK app; `StudioUnavailableError`, the
-  one error it raises.
+  one error it raises, which ADK wraps in a ``RuntimeError`` (`unwrap_studio_errors`
+  raises it as itself).
 * ``adk-eval studio TARGET`` starts it (see ``docs/studio.md``).
 
 Names are imported on first use: the server's dependencies load only when needed.
@@ -17,14 +18,20 @@ from .._lazy import lazy_names
 if TYPE_CHECKING:
     from .._errors import StudioUnavailableError
     from ._config import SimulatedAgentConfig
-    from ._remote import StudioPlugin
+    from ._remote import StudioPlugin, unwrap_studio_errors
 
-__all__ = ["SimulatedAgentConfig", "StudioPlugin", "StudioUnavailableError"]
+__all__ = [
+    "SimulatedAgentConfig",
+    "StudioPlugin",
+    "StudioUnavailableError",
+    "unwrap_studio_errors",
+]
 
 _EXPORTS = {
     "SimulatedAgentConfig": "_config",
     "StudioPlugin": "_remote",
     "StudioUnavailableError": "._errors",  # adk_eval._errors
+    "unwrap_studio_errors": "_remote",
 }
 
 

@@ -10,12 +10,16 @@ and, while something in this process waits for it, a future. Three kinds:
   the batch is answered.
 
 `answer` checks an answer against its request before it is stored or delivered.
+A request can carry ``answer_by`` (a time): its waiter gives up then (a remote
+app's `StudioPlugin` timeout); a later answer is refused, as is one to a request
+the waiter gave up on (`abandon`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -40,7 +44,10 @@ from ._protocol import (
 )
 from ._store import RequestRow, StudioStore
 
-__all__ = ["Answered", "Broker"]
+__all__ = ["ANSWER_BY", "Answered", "Broker"]
+
+ANSWER_BY = "answer_by"
+"""The payload key of the time (``time.time()``) after which no one waits for the answer."""
 
 
 @dataclass
@@ -149,6 +156,16 @@ class Broker:
         row = await self._store.get_request(request_id)
         if row is None:
             raise StudioNotFoundError(f"no request {request_id}")
+        answer_by = row.payload.get(ANSWER_BY) if row.kind == "model" else None
+        if row.status == "pending" and answer_by is not None and time.time() > answer_by:
+            await self.abandon(request_id)
+            row.status = "abandoned"
+        if row.status == "abandoned":
+            raise StudioConflictError(
+                f"request {request_id} is no longer awaited: the app that asked stopped waiting "
+                "for the answer (its StudioPlugin timed out, or its run ended), so this answer "
+                "was not used; the app's next model call will appear as a new request"
+            )
         if row.status != "pending":
             raise StudioConflictError(f"request {request_id} is {row.status}; reload the session")
         waiter = self._waiters.get(request_id)
@@ -169,6 +186,11 @@ class Broker:
         if waiter is not None and delivered:
             waiter.future.set_result(value)
         return Answered(row, value, delivered)
+
+    async def abandon(self, request_id: str) -> bool:
+        """Closes a pending request no one waits for any more; False if it was not pending."""
+        self._waiters.pop(request_id, None)
+        return await self._store.close_request(request_id, "abandoned")
 
     async def remote_answer(self, request_id: str, wait: float) -> dict[str, Any] | None:
         """The answer to a remote model call, waiting up to `wait` seconds (None if not yet).

@@ -26,7 +26,7 @@ from .._errors import StudioConflictError, StudioInvalidError
 from ._agent_session import AgentSessions
 from ._case_session import CaseSessions
 from ._config import StudioTarget, find_target
-from ._export import case_session, export_golden
+from ._export import case_session, export_golden, remote_export_path, remote_session
 from ._parts import StudioParts
 from ._remote_session import RemoteSessions
 from ._store import SessionRow, StudioStore
@@ -135,10 +135,25 @@ class StudioEngine:
     # -- remote sessions (StudioPlugin) ----------
 
     async def remote_request(
-        self, client_session: str, agent_name: str, payload: dict[str, Any]
+        self,
+        client_session: str,
+        agent_name: str,
+        payload: dict[str, Any],
+        *,
+        answer_within: float | None = None,
     ) -> str:
-        """Queues a model call from a `StudioPlugin`; returns the request id."""
-        return await self.remotes.request(client_session, agent_name, payload)
+        """Queues a model call from a `StudioPlugin` (which waits `answer_within` s); its id."""
+        return await self.remotes.request(
+            client_session, agent_name, payload, answer_within=answer_within
+        )
+
+    async def remote_abandon(self, request_id: str, reason: str) -> None:
+        """A `StudioPlugin` stopped waiting for the answer to `request_id`."""
+        await self.remotes.abandon(request_id, reason)
+
+    async def remote_run_ended(self, client_session: str, error: str | None) -> None:
+        """A run of a remote app that asked the studio ended (with `error`, if it failed)."""
+        await self.remotes.run_ended(client_session, error)
 
     async def remote_answer(self, request_id: str, wait: float) -> dict[str, Any] | None:
         """The answer to a remote request, waiting up to `wait` seconds (None if not yet)."""
@@ -173,6 +188,7 @@ class StudioEngine:
             events=await self._events(row),
             running_tools=self.parts.tools.running(session_id),
             target=self.targets.get(row.target),
+            export_path=remote_export_path(row) if row.kind == "remote" else None,
         )
 
     async def export(self, session_id: str) -> dict[str, Any]:
@@ -188,14 +204,23 @@ class StudioEngine:
                 "finish the conversation first: export needs a user message and a final "
                 "response, with nothing pending"
             )
-        target = self.target(row.target)
-        if target.case is not None:
-            session = case_session(row, await self.cases.events(row))
-            record = await export_golden(target, session, target.case.initial_state)
+        if row.kind == "remote":
+            session = remote_session(row, await self.store.requests(session_id))
+            agent = session.events[-1].author  # the played agent gave the final response
+            record = await export_golden(
+                remote_export_path(row), session, agent_name=agent, app_name=session.app_name
+            )
+        elif (target := self.target(row.target)).case is not None:
+            record = await export_golden(
+                target.export_path,
+                case_session(row, await self.cases.events(row)),
+                agent_name=target.agent.name,
+                initial_state=target.case.initial_state,
+            )
         else:
             stored = await self.agents.adk_session(row)
             assert stored is not None
-            record = await export_golden(target, stored, None)
+            record = await export_golden(target.export_path, stored, agent_name=target.agent.name)
         exports = [*row.detail.get("exports", []), record]
         await self.store.update_session(session_id, detail={**row.detail, "exports": exports})
         await self.parts.notifier.changed(session_id)

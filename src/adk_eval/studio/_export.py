@@ -1,9 +1,16 @@
-"""Export: a finished studio session appended to its target's EvalSet file as a golden."""
+"""Export: a finished studio session appended to an EvalSet file as a golden.
+
+Agent and eval-case sessions go to their target's file. A remote session goes
+to ``{snake_case(app name)}.evalset.json`` in the studio's working directory,
+its golden's ``app_name`` the remote app's (``adk eval`` runs the agent folder of
+that name).
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -13,12 +20,18 @@ from google.adk.sessions import Session
 from .._errors import StudioConflictError
 from .._state import flatten_state
 from .._turns import DEFAULT_USER_ID
-from ..goldens._evalset import EvalSetFileError, append_golden
-from ..goldens._export import to_golden
-from ._config import StudioTarget
-from ._store import SessionRow
+from ..goldens._evalset import EvalSetFileError, append_golden, resolve_path
+from ..goldens._export import snake_case, to_golden
+from ._store import RequestRow, SessionRow
+from ._views import remote_events
 
-__all__ = ["case_session", "export_golden"]
+__all__ = [
+    "case_session",
+    "export_golden",
+    "remote_app_name",
+    "remote_export_path",
+    "remote_session",
+]
 
 
 def case_session(row: SessionRow, events: list[Event]) -> Session:
@@ -29,12 +42,44 @@ def case_session(row: SessionRow, events: list[Event]) -> Session:
     )
 
 
+def remote_app_name(row: SessionRow) -> str:
+    """The name of the remote app a remote session came from."""
+    return str(row.detail.get("client_session", "")).split("/", 1)[0] or "remote_app"
+
+
+def remote_export_path(row: SessionRow) -> Path:
+    """Where a remote session's export goes: ``{snake_case(app)}.evalset.json``."""
+    return resolve_path(f"{snake_case(remote_app_name(row))}.evalset.json")
+
+
+def remote_session(row: SessionRow, requests: Sequence[RequestRow]) -> Session:
+    """A remote session as an ADK `Session`: the conversation the played model saw.
+
+    Its state is empty: the studio never sees the remote app's state.
+    """
+    parts = str(row.detail.get("client_session", "")).split("/")
+    user_id = parts[1] if len(parts) > 2 else DEFAULT_USER_ID
+    return Session(
+        id=row.id, app_name=remote_app_name(row), user_id=user_id, events=remote_events(requests)
+    )
+
+
 async def export_golden(
-    target: StudioTarget,
+    path: Path,
     session: Session,
-    initial_state: Mapping[str, Mapping[str, Any]] | None,
+    *,
+    agent_name: str,
+    app_name: str | None = None,
+    initial_state: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Appends `session` to the target's EvalSet file as a golden case.
+    """Appends `session` to the EvalSet file at `path` as a golden case.
+
+    Args:
+        path: The EvalSet file.
+        session: The conversation.
+        agent_name: Names the default eval id (and a new file's set).
+        app_name: The golden's ``session_input.app_name`` (default: `agent_name`).
+        initial_state: Scoped state the conversation started with.
 
     Returns:
         The export record the page lists: path, eval id, case count, whether the
@@ -43,14 +88,15 @@ async def export_golden(
     Raises:
         StudioError: The file is not a valid EvalSet (409; it is left untouched).
     """
-    agent = target.agent
     golden = to_golden(
-        session, agent_name=agent.name, app_name=agent.name, initial_state=initial_state
+        session,
+        agent_name=agent_name,
+        app_name=app_name or agent_name,
+        user_id=session.user_id,
+        initial_state=initial_state,
     )
     try:
-        result = await anyio.to_thread.run_sync(
-            append_golden, target.export_path, golden, agent.name
-        )
+        result = await anyio.to_thread.run_sync(append_golden, path, golden, app_name or agent_name)
     except EvalSetFileError as error:
         raise StudioConflictError(str(error)) from None
     return {

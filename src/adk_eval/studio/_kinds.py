@@ -32,13 +32,16 @@ Phase: TypeAlias = Literal[
 ]
 """Where a session is: running, waiting for the person (as the model, for a
 long-running tool's answer, or as a user agent), idle between user messages
-(agent sessions), or finished (eval-case sessions)."""
+(agent sessions) or between the runs of a remote app, or finished (eval-case
+sessions)."""
 
 RequestKind: TypeAlias = Literal["model", "user", "tool_answer"]
 """What the person answers: a model call, a user agent's turn, a long-running tool."""
 
-RequestStatus: TypeAlias = Literal["pending", "answered", "superseded"]
-"""``superseded``: the run that waited for it was lost (a server restart)."""
+RequestStatus: TypeAlias = Literal["pending", "answered", "superseded", "abandoned"]
+"""``superseded``: the run that waited for it was lost (a server restart);
+``abandoned``: the remote app that asked stopped waiting (its `StudioPlugin`
+timed out, failed or its run ended)."""
 
 ToolUserRole = NewType("ToolUserRole", str)
 """``tool_user:<tool>``: the person answers one tool's yields in place of its user agent."""

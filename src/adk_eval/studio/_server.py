@@ -24,7 +24,6 @@ no-referrer``.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -52,6 +51,7 @@ from .._web import (
     static_text,
     stopping,
 )
+from ._bodies import MAX_BODY_BYTES, MAX_JSON_DEPTH, BodyError, read_body
 from ._engine import StudioEngine
 from ._kinds import Role, tool_user_role
 from ._views import agent_view
@@ -69,10 +69,6 @@ __all__ = [
 HEADER = "X-Studio-Token"
 COOKIE = "adk_eval_studio"
 _STATIC = ("studio.js", "studio.css")
-MAX_BODY_BYTES = 1024 * 1024
-"""The largest request body the studio reads (1 MiB)."""
-MAX_JSON_DEPTH = 64
-"""The deepest JSON nesting a request body may have."""
 MAX_PROBLEMS = 20
 """Problems an error answer lists at most (then how many more there are)."""
 
@@ -91,46 +87,6 @@ def _problems(problems: list[str]) -> list[str]:
     return shown
 
 
-def _unicode(text: str) -> bool:
-    """Whether `text` is Unicode text (no lone surrogate, as an escaped one in JSON gives)."""
-    if text.isascii():
-        return True
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _json_problem(value: Any) -> str | None:
-    """What is wrong with parsed JSON `value` (checked without recursion), if anything.
-
-    It may nest at most `MAX_JSON_DEPTH` levels, and its strings (keys too) must
-    be Unicode text.
-    """
-    pending = [(value, 0)]
-    while pending:
-        item, depth = pending.pop()
-        if depth > MAX_JSON_DEPTH:
-            return f"the request body nests deeper than {MAX_JSON_DEPTH} levels"
-        if isinstance(item, str) and not _unicode(item):
-            return "the request body has a string that is not Unicode text (a lone surrogate)"
-        if isinstance(item, dict):
-            pending.extend((key, depth + 1) for key in item)
-            pending.extend((child, depth + 1) for child in item.values())
-        elif isinstance(item, list):
-            pending.extend((child, depth + 1) for child in item)
-    return None
-
-
-class _BodyError(StudioInvalidError):
-    """A request body the server refuses before reading it: not JSON (400), too big (413)."""
-
-    def __init__(self, message: str, status: int) -> None:
-        super().__init__(message)
-        self.status = status
-
-
 _STATUSES: tuple[tuple[type[StudioError], int], ...] = (
     (StudioGoneError, 410),
     (StudioNotFoundError, 404),
@@ -142,42 +98,9 @@ _STATUSES: tuple[tuple[type[StudioError], int], ...] = (
 
 def status_of(error: StudioError) -> int:
     """The HTTP status the server answers `error` with."""
-    if isinstance(error, _BodyError):
+    if isinstance(error, BodyError):
         return error.status
     return next((status for kind, status in _STATUSES if isinstance(error, kind)), 400)
-
-
-def _no_constant(name: str) -> Any:
-    """Refuses ``NaN`` and ``Infinity``, which JSON itself does not have."""
-    raise ValueError(f"{name} is not JSON")
-
-
-def _finite(text: str) -> float:
-    """A JSON number with a fraction or exponent; refuses one too large for a float."""
-    number = float(text)
-    if not math.isfinite(number):
-        raise ValueError(f"{text} does not fit a float")
-    return number
-
-
-def _parse_json(raw: bytes) -> Any:
-    """The JSON value in `raw`.
-
-    Raises:
-        _BodyError: (400) `raw` is not UTF-8 JSON (``NaN``, ``Infinity`` and numbers
-            Python will not convert included), nests deeper than `MAX_JSON_DEPTH`, or
-            has a string that is not Unicode text.
-    """
-    try:
-        data = json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
-    except RecursionError:
-        raise _BodyError("the request body nests too deeply", 400) from None
-    except ValueError:  # not JSON, not UTF-8, NaN / Infinity, a number too long to convert
-        raise _BodyError("the request body must be JSON", 400) from None
-    problem = _json_problem(data)
-    if problem is not None:
-        raise _BodyError(problem, 400)
-    return data
 
 
 def create_app(engine: StudioEngine, token: str, *, bound_host: str = "127.0.0.1") -> FastAPI:
@@ -230,20 +153,6 @@ def create_app(engine: StudioEngine, token: str, *, bound_host: str = "127.0.0.1
     async def not_found(request: Request, error: Exception) -> JSONResponse:
         return JSONResponse({"error": f"no such page: {echo(request.url.path)}"}, 404)
 
-    async def body(request: Request) -> dict[str, Any]:
-        declared = request.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-            raise _BodyError(f"the request body is over {MAX_BODY_BYTES} bytes", 413)
-        raw = bytearray()
-        async for chunk in request.stream():
-            raw += chunk
-            if len(raw) > MAX_BODY_BYTES:
-                raise _BodyError(f"the request body is over {MAX_BODY_BYTES} bytes", 413)
-        data = _parse_json(bytes(raw))
-        if not isinstance(data, dict):
-            raise _BodyError("the request body must be a JSON object", 400)
-        return data
-
     @app.get("/", response_class=HTMLResponse)
     async def page() -> HTMLResponse:
         text = page_with_token(static_text("index.html", __package__), "studio-token", token)
@@ -287,7 +196,7 @@ def create_app(engine: StudioEngine, token: str, *, bound_host: str = "127.0.0.1
 
     @app.post("/api/sessions")
     async def create(request: Request) -> dict[str, Any]:
-        data = await body(request)
+        data = await read_body(request)
         session_id = await engine.create_session(
             str(data.get("target", "")), data.get("message"), str(data.get("role", "model"))
         )
@@ -299,12 +208,12 @@ def create_app(engine: StudioEngine, token: str, *, bound_host: str = "127.0.0.1
 
     @app.post("/api/sessions/{session_id}/messages")
     async def message(session_id: str, request: Request) -> dict[str, Any]:
-        await engine.send_message(session_id, (await body(request)).get("message"))
+        await engine.send_message(session_id, (await read_body(request)).get("message"))
         return {"ok": True}
 
     @app.post("/api/requests/{request_id}/answer")
     async def answer(request_id: str, request: Request) -> dict[str, Any]:
-        return {"answer": await engine.answer(request_id, await body(request))}
+        return {"answer": await engine.answer(request_id, await read_body(request))}
 
     @app.post("/api/sessions/{session_id}/tools/{call_id}/cancel")
     async def cancel(session_id: str, call_id: str) -> dict[str, Any]:
@@ -346,16 +255,39 @@ def create_app(engine: StudioEngine, token: str, *, bound_host: str = "127.0.0.1
 
     @app.post("/api/remote/model-requests")
     async def remote_request(request: Request) -> dict[str, Any]:
-        data = await body(request)
+        data = await read_body(request)
         model_request = data.get("request", {})
         if not isinstance(model_request, dict):
             raise StudioInvalidError("`request` must be a JSON object (an LlmRequest)")
+        timeout = data.get("timeout")
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout < 0
+        ):
+            raise StudioInvalidError(
+                "`timeout` must be the seconds the app waits for the answer (>= 0) or null"
+            )
         request_id = await engine.remote_request(
             str(data.get("client_session", "")),
             str(data.get("agent_name", "")),
             model_request,
+            answer_within=timeout,
         )
         return {"request_id": request_id}
+
+    @app.post("/api/remote/model-requests/{request_id}/abandon")
+    async def remote_abandon(request_id: str, request: Request) -> dict[str, Any]:
+        reason = (await read_body(request)).get("reason")
+        await engine.remote_abandon(request_id, str(reason or "the app stopped waiting"))
+        return {"ok": True}
+
+    @app.post("/api/remote/run-ended")
+    async def remote_run_ended(request: Request) -> dict[str, Any]:
+        data = await read_body(request)
+        error = data.get("error")
+        await engine.remote_run_ended(
+            str(data.get("client_session", "")), None if error is None else str(error)
+        )
+        return {"ok": True}
 
     @app.get("/api/remote/model-requests/{request_id}/answer")
     async def remote_answer(request_id: str, wait: float = 25.0) -> Response:

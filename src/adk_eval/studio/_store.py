@@ -238,6 +238,15 @@ class StudioStore:
         )
         await self.db.commit()
 
+    async def close_request(self, request_id: str, status: RequestStatus) -> bool:
+        """Gives a pending request its final `status`; False if it was no longer pending."""
+        cursor = await self.db.execute(
+            "UPDATE studio_requests SET status = ? WHERE id = ? AND status = 'pending'",
+            (status, request_id),
+        )
+        await self.db.commit()
+        return cursor.rowcount > 0
+
     async def supersede_pending(self, session_id: str) -> None:
         """Marks a session's pending requests as superseded (their run was lost)."""
         await self.db.execute(

@@ -6,13 +6,15 @@ while calling tools), ``final`` (the agent's final response of a turn),
 ``{"error": {...}}``) and ``error`` (an ADK error event). Values are sent in
 full; the page truncates long ones for display. One function,
 `entries_from_events`, decides what an entry is; the conversation a remote
-model call carries is turned into events first.
+model call carries is turned into events first (`remote_events`, which export
+uses too).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from google.adk.agents import BaseAgent, LlmAgent
@@ -29,6 +31,7 @@ __all__ = [
     "agent_view",
     "entries_from_contents",
     "entries_from_events",
+    "remote_events",
     "session_summary",
     "session_view",
 ]
@@ -70,6 +73,7 @@ def session_view(
     events: Iterable[Event],
     running_tools: list[dict[str, Any]],
     target: StudioTarget | None,
+    export_path: Path | None = None,
 ) -> dict[str, Any]:
     """Everything the page shows of a session.
 
@@ -79,7 +83,9 @@ def session_view(
         requests: The session's requests, oldest first.
         events: Its history (agent and eval-case sessions).
         running_tools: Its tool calls in progress.
-        target: Its target (None when the studio no longer offers it).
+        target: Its target (None for a remote session, or when the studio no
+            longer offers it).
+        export_path: Where its export goes (default: its target's file).
     """
     pending = [
         {
@@ -104,14 +110,26 @@ def session_view(
         "result": row.detail.get("result"),
         "error": row.detail.get("error"),
         "can_export": _exportable(row, entries, pending),
-        "eval_set_path": str(target.export_path) if target is not None else None,
+        "eval_set_path": _path(export_path or (target.export_path if target else None)),
     }
 
 
+def _path(path: Path | None) -> str | None:
+    return str(path) if path is not None else None
+
+
 def _exportable(row: SessionRow, entries: list[dict[str, Any]], pending: list[Any]) -> bool:
-    if row.kind == "remote" or pending or row.phase in ("running", "awaiting_model"):
+    if pending or row.phase in ("running", "awaiting_model"):
         return False
     return any(e["kind"] == "user" for e in entries) and any(e["kind"] == "final" for e in entries)
+
+
+def _final_text(request: RequestRow) -> str | None:
+    """The final response a remote model call was answered with (None: tool calls, or none)."""
+    answer = request.answer
+    if request.status != "answered" or not answer or answer["type"] == "tool_calls":
+        return None
+    return str(answer.get("text") or json.dumps(answer.get("value"), ensure_ascii=False))
 
 
 def _remote_entries(requests: Sequence[RequestRow]) -> list[dict[str, Any]]:
@@ -121,12 +139,38 @@ def _remote_entries(requests: Sequence[RequestRow]) -> list[dict[str, Any]]:
         return []
     last = model_requests[-1]
     entries = entries_from_contents(last.payload["contents"], last.agent_name)
-    if last.status == "answered" and last.answer and last.answer["type"] != "tool_calls":
-        text = last.answer.get("text") or json.dumps(last.answer.get("value"))
+    text = _final_text(last)
+    if text is not None:
         entries.append(
             {"kind": "final", "text": text, "author": last.agent_name, "at": last.answered_at}
         )
     return entries
+
+
+def remote_events(requests: Sequence[RequestRow]) -> list[Event]:
+    """A remote session's history as ADK events: its latest model call's conversation, answered.
+
+    The conversation is what the played agent's model saw; its events take the
+    time the studio received it, the final response the time it was given.
+    """
+    model_requests = [r for r in requests if r.kind == "model"]
+    if not model_requests:
+        return []
+    last = model_requests[-1]
+    events = [
+        _event_from_json(content, last.agent_name, last.created_at)
+        for content in last.payload["contents"]
+    ]
+    text = _final_text(last)
+    if text is not None:
+        events.append(
+            Event(
+                author=last.agent_name,
+                content=types.Content(role="model", parts=[types.Part(text=text)]),
+                timestamp=last.answered_at or last.created_at,
+            )
+        )
+    return events
 
 
 def _response_entry(
@@ -211,7 +255,11 @@ def entries_from_contents(
     return [{**entry, "at": None} for entry in entries_from_events(events)]
 
 
-def _event_from_json(content: Mapping[str, Any], agent_name: str) -> Event:
+def _event_from_json(content: Mapping[str, Any], agent_name: str, at: float | None = None) -> Event:
+    """The event `content` came from: the user's text is the user's, the rest the agent's.
+
+    Function responses have the user's role but, as in ADK, the agent's authorship.
+    """
     role = content.get("role")
     parts: list[types.Part] = []
     for part in content.get("parts", []):
@@ -237,7 +285,11 @@ def _event_from_json(content: Mapping[str, Any], agent_name: str) -> Event:
             )
         elif part.get("text"):
             parts.append(types.Part(text=part["text"]))
-    return Event(
-        author="user" if role == "user" else agent_name,
+    answers = any(part.function_response is not None for part in parts)
+    event = Event(
+        author="user" if role == "user" and not answers else agent_name,
         content=types.Content(role=role, parts=parts),
     )
+    if at is not None:
+        event.timestamp = at
+    return event

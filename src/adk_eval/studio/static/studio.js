@@ -11,23 +11,91 @@ const { el, pretty, block, entry } = AdkEvalPage;  // page.js, shared with `adk-
 // changedAt: the latest change version the event stream reported, per session.
 // boot: the studio run the page talks to (a new one after a restart: what the page knew is dropped).
 // refetched: the session and view version last fetched again for a reported change.
-const state = { sessionId: null, version: 0, view: null, timers: [], actions: new Map(), changedAt: new Map(), boot: null, refetched: null };
+// notice: why an answer was refused because its request closed ({session, text}), shown until
+// the person opens another session.
+const state = { sessionId: null, version: 0, view: null, timers: [], actions: new Map(), changedAt: new Map(), boot: null, refetched: null, notice: null };
 
 // -- helpers ---------------------------------------------------------------------
 
+const UNREACHABLE = "The studio server is not reachable; is `adk-eval studio` still running? Nothing typed is lost: it is kept in this browser.";
+
+// The banner over the page while the server cannot be reached (a stopped or restarting studio).
+function connection(reachable) {
+  const banner = document.getElementById("connection");
+  banner.textContent = UNREACHABLE;
+  banner.hidden = reachable;
+}
+
 async function api(path, options = {}) {
-  const response = await fetch(path, {
-    ...options,
-    headers: { "Content-Type": "application/json", "X-Studio-Token": TOKEN, ...(options.headers || {}) },
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
-  const data = response.status === 204 ? null : await response.json();
+  let response;
+  try {
+    response = await fetch(path, {
+      ...options,
+      headers: { "Content-Type": "application/json", "X-Studio-Token": TOKEN, ...(options.headers || {}) },
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    });
+  } catch {  // the browser's own "Failed to fetch" says nothing about what to do
+    connection(false);
+    const error = new Error(UNREACHABLE);
+    Object.assign(error, { problems: [], unreachable: true });
+    throw error;
+  }
+  connection(true);
+  let data = null;
+  if (response.status !== 204) {
+    try { data = await response.json(); } catch { data = null; }
+  }
   if (!response.ok) {
-    const error = new Error((data && data.error) || response.statusText);
-    error.problems = (data && data.problems) || [];
+    const error = new Error((data && data.error) || `HTTP ${response.status} ${response.statusText}`);
+    Object.assign(error, { problems: (data && data.problems) || [], status: response.status });
     throw error;
   }
   return data;
+}
+
+// -- drafts: what the person typed and has not sent, kept in localStorage --------------------
+// They survive a reload, a studio restart and show up in a second tab. A draft is keyed by the
+// session, what is asked, of whom, and how long the conversation is: a restart asks a pending
+// model call again under a new request id, but at the same point of the same conversation.
+
+const DRAFTS = "adk-eval-studio:draft:";
+
+function draftKey(view, request) {
+  return `${DRAFTS}${view.id}:${request.kind}:${request.agent_name}:${view.entries.length}:${request.payload.call_id || ""}`;
+}
+
+function loadDraft(key) {
+  try { return JSON.parse(localStorage.getItem(key) || "null"); } catch { return null; }
+}
+
+function saveDraft(key, value) {
+  try { localStorage.setItem(key, JSON.stringify(value)); } catch {}  // storage full or disabled
+}
+
+function dropDraft(key) {
+  try { localStorage.removeItem(key); } catch {}
+}
+
+// Drafts of this session written before the conversation grew past them are stale.
+function dropStaleDrafts(view) {
+  const prefix = `${DRAFTS}${view.id}:`;
+  for (let index = localStorage.length - 1; index >= 0; index--) {
+    const key = localStorage.key(index);
+    if (!key || !key.startsWith(prefix)) continue;
+    const rest = key.slice(prefix.length).split(":");  // kind:agent:length:call, or next:length
+    if (Number(rest[0] === "next" ? rest[1] : rest[2]) < view.entries.length) dropDraft(key);
+  }
+}
+
+// Saves `snapshot()` under `key` whenever something in `node` changes; `restore` fills it back in.
+function drafted(node, key, snapshot, restore) {
+  const save = () => saveDraft(key, snapshot());
+  node.addEventListener("input", save);
+  node.addEventListener("change", save);
+  node.addEventListener("click", () => setTimeout(save));  // added or removed calls and items
+  const draft = loadDraft(key);
+  if (draft) restore(draft);
+  return { node, key, restore };
 }
 
 function problemsList(problems) {
@@ -84,12 +152,19 @@ function field(name, rawSchema, root, required, path) {
     return {
       node: el("div", { class: "field" }, label, select, description),
       get: () => (select.value === "" ? (required ? missing() : undefined) : schema.enum[Number(select.value)]),
+      raw: () => select.value,
+      restore: (value) => { if (typeof value === "string") select.value = value; },
     };
   }
   if (type === "boolean") {
     const box = el("input", { type: "checkbox", id: path, name: path, dataset: { field: path } });
     box.checked = schema.default === true;
-    return { node: el("div", { class: "field checkbox" }, box, label, description), get: () => box.checked };
+    return {
+      node: el("div", { class: "field checkbox" }, box, label, description),
+      get: () => box.checked,
+      raw: () => box.checked,
+      restore: (value) => { box.checked = value === true; },
+    };
   }
   if (type === "integer" || type === "number") {
     const input = el("input", { type: "number", id: path, name: path, step: type === "integer" ? "1" : "any", dataset: { field: path } });
@@ -102,6 +177,8 @@ function field(name, rawSchema, root, required, path) {
         if (Number.isNaN(value) || (type === "integer" && !Number.isInteger(value))) throw [`${path}: must be ${type === "integer" ? "a whole number" : "a number"}`];
         return value;
       },
+      raw: () => input.value,
+      restore: (value) => { if (typeof value === "string") input.value = value; },
     };
   }
   if (type === "string") {
@@ -110,12 +187,14 @@ function field(name, rawSchema, root, required, path) {
     return {
       node: el("div", { class: "field" }, label, input, description),
       get: () => (input.value === "" ? (required ? missing() : undefined) : input.value),
+      raw: () => input.value,
+      restore: (value) => { if (typeof value === "string") input.value = value; },
     };
   }
   if (type === "object") {
     const form = objectForm(schema, root, path);
     const node = el("fieldset", { dataset: { field: path } }, el("legend", {}, title, required ? el("span", { class: "required", text: " *" }) : null), description, form.node);
-    return { node, get: () => form.get(required) };
+    return { node, get: () => form.get(required), raw: form.raw, restore: form.restore };
   }
   if (type === "array") {
     const list = el("div", { class: "array-items" });
@@ -145,6 +224,12 @@ function field(name, rawSchema, root, required, path) {
         if (required && schema.minItems && values.length < schema.minItems) throw [`${path}: needs at least ${schema.minItems} item(s)`];
         return values;
       },
+      raw: () => items.map(({ item }) => item.raw()),
+      restore: (values) => {
+        if (!Array.isArray(values)) return;
+        items.splice(0).forEach(({ row }) => row.remove());
+        values.forEach((value) => { add(); items[items.length - 1].item.restore(value); });
+      },
     };
   }
   const area = el("textarea", { id: path, name: path, placeholder: "JSON value", dataset: { field: path } });
@@ -155,6 +240,8 @@ function field(name, rawSchema, root, required, path) {
       if (area.value.trim() === "") return required ? missing() : undefined;
       try { return JSON.parse(area.value); } catch { throw [`${path}: not valid JSON`]; }
     },
+    raw: () => area.value,
+    restore: (value) => { if (typeof value === "string") area.value = value; },
   };
 }
 
@@ -178,6 +265,10 @@ function objectForm(rawSchema, root, path = "") {
       }
       if (problems.length) throw problems;
       return value;
+    },
+    raw: () => Object.fromEntries(fields.map(([name, f]) => [name, f.raw()])),
+    restore: (value) => {
+      if (value && typeof value === "object") for (const [name, f] of fields) if (name in value) f.restore(value[name]);
     },
   };
 }
@@ -266,7 +357,7 @@ async function refreshSessions() {
 }
 
 async function openSession(id) {
-  if (state.sessionId !== id) state.actions.clear();
+  if (state.sessionId !== id) { state.actions.clear(); state.notice = null; }
   state.sessionId = id;
   if (location.hash !== `#${id}`) history.replaceState(null, "", `${location.pathname}${location.search}#${id}`);
   await renderSession();
@@ -301,16 +392,29 @@ function runningNode(sessionId, tool) {
     el("div", { class: "row" }, el("pre", { text: `${tool.name}(${JSON.stringify(tool.args)})` }), timer, cancel));
 }
 
+// Sends an answer to a request. A request that closed meanwhile (409/410: answered elsewhere, or
+// a remote app that stopped waiting) is said at the top of the session, where it outlives the panel.
+async function sendAnswer(request, key, answer, show) {
+  try {
+    await api(`/api/requests/${request.id}/answer`, { method: "POST", body: answer });
+    dropDraft(key);
+    await renderSession();
+  } catch (error) {
+    if (error.status === 409 || error.status === 410) {
+      state.notice = { session: state.sessionId, text: `Your answer was not sent: ${error.message}` };
+      dropDraft(key);
+      await renderSession();
+    } else show(error);
+  }
+}
+
 function modelAction(view, request) {
   const payload = request.payload;
   const tools = payload.tools;
+  const key = draftKey(view, request);
   const problems = el("div");
   const show = (error) => problems.replaceChildren(problemsList(Array.isArray(error) ? error : [error.message, ...(error.problems || [])]));
-  const send = async (answer) => {
-    problems.replaceChildren();
-    try { await api(`/api/requests/${request.id}/answer`, { method: "POST", body: answer }); await renderSession(); }
-    catch (error) { show(error); }
-  };
+  const send = (answer) => { problems.replaceChildren(); return sendAnswer(request, key, answer, show); };
 
   // Tool calls
   const editors = [];
@@ -319,17 +423,18 @@ function modelAction(view, request) {
     const select = el("select", { dataset: { field: "tool" } }, el("option", { value: "", text: "— choose a tool —" }),
       tools.map((t) => el("option", { value: t.name, disabled: !t.allowed, text: t.name + (t.note ? ` (${t.note})` : "") })));
     const holder = el("div");
-    const editor = { select, form: null };
+    const remove = el("button", { type: "button", class: "danger", text: "Remove call" });
+    const box = el("div", { class: "call-editor" }, el("div", { class: "row" }, select, remove), holder);
+    const editor = { select, form: null, box };
     select.addEventListener("change", () => {
       const tool = tools.find((t) => t.name === select.value);
       editor.form = tool ? objectForm(tool.parameters, tool.parameters, tool.name) : null;
       holder.replaceChildren(...(tool ? [el("p", { class: "muted", text: tool.description }), editor.form.node] : []));
     });
-    const remove = el("button", { type: "button", class: "danger", text: "Remove call" });
-    const box = el("div", { class: "call-editor" }, el("div", { class: "row" }, select, remove), holder);
     remove.addEventListener("click", () => { box.remove(); editors.splice(editors.indexOf(editor), 1); });
     editors.push(editor);
     callList.append(box);
+    return editor;
   };
   const callsPane = el("div", { class: "pane-calls" }, callList,
     el("div", { class: "row" },
@@ -348,14 +453,17 @@ function modelAction(view, request) {
 
   // Final response
   let finalPane;
+  let finalDraft;
   if (payload.output_schema) {
     const form = objectForm(payload.output_schema, payload.output_schema, "output");
+    finalDraft = form;
     finalPane = el("div", { class: "pane-final" }, el("p", { class: "muted", text: "The agent has an output schema: fill it in." }), form.node,
       el("button", { type: "button", class: "primary", text: "Send final response", on: { click: () => {
         try { send({ type: "output", value: form.get() }); } catch (error) { show(error); }
       } } }));
   } else {
     const area = el("textarea", { placeholder: "The final response to the user", dataset: { field: "final-response" } });
+    finalDraft = { raw: () => area.value, restore: (value) => { if (typeof value === "string") area.value = value; } };
     finalPane = el("div", { class: "pane-final" }, area,
       el("button", { type: "button", class: "primary", text: "Send final response", on: { click: () => send({ type: "text", text: area.value }) } }));
   }
@@ -363,7 +471,9 @@ function modelAction(view, request) {
   const panes = { calls: callsPane, final: finalPane };
   const tabs = el("div", { class: "tabs" });
   const body = el("div");
+  let pane = null;
   const choose = (name) => {
+    pane = name;
     body.replaceChildren(panes[name]);
     for (const button of tabs.children) button.classList.toggle("active", button.dataset.pane === name);
   };
@@ -371,52 +481,83 @@ function modelAction(view, request) {
     el("button", { type: "button", text: `Call a tool (${tools.length})`, dataset: { pane: "calls" }, disabled: !tools.length, on: { click: () => choose("calls") } }),
     el("button", { type: "button", text: "Final response", dataset: { pane: "final" }, on: { click: () => choose("final") } }));
   choose(tools.length ? "calls" : "final");
-  return el("div", { class: "action", dataset: { request: request.id, kind: "model" } },
-    el("h3", { text: `The model of ${request.agent_name} is waiting for you` }), tabs, body, problems);
+  const waits = payload.answer_by
+    ? el("p", { class: "muted", dataset: { answerBy: "" }, text: `The app waits for your answer until ${new Date(payload.answer_by * 1000).toLocaleTimeString()}; after that it is not used.` })
+    : null;
+  const node = el("div", { class: "action", dataset: { request: request.id, kind: "model" } },
+    el("h3", { text: `The model of ${request.agent_name} is waiting for you` }), waits, tabs, body, problems);
+  const snapshot = () => ({
+    pane,
+    calls: editors.map((editor) => ({ tool: editor.select.value, args: editor.form ? editor.form.raw() : null })),
+    final: finalDraft.raw(),
+  });
+  const restore = (draft, withPane = true) => {
+    if (Array.isArray(draft.calls) && tools.length) {
+      editors.splice(0).forEach((editor) => editor.box.remove());
+      for (const call of draft.calls.length ? draft.calls : [{ tool: "" }]) {
+        const editor = addCall();
+        if (call.tool && tools.some((t) => t.name === call.tool)) {
+          editor.select.value = call.tool;
+          editor.select.dispatchEvent(new Event("change"));
+          editor.form.restore(call.args);
+        }
+      }
+    }
+    finalDraft.restore(draft.final);
+    if (withPane && (draft.pane === "final" || (draft.pane === "calls" && tools.length))) choose(draft.pane);
+  };
+  return drafted(node, key, snapshot, restore);
 }
 
-function toolAnswerAction(request) {
+// A panel whose draft is one text area.
+function textDraft(node, key, area) {
+  return drafted(node, key, () => ({ text: area.value }), (draft) => { if (typeof draft.text === "string") area.value = draft.text; });
+}
+
+function toolAnswerAction(view, request) {
   const area = el("textarea", { placeholder: "The tool's answer: text, or JSON", dataset: { field: "tool-answer" } });
+  const key = draftKey(view, request);
   const problems = el("div");
-  const send = async () => {
+  const send = () => {
     let answer = { type: "text", text: area.value };
     try { const parsed = JSON.parse(area.value); if (parsed && typeof parsed === "object") answer = { type: "value", value: parsed }; } catch {}
-    try { await api(`/api/requests/${request.id}/answer`, { method: "POST", body: answer }); await renderSession(); }
-    catch (error) { problems.replaceChildren(problemsList([error.message, ...(error.problems || [])])); }
+    return sendAnswer(request, key, answer, (error) => problems.replaceChildren(problemsList([error.message, ...(error.problems || [])])));
   };
-  return el("div", { class: "action", dataset: { request: request.id, kind: "tool_answer" } },
+  const node = el("div", { class: "action", dataset: { request: request.id, kind: "tool_answer" } },
     el("h3", { text: `Long-running tool ${request.payload.tool_name} waits for its answer` }),
     block(`${request.payload.tool_name}(${JSON.stringify(request.payload.args)})`), area,
     el("button", { type: "button", class: "primary", text: "Send the tool's answer", on: { click: send } }), problems);
+  return textDraft(node, key, area);
 }
 
-function userAction(request) {
+function userAction(view, request) {
   const area = el("textarea", { placeholder: "What the user says", dataset: { field: "user-answer" } });
+  const key = draftKey(view, request);
   const problems = el("div");
-  const send = async (answer) => {
-    try { await api(`/api/requests/${request.id}/answer`, { method: "POST", body: answer }); await renderSession(); }
-    catch (error) { problems.replaceChildren(problemsList([error.message, ...(error.problems || [])])); }
-  };
+  const send = (answer) => sendAnswer(request, key, answer, (error) => problems.replaceChildren(problemsList([error.message, ...(error.problems || [])])));
   const info = request.payload.yield;
-  return el("div", { class: "action", dataset: { request: request.id, kind: "user" } },
+  const node = el("div", { class: "action", dataset: { request: request.id, kind: "user" } },
     el("h3", { text: `You are ${request.agent_name}: ${info && info.type === "tool" ? `answer tool ${info.tool_name}` : "answer the agent"}` }),
     block(request.payload.prompt), area,
     el("div", { class: "row" },
       el("button", { type: "button", class: "primary", text: "Send", on: { click: () => send({ type: "text", text: area.value }) } }),
       el("button", { type: "button", text: "End the conversation", on: { click: () => send({ type: "stop" }) } })), problems);
+  return textDraft(node, key, area);
 }
 
-function idleActions(view) {
-  const nodes = [];
-  if (view.kind === "agent" && view.phase === "idle") {
-    const area = el("textarea", { placeholder: "The user's next message", dataset: { field: "next-message" } });
-    const problems = el("div");
-    nodes.push(el("div", { class: "card" }, el("h3", { text: "Continue the conversation" }), area,
-      el("button", { type: "button", text: "Send user message", on: { click: async () => {
-        try { await api(`/api/sessions/${view.id}/messages`, { method: "POST", body: { message: area.value } }); await renderSession(); }
-        catch (error) { problems.replaceChildren(problemsList([error.message, ...(error.problems || [])])); }
-      } } }), problems));
-  }
+function nextMessageCard(view) {
+  const area = el("textarea", { placeholder: "The user's next message", dataset: { field: "next-message" } });
+  const key = `${DRAFTS}${view.id}:next:${view.entries.length}`;
+  const problems = el("div");
+  const card = el("div", { class: "card" }, el("h3", { text: "Continue the conversation" }), area,
+    el("button", { type: "button", text: "Send user message", on: { click: async () => {
+      try { await api(`/api/sessions/${view.id}/messages`, { method: "POST", body: { message: area.value } }); dropDraft(key); await renderSession(); }
+      catch (error) { problems.replaceChildren(problemsList([error.message, ...(error.problems || [])])); }
+    } } }), problems);
+  return textDraft(card, key, area);
+}
+
+function exportCard(view) {
   const exportProblems = el("div");
   const exportButton = el("button", { type: "button", class: "primary", text: "Export to EvalSet", disabled: !view.can_export, dataset: { action: "export" } });
   exportButton.addEventListener("click", async () => {
@@ -424,12 +565,11 @@ function idleActions(view) {
     try { await api(`/api/sessions/${view.id}/export`, { method: "POST", body: {} }); await renderSession(); }
     catch (error) { exportProblems.replaceChildren(problemsList([error.message])); exportButton.disabled = false; }
   });
-  nodes.push(el("div", { class: "card" }, el("h3", { text: "Golden trace" }),
+  return el("div", { class: "card" }, el("h3", { text: "Golden trace" }),
     el("p", { class: "muted", text: `Export appends this conversation to ${view.eval_set_path}` }),
     exportButton, exportProblems,
     view.exports.map((e) => el("div", { class: "exported", dataset: { exported: e.eval_id } },
-      `Exported as ${e.eval_id} to ${e.path} (${e.cases} case${e.cases === 1 ? "" : "s"} in the file${e.created ? ", file created" : ""})`))));
-  return nodes;
+      `Exported as ${e.eval_id} to ${e.path} (${e.cases} case${e.cases === 1 ? "" : "s"} in the file${e.created ? ", file created" : ""})`)));
 }
 
 // Renders run one at a time, in order: a view fetched earlier can never be drawn over a newer
@@ -451,7 +591,11 @@ async function renderOnce() {
   if (!id) return;
   let view;
   try { view = await api(`/api/sessions/${id}`); }
-  catch (error) { if (state.sessionId === id) setContent(el("p", { class: "problems", text: error.message })); return; }
+  catch (error) {
+    // Unreachable: the banner says so, and what is shown (and typed) stays as it is.
+    if (state.sessionId === id && !error.unreachable) setContent(el("p", { class: "problems", text: error.message }));
+    return;
+  }
   if (state.sessionId !== id) return;  // the person moved on while this was fetched
   state.view = view;
   clearTimers();
@@ -472,19 +616,29 @@ async function renderOnce() {
   nodes.push(el("h3", { text: "Conversation" }), el("div", { class: "history" },
     view.entries.map(entryNode), view.running_tools.map((t) => runningNode(view.id, t))));
   if (view.error) nodes.push(entry("error", "Error", { content: [block(view.error)] }));
-  const live = new Set(view.pending.map((request) => request.id));
-  for (const id of [...state.actions.keys()]) if (!live.has(id)) state.actions.delete(id);
+  if (state.notice && state.notice.session === view.id) {
+    nodes.push(el("p", { class: "problems", role: "alert", dataset: { notice: "" }, text: state.notice.text }));
+  }
+  dropStaleDrafts(view);
+  const idle = !view.pending.length && !["running", "awaiting_model"].includes(view.phase);
+  const next = idle && view.kind === "agent" && view.phase === "idle" ? `next:${view.entries.length}` : null;
+  const kept = new Set([...view.pending.map((request) => request.id), next]);
+  for (const key of [...state.actions.keys()]) if (!kept.has(key)) state.actions.delete(key);
   for (const request of view.pending) {
     if (!state.actions.has(request.id)) {
-      const build = { model: () => modelAction(view, request), tool_answer: () => toolAnswerAction(request), user: () => userAction(request) }[request.kind];
-      if (build) state.actions.set(request.id, build());
+      const build = { model: modelAction, tool_answer: toolAnswerAction, user: userAction }[request.kind];
+      if (build) state.actions.set(request.id, build(view, request));
     }
-    if (state.actions.has(request.id)) nodes.push(state.actions.get(request.id));
+    if (state.actions.has(request.id)) nodes.push(state.actions.get(request.id).node);
   }
   if (view.result) {
     nodes.push(el("div", { class: "card result" }, el("h3", { text: `Eval result: ${view.result.status}` }), block(view.result.explanation)));
   }
-  if (!view.pending.length && !["running", "awaiting_model"].includes(view.phase)) nodes.push(...idleActions(view));
+  if (next) {
+    if (!state.actions.has(next)) state.actions.set(next, nextMessageCard(view));
+    nodes.push(state.actions.get(next).node);
+  }
+  if (idle) nodes.push(exportCard(view));
   setContent(...nodes);
   // A change reported before (or while) this view was fetched: fetch again.
   // Once per view version: a change the server never reaches (a studio that restarted)
@@ -515,9 +669,28 @@ function listen() {
     if (changed !== undefined && (!state.view || state.view.id !== current || changed > state.view.version)) {
       await renderSession();
     }
-    await refreshSessions();
+    await refreshSessions().catch(() => {});  // unreachable: the banner says so
+  };
+  // The stream retries every second by itself; while it cannot connect, say why nothing moves.
+  source.onerror = () => { if (source.readyState !== EventSource.OPEN) connection(false); };
+  source.onopen = () => {
+    const wasDown = !document.getElementById("connection").hidden;
+    connection(true);
+    if (wasDown && state.sessionId) renderSession();
   };
 }
+
+// A draft typed in another tab of this browser appears here too (unless this tab is typing in it);
+// which pane is open stays this tab's own.
+window.addEventListener("storage", (event) => {
+  if (!event.key || !event.key.startsWith(DRAFTS) || event.newValue === null) return;
+  const active = document.activeElement;
+  const typing = document.hasFocus() && active && active.matches("input, textarea, select");
+  for (const action of state.actions.values()) {
+    if (action.key !== event.key || (typing && action.node.contains(active))) continue;
+    try { action.restore(JSON.parse(event.newValue), false); } catch {}
+  }
+});
 
 document.getElementById("new-session").addEventListener("click", showTargets);
 document.getElementById("home").addEventListener("click", (event) => { event.preventDefault(); showTargets(); });
