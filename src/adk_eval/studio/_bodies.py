@@ -16,7 +16,7 @@ from fastapi import Request
 
 from .._errors import StudioInvalidError
 
-__all__ = ["MAX_BODY_BYTES", "MAX_JSON_DEPTH", "BodyError", "parse_json", "read_body"]
+__all__ = ["MAX_BODY_BYTES", "MAX_JSON_DEPTH", "body_status", "parse_json", "read_body"]
 
 MAX_BODY_BYTES = 1024 * 1024
 """The largest request body the studio reads (1 MiB)."""
@@ -24,12 +24,17 @@ MAX_JSON_DEPTH = 64
 """The deepest JSON nesting a request body may have."""
 
 
-class BodyError(StudioInvalidError):
+class _BodyError(StudioInvalidError):
     """A request body the server refuses before reading it: not JSON (400), too big (413)."""
 
     def __init__(self, message: str, status: int) -> None:
         super().__init__(message)
         self.status = status
+
+
+def body_status(error: StudioInvalidError) -> int | None:
+    """The HTTP status of a refused request body (None for any other error)."""
+    return error.status if isinstance(error, _BodyError) else None
 
 
 def _unicode(text: str) -> bool:
@@ -81,19 +86,19 @@ def parse_json(raw: bytes) -> Any:
     """The JSON value in `raw`.
 
     Raises:
-        BodyError: (400) `raw` is not UTF-8 JSON (``NaN``, ``Infinity`` and numbers
+        _BodyError: (400) `raw` is not UTF-8 JSON (``NaN``, ``Infinity`` and numbers
             Python will not convert included), nests deeper than `MAX_JSON_DEPTH`, or
             has a string that is not Unicode text.
     """
     try:
         data = json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
     except RecursionError:
-        raise BodyError("the request body nests too deeply", 400) from None
+        raise _BodyError("the request body nests too deeply", 400) from None
     except ValueError:  # not JSON, not UTF-8, NaN / Infinity, a number too long to convert
-        raise BodyError("the request body must be JSON", 400) from None
+        raise _BodyError("the request body must be JSON", 400) from None
     problem = _json_problem(data)
     if problem is not None:
-        raise BodyError(problem, 400)
+        raise _BodyError(problem, 400)
     return data
 
 
@@ -101,18 +106,18 @@ async def read_body(request: Request) -> dict[str, Any]:
     """The JSON object `request` carries.
 
     Raises:
-        BodyError: It is over `MAX_BODY_BYTES` (413), or not a JSON object as
+        _BodyError: It is over `MAX_BODY_BYTES` (413), or not a JSON object as
             `parse_json` reads it (400).
     """
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        raise BodyError(f"the request body is over {MAX_BODY_BYTES} bytes", 413)
+        raise _BodyError(f"the request body is over {MAX_BODY_BYTES} bytes", 413)
     raw = bytearray()
     async for chunk in request.stream():
         raw += chunk
         if len(raw) > MAX_BODY_BYTES:
-            raise BodyError(f"the request body is over {MAX_BODY_BYTES} bytes", 413)
+            raise _BodyError(f"the request body is over {MAX_BODY_BYTES} bytes", 413)
     data = parse_json(bytes(raw))
     if not isinstance(data, dict):
-        raise BodyError("the request body must be a JSON object", 400)
+        raise _BodyError("the request body must be a JSON object", 400)
     return data

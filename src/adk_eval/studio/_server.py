@@ -51,7 +51,7 @@ from .._web import (
     static_text,
     stopping,
 )
-from ._bodies import MAX_BODY_BYTES, MAX_JSON_DEPTH, BodyError, read_body
+from ._bodies import MAX_BODY_BYTES, MAX_JSON_DEPTH, body_status, read_body
 from ._engine import StudioEngine
 from ._kinds import Role, tool_user_role
 from ._views import agent_view
@@ -98,8 +98,9 @@ _STATUSES: tuple[tuple[type[StudioError], int], ...] = (
 
 def status_of(error: StudioError) -> int:
     """The HTTP status the server answers `error` with."""
-    if isinstance(error, BodyError):
-        return error.status
+    status = body_status(error) if isinstance(error, StudioInvalidError) else None
+    if status is not None:
+        return status
     return next((status for kind, status in _STATUSES if isinstance(error, kind)), 400)
 
 
