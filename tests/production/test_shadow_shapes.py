@@ -19,7 +19,7 @@ from google.adk.tools import FunctionTool, LongRunningFunctionTool
 from google.adk.tools.agent_tool import AgentTool
 from google.genai import types
 
-from adk_eval.metrics import event_count_metric
+from adk_eval.metrics import event_count_metric, state_metric
 from adk_eval.production import open_sessions, shadow_session
 from adk_eval.testing import ScriptedLlm, tool_call
 
@@ -150,3 +150,33 @@ async def test_the_same_agent_replays_the_same_conversation_and_runs_no_tool(rec
     assert result.outcome == "same", result.explain()
     assert result.new_calls == result.recorded_calls, result.explain()
     assert not result.divergence
+
+
+def quoting() -> LlmAgent:
+    """An `AgentTool` whose agent keeps its reply in state (`output_key`)."""
+    quoter = LlmAgent(
+        name="quoter",
+        description="Quotes a price.",
+        model=ScriptedLlm(["The lamp costs 3."]),
+        output_key="quote",
+    )
+    return LlmAgent(
+        name="shop",
+        model=ScriptedLlm([tool_call("quoter", {"request": "lamp"}), "It costs 3."]),
+        tools=[AgentTool(quoter)],
+    )
+
+
+async def test_an_agent_tools_recorded_state_change_is_replayed_with_its_reply(tmp_path):
+    """The recorded reply of an `AgentTool` comes with the state its agent wrote."""
+    path = tmp_path / "sessions.db"
+    await _record(path, quoting())
+    (session,) = [s async for s in open_sessions(f"sqlite:///{path}").sessions()]
+    quoted = state_metric("quoted", "session", "quote", lambda v: v == "The lamp costs 3.")
+
+    result = await shadow_session(session, quoting(), metrics=[quoted])
+
+    assert result.recorded.metrics["quoted"].passed  # ADK wrote it in the recording
+    assert result.outcome == "same", result.explain()
+    assert result.state_changes == {}, result.explain()
+    assert result.new.final_state["session"]["quote"] == "The lamp costs 3."

@@ -128,6 +128,17 @@ session_filter_options = grouped(
     metavar="'METRIC passed|failed'",
     help="With --export-goldens: the sessions to export (default: every metric passed).",
 )
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Stop at the first session that cannot be read (default: skip it, count it, name it).",
+)
+@click.option(
+    "--include-open",
+    is_flag=True,
+    help="Score open conversations too: updated in the last 10 minutes and stopped "
+    "mid-turn (default: leave them out, count them, name them).",
+)
 @report_options
 def score(
     sessions: str,
@@ -136,6 +147,8 @@ def score(
     concurrency: int,
     goldens_path: Path | None,
     where: str | None,
+    strict: bool,
+    include_open: bool,
     reports: Reports,
 ) -> None:
     """Score stored sessions (an ADK session store or session JSON) with your metrics.
@@ -157,8 +170,9 @@ def score(
         f"adk-eval {__version__}: scoring the sessions of {source.description} with "
         f"{len(metrics)} metric(s): {', '.join(m.name for m in metrics)} (read-only)"
     )
+    flags = [f for f, on in (("--strict", strict), ("--include-open", include_open)) if on]
     command = shlex.join(
-        ["adk-eval", "score", sessions, "--metrics", metrics_spec, *filters.words()]
+        ["adk-eval", "score", sessions, "--metrics", metrics_spec, *filters.words(), *flags]
     )
     started = time.perf_counter()
     with LiveProgress(out, filters.limit) as progress:
@@ -175,6 +189,8 @@ def score(
             filters=chosen,
             max_concurrency=concurrency,
             on_result=on_result,
+            strict=strict,
+            include_open=include_open,
         )
         try:
             suite = anyio.run(scoring)
@@ -182,11 +198,43 @@ def score(
             fail(f"interrupted after {time.perf_counter() - started:.1f}s; nothing was stored")
         except AdkEvalError as error:
             fail(str(error))
-    if not suite.results:
+    if not (suite.summary["total"] or suite.open_count or suite.unreadable_count):
         out.print("no stored session matched the filters")
+    _left_out(out, suite, include_open)
     if miner is not None:
         out.print(miner.summary())
     finish(out, suite, reports, f"{command} (score)", threads_before, most=_SHOWN)
+
+
+def _left_out(out: Any, suite: Any, include_open: bool) -> None:
+    """What the score left out or did not list: unreadable and open sessions, unlisted runs."""
+    if suite.unreadable_count:
+        out.print(
+            f"skipped {suite.unreadable_count} session(s) that cannot be read (--strict stops "
+            "at the first):",
+            highlight=False,
+        )
+        _names(out, [str(found) for found in suite.unreadable], suite.unreadable_count)
+    if suite.open_count:
+        what = "scored as they stand" if include_open else "left out (--include-open scores them)"
+        out.print(
+            f"{suite.open_count} open conversation(s), still being written, {what}:",
+            highlight=False,
+        )
+        _names(out, list(suite.open_sessions), suite.open_count)
+    if not suite.listed_all:
+        out.print(
+            f"the reports list {len(suite.results)} of the {suite.summary['total']} sessions "
+            "scored (those that did not pass first); the counts and the pass rate cover all",
+            highlight=False,
+        )
+
+
+def _names(out: Any, names: list[str], count: int) -> None:
+    for name in names:
+        out.print(f"  {name}", markup=False, highlight=False)
+    if count > len(names):
+        out.print(f"  ... and {count - len(names)} more", highlight=False)
 
 
 def _prepare(

@@ -4,7 +4,8 @@ Catalogue:
 
 * `open_sessions`, `SessionFilter`, `SessionSource`: stored sessions from an ADK
   session store (SQLite, PostgreSQL; read-only) or exported session JSON.
-* `score_sessions`: the same metrics as simulated runs, on stored sessions, streamed.
+* `score_sessions`, `StoreScore`: the same metrics as simulated runs, on stored
+  sessions, streamed; every session counted, a bounded number of runs listed.
 * `shadow_session`, `shadow_sessions`, `ShadowResult`: a new agent version run against a stored
   conversation, safely (its recorded tool responses as mocks, its user turns as a
   scripted user), compared with what was recorded.
@@ -17,12 +18,14 @@ from ._filter import SessionFilter
 from ._score import score_sessions
 from ._shadow import ShadowResult, shadow_session, shadow_sessions
 from ._sources import SessionSource, open_sessions
+from ._tally import StoreScore
 
 __all__ = [
     "SessionFilter",
     "SessionSource",
     "ShadowDivergenceError",
     "ShadowResult",
+    "StoreScore",
     "open_sessions",
     "score_sessions",
     "shadow_session",

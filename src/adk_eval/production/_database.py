@@ -17,8 +17,18 @@ here. Instead:
   ``adk_internal_metadata`` table, epoch times and JSON text) is read as that
   service reads it: `Event.model_validate_json` of each row.
 
+An SQLite file is opened by a ``file:`` URI of its own: the path percent-escaped
+(a file name may hold ``?``, ``#`` or ``%``, which SQLite would otherwise read as
+the URI's options: ``uri?mode=rwc&x=.db`` would create a new empty ``uri``), and
+only the store's name is taken from the URL, never options after it. A store in
+WAL mode gets no new files beside it: one that no process has open (no ``-wal``
+file) is opened ``immutable`` (otherwise SQLite creates ``-wal`` and ``-shm``
+files even to read), one in use is read through its own ``-wal`` and ``-shm``.
+
 Sessions stream in batches (`BATCH` sessions, their events in one query), the
-most recently updated first, so memory stays flat whatever the store's size.
+most recently updated first, so memory stays flat whatever the store's size. A
+session whose rows cannot be read is handed to the caller's ``unreadable``
+callback (see `_rows`).
 """
 
 from __future__ import annotations
@@ -26,12 +36,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from google.adk.sessions import Session
 
 from .._errors import EvalSetupError
+from ._files import OnUnreadable, not_a_file, refuse
 from ._filter import SessionFilter
-from ._rows import BATCH, Layout, Reader
+from ._rows import BATCH, Head, Layout, Reader
 
 __all__ = ["DatabaseSource"]
 
@@ -43,7 +55,8 @@ class DatabaseSource:
         url: ``sqlite:///PATH``, ``sqlite+aiosqlite:///PATH`` or ``postgresql://...``.
 
     Raises:
-        EvalSetupError: A missing SQLite file, or a URL SQLAlchemy cannot parse.
+        EvalSetupError: A missing SQLite file (or one that is not a regular file, or
+            a URL with options after it), or a URL SQLAlchemy cannot parse.
     """
 
     def __init__(self, url: str) -> None:
@@ -59,19 +72,7 @@ class DatabaseSource:
             raise EvalSetupError(f"not a database URL: {error}") from None
         self.dialect = parsed.get_backend_name()
         if self.dialect == "sqlite":
-            path = Path(parsed.database or "")
-            if not parsed.database or not path.is_file():
-                raise EvalSetupError(
-                    f"no such SQLite file: {parsed.database or '(none given)'} (a session "
-                    "store is never created when read; sqlite:///relative/path, "
-                    "sqlite:////absolute/path)"
-                )
-            self.path = path.resolve()
-            self._url = parsed.set(
-                drivername="sqlite+aiosqlite",
-                database=f"file:{self.path}?mode=ro",
-                query={"uri": "true"},
-            )
+            self.path = _sqlite_path(url, parsed)
             self.description = str(self.path)
         else:
             self._url = parsed.set(drivername="postgresql+asyncpg")
@@ -84,9 +85,7 @@ class DatabaseSource:
         Raises:
             EvalSetupError: The store cannot be reached or holds no ADK sessions.
         """
-        from sqlalchemy.ext.asyncio import create_async_engine
-
-        engine = create_async_engine(self._url, **self._engine_args())
+        engine = self._engine()
         try:
             async with engine.connect() as connection:
                 await self._layout(connection)
@@ -97,32 +96,47 @@ class DatabaseSource:
         finally:
             await engine.dispose()
 
-    def _engine_args(self) -> dict[str, Any]:
-        if self.dialect == "sqlite":
-            return {}
-        return {"connect_args": {"server_settings": {"default_transaction_read_only": "on"}}}
+    def _engine(self) -> Any:
+        """An engine whose every connection is read-only at the driver."""
+        from sqlalchemy.ext.asyncio import create_async_engine
+        from sqlalchemy.pool import NullPool
 
-    async def sessions(self, filters: SessionFilter | None = None) -> AsyncIterator[Session]:
+        if self.dialect != "sqlite":
+            read_only = {"server_settings": {"default_transaction_read_only": "on"}}
+            return create_async_engine(self._url, connect_args=read_only)
+        uri = sqlite_uri(self.path)
+
+        async def connect() -> Any:
+            import aiosqlite
+
+            return await aiosqlite.connect(uri, uri=True)
+
+        # A URL without a file would share one connection (StaticPool): each its own.
+        return create_async_engine("sqlite+aiosqlite://", async_creator=connect, poolclass=NullPool)
+
+    async def sessions(
+        self, filters: SessionFilter | None = None, *, unreadable: OnUnreadable | None = None
+    ) -> AsyncIterator[Session]:
         """The sessions that pass `filters` (all by default), most recently updated first.
 
-        Raises:
-            EvalSetupError: The store cannot be reached or read, or holds no ADK sessions:
-                one line naming it.
-        """
-        from sqlalchemy.ext.asyncio import create_async_engine
+        A session whose rows cannot be read goes to `unreadable` and is left out.
 
+        Raises:
+            EvalSetupError: The store cannot be reached or read, or holds no ADK sessions;
+                an unreadable session without `unreadable`: one line naming it.
+        """
         filters = filters or SessionFilter()
-        engine = create_async_engine(self._url, **self._engine_args())
+        engine = self._engine()
         try:
             async with engine.connect() as listing, engine.connect() as reading:
                 layout = await self._layout(listing)
-                reader = Reader(layout, reading)
-                batch: list[Any] = []
+                reader = Reader(layout, reading, unreadable or refuse(self.description))
+                batch: list[Head] = []
                 left = filters.limit
-                async for row in reader.session_rows(listing, filters):
+                async for head in reader.session_rows(listing, filters):
                     if left == 0:
                         break
-                    batch.append(row)
+                    batch.append(head)
                     left = None if left is None else left - 1
                     if len(batch) == BATCH:
                         for session in await reader.sessions(batch):
@@ -196,6 +210,71 @@ class DatabaseSource:
         if isinstance(error, OSError) or kind in ("ConnectionRefusedError", "gaierror"):
             return f"cannot reach {self.description}: {text}"
         return f"cannot read sessions from {self.description}: {kind}: {text}"
+
+
+def _sqlite_path(url: str, parsed: Any) -> Path:
+    """The SQLite file a URL names, checked to be one (see the module doc).
+
+    The text after ``:///`` as written names it when such a file exists (a name may
+    hold ``?`` or ``#``); else the URL's database, percent-escapes decoded
+    (``%3F``), which takes no options after ``?``.
+
+    Raises:
+        EvalSetupError: No such file, a URL with options, or not a regular file.
+    """
+    written = url.split(":///", 1)[1] if ":///" in url else ""
+    path = Path(written)
+    if not written or not path.exists():
+        path = Path(parsed.database or "")
+        if parsed.query:
+            options = "&".join(f"{k}={v}" for k, v in parsed.query.items())
+            raise EvalSetupError(
+                f"sqlite:///PATH takes no options, got `?{options}` (a store is only ever "
+                "read); a file whose name holds `?` or `#` is named as it is, or with %3F / %23"
+            )
+        if not parsed.database or not path.exists():
+            raise EvalSetupError(
+                f"no such SQLite file: {written or '(none given)'} (a session store is never "
+                "created when read; sqlite:///relative/path, sqlite:////absolute/path)"
+            )
+    kind = not_a_file(path)
+    if kind is not None:
+        raise EvalSetupError(
+            f"{path} is {kind}, not an SQLite file: give the session store's database file "
+            "(nothing was read)"
+        )
+    return path.resolve()
+
+
+def sqlite_uri(path: Path) -> str:
+    """The read-only ``file:`` URI of an SQLite store, creating nothing beside it.
+
+    Raises:
+        EvalSetupError: A WAL-mode store with a ``-wal`` file but no ``-shm`` (reading
+            it would create one).
+    """
+    options = "mode=ro"
+    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+    if _in_wal_mode(path):
+        if not wal.exists():
+            options += "&immutable=1"  # nothing is in a log: no -wal or -shm to create
+        elif not shm.exists():
+            raise EvalSetupError(
+                f"{path} has a write-ahead log ({wal.name}) but no {shm.name}: reading it "
+                f"would create {shm.name} beside the store; score a copy made with "
+                f"`sqlite3 {path} '.backup COPY'`"
+            )
+    return f"file:{quote(str(path))}?{options}"
+
+
+def _in_wal_mode(path: Path) -> bool:
+    """Whether an SQLite file's header says WAL mode (its read and write versions are 2)."""
+    try:
+        with path.open("rb") as file:
+            header = file.read(20)
+    except OSError:
+        return False
+    return header.startswith(b"SQLite format 3\x00") and header[18:20] == b"\x02\x02"
 
 
 def _root_cause(error: BaseException) -> BaseException:

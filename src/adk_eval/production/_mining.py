@@ -6,12 +6,19 @@ scored session the condition selects to an ADK EvalSet (`to_golden`,
 is that every metric that applies passed. A stored session records its final
 state, not the state it started with, so a golden mined from one starts from an
 empty state.
+
+The file is checked before anything is scored (`GoldenMiner` refuses one that
+could not be appended to: not an EvalSet, an older format, read-only, a FIFO, in
+a folder that cannot be made), so a mistake costs one line, not a whole score.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
+import os
 import re
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,8 +26,9 @@ from google.adk.sessions import Session
 
 from .._errors import EvalSetupError
 from .._result import EvalResult
-from ..goldens import append_golden, to_golden
+from ..goldens import append_golden, load_eval_set, to_golden
 from ..metrics._types import Metric
+from ._files import not_a_file
 
 __all__ = ["GoldenMiner"]
 
@@ -35,9 +43,11 @@ class GoldenMiner:
 
     Raises:
         EvalSetupError: A condition that does not parse or names no metric.
+        AdkEvalError: A file that cannot be appended to (one line naming it and why).
     """
 
     def __init__(self, path: Path, where: str | None, metrics: Sequence[Metric]) -> None:
+        _check_appendable(path)
         self.path = path
         self.exported = 0
         self.metric: str | None = None
@@ -84,3 +94,33 @@ class GoldenMiner:
             else "that passed"
         )
         return f"goldens: {self.exported} session(s) {condition} appended to {self.path}"
+
+
+def _check_appendable(path: Path) -> None:
+    """Refuses, before any scoring, an EvalSet file that goldens could not be appended to.
+
+    Raises:
+        EvalSetupError: Not a regular file, read-only, an older format, or a folder
+            that cannot be made or written.
+        EvalSetFileError: An existing file that is not an EvalSet.
+    """
+    flag = f"--export-goldens {path}"
+    kind = not_a_file(path)
+    if kind is not None:
+        raise EvalSetupError(f"{flag}: it is {kind}, not a file; name an EvalSet .json file")
+    if path.exists():
+        load_eval_set(path)  # not an EvalSet: EvalSetFileError, one line
+        if not isinstance(json.loads(path.read_text(encoding="utf-8")), dict):
+            raise EvalSetupError(
+                f"{flag}: it holds an older EvalSet format, which is read but never "
+                "rewritten; export to a new file"
+            )
+        marked = path.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
+        if not marked or not os.access(path, os.W_OK):
+            raise EvalSetupError(f"{flag}: it is read-only; make it writable or choose another")
+        return
+    folder = next((p for p in path.absolute().parents if p.exists()), None)
+    if folder is None or not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise EvalSetupError(
+            f"{flag}: cannot create it, {folder} is not a writable folder; choose another path"
+        )

@@ -4,7 +4,9 @@ A `Recording` reads a session's events once:
 
 * the user's turns: the text of each user-authored event (its first message first);
 * the tool answers: each function call of the agents, with the response that
-  answered it (matched by call id), keyed by tool name and arguments; calls of
+  answered it (matched by call id) and the state change recorded with that
+  response (what the tool wrote: an `AgentTool`'s agent's ``output_key``, say),
+  keyed by tool name and arguments; calls of
   ADK's own machinery (transfers, ``exit_loop``, structured output) are not
   answers, ADK runs them; calls a person answered (confirmations, input
   requests, long-running tools: their response is in a user event) are kept
@@ -70,6 +72,9 @@ class Recording:
     Attributes:
         user_turns: The user's messages, in order.
         answers: The recorded response of each call, by `call_key`.
+        state_changes: The state change recorded with each call's response (ADK's
+            flat keys), by `call_key`; a response event answering several calls
+            at once records one change, given to each of them.
         tools: Every tool the recording answered, by name: its responses in order.
         user_answers: The calls a person answered (a user event holds the response),
             by tool name: ``(call_key, response)`` in order.
@@ -81,6 +86,7 @@ class Recording:
 
     user_turns: Sequence[str]
     answers: Mapping[str, Any] = field(default_factory=dict)
+    state_changes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     tools: Mapping[str, Sequence[Any]] = field(default_factory=dict)
     user_answers: Mapping[str, Sequence[tuple[str, Any]]] = field(default_factory=dict)
     turn_calls: Sequence[Sequence[str]] = ()
@@ -92,14 +98,17 @@ class Recording:
     def of(cls, session: Session) -> Recording:
         """Reads `session`'s events."""
         responses: dict[str, Any] = {}
+        deltas: dict[str, dict[str, Any]] = {}
         by_user: set[str] = set()
         for event in session.events:
             for response in event.get_function_responses():
                 if response.id:
                     responses[response.id] = response.response
+                    deltas[response.id] = dict(event.actions.state_delta or {})
                     if event.author == "user":
                         by_user.add(response.id)
         answers: dict[str, Any] = {}
+        state_changes: dict[str, dict[str, Any]] = {}
         tools: dict[str, list[Any]] = {}
         user_answers: dict[str, list[tuple[str, Any]]] = {}
         user_turns: list[str] = []
@@ -123,6 +132,8 @@ class Recording:
                         user_answers.setdefault(name, []).append((key, responses[call.id]))
                 elif call.id in responses and name not in FRAMEWORK_CALLS:
                     answers.setdefault(key, responses[call.id])
+                    if deltas.get(call.id):
+                        state_changes.setdefault(key, deltas[call.id])
                     tools.setdefault(name, []).append(responses[call.id])
                 if turn_calls:
                     turn_calls[-1].append(key)
@@ -139,6 +150,7 @@ class Recording:
         return cls(
             user_turns=user_turns,
             answers=answers,
+            state_changes=state_changes,
             tools={name: found for name, found in tools.items() if name not in user_answers},
             user_answers=user_answers,
             turn_calls=turn_calls,

@@ -4,7 +4,9 @@ A `Replay` holds what they share during one run: the `Recording`, the model that
 plays the user once the conversation diverges, and where it diverged.
 
 * `recorded_tool`: a tool's mock, answering a call with the recorded response of
-  the same call; any other call is the divergence.
+  the same call, and making the state change recorded with it (so an
+  `AgentTool` whose agent has an ``output_key`` writes it again); any other
+  call is the divergence.
 * `recorded_yield_answers`: a person's recorded answers to tool yields.
 * `recorded_user`: the recorded user turns, then (diverged, with a model) that model.
 """
@@ -17,6 +19,7 @@ from typing import Any
 from google.adk.models.base_llm import BaseLlm
 
 from .._errors import ShadowDivergenceError
+from .._state import scoped_view
 from .._user_agents import STOP, STOP_SIGNAL, ScriptContext
 from ._recording import Recording, call_key
 
@@ -37,11 +40,15 @@ class Replay:
 
 
 def recorded_tool(replay: Replay, tool: str) -> Any:
-    """The mock of a recorded tool: the recorded response of the same call."""
+    """The mock of a recorded tool: the recorded response of the same call, and its state change."""
 
     def answer(args: dict[str, Any], ctx: Any) -> Any:
         key = call_key(tool, args)
         if key in replay.recording.answers:
+            changed = scoped_view(replay.recording.state_changes.get(key, {}))
+            for scope, values in changed.items():
+                for name, value in values.items():
+                    ctx.state.set(name, value, scope=scope)
             return replay.recording.answers[key]
         recorded = [k for k in replay.recording.answers if k.startswith(tool + "{")]
         what = (

@@ -7,21 +7,28 @@
   that service reads them (`Event.model_validate_json`).
 
 Rows are rebuilt into ADK's storage objects without an ORM session: nothing is
-tracked, nothing can be flushed.
+tracked, nothing can be flushed. Values are fetched raw and decoded by their
+column's own type here, row by row (decoded by SQLAlchemy as it fetches, one bad
+value would end the whole read, naming no row), so a malformed row (JSON that
+does not parse, an event ADK's model refuses, a state that is not an object)
+makes its session `Unreadable`: the reader hands it to its ``unreadable``
+callback and goes on.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from google.adk.events import Event
 from google.adk.sessions import Session
 
+from ._files import OnUnreadable, Unreadable, first_line
 from ._filter import SessionFilter
 
-__all__ = ["BATCH", "Layout", "Reader"]
+__all__ = ["BATCH", "Head", "Layout", "Reader"]
 
 BATCH = 200
 """Sessions read at once: their events come in one query."""
@@ -29,23 +36,48 @@ BATCH = 200
 Layout = Literal["database", "sqlite"]
 """Which ADK service wrote the store."""
 
+Key = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class Head:
+    """A session's own row: its key, state and last update (and ADK's storage object)."""
+
+    key: Key
+    state: dict[str, Any]
+    updated: float
+    storage: Any = None
+
+    @property
+    def name(self) -> str:
+        return "/".join(self.key)
+
 
 class Reader:
-    """The queries of one store's layout."""
+    """The queries of one store's layout.
 
-    def __init__(self, layout: Layout, connection: Any) -> None:
+    Args:
+        layout: Which ADK service wrote the store.
+        connection: The connection events and states are read on.
+        unreadable: Called with each session whose rows cannot be read (it is left out).
+    """
+
+    def __init__(self, layout: Layout, connection: Any, unreadable: OnUnreadable) -> None:
         self.layout = layout
         self.connection = connection
-        self.app_states: dict[str, dict[str, Any]] = {}
+        self.unreadable = unreadable
+        self.app_states: dict[str, dict[str, Any] | str] = {}
+        """Each app's state, or why it cannot be read."""
 
-    async def session_rows(self, connection: Any, filters: SessionFilter) -> AsyncIterator[Any]:
+    async def session_rows(self, connection: Any, filters: SessionFilter) -> AsyncIterator[Head]:
         """The session rows that pass `filters` (but `limit`), most recently updated first."""
-        from sqlalchemy import select, text
+        from sqlalchemy import text
 
         if self.layout == "database":
             from google.adk.sessions.schemas.v1 import StorageSession as S
 
-            query = select(S).order_by(S.update_time.desc(), S.app_name, S.user_id, S.id)
+            table = _Table(S, connection.dialect)
+            query = table.select().order_by(S.update_time.desc(), S.app_name, S.user_id, S.id)
             if filters.app is not None:
                 query = query.where(S.app_name == filters.app)
             if filters.user is not None:
@@ -53,148 +85,237 @@ class Reader:
             if filters.sessions:
                 query = query.where(S.id.in_(list(filters.sessions)))
             rows = await connection.stream(query.execution_options(yield_per=BATCH))
-            async for (storage,) in _orm_rows(rows, S):
-                if _in_window(storage.get_update_timestamp(), filters):
-                    yield storage
-            return
-        where, params = _where(filters)
-        rows = await connection.stream(
-            text(
-                "SELECT app_name, user_id, id, state, update_time FROM sessions"
-                f"{where} ORDER BY update_time DESC, app_name, user_id, id"
-            ),
-            params,
-        )
-        async for row in rows:
-            if _in_window(float(row.update_time), filters):
-                yield row
 
-    async def sessions(self, rows: Sequence[Any]) -> list[Session]:
-        """The sessions of `rows`, each with its events and merged state."""
-        if not rows:
+            def build(row: Any) -> Head:
+                return _storage_head(table.build(row))
+
+        else:
+            where, params = _where(filters)
+            rows = await connection.stream(
+                text(
+                    "SELECT app_name, user_id, id, state, update_time FROM sessions"
+                    f"{where} ORDER BY update_time DESC, app_name, user_id, id"
+                ),
+                params,
+            )
+            build = _sqlite_head
+        async for row in rows:
+            try:
+                head = build(row)
+            except Exception as error:  # a malformed row: its session, named, and on
+                name = "/".join(str(part) for part in row[:3])
+                self.unreadable(Unreadable(name, f"its session row: {first_line(error)}"))
+                continue
+            if _in_window(head.updated, filters):
+                yield head
+
+    async def sessions(self, heads: Sequence[Head]) -> list[Session]:
+        """The sessions of `heads`, with events and merged state; the unreadable left out."""
+        if not heads:
             return []
-        keys = [(row.app_name, row.user_id, row.id) for row in rows]
-        events = await self._events(keys)
-        users = await self._user_states({(app, user) for app, user, _ in keys})
-        for app in {app for app, _, _ in keys} - set(self.app_states):
+        keys = [head.key for head in heads]
+        events, broken = await self._events(keys)
+        users, broken_users = await self._user_states({key[:2] for key in keys})
+        for app in {key[0] for key in keys} - set(self.app_states):
             self.app_states[app] = await self._app_state(app)
         found = []
-        for row, key in zip(rows, keys, strict=True):
-            app_state, user_state = self.app_states[key[0]], users.get(key[:2], {})
-            if self.layout == "database":
-                state = _merge(app_state, user_state, dict(row.state or {}))
-                found.append(row.to_session(state=state, events=events.get(key, [])))
-            else:
-                state = _merge(app_state, user_state, json.loads(row.state or "{}"))
-                found.append(
-                    Session(
-                        app_name=row.app_name,
-                        user_id=row.user_id,
-                        id=row.id,
-                        state=state,
-                        events=events.get(key, []),
-                        last_update_time=float(row.update_time),
-                    )
-                )
+        for head in heads:
+            app_state = self.app_states[head.key[0]]
+            why = broken.get(head.key) or broken_users.get(head.key[:2])
+            if why is None and isinstance(app_state, str):
+                why = app_state
+            if why is None and isinstance(app_state, dict):
+                try:
+                    user_state = users.get(head.key[:2], {})
+                    found.append(_session(head, events.get(head.key, []), app_state, user_state))
+                    continue
+                except Exception as error:
+                    why = first_line(error)
+            self.unreadable(Unreadable(head.name, why or "unreadable"))
         return found
 
-    async def _events(
-        self, keys: Sequence[tuple[str, str, str]]
-    ) -> dict[tuple[str, str, str], list[Event]]:
-        from sqlalchemy import select, text, tuple_
+    async def _events(self, keys: Sequence[Key]) -> tuple[dict[Key, list[Event]], dict[Key, str]]:
+        """The events of each session, in order; and why a session's events cannot be read."""
+        from sqlalchemy import text, tuple_
 
-        found: dict[tuple[str, str, str], list[Event]] = {}
+        found: dict[Key, list[Event]] = {}
+        broken: dict[Key, str] = {}
         if self.layout == "database":
             from google.adk.sessions.schemas.v1 import StorageEvent as E
 
+            table = _Table(E, self.connection.dialect)
             query = (
-                select(E)
+                table.select()
                 .where(tuple_(E.app_name, E.user_id, E.session_id).in_(keys))
                 .order_by(E.app_name, E.user_id, E.session_id, E.timestamp, E.id)
             )
             result = await self.connection.execute(query)
-            for event in _storage_objects(result, E):
-                key = (event.app_name, event.user_id, event.session_id)
-                found.setdefault(key, []).append(event.to_event())
-            return found
-        marks = ", ".join(f"(:a{i}, :u{i}, :s{i})" for i in range(len(keys)))
-        params = {
-            f"{name}{i}": value
-            for i, key in enumerate(keys)
-            for name, value in zip("aus", key, strict=False)
-        }
-        result = await self.connection.execute(
-            text(
-                "SELECT app_name, user_id, session_id, event_data FROM events "
-                f"WHERE (app_name, user_id, session_id) IN (VALUES {marks}) "
-                "ORDER BY app_name, user_id, session_id, timestamp, id"
-            ),
-            params,
-        )
+
+            def parse(row: Any) -> Event:
+                event: Event = table.build(row).to_event()
+                return event
+
+        else:
+            marks = ", ".join(f"(:a{i}, :u{i}, :s{i})" for i in range(len(keys)))
+            params = {
+                f"{name}{i}": value
+                for i, key in enumerate(keys)
+                for name, value in zip("aus", key, strict=False)
+            }
+            result = await self.connection.execute(
+                text(
+                    "SELECT app_name, user_id, session_id, id, event_data FROM events "
+                    f"WHERE (app_name, user_id, session_id) IN (VALUES {marks}) "
+                    "ORDER BY app_name, user_id, session_id, timestamp, id"
+                ),
+                params,
+            )
+
+            def parse(row: Any) -> Event:
+                return Event.model_validate_json(row.event_data)
+
         for row in result:
             key = (row.app_name, row.user_id, row.session_id)
-            found.setdefault(key, []).append(Event.model_validate_json(row.event_data))
-        return found
+            if key in broken:
+                continue
+            try:
+                found.setdefault(key, []).append(parse(row))
+            except Exception as error:
+                broken[key] = f"its event {row.id}: {first_line(error)}"
+        return found, broken
 
     async def _user_states(
         self, pairs: Iterable[tuple[str, str]]
-    ) -> dict[tuple[str, str], dict[str, Any]]:
-        from sqlalchemy import select, text, tuple_
+    ) -> tuple[dict[tuple[str, str], dict[str, Any]], dict[tuple[str, str], str]]:
+        """Each user's state; and why a user's state cannot be read."""
+        from sqlalchemy import text, tuple_
 
         pairs = list(pairs)
         if self.layout == "database":
             from google.adk.sessions.schemas.v1 import StorageUserState as U
 
+            table = _Table(U, self.connection.dialect)
             result = await self.connection.execute(
-                select(U).where(tuple_(U.app_name, U.user_id).in_(pairs))
+                table.select().where(tuple_(U.app_name, U.user_id).in_(pairs))
             )
-            return {
-                (u.app_name, u.user_id): dict(u.state or {}) for u in _storage_objects(result, U)
+            decode: Callable[[Any], Any] = _state_of(table)
+        else:
+            marks = ", ".join(f"(:a{i}, :u{i})" for i in range(len(pairs)))
+            params = {
+                f"{n}{i}": v
+                for i, pair in enumerate(pairs)
+                for n, v in zip("au", pair, strict=False)
             }
-        marks = ", ".join(f"(:a{i}, :u{i})" for i in range(len(pairs)))
-        params = {
-            f"{n}{i}": v for i, pair in enumerate(pairs) for n, v in zip("au", pair, strict=False)
-        }
-        result = await self.connection.execute(
-            text(
-                "SELECT app_name, user_id, state FROM user_states "
-                f"WHERE (app_name, user_id) IN (VALUES {marks})"
-            ),
-            params,
-        )
-        return {(row.app_name, row.user_id): json.loads(row.state or "{}") for row in result}
+            result = await self.connection.execute(
+                text(
+                    "SELECT app_name, user_id, state FROM user_states "
+                    f"WHERE (app_name, user_id) IN (VALUES {marks})"
+                ),
+                params,
+            )
+            decode = _json_state
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+        broken: dict[tuple[str, str], str] = {}
+        for row in result:
+            try:
+                found[(row.app_name, row.user_id)] = _object(decode(row))
+            except Exception as error:
+                broken[(row.app_name, row.user_id)] = f"its user's state: {first_line(error)}"
+        return found, broken
 
-    async def _app_state(self, app: str) -> dict[str, Any]:
-        from sqlalchemy import select, text
+    async def _app_state(self, app: str) -> dict[str, Any] | str:
+        """The app's state, or why it cannot be read."""
+        from sqlalchemy import text
 
         if self.layout == "database":
             from google.adk.sessions.schemas.v1 import StorageAppState as A
 
-            result = await self.connection.execute(select(A).where(A.app_name == app))
-            states = [dict(a.state or {}) for a in _storage_objects(result, A)]
-            return states[0] if states else {}
-        result = await self.connection.execute(
-            text("SELECT state FROM app_states WHERE app_name = :app"), {"app": app}
-        )
+            table = _Table(A, self.connection.dialect)
+            result = await self.connection.execute(table.select().where(A.app_name == app))
+            decode: Callable[[Any], Any] = _state_of(table)
+        else:
+            result = await self.connection.execute(
+                text("SELECT state FROM app_states WHERE app_name = :app"), {"app": app}
+            )
+            decode = _json_state
         row = result.first()
-        return json.loads(row.state or "{}") if row else {}
+        try:
+            return _object(decode(row)) if row is not None else {}
+        except Exception as error:
+            return f"its app's state: {first_line(error)}"
 
 
-async def _orm_rows(rows: Any, entity: Any) -> AsyncIterator[tuple[Any]]:
-    """ORM objects of `entity` from a streamed Core result over its table."""
-    async for row in rows:
-        yield (_entity(row, entity),)
+class _Table:
+    """One of ADK's tables: its columns fetched raw, each decoded by its own type per row."""
+
+    def __init__(self, entity: Any, dialect: Any) -> None:
+        self.entity = entity
+        self.columns = list(entity.__table__.columns)
+        self.decoders = [
+            column.type.dialect_impl(dialect).result_processor(dialect, None)
+            for column in self.columns
+        ]
+
+    def select(self) -> Any:
+        """The table's columns, with no decoding on fetch (`build` decodes)."""
+        from sqlalchemy import select, type_coerce
+        from sqlalchemy.types import NullType
+
+        return select(*[type_coerce(c, NullType()).label(c.key) for c in self.columns])
+
+    def build(self, row: Any) -> Any:
+        """ADK's storage object of one row (no ORM session: read-only); raises on a bad value."""
+        values = {}
+        for column, decode, value in zip(self.columns, self.decoders, row, strict=True):
+            values[column.key] = (
+                decode(value) if decode is not None and value is not None else value
+            )
+        return self.entity(**values)
 
 
-def _storage_objects(result: Any, entity: Any) -> list[Any]:
-    return [_entity(row, entity) for row in result]
+def _state_of(table: _Table) -> Callable[[Any], Any]:
+    """The state of a row of ADK's app or user state table."""
+    return lambda row: table.build(row).state
 
 
-def _entity(row: Any, entity: Any) -> Any:
-    """An ADK storage object rebuilt from a row of its table (no ORM session: read-only)."""
-    mapping = row._mapping
-    values = {column.key: mapping[column] for column in entity.__table__.columns}
-    return entity(**values)
+def _json_state(row: Any) -> Any:
+    return json.loads(row.state or "{}")
+
+
+def _storage_head(storage: Any) -> Head:
+    key = (storage.app_name, storage.user_id, storage.id)
+    return Head(key, _object(storage.state), storage.get_update_timestamp(), storage)
+
+
+def _sqlite_head(row: Any) -> Head:
+    key = (row.app_name, row.user_id, row.id)
+    return Head(key, _object(json.loads(row.state or "{}")), float(row.update_time))
+
+
+def _session(head: Head, events: list[Event], app: dict[str, Any], user: dict[str, Any]) -> Session:
+    """One session, its state merged as ADK's services merge it."""
+    state = _merge(app, user, head.state)
+    if head.storage is not None:
+        session: Session = head.storage.to_session(state=state, events=events)
+        return session
+    app_name, user_id, session_id = head.key
+    return Session(
+        app_name=app_name,
+        user_id=user_id,
+        id=session_id,
+        state=state,
+        events=events,
+        last_update_time=head.updated,
+    )
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """A state as stored: a JSON object (None: empty)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError(f"a state must be a JSON object, got {type(value).__name__}")
+    return dict(value)
 
 
 def _merge(app: dict[str, Any], user: dict[str, Any], session: dict[str, Any]) -> dict[str, Any]:

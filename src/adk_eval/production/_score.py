@@ -2,14 +2,20 @@
 
 `score_sessions(source, metrics)` reads the sessions of a `SessionSource` one
 batch at a time, scores each with `score_session`'s code (the metrics read only
-events and state), and returns an `EvalSuiteResult`, so the summary table, the
-JSON, JUnit and HTML reports, the runs database, ``compare`` and ``view`` work on
-it as on a suite of simulated runs. Each session is one run, named
-``app/user/session-id``.
+events and state), and returns a `StoreScore`: an `EvalSuiteResult`, so the
+summary table, the JSON, JUnit and HTML reports, the runs database, ``compare``
+and ``view`` work on it as on a suite of simulated runs. Each session is one
+run, named ``app/user/session-id``.
 
-Memory stays flat: a session is dropped once scored; a run keeps its events and
-final state only when it did not pass (for its explanation), and at most
-`KEEP_EVENTS` of those; the others keep their verdicts.
+Memory stays flat: a session is dropped once scored, and the score keeps counts
+and a bounded number of runs (see `_tally`).
+
+Two kinds of session are left out, counted and named:
+
+* an **open** conversation, still being written (see `_open`), unless
+  ``include_open``: scored then, and said to be open in its description;
+* a session whose rows cannot be read (a malformed row): skipped, unless
+  ``strict``, which stops the score there.
 
 A metric with ``needs_simulation = True`` (it reads what only a simulated run
 has: the mocks' records, the simulated users' events) is not applicable on a
@@ -18,7 +24,6 @@ stored session, and says so, instead of failing on what is not there.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
@@ -27,19 +32,18 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 from google.adk.sessions import Session
 
-from .._errors import EvalSetupError
+from .._errors import AdkEvalError, EvalSetupError
 from .._result import EvalResult, run_status
 from .._state import scoped_view
-from .._suites._results import EvalSuiteResult, suite_from_results
 from .._trace import EvalTrace
 from ..metrics._scoring import score_trace
 from ..metrics._types import Metric, MetricResult
+from ._files import OnUnreadable, Unreadable
+from ._open import OPEN_FOR, still_open
 from ._sources import SessionFilter, SessionSource
+from ._tally import KEEP_EVENTS, KEEP_RUNS, StoreScore, Tally
 
-__all__ = ["KEEP_EVENTS", "score_sessions", "session_name"]
-
-KEEP_EVENTS = 200
-"""Runs that did not pass and keep their events (for explanations and reports)."""
+__all__ = ["KEEP_EVENTS", "KEEP_RUNS", "StoreScore", "score_sessions", "session_name"]
 
 
 def session_name(session: Session) -> str:
@@ -54,7 +58,11 @@ async def score_sessions(
     filters: SessionFilter | None = None,
     max_concurrency: int = 8,
     on_result: Callable[[EvalResult, Session], Awaitable[None] | None] | None = None,
-) -> EvalSuiteResult:
+    strict: bool = False,
+    include_open: bool = False,
+    open_for: float = OPEN_FOR,
+    keep: int | None = KEEP_RUNS,
+) -> StoreScore:
     """Scores the stored sessions of `source` that pass `filters` with `metrics`.
 
     Args:
@@ -64,62 +72,78 @@ async def score_sessions(
         max_concurrency: Sessions scored at once (judges wait on models).
         on_result: Called with each run and its session as it is scored, in the
             order they finish (the session is gone afterwards: export it here).
+        strict: Stop at the first session that cannot be read, instead of skipping it.
+        include_open: Score open conversations (still being written) too.
+        open_for: Seconds after its last update that a conversation stopped
+            mid-turn counts as open (see `still_open`).
+        keep: Runs the score lists, at most (None: every run); all are counted.
 
     Raises:
-        EvalSetupError: The source cannot be read (one line naming it).
+        EvalSetupError: The source cannot be read, or (`strict`) a session of it
+            cannot: one line naming it; a negative `keep`.
+        AdkEvalError: `on_result` raised one (it stops the score, as it is).
     """
-    filters = filters or SessionFilter()
-    started = time.perf_counter()
-    results: list[EvalResult] = []
-    names: list[str] = []
-    kept = 0
-    send, receive = anyio.create_memory_object_stream[Session](max_concurrency)
+    started, now = time.perf_counter(), time.time()
+    tally = Tally(keep)
+    problems: list[AdkEvalError] = []
+    send, receive = anyio.create_memory_object_stream[tuple[int, Session, str | None]](
+        max_concurrency
+    )
 
-    async def score(session: Session) -> None:
-        nonlocal kept
-        result = await score_stored(session, metrics)
-        if on_result is not None:
-            outcome = on_result(result, session)
-            if outcome is not None:
-                await outcome
-        if not result.passed and kept < KEEP_EVENTS:
-            kept += 1
-        else:  # its verdicts stay; its conversation and state go with the session
-            result = dataclasses.replace(result, events=(), final_state={})
-        results.append(result)
-
-    async def worker(sessions: MemoryObjectReceiveStream[Session]) -> None:
+    async def worker(sessions: MemoryObjectReceiveStream[tuple[int, Session, str | None]]) -> None:
         async with sessions:
-            async for session in sessions:
-                await score(session)
+            async for index, session, opened in sessions:
+                result = await score_stored(session, metrics, opened=opened)
+                try:
+                    outcome = on_result(result, session) if on_result is not None else None
+                    if outcome is not None:
+                        await outcome
+                except AdkEvalError as error:  # raised as it is, not in a group
+                    problems.append(error)
+                    group.cancel_scope.cancel()
+                    return
+                tally.add(index, result)
 
-    problems: list[EvalSetupError] = []
+    skip = _stop(source.description) if strict else tally.skipped
     async with anyio.create_task_group() as group:
         for _ in range(max_concurrency):
             group.start_soon(worker, receive.clone())
         receive.close()
         async with send:
             try:
-                async for session in source.sessions(filters):
-                    names.append(session_name(session))
-                    await send.send(session)
+                index = 0
+                async for session in source.sessions(filters, unreadable=skip):
+                    opened = still_open(session, now, open_for)
+                    if opened is not None:
+                        tally.opened(session_name(session), opened)
+                        if not include_open:
+                            continue
+                    await send.send((index, session, opened))
+                    index += 1
             except EvalSetupError as error:  # the store: raised as it is, not in a group
                 problems.append(error)
                 group.cancel_scope.cancel()
     if problems:
         raise problems[0]
-    return suite_from_results(
-        results,
-        case_names=names,
-        repeat=1,
-        duration_ms=(time.perf_counter() - started) * 1000,
-        stopped_early=False,
-        seed=None,
-    )
+    return tally.score((time.perf_counter() - started) * 1000)
 
 
-async def score_stored(session: Session, metrics: Sequence[Metric]) -> EvalResult:
-    """One stored session scored as a run (see the module doc)."""
+def _stop(source: str) -> OnUnreadable:
+    """`strict`: an unreadable session stops the score, naming it."""
+
+    def stop(found: Unreadable) -> None:
+        raise EvalSetupError(
+            f"stopped at stored session `{found.name}` of {source}, which cannot be read "
+            f"(strict): {found.reason}"
+        )
+
+    return stop
+
+
+async def score_stored(
+    session: Session, metrics: Sequence[Metric], *, opened: str | None = None
+) -> EvalResult:
+    """One stored session scored as a run (see the module doc); `opened`: why it is open."""
     began = time.perf_counter()
     trace = EvalTrace.from_session(session, case_name=session_name(session))
     simulated_only = {id(m) for m in metrics if getattr(m, "needs_simulation", False)}
@@ -144,5 +168,6 @@ async def score_stored(session: Session, metrics: Sequence[Metric]) -> EvalResul
         final_state=scoped_view(session.state),
         agent_name=session.app_name,
         description=f"stored session of user {session.user_id} in app {session.app_name}, "
-        f"last updated {updated.isoformat(timespec='seconds')}",
+        f"last updated {updated.isoformat(timespec='seconds')}"
+        + (f"; open: {opened}" if opened else ""),
     )

@@ -10,7 +10,12 @@
 * a ``.json`` file (one exported `Session`, or a list of them) or a folder of them.
 
 Stores are only ever read (see `_database`); ``memory://``, Vertex AI and MySQL
-stores are refused with the reason.
+stores are refused with the reason, and so is a path that is not a regular file
+or a folder (a FIFO, a device: see `_files`).
+
+A session whose rows cannot be read is handed to the ``unreadable`` callback of
+`SessionSource.sessions` and left out; without one, it stops the read with one
+line naming it.
 """
 
 from __future__ import annotations
@@ -21,8 +26,10 @@ from pathlib import Path
 from typing import Protocol
 
 from google.adk.sessions import Session
+from pydantic import ValidationError
 
 from .._errors import EvalSetupError
+from ._files import OnUnreadable, Unreadable, first_line, not_a_file, refuse
 from ._filter import SessionFilter
 
 __all__ = ["SessionFilter", "SessionSource", "open_sessions"]
@@ -38,8 +45,14 @@ class SessionSource(Protocol):
         """Raises `EvalSetupError` (one line) when the sessions cannot be read at all."""
         ...
 
-    def sessions(self, filters: SessionFilter | None = None) -> AsyncIterator[Session]:
-        """The sessions that pass `filters` (all by default), with events and merged state."""
+    def sessions(
+        self, filters: SessionFilter | None = None, *, unreadable: OnUnreadable | None = None
+    ) -> AsyncIterator[Session]:
+        """The sessions that pass `filters` (all by default), with events and merged state.
+
+        A session whose rows cannot be read goes to `unreadable` and is left out;
+        without it, the read stops there (`EvalSetupError`, one line naming it).
+        """
         ...
 
 
@@ -81,6 +94,12 @@ def open_sessions(spec: str) -> SessionSource:
             f"no such file or folder: {spec} (give an ADK session store URI such as "
             "sqlite:///PATH, or a file or folder of exported session JSON)"
         )
+    kind = not_a_file(path)
+    if kind is not None and kind != "a folder":
+        raise EvalSetupError(
+            f"{spec} is {kind}, not a file: give a file or folder of exported session JSON, "
+            "or an ADK session store URI such as sqlite:///PATH (nothing was read)"
+        )
     return JsonSource(path)
 
 
@@ -96,19 +115,47 @@ class JsonSource:
         self.description = str(path)
 
     async def check(self) -> None:
-        """Nothing to check before reading: a bad file is named when it is read."""
-
-    async def sessions(self, filters: SessionFilter | None = None) -> AsyncIterator[Session]:
-        """The sessions that pass `filters` (all by default), file by file, in name order.
+        """Refuses what in the folder would block or never end (a FIFO, a device).
 
         Raises:
-            EvalSetupError: A file that is not JSON of sessions, naming it.
+            EvalSetupError: One line naming it.
+        """
+        self._files()
+
+    def _files(self) -> list[Path]:
+        """The files to read, in name order; every one a regular file."""
+        if not self.path.is_dir():
+            found = [self.path]
+        else:
+            found = [f for f in sorted(self.path.rglob("*.json")) if not f.is_dir()]
+        for file in found:
+            kind = not_a_file(file)
+            if kind is not None:
+                raise EvalSetupError(
+                    f"{file} is {kind}, not a file: exported sessions are regular .json "
+                    f"files; move it out of {self.path} (nothing was read)"
+                )
+        return found
+
+    async def sessions(
+        self, filters: SessionFilter | None = None, *, unreadable: OnUnreadable | None = None
+    ) -> AsyncIterator[Session]:
+        """The sessions that pass `filters` (all by default), file by file, in name order.
+
+        A file that is not JSON, or an item that is not a `Session`, is unreadable.
+
+        Raises:
+            EvalSetupError: A file that is not a regular file; an unreadable session
+                without `unreadable`.
         """
         filters = filters or SessionFilter()
-        files = sorted(self.path.rglob("*.json")) if self.path.is_dir() else [self.path]
+        skip = unreadable or refuse(self.description)
         left = filters.limit
-        for file in files:
+        for file in self._files():
             for session in _sessions_in(file):
+                if isinstance(session, Unreadable):
+                    skip(session)
+                    continue
                 if left == 0:
                     return
                 if filters.keeps(session):
@@ -116,13 +163,31 @@ class JsonSource:
                     yield session
 
 
-def _sessions_in(path: Path) -> list[Session]:
+def _sessions_in(path: Path) -> list[Session | Unreadable]:
+    """The sessions of one exported file (a file is read whole: one at a time)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        items = data if isinstance(data, list) else [data]
-        return [Session.model_validate(item) for item in items]
     except (OSError, ValueError) as error:
-        first = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise EvalSetupError(
-            f"{path} is not exported session JSON (a Session object or a list of them): {first}"
-        ) from None
+        why = f"not exported session JSON (a Session object or a list of them): {first_line(error)}"
+        return [Unreadable(str(path), why)]
+    items = data if isinstance(data, list) else [data]
+    found: list[Session | Unreadable] = []
+    for index, item in enumerate(items):
+        try:
+            found.append(Session.model_validate(item))
+        except ValidationError as error:
+            where = f"{path}[{index}]" if isinstance(data, list) else str(path)
+            found.append(Unreadable(_item_name(item, where), f"not a Session: {first_line(error)}"))
+    return found
+
+
+def _item_name(item: object, where: str) -> str:
+    """An exported session's name (``app/user/id``, and where it is), as far as it has one."""
+    if isinstance(item, dict):
+        key = [item.get(snake, item.get(camel)) for snake, camel in _KEYS]
+        if all(isinstance(part, str) for part in key):
+            return f"{'/'.join(str(part) for part in key)} ({where})"
+    return where
+
+
+_KEYS = (("app_name", "appName"), ("user_id", "userId"), ("id", "id"))
