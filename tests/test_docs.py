@@ -46,10 +46,7 @@ FRAGMENTS = {"pytest.md": 2, "studio.md": 2}
 
 # Tests that fail under the rule for now, by test id, each with why (strict: once the page is
 # fixed the xfail fails, and its line goes).
-BROKEN = {
-    "production.md": "SyntaxError: 'await' outside function (line 89): top-level `await` in "
-    "its three blocks (59, 100, 121) instead of asyncio.run(...)",
-}
+BROKEN: dict[str, str] = {}
 
 _FENCE = re.compile(
     rf"^(?P<mark>{re.escape(PYTEST_MARK)}\n)?```(?P<lang>python|py)\n(?P<source>.*?)^```$",
