@@ -91,6 +91,7 @@ async def test_bad(adk_eval):
     assert "[FAIL] escalated" in bad.find("failure").get("message")
 
 
+@pytest.mark.slow  # a pytest process of its own: make test runs it
 def test_repeat_option_and_marker(project):
     project.makepyfile(
         test_repeat="""
@@ -183,6 +184,7 @@ def documented_properties() -> dict[str, re.Pattern[str]]:
     return patterns
 
 
+@pytest.mark.slow  # a pytest process of its own: make test runs it
 def test_the_documented_set_up_warns_nothing_and_writes_the_documented_properties(pytester):
     """docs/pytest.md's configuration, under ``-W error``; JUnit names against its table."""
     [config] = re.findall(r"```toml\n(.*?)```", DOCS.read_text(), flags=re.DOTALL)
@@ -230,6 +232,7 @@ async def test_twice(adk_eval):
         assert [name for name, p in wanted.items() if not any(p.match(n) for n in written)] == []
 
 
+@pytest.mark.slow  # a pytest process of its own: make test runs it
 def test_an_expected_failure_is_an_xfail_in_pytest_too_with_its_reason(project):
     project.makepyfile(
         test_known_gap="""
@@ -249,6 +252,7 @@ async def test_fixed_gap(adk_eval):  # marked but passes: xpassed fails, as in t
     result.stdout.fnmatch_lines(["*is expected to fail: no script for it yet*"])
 
 
+@pytest.mark.slow  # a pytest process of its own: make test runs it
 def test_an_expected_failure_passed_none_of_its_runs_and_a_repeated_xpass_fails(project):
     project.makepyfile(
         test_rates="""

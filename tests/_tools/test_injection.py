@@ -208,6 +208,7 @@ async def poisoned_answers(seed: int) -> list:
     return [call.response for call in result.trace.tool_calls]
 
 
+@pytest.mark.slow  # two interpreters start
 def test_the_same_seed_poisons_the_same_answers_in_two_processes(tmp_path):
     def in_a_process(seed: int) -> list:
         out = subprocess.run(
