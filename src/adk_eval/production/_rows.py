@@ -156,12 +156,7 @@ class Reader:
                 return event
 
         else:
-            marks = ", ".join(f"(:a{i}, :u{i}, :s{i})" for i in range(len(keys)))
-            params = {
-                f"{name}{i}": value
-                for i, key in enumerate(keys)
-                for name, value in zip("aus", key, strict=False)
-            }
+            marks, params = _values(keys, "aus")
             result = await self.connection.execute(
                 text(
                     "SELECT app_name, user_id, session_id, id, event_data FROM events "
@@ -200,12 +195,7 @@ class Reader:
             )
             decode: Callable[[Any], Any] = _state_of(table)
         else:
-            marks = ", ".join(f"(:a{i}, :u{i})" for i in range(len(pairs)))
-            params = {
-                f"{n}{i}": v
-                for i, pair in enumerate(pairs)
-                for n, v in zip("au", pair, strict=False)
-            }
+            marks, params = _values(pairs, "au")
             result = await self.connection.execute(
                 text(
                     "SELECT app_name, user_id, state FROM user_states "
@@ -349,3 +339,10 @@ def _where(filters: SessionFilter) -> tuple[str, dict[str, Any]]:
             {name[1:]: value for name, value in zip(names, filters.sessions, strict=False)}
         )
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+
+def _values(keys: Sequence[tuple[str, ...]], names: str) -> tuple[str, dict[str, str]]:
+    """A ``VALUES`` list of bound tuples for `keys` (each value named by a letter of `names`)."""
+    marks = ", ".join("(" + ", ".join(f":{n}{i}" for n in names) + ")" for i in range(len(keys)))
+    params = {f"{n}{i}": v for i, key in enumerate(keys) for n, v in zip(names, key, strict=True)}
+    return marks, params
