@@ -78,11 +78,11 @@ def use_adks_sessions() -> None:
     """Runs the harness on ADK's InMemorySessionService, as before EvalSessionService."""
     from google.adk.sessions import InMemorySessionService
 
-    import adk_eval._runner
-    import adk_eval._user_runner
+    import adk_eval._run.system
+    import adk_eval._run.users
 
-    adk_eval._runner.EvalSessionService = InMemorySessionService  # type: ignore[misc]
-    adk_eval._user_runner.EvalSessionService = InMemorySessionService  # type: ignore[misc]
+    adk_eval._run.system.EvalSessionService = InMemorySessionService  # type: ignore[misc]
+    adk_eval._run.users.EvalSessionService = InMemorySessionService  # type: ignore[misc]
 
 
 async def cpu_per_case(url: str, cases: int, turns: int, repeats: int) -> list[float]:

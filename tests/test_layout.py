@@ -26,8 +26,7 @@ LAYERS: list[list[str]] = [
     [""],  # the package itself: the catalogue of the public names
     ["production"],
     ["_suites", "goldens", "safety"],
-    ["_simulation"],
-    ["_runner", "_user_runner"],
+    ["_run"],
     ["_case"],
     ["_user_agents"],
     ["_bridge"],

@@ -30,8 +30,8 @@ from google.adk.sessions import InMemorySessionService
 from google.adk.sessions.base_session_service import GetSessionConfig
 from google.adk.tools import AgentTool, ToolContext
 
-import adk_eval._runner
-import adk_eval._user_runner
+import adk_eval._run.system
+import adk_eval._run.users
 from adk_eval import (
     STOP,
     EvalCase,
@@ -167,8 +167,8 @@ def on_adks_service(monkeypatch):
 
     class Switch:
         def __enter__(self) -> None:
-            monkeypatch.setattr(adk_eval._runner, "EvalSessionService", InMemorySessionService)
-            monkeypatch.setattr(adk_eval._user_runner, "EvalSessionService", InMemorySessionService)
+            monkeypatch.setattr(adk_eval._run.system, "EvalSessionService", InMemorySessionService)
+            monkeypatch.setattr(adk_eval._run.users, "EvalSessionService", InMemorySessionService)
 
         def __exit__(self, *exc: object) -> None:
             monkeypatch.undo()

@@ -148,7 +148,7 @@ def _record(events):
 
 async def _answers(agent, prompts):
     from adk_eval._bridge import YieldInfo
-    from adk_eval._user_runner import UserAgentRunner
+    from adk_eval._run.users import UserAgentRunner
 
     users = UserAgentRunner(UserAgents(loop=agent))
     await users.start()

@@ -43,9 +43,9 @@ if TYPE_CHECKING:
     )
     from ._result import EvalErrorInfo, EvalResult
     from ._result._attribution import Attribution
-    from ._runner import EvalRunner
+    from ._run.loop import run_eval
+    from ._run.runner import EvalRunner
     from ._session_service import EvalSessionService
-    from ._simulation import run_eval
     from ._state import replace_value
     from ._suites._counterfactuals import explain_failure
     from ._suites._local import InProcess
@@ -86,9 +86,9 @@ _EXPORTS = {
     "with_state_change": "_bridge",
     "replace_value": "_state",
     # running
-    "EvalRunner": "_runner",
+    "EvalRunner": "_run.runner",
     "EvalSessionService": "_session_service",
-    "run_eval": "_simulation",
+    "run_eval": "_run.loop",
     "run_eval_suite": "_suites._run",
     "InProcess": "_suites._local",
     "Workers": "_suites._workers",

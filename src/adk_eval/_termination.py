@@ -8,7 +8,7 @@ model call can cross.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
@@ -272,16 +272,23 @@ class ModelCallLimit(UsageTap):
         limit: Most model calls allowed (None: count only).
         budget: Tokens and money the run may spend (None: no limit).
         price: Prices a call (None: calls count no money).
+        others: The run's other counters (anything with ``spent()``: the user
+            agents', the judges' and simulated tools'), counted in the budget.
     """
 
     def __init__(
-        self, limit: int | None, budget: Budget | None = None, price: Price | None = None
+        self,
+        limit: int | None,
+        budget: Budget | None = None,
+        price: Price | None = None,
+        *,
+        others: Sequence[Any] = (),
     ) -> None:
         super().__init__(price or (lambda *_: None), name="adk_eval_model_call_limit")
         self.limit = limit
         self.budget = budget
         self.calls = 0
-        self.others: list[Any] = []
+        self.others = tuple(others)
         self.reached: tuple[TerminationKind, Any, Any] | None = None
 
     def over_budget(self) -> tuple[TerminationKind, Any, Any] | None:

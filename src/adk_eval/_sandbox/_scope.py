@@ -109,8 +109,7 @@ class RunScope:
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     events: list[SandboxEvent] = field(default_factory=list)
     violation: SandboxEvent | None = None
-    stop: Callable[[], None] | None = None
-    """Ends the conversation (set by the simulation loop while it runs)."""
+    _stop: list[Callable[[], None]] = field(default_factory=list, repr=False)
     loop: asyncio.AbstractEventLoop | None = None
     processes: list[weakref.ref[Any]] = field(default_factory=list)
     """Handles of the processes the run started (a ``Popen``): it may signal those."""
@@ -121,9 +120,14 @@ class RunScope:
             self.events.append(event)
         if event.refused and self.violation is None:
             self.violation = event
-            stop, loop = self.stop, self.loop
-            if stop is not None and loop is not None and not loop.is_closed():
-                loop.call_soon_threadsafe(stop)
+            loop = self.loop
+            if loop is not None and not loop.is_closed():
+                for stop in self._stop:
+                    loop.call_soon_threadsafe(stop)
+
+    def stop_with(self, stop: Callable[[], None]) -> None:
+        """Calls `stop` (on the run's event loop) once something is refused: it ends the run."""
+        self._stop.append(stop)
 
     def started(self, pid: int) -> bool:
         """Whether `pid` is a process the run started (read off the handles it still holds)."""

@@ -32,7 +32,7 @@ from google.genai import types
 from .._case import EvalCase, UserAgents
 from .._result import EvalResult
 from .._result._attribution import Attribution
-from .._simulation import run_eval
+from .._run.loop import run_eval
 from .._tools._faults import new_seed
 from .._turns import content_text
 from .._user_agents import STOP, STOP_SIGNAL, ScriptContext, ScriptedUserAgent

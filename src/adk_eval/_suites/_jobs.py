@@ -24,8 +24,8 @@ from .._callables import sharing_the_event_loop
 from .._case import EvalCase
 from .._errors import EvalSetupError
 from .._result import EvalErrorInfo, EvalResult
+from .._run.loop import run_eval
 from .._sandbox._scope import SandboxMode, TelemetryMode
-from .._simulation import run_eval
 from .._tools._faults import derive_seed
 from ..models import resolve_model
 from ._discovery import cases_in

@@ -20,6 +20,7 @@ from google.adk.tools.tool_context import ToolContext
 from .._errors import EvalToolError
 
 __all__ = [
+    "TOOL_ERROR_CODE",
     "ToolBody",
     "confirmation_gate",
     "nested_pause_refusal",
@@ -29,6 +30,9 @@ __all__ = [
     "tool_refusal",
     "with_body",
 ]
+
+TOOL_ERROR_CODE = "ADK_EVAL_TOOL_ERROR"
+"""The error code of the event that ends a run after a call the case does not allow."""
 
 _ORIGINAL = "_adk_eval_original_tool"
 """Attribute of a tool copy whose body the harness replaced: the agent's own tool."""

@@ -11,8 +11,6 @@ inside `AgentTool` calls, for the trace.
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Callable
-from datetime import datetime
 from functools import partial
 from typing import Any
 
@@ -31,33 +29,27 @@ from .._callables import being_cancelled
 from .._errors import EvalToolError, SimulatedToolError
 from .._model_check import CALLING_TOOL
 from .._sandbox._scope import CURRENT
-from .._trace import NestedEvent
 from ._answers import MockCalls
 from ._bodies import (
+    TOOL_ERROR_CODE,
     ToolBody,
     confirmation_gate,
     nested_pause_refusal,
-    node_refusal,
     pause,
     replaced_tool,
     tool_refusal,
     with_body,
 )
-from ._clock import CaseClock
 from ._direct import DIRECT, guarded, refusal
-from ._faults import new_seed
 from ._mocks import ToolMock
-from ._notes import CallNotes
 from ._policy import ToolPolicy, is_framework_tool, refuses_code_execution
+from ._record import RunRecord
 from ._rejections import adk_rejection
 from ._watch import Watch
 
 __all__ = ["PLUGIN_NAME", "TOOL_ERROR_CODE", "InterceptionPlugin"]
 
 PLUGIN_NAME = "adk_eval_interception"
-
-TOOL_ERROR_CODE = "ADK_EVAL_TOOL_ERROR"
-"""The error code of the event that ends a run after a call the case does not allow."""
 
 _INSIDE: contextvars.ContextVar[tuple[tuple[str, str], ...]] = contextvars.ContextVar(
     "adk_eval_inside_tool_calls", default=()
@@ -88,73 +80,35 @@ class InterceptionPlugin(BasePlugin):
     """
 
     def __init__(
-        self,
-        policy: ToolPolicy | None,
-        *,
-        clock: Callable[[], datetime] | None = None,
-        seed: int | None = None,
-        attempt: int = 0,
+        self, policy: ToolPolicy, record: RunRecord, watch: Watch, mock_calls: MockCalls
     ) -> None:
         super().__init__(name=PLUGIN_NAME)
-        self.policy = policy
-        self.clock = clock if isinstance(clock, CaseClock) else CaseClock(clock)
-        """The run's clock (`MockToolContext.now()`); injected latency advances it."""
-        self.seed = seed if seed is not None else new_seed()
-        """The seed injected faults are drawn from."""
-        self.mock_calls = MockCalls(self.seed, attempt, self.clock)
+        self._policy = policy
+        self._record = record
+        self._watch = watch
+        self._mock_calls = mock_calls
         self._session_ids: set[str] = set()
-        self.violation: EvalToolError | None = None
-        """The first call the case does not allow (the run stops at the next model call)."""
-        self.notes = CallNotes()
-        """What the run's calls were answered by, raised, and did not fit."""
-        self.nested_events: list[NestedEvent] = []
-        """Events of the agents that ran inside `AgentTool` calls, in order."""
-        self.tool_sources = self.notes.sources
-        """Function call id -> what answered it instead of the tool (``"mock"``)."""
-        self.watch = Watch()
-        """The run's invariants, fed every call, answer, state change and agent text."""
 
     def watch_session(self, session_id: str) -> None:
         """Registers a main session (calls from other sessions come from nested runners)."""
         self._session_ids.add(session_id)
 
-    def refuse_node(
-        self, name: str, where: str, module: str | None, arguments: dict[str, Any]
-    ) -> Event:
-        """A workflow code node without a mock: the error event that ends the run.
-
-        It is the replacement body of the node (see `with_node_mocks`), so the
-        node's own code never runs.
-        """
-        error = node_refusal(name, where, module, arguments)
-        if self.violation is None:
-            self.violation = error
-        return Event(author=name, error_code=TOOL_ERROR_CODE, error_message=error.summary)
-
-    def take_violation(self) -> EvalToolError | None:
-        """The recorded violation, cleared (a runner used by hand can go on)."""
-        violation, self.violation = self.violation, None
-        return violation
-
     async def before_model_callback(
         self, *, callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:
         """Ends the run after a call that is not allowed; else swaps the tools' bodies."""
-        self.notes.offered[callback_context.agent_name] = list(llm_request.tools_dict)
-        if (stopped := self.watch.stop_response()) is not None:  # an invariant was broken
+        self._record.offered[callback_context.agent_name] = list(llm_request.tools_dict)
+        if (stopped := self._watch.stop_response()) is not None:  # an invariant was broken
             return stopped
-        if self.violation is None:  # an agent the set-up walk could not see, say
-            problem = refuses_code_execution(callback_context.get_invocation_context().agent)
-            if problem is not None:
-                self.violation = EvalToolError("code execution", {}, detail=problem, kind="agent")
-        if self.violation is not None:
+        if self._record.violation is None:  # an agent the set-up walk could not see, say
+            agent = callback_context.get_invocation_context().agent
+            if (problem := refuses_code_execution(agent)) is not None:
+                error = EvalToolError("code execution", {}, detail=problem, kind="agent")
+                self._record.violate(error)
+        if (violation := self._record.violation) is not None:
             return LlmResponse(
-                error_code=TOOL_ERROR_CODE,
-                error_message=self.violation.summary,
-                turn_complete=True,
+                error_code=TOOL_ERROR_CODE, error_message=violation.summary, turn_complete=True
             )
-        if self.policy is None:  # before_tool_callback fails closed
-            return None
         for name, tool in list(llm_request.tools_dict.items()):
             body = self._body(tool)
             if body is not None:
@@ -164,8 +118,7 @@ class InterceptionPlugin(BasePlugin):
 
     def _body(self, tool: BaseTool) -> ToolBody | None:
         """What runs instead of `tool`'s body (None: the real tool runs)."""
-        policy = self.policy
-        assert policy is not None
+        policy = self._policy
         if replaced_tool(tool) is not None:
             return None
         mock = policy.mocks.get(tool.name)
@@ -192,34 +145,26 @@ class InterceptionPlugin(BasePlugin):
         tool_context: ToolContext,
     ) -> dict[str, Any] | None:
         """Lets a swapped tool through to ADK; decides a call whose tool was not swapped."""
-        policy = self.policy
-        if policy is None:  # fail closed: nothing runs before the policy is resolved
-            raise EvalToolError(
-                tool.name,
-                tool_args,
-                detail="adk_eval has not resolved its tool policy yet; create sessions "
-                "with EvalRunner.create_session() before running the agent.",
-            )
         CALLING_TOOL.set((tool.name, tool_context.agent_name))  # for agents its body builds
         DIRECT.set(self._direct)  # for tools its body calls itself
         _INSIDE.set((*_INSIDE.get(), (tool.name, tool_context.function_call_id or "")))
         original = replaced_tool(tool)
-        self.notes.arguments(original or tool, tool_args, tool_context.function_call_id)
+        self._record.arguments(original or tool, tool_args, tool_context.function_call_id)
         body = self._body(original or tool)
         if body is None or body is pause:  # it runs for real, or pauses: it happens now
             stopped = self._admit(tool.name, tool_args, tool_context)
             if stopped is not None:
                 return stopped
         if original is not None:
-            if original.name not in policy.mocks:
+            if original.name not in self._policy.mocks:
                 self._refuse_nested_pause(original, tool_args, tool_context)
             return None
         if body is None:
             if tool_context.function_call_id and not isinstance(tool, AgentTool):
-                self.tool_sources[tool_context.function_call_id] = "real"  # it may run agents
+                self._record.sources[tool_context.function_call_id] = "real"  # it may run agents
             self._refuse_nested_pause(tool, tool_args, tool_context)
             if adk_rejection(tool, tool_args) is not None and tool_context.function_call_id:
-                self.tool_sources[tool_context.function_call_id] = "rejected"  # by ADK's tool
+                self._record.sources[tool_context.function_call_id] = "rejected"  # by ADK's tool
             return None
         if body is pause:
             self._refuse_nested_pause(tool, tool_args, tool_context)
@@ -239,15 +184,14 @@ class InterceptionPlugin(BasePlugin):
         result: dict[str, Any],
     ) -> dict[str, Any] | None:
         """Notes a swapped call whose body never ran: a callback answered it instead."""
-        self.watch.answer(tool.name, tool_args, tool_context, result)
+        self._watch.answer(tool.name, tool_args, tool_context, result)
         call_id = tool_context.function_call_id
         original = replaced_tool(tool)
-        if not call_id or call_id in self.tool_sources or original is None:
+        if not call_id or call_id in self._record.sources or original is None:
             return None
-        policy = self.policy
-        paused = original.is_long_running and (policy is None or tool.name not in policy.mocks)
+        paused = original.is_long_running and tool.name not in self._policy.mocks
         if not paused:  # a pause is answered by a user agent, later
-            self.tool_sources[call_id] = "callback"
+            self._record.sources[call_id] = "callback"
         return None
 
     async def on_tool_error_callback(
@@ -259,9 +203,9 @@ class InterceptionPlugin(BasePlugin):
         error: Exception,
     ) -> dict[str, Any] | None:
         """Notes a call to a tool the agent does not have (ADK answers the model itself)."""
-        self.watch.answer(tool.name, tool_args, tool_context, error=error)
+        self._watch.answer(tool.name, tool_args, tool_context, error=error)
         call_id = tool_context.function_call_id
-        self.notes.unknown_tool(tool, error, tool_context.agent_name, call_id)
+        self._record.unknown_tool(tool, error, tool_context.agent_name, call_id)
         return None
 
     def _admit(
@@ -275,9 +219,9 @@ class InterceptionPlugin(BasePlugin):
         """
         reason = self._stopping()
         if reason is None:
-            return self.watch.call(name, args, tool_context, self.tool_sources)
+            return self._watch.call(name, args, tool_context, self._record.sources)
         if tool_context.function_call_id:
-            self.tool_sources[tool_context.function_call_id] = "stopped"
+            self._record.sources[tool_context.function_call_id] = "stopped"
         tool_context.actions.skip_summarization = True
         return {"error": f"adk_eval stopped the run before this call: {reason}"}
 
@@ -285,21 +229,18 @@ class InterceptionPlugin(BasePlugin):
         self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
     ) -> EvalToolError | None:
         """A direct call to `tool`'s own object (see `guarded`): None lets it run."""
-        if self.policy is None or self._body(tool) is None:
+        if self._body(tool) is None:
             return None
         inside = _INSIDE.get()
-        error = refusal(tool, args, inside[-1][0] if inside else None)
-        if self.violation is None:
-            self.violation = error
-        return error
+        return self._record.violate(refusal(tool, args, inside[-1][0] if inside else None))
 
     def _stopping(self) -> str | None:
         """Why the run is stopping (None while it goes on)."""
         scope = CURRENT.get()
-        if self.watch.stop is not None:
-            return self.watch.stop.line
-        if self.violation is not None:
-            return self.violation.summary
+        if self._watch.stop is not None:
+            return self._watch.stop.line
+        if self._record.violation is not None:
+            return self._record.violation.summary
         return scope.violation.line() if scope is not None and scope.violation else None
 
     def _refuse_nested_pause(
@@ -314,16 +255,11 @@ class InterceptionPlugin(BasePlugin):
     ) -> Event | None:
         """Keeps the events of agents inside `AgentTool` calls (they have their own session)."""
         main = invocation_context.session.id in self._session_ids
-        self.watch.event(invocation_context, event, main=main)
+        self._watch.event(invocation_context, event, main=main)
         inside = _INSIDE.get()
         if inside and invocation_context.session.id not in self._session_ids:
-            self.nested_events.append(
-                NestedEvent(
-                    path=tuple(name for name, _ in inside),
-                    call_ids=tuple(call_id for _, call_id in inside),
-                    event=event,
-                )
-            )
+            path = tuple(name for name, _ in inside)
+            self._record.nest(path, tuple(call_id for _, call_id in inside), event)
         return None
 
     async def _refuse(
@@ -335,8 +271,7 @@ class InterceptionPlugin(BasePlugin):
         shared: bool = False,
     ) -> dict[str, Any]:
         """Records a call the case does not allow; the run stops before the next model call."""
-        policy = self.policy
-        assert policy is not None
+        policy = self._policy
         stopped = self._admit(tool.name, args, tool_context) if self._stopping() else None
         if stopped is not None:  # one more call the stopping run never made
             return stopped
@@ -344,12 +279,12 @@ class InterceptionPlugin(BasePlugin):
         inside = outer[-1] if outer else None
         caller = policy.describe_agent(tool_context.agent_name, tool.name, inside)
         misspelt = policy.misspelt_mock(tool.name)
-        error = tool_refusal(tool, args, caller, shared=shared, misspelt=misspelt)
-        if self.violation is None:
-            self.violation = error
+        error = self._record.violate(
+            tool_refusal(tool, args, caller, shared=shared, misspelt=misspelt)
+        )
         tool_context.actions.skip_summarization = True
         if tool_context.function_call_id:
-            self.tool_sources[tool_context.function_call_id] = "refused"
+            self._record.sources[tool_context.function_call_id] = "refused"
         return {"error": f"adk_eval stopped the run: {error.summary}"}
 
     async def _run_mock(
@@ -363,37 +298,31 @@ class InterceptionPlugin(BasePlugin):
         rejection = adk_rejection(tool, args) if mock.real_tool is None else None
         if rejection is not None:  # ADK's function tool would not run for these arguments
             if tool_context.function_call_id:
-                self.tool_sources[tool_context.function_call_id] = "rejected"
+                self._record.sources[tool_context.function_call_id] = "rejected"
             return rejection
         stopped = self._admit(tool.name, args, tool_context)
         if stopped is not None:  # the run stops, or an invariant forbids it: no body runs
             return stopped
-        source, answer = self.mock_calls.start(mock, tool, args, tool_context)
+        source, answer = self._mock_calls.start(mock, tool, args, tool_context)
         if tool_context.function_call_id:  # before it answers: an answer that raises is its own
-            self.tool_sources[tool_context.function_call_id] = source
+            self._record.sources[tool_context.function_call_id] = source
         try:
             value = await answer()
         except SimulatedToolError as error:  # stop the run, whatever the agent's callbacks do
-            if self.violation is None:
-                self.violation = EvalToolError(tool.name, args, detail=str(error))
+            self._record.violate(EvalToolError(tool.name, args, detail=str(error)))
             tool_context.actions.skip_summarization = True
             return {"error": f"adk_eval stopped the run: {error}"}
         except Exception as error:  # ADK hands it to the error callbacks, as a tool's
             if source != "real":  # the result reports it: ADK need not log it too
-                self.notes.mock_raised(error, tool.name, args, tool_context.function_call_id)
+                self._record.mock_raised(error, tool.name, args, tool_context.function_call_id)
             raise
         except anyio.get_cancelled_exc_class() as error:
             if being_cancelled():  # the run itself is cancelled (max_duration, Ctrl-C)
                 raise
             # raised by the mock itself: ADK would end the run quietly, and it would pass
             detail = f"The mock for tool `{tool.name}` raised {type(error).__name__}"
-            if self.violation is None:
-                self.violation = EvalToolError(tool.name, args, detail=detail)
+            self._record.violate(EvalToolError(tool.name, args, detail=detail))
             tool_context.actions.skip_summarization = True
             return {"error": f"adk_eval stopped the run: {detail}"}
-        interim = self.policy is not None and tool.name in self.policy.interim
-        return self.mock_calls.keep(tool, args, value, source, interim=interim)
-
-    def mock_error(self, error: BaseException) -> EvalToolError | None:
-        """An `EvalToolError` for an exception a mock raised (None for any other)."""
-        return self.notes.error_for(error)
+        interim = tool.name in self._policy.interim
+        return self._mock_calls.keep(tool, args, value, source, interim=interim)

@@ -1,7 +1,7 @@
 """Calls whose arguments do not fit their tool: what the trace notes, and what ADK answers.
 
 A real model can call a tool with an argument the tool does not declare, without
-one it requires, or with a value of the wrong type. `argument_problems` names
+one it requires, or with a value of the wrong type. `misfits` names
 each (the same check `ScriptedLlm` applies to a script); the interception keeps
 them by call id for the trace and `explain()`. ADK's `FunctionTool` does not run
 its function for some of those calls and answers the model with an error
@@ -18,13 +18,13 @@ from google.adk.tools.function_tool import FunctionTool
 
 from .._arguments import call_problems, declared, tool_problems
 
-__all__ = ["adk_rejection", "argument_problems", "is_unknown_tool", "unknown_tool_problems"]
+__all__ = ["adk_rejection", "is_unknown_tool", "misfits", "unknown_tool_problems"]
 
 _PLACEHOLDER_DESCRIPTION = "Tool not found"
 """The description of the tool ADK makes up for a call to a name the agent has no tool for."""
 
 
-def argument_problems(tool: BaseTool, args: dict[str, Any]) -> list[str]:
+def misfits(tool: BaseTool, args: dict[str, Any]) -> list[str]:
     """What is wrong with these arguments by `tool`'s declaration ([] if nothing, or no check)."""
     try:
         signature = declared(tool._get_declaration())

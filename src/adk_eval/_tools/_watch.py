@@ -18,7 +18,6 @@ from google.adk.events import Event
 from google.adk.models.llm_response import LlmResponse
 from google.adk.tools.tool_context import ToolContext
 
-from .._result._status import EvalErrorInfo
 from .._trace import EvalTrace
 from .._turns import event_text
 from ..metrics._invariants import (
@@ -31,10 +30,9 @@ from ..metrics._invariants import (
     StateNow,
     error_of,
 )
-from ..metrics._scoring import MetricFailure, score_stopped_trace, score_trace
-from ..metrics._types import Metric, MetricResult
+from ..metrics._types import MetricResult
 
-__all__ = ["INVARIANT_CODE", "Breach", "Watch", "score_run"]
+__all__ = ["INVARIANT_CODE", "Breach", "Watch"]
 
 INVARIANT_CODE = "ADK_EVAL_INVARIANT"
 """The error code of the model response that ends a run at a breached invariant."""
@@ -172,44 +170,3 @@ class Watch:
         return LlmResponse(
             error_code=INVARIANT_CODE, error_message=self.stop.line, turn_complete=True
         )
-
-
-async def score_run(
-    metrics: Sequence[Metric],
-    watch: Watch,
-    trace: EvalTrace,
-    error: EvalErrorInfo | None,
-) -> tuple[dict[str, MetricResult], list[MetricFailure]]:
-    """The case's metrics and live invariants on the run's `trace`.
-
-    After an error every one is not applicable. After a breach that stopped the
-    run, the metrics are not applicable (what they check never got to happen)
-    and each invariant says what it saw; else everything is scored.
-    """
-    invariants = list(watch.invariants)
-    if error is not None:
-        reason = f"the run stopped with an error ({error.phase}) before it finished"
-        return await score_stopped_trace([*metrics, *invariants], trace, reason), []
-    failures: list[MetricFailure] = []
-    if watch.stop is not None:
-        reason = f"the run stopped at a broken invariant ({watch.stop.invariant.name})"
-        scored = await score_stopped_trace(metrics, trace, reason)
-    else:
-        scored, failures = await score_trace(metrics, trace)
-    live, raised = await score_trace([_Live(i, watch) for i in invariants], trace)
-    return {**scored, **live}, [*failures, *raised]
-
-
-@dataclass(frozen=True)
-class _Live:
-    """An invariant as a metric whose result is its live one (see `Watch.result`)."""
-
-    invariant: Invariant
-    watch: Watch
-
-    @property
-    def name(self) -> str:
-        return self.invariant.name
-
-    def evaluate(self, trace: EvalTrace) -> MetricResult:
-        return self.watch.result(self.invariant, trace)

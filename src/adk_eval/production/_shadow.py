@@ -39,7 +39,7 @@ from google.adk.sessions import Session
 from .._case import EvalCase, TerminateWhen, UserAgents
 from .._errors import EvalSetupError
 from .._result import EvalResult
-from .._simulation import run_eval
+from .._run.loop import run_eval
 from .._tools._mocks import ToolMock
 from .._user_agents import ScriptedUserAgent
 from ..metrics._types import Metric

@@ -26,7 +26,7 @@ from .._callables import sharing_the_event_loop
 from .._case import EvalCase, UserAgents
 from .._errors import StudioInvalidError
 from .._result import EvalResult
-from .._simulation import run_eval
+from .._run.loop import run_eval
 from .._tools._mocks import ToolMock
 from .._tools._policy import is_control_tool
 from .._turns import agent_app, app_name_for, jsonable

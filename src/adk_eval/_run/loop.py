@@ -1,6 +1,13 @@
 """The simulation loop: run the system, route its yields to user agents, stop, score.
 
-1. Fresh main session (scoped initial state) and a fresh shared user-agent session.
+`run_eval` enters the run's sandbox scope (what the case's own code does
+outside its mocks is seen, or refused in strict mode; its telemetry is held
+back from the user's exporters) and builds the run's parts complete
+(`parts.RunParts`: the system under test with its policy, the user agents, the
+watch of the live invariants, the record, the meters). Then, with the model
+calls that are not the agent's metered:
+
+1. Seed the main session's artifacts and memory; start the user agents' session.
 2. Send `first_message` (or the loop user agent's opening); run the system.
 3. Classify how the run ended: an exception or error event -> ``error``;
    pending long-running calls -> tool yields; final text -> loop yield.
@@ -12,9 +19,15 @@
    back in one message; state changes are applied in call order first.
 6. `state_matches` is checked after every system run and after state changes;
    `max_turns` before a user agent is asked again; `max_duration` cancels
-   whatever is running (a hung model or tool call included).
-7. Metrics score the trace; status is ``error`` if anything raised, else
-   ``terminated`` if a limit hit, else ``passed`` iff every metric passed.
+   whatever is running (a hung model or tool call included), and an injected
+   latency counts against it; a live invariant that breaks, or a strict
+   sandbox's refusal, ends the conversation at once; the budget and the model
+   calls are limited before each of the agent's model calls, and a run that
+   ended over its budget is terminated.
+7. Metrics and live invariants score the trace (`scoring`); status is ``error``
+   if anything raised, else ``terminated`` if a limit hit, else ``passed`` iff
+   every metric passed (`EvalCase.expect_error` turns the expected error into a
+   passed metric).
 """
 
 from __future__ import annotations
@@ -27,37 +40,34 @@ from typing import Any, TypeAlias
 
 import anyio
 from google.adk.agents import BaseAgent
-from google.adk.apps import App
 from google.adk.events import Event
 from google.adk.sessions import Session
 from google.genai import types
 from mongoquery import Query
 
-from ._agent_tree import check_model, code_labels, object_labels
-from ._bridge import Bridge, YieldInfo, as_message
-from ._case import EvalCase
-from ._errors import EvalRunError, EvalSetupError, EvalUserAgentError
-from ._result import ErrorPhase, EvalErrorInfo, EvalResult, run_status
-from ._result._status import EXPECT_ERROR, expected_error
-from ._runner import EvalRunner
-from ._sandbox._guard import watched
-from ._sandbox._scope import CURRENT, RunScope
-from ._state import flatten_state, merge_changes, scoped_view
-from ._termination import (
+from .._bridge import Bridge, YieldInfo, as_message
+from .._case import EvalCase
+from .._errors import EvalRunError, EvalSetupError, EvalUserAgentError
+from .._result import ErrorPhase, EvalErrorInfo, EvalResult, run_status
+from .._result._status import EXPECT_ERROR, expected_error
+from .._sandbox._guard import watched
+from .._sandbox._scope import CURRENT
+from .._state import merge_changes, scoped_view
+from .._termination import (
     MODEL_CALL_LIMIT_CODE,
     Termination,
     TerminationKind,
-    UsageTap,
     compile_state_query,
     state_query_matches,
 )
-from ._tools._watch import Watch, score_run
-from ._trace import EvalTrace
-from ._turns import PendingCall, RunEnd, classify_run, resume_message, tool_response
-from ._user_runner import UserAgentAnswer, UserAgentRunner
-from .metrics._invariants import StateNow
-from .metrics._types import MetricResult
-from .models._usage import UsageMeter, cost_of, metering
+from .._trace import EvalTrace
+from .._turns import PendingCall, RunEnd, classify_run, resume_message, tool_response
+from ..metrics._invariants import StateNow
+from ..metrics._types import MetricResult
+from ..models._usage import metering
+from .parts import RunParts, scope_of
+from .scoring import score_run
+from .users import UserAgentAnswer
 
 __all__ = ["run_eval"]
 
@@ -92,70 +102,32 @@ async def run_eval(case: EvalCase, *, seed: int | None = None, attempt: int = 0)
         EvalSetupError: If the case is misconfigured (nothing ran). Every other
             failure is recorded in the result (status ``error``, with its phase).
     """
-    plugins = case.agent.plugins if isinstance(case.agent, App) else ()
-    scope = RunScope(
-        case.name,
-        sandbox=case.sandbox,
-        telemetry=case.telemetry,
-        labels=code_labels(case.root_agent, plugins),
-        objects=object_labels(case.root_agent, plugins),
-        boundary=run_eval.__code__,
-    )
-    async with watched(scope):
-        return await _Simulation(case, seed=seed, attempt=attempt).run()
+    async with watched(scope_of(case, run_eval.__code__)):
+        started = time.perf_counter()
+        parts = await RunParts.build(case, seed=seed, attempt=attempt)
+        with metering(parts.meter):
+            return await _Simulation(parts, started).run()
 
 
 class _Simulation:
-    """One run of one case: the system, its session, the user agents, and the count."""
+    """One run of one case: its parts, the count of turns, and how it ended."""
 
-    def __init__(self, case: EvalCase, *, seed: int | None = None, attempt: int = 0) -> None:
-        self.case = case
-        self.attempt = attempt
-        self.bridge = case.bridge or Bridge()
-        limits = case.terminate_when
-        self.query: Query | None = (
-            compile_state_query(limits.state_matches) if limits.state_matches is not None else None
-        )
-        self.system = EvalRunner(
-            case.agent_under_test,
-            case.tool_mocks,
-            node_mocks=case.node_mocks,
-            yield_tools=tuple(case.user_agents.tools),
-            clock=case.resolve_clock(),
-            seed=seed,
-            attempt=attempt,
-            simulate_unmocked=case.unmocked_simulator,
-            max_model_calls=limits.max_model_calls,
-            budget=limits.budget,
-            case=case.name,
-            models=case.models,
-        )
-        self.clock = self.system.plugin.clock
-        self.watch = Watch.of(case.live_invariants, flatten_state(case.initial_state))
-        self.system.plugin.watch = self.watch
-        self.meter = UsageMeter()  # judges' and simulated tools' calls
-        spending = UsageTap(cost_of, name="adk_eval_user_usage")  # the user agents'
-        self.system.model_calls.others += [spending, self.meter]
-        self.users = UserAgentRunner(case.user_agents, case=case.name, plugins=[spending])
-        check_model(self.system.root_agent, case=case.name)  # certain to run
-        if case.first_message is None and case.user_agents.loop is not None:
-            check_model(case.user_agents.loop, case=case.name)  # it opens the conversation
-        for mock in case.simulators():  # a simulator's model without its key: a setup error
-            assert mock.simulator is not None
-            mock.simulator.llm()
-        self.session_id = ""
+    def __init__(self, parts: RunParts, started: float) -> None:
+        self.parts = parts
+        self.case = parts.case
+        self.system = parts.system
+        self.users = parts.users
+        self.watch = parts.watch
+        self.bridge = self.case.bridge or Bridge()
+        query = self.case.terminate_when.state_matches
+        self.query: Query | None = compile_state_query(query) if query is not None else None
+        self.session_id = parts.session.id
+        self.started = started
         self.turns = 0
         self.termination: Termination | None = None
-        self.started = 0.0
 
     async def run(self) -> EvalResult:
-        self.started = time.perf_counter()
-        with metering(self.meter):
-            return await self._run()
-
-    async def _run(self) -> EvalResult:
         try:
-            self.session_id = (await self.system.create_session(self.case.initial_state)).id
             await self.system.seed_artifacts(self.session_id, self.case.artifacts)
             await self.system.seed_memory(self.case.memory)
             await self.users.start()
@@ -184,35 +156,31 @@ class _Simulation:
         def spend(seconds: float) -> None:  # injected latency counts against the limit
             scope.deadline -= seconds
 
-        self.clock.on_advance(spend)
+        self.parts.clock.on_advance(spend)
         error = None
-        watch = CURRENT.get()
-        if watch is not None:  # a strict sandbox's refusal ends the conversation
-            watch.stop = scope.cancel
+        sandbox = CURRENT.get()
+        if sandbox is not None:  # a strict sandbox's refusal ends the conversation
+            sandbox.stop_with(scope.cancel)
         with scope:
             error = await self._converse()
-        if watch is not None and watch.violation is not None:
-            return EvalErrorInfo("system", watch.violation.line(), "EvalSandboxError")
+        if sandbox is not None and sandbox.violation is not None:
+            return EvalErrorInfo("system", sandbox.violation.line(), "EvalSandboxError")
         if scope.cancelled_caught:
             self.termination = Termination("max_duration", limit, self._elapsed())
         return error
 
     def _elapsed(self) -> float:
         """Seconds the run took: wall clock plus the latency faults injected."""
-        return time.perf_counter() - self.started + self.clock.injected
+        return time.perf_counter() - self.started + self.parts.clock.injected
 
     async def _trace(self) -> EvalTrace:
         final = await self.system.get_session(self.session_id)
-        return EvalTrace(
-            events=tuple(final.events),
-            final_state=scoped_view(final.state),
+        return self.parts.record.trace(
+            final.events,
+            scoped_view(final.state),
             initial_state=copy.deepcopy({k: dict(v) for k, v in self.case.initial_state.items()}),
-            user_agent_events=tuple(await self.users.events()),
+            user_agent_events=await self.users.events(),
             case_name=self.case.name,
-            nested_events=tuple(self.system.plugin.nested_events),
-            tool_sources=dict(self.system.plugin.tool_sources),
-            tool_errors=dict(self.system.plugin.notes.raised),
-            argument_problems=dict(self.system.plugin.notes.argument_problems),
             artifacts=await self.system.artifacts(self.session_id),
         )
 
@@ -230,9 +198,9 @@ class _Simulation:
             description=self.case.description,
             xfail=self.case.xfail,
             agent_name=self.system.root_agent.name,
-            attempt=self.attempt,
-            seed=self.system.plugin.seed,
-            usage=tuple(self.meter.usage()),
+            attempt=self.parts.attempt,
+            seed=self.parts.seed,
+            usage=tuple(self.parts.meter.usage()),
             warnings=(
                 *self.system.warnings(),
                 # a strict refusal that ended the run is its error, not a warning as well

@@ -20,14 +20,14 @@ from google.adk.runners import Runner
 from google.adk.sessions import Session
 from pydantic import BaseModel, ValidationError
 
-from ._bridge import StateChangeCollector, YieldInfo, collect_state_changes, stop_collecting
-from ._case import UserAgents
-from ._errors import EvalSetupError, EvalUserAgentError
-from ._model_check import ModelCheck
-from ._sandbox._telemetry import run_config as quiet_run_config
-from ._session_service import EvalSessionService
-from ._turns import DEFAULT_USER_ID, PendingCall, event_text, user_content
-from ._user_agents import (
+from .._bridge import StateChangeCollector, YieldInfo, collect_state_changes, stop_collecting
+from .._case import UserAgents
+from .._errors import EvalSetupError, EvalUserAgentError
+from .._model_check import ModelCheck
+from .._sandbox._telemetry import run_config as quiet_run_config
+from .._session_service import EvalSessionService
+from .._turns import DEFAULT_USER_ID, PendingCall, event_text, user_content
+from .._user_agents import (
     CURRENT_YIELD,
     HumanUserAgent,
     ScriptedUserAgent,

@@ -1,0 +1,14 @@
+"""One run of one case, from its parts to its result.
+
+The modules, from the bottom up (each imports only modules listed before it):
+
+* `users`: the user agents of a case, run on their one shared session.
+* `system`: the agent under test on an ADK runner, its tool calls intercepted,
+  built complete (`System.start`: the policy resolved before the plugin exists).
+* `runner`: `EvalRunner`, the same system driven by hand.
+* `parts`: everything one run needs, built complete in one place (`RunParts`).
+* `scoring`: the case's metrics and live invariants on the run's trace.
+* `loop`: the simulation loop (`run_eval`).
+
+Nothing is re-exported here: import from the module itself.
+"""

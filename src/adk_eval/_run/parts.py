@@ -1,0 +1,131 @@
+"""`RunParts`: everything one run of one case needs, built complete in one place.
+
+In the order they depend on one another: the run's seed and clock, the record
+the interception writes and the watch of its invariants, the meters of the
+model calls that are not the agent's (the user agents', the judges', the
+simulated tools'), the user agents' runner, and the system under test with its
+first main session, its tool policy resolved before its interception plugin
+exists. Nothing is assigned into a part afterwards. The models a run is
+certain to reach are checked first, so a missing key is a setup error before
+anything runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from google.adk.agents import BaseAgent
+from google.adk.apps import App
+from google.adk.sessions import Session
+from google.adk.workflow import Workflow
+
+from .._agent_tree import check_model, code_labels, object_labels
+from .._case import EvalCase
+from .._sandbox._scope import RunScope
+from .._state import flatten_state
+from .._termination import UsageTap
+from .._tools._answers import MockCalls
+from .._tools._clock import CaseClock
+from .._tools._faults import new_seed
+from .._tools._record import RunRecord
+from .._tools._watch import Watch
+from ..models._usage import UsageMeter, cost_of
+from .system import System, SystemSpec
+from .users import UserAgentRunner
+
+__all__ = ["RunParts", "scope_of"]
+
+
+def scope_of(case: EvalCase, boundary: object) -> RunScope:
+    """The sandbox's view of a run of `case` (`boundary`: the code the run is called from)."""
+    plugins = case.agent.plugins if isinstance(case.agent, App) else ()
+    return RunScope(
+        case.name,
+        sandbox=case.sandbox,
+        telemetry=case.telemetry,
+        labels=code_labels(case.root_agent, plugins),
+        objects=object_labels(case.root_agent, plugins),
+        boundary=boundary,
+    )
+
+
+@dataclass(frozen=True)
+class RunParts:
+    """The parts of one run (see the module doc).
+
+    Attributes:
+        case: The case.
+        seed: The seed injected faults are drawn from.
+        attempt: Which repetition of the case this is.
+        clock: The case clock; injected latency advances it.
+        record: What the interception notes about the run.
+        watch: The run's live invariants.
+        meter: The judges' and simulated tools' model calls.
+        users: The user agents, on their shared session.
+        system: The agent under test.
+        session: Its main session.
+    """
+
+    case: EvalCase
+    seed: int
+    attempt: int
+    clock: CaseClock
+    record: RunRecord
+    watch: Watch
+    meter: UsageMeter
+    users: UserAgentRunner
+    system: System
+    session: Session
+
+    @classmethod
+    async def build(cls, case: EvalCase, *, seed: int | None, attempt: int) -> RunParts:
+        """The parts of a run of `case`.
+
+        Raises:
+            EvalSetupError: A model the run is certain to reach cannot run here, a
+                simulator's model has no key, or the tool mocks do not fit the tree.
+        """
+        agent = case.agent_under_test
+        _check_models(case, agent.root_agent if isinstance(agent, App) else agent)
+        seed = seed if seed is not None else new_seed()
+        clock = CaseClock(case.resolve_clock())
+        record = RunRecord()
+        watch = Watch.of(case.live_invariants, flatten_state(case.initial_state))
+        meter = UsageMeter()
+        spending = UsageTap(cost_of, name="adk_eval_user_usage")  # the user agents'
+        users = UserAgentRunner(case.user_agents, case=case.name, plugins=[spending])
+        system, session = await System.start(
+            _spec(case, agent),
+            case.initial_state,
+            record=record,
+            watch=watch,
+            mock_calls=MockCalls(seed, attempt, clock),
+            spenders=(spending, meter),
+        )
+        return cls(case, seed, attempt, clock, record, watch, meter, users, system, session)
+
+
+def _spec(case: EvalCase, agent: BaseAgent | App | Workflow) -> SystemSpec:
+    limits = case.terminate_when
+    return SystemSpec(
+        agent,
+        case.tool_mocks,
+        case.node_mocks,
+        tuple(case.user_agents.tools),
+        case.unmocked_simulator,
+        max_model_calls=limits.max_model_calls,
+        budget=limits.budget,
+        case=case.name,
+        models=case.models,
+    )
+
+
+def _check_models(case: EvalCase, root: object) -> None:
+    """The models a run of `case` is certain to reach, checked before anything runs."""
+    if isinstance(root, BaseAgent):
+        check_model(root, case=case.name)
+    if case.first_message is None and case.user_agents.loop is not None:
+        check_model(case.user_agents.loop, case=case.name)  # it opens the conversation
+    for mock in case.simulators():  # a simulator's model without its key: a setup error
+        assert mock.simulator is not None
+        mock.simulator.llm()

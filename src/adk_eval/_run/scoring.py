@@ -1,0 +1,62 @@
+"""Scoring one run: the case's metrics and its live invariants, on the run's trace.
+
+After an error every metric is not applicable (what it checks never got to
+happen); after a breach that stopped the run the case's metrics are not
+applicable and each invariant says what it saw live; else everything is
+scored. A metric that raises is the run's error of phase ``metric``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .._result._status import EvalErrorInfo
+from .._tools._watch import Watch
+from .._trace import EvalTrace
+from ..metrics._invariants import Invariant
+from ..metrics._scoring import MetricFailure, score_stopped_trace, score_trace
+from ..metrics._types import Metric, MetricResult
+
+__all__ = ["score_run"]
+
+
+async def score_run(
+    metrics: Sequence[Metric],
+    watch: Watch,
+    trace: EvalTrace,
+    error: EvalErrorInfo | None,
+) -> tuple[dict[str, MetricResult], list[MetricFailure]]:
+    """The case's metrics and live invariants on the run's `trace`.
+
+    After an error every one is not applicable. After a breach that stopped the
+    run, the metrics are not applicable (what they check never got to happen)
+    and each invariant says what it saw; else everything is scored.
+    """
+    invariants = list(watch.invariants)
+    if error is not None:
+        reason = f"the run stopped with an error ({error.phase}) before it finished"
+        return await score_stopped_trace([*metrics, *invariants], trace, reason), []
+    failures: list[MetricFailure] = []
+    if watch.stop is not None:
+        reason = f"the run stopped at a broken invariant ({watch.stop.invariant.name})"
+        scored = await score_stopped_trace(metrics, trace, reason)
+    else:
+        scored, failures = await score_trace(metrics, trace)
+    live, raised = await score_trace([_Live(i, watch) for i in invariants], trace)
+    return {**scored, **live}, [*failures, *raised]
+
+
+@dataclass(frozen=True)
+class _Live:
+    """An invariant as a metric whose result is its live one (see `Watch.result`)."""
+
+    invariant: Invariant
+    watch: Watch
+
+    @property
+    def name(self) -> str:
+        return self.invariant.name
+
+    def evaluate(self, trace: EvalTrace) -> MetricResult:
+        return self.watch.result(self.invariant, trace)
