@@ -21,8 +21,8 @@ from google.adk.agents import BaseAgent
 from google.adk.apps import App
 from google.adk.events import Event
 from google.adk.runners import Runner
-from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.sessions import Session
+from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.workflow import Workflow
 from google.genai import types
 
