@@ -131,7 +131,6 @@ class System:
     model_calls: ModelCallLimit
     compaction: CompactionWatch | None
     adk_runner: Runner
-    plugin: InterceptionPlugin = field(repr=False)
     services: _Services = field(repr=False)
     run_config: Any = field(default_factory=quiet_run_config, repr=False)
 
@@ -182,8 +181,7 @@ class System:
             ctx=_setup_context(services.sessions, root, session),
             simulate_unmocked=spec.simulate_unmocked,
         )
-        plugin = InterceptionPlugin(policy, record, watch, mock_calls)
-        plugin.watch_session(session.id)
+        plugin = InterceptionPlugin(policy, record, watch, mock_calls, services.sessions)
         model_check = ModelCheck(root, case=spec.case, models=spec.models)
         limits = ModelCallLimit(spec.max_model_calls, spec.budget, cost_of, others=spenders)
         app = app.model_copy(update={"plugins": [plugin, model_check, limits, *app.plugins]})
@@ -194,7 +192,7 @@ class System:
             memory_service=services.memory,
         )
         parts = (spec, app.name, root, policy, record, model_check, limits, compaction, adk_runner)
-        return cls(*parts, plugin=plugin, services=services), session
+        return cls(*parts, services=services), session
 
     async def create_session(
         self, initial_state: Mapping[str, Mapping[str, Any]] | None = None
@@ -205,7 +203,6 @@ class System:
             user_id=self.spec.user_id,
             state=flatten_state(initial_state or {}),
         )
-        self.plugin.watch_session(session.id)
         return session
 
     async def get_session(self, session_id: str, *, events: bool = True) -> Session:

@@ -21,6 +21,7 @@ from google.adk.events import Event
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
+from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
@@ -80,18 +81,20 @@ class InterceptionPlugin(BasePlugin):
     """
 
     def __init__(
-        self, policy: ToolPolicy, record: RunRecord, watch: Watch, mock_calls: MockCalls
+        self,
+        policy: ToolPolicy,
+        record: RunRecord,
+        watch: Watch,
+        mock_calls: MockCalls,
+        sessions: BaseSessionService,
     ) -> None:
         super().__init__(name=PLUGIN_NAME)
         self._policy = policy
         self._record = record
         self._watch = watch
         self._mock_calls = mock_calls
-        self._session_ids: set[str] = set()
-
-    def watch_session(self, session_id: str) -> None:
-        """Registers a main session (calls from other sessions come from nested runners)."""
-        self._session_ids.add(session_id)
+        self._sessions = sessions
+        """The main sessions' service: an invocation on another is a nested runner's."""
 
     async def before_model_callback(
         self, *, callback_context: CallbackContext, llm_request: LlmRequest
@@ -246,7 +249,7 @@ class InterceptionPlugin(BasePlugin):
     def _refuse_nested_pause(
         self, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext
     ) -> None:
-        nested = self._session_ids and tool_context.session.id not in self._session_ids
+        nested = tool_context._invocation_context.session_service is not self._sessions
         if tool.is_long_running and nested:
             raise nested_pause_refusal(tool, tool_args, tool_context.agent_name)
 
@@ -254,10 +257,10 @@ class InterceptionPlugin(BasePlugin):
         self, *, invocation_context: InvocationContext, event: Event
     ) -> Event | None:
         """Keeps the events of agents inside `AgentTool` calls (they have their own session)."""
-        main = invocation_context.session.id in self._session_ids
+        main = invocation_context.session_service is self._sessions
         self._watch.event(invocation_context, event, main=main)
         inside = _INSIDE.get()
-        if inside and invocation_context.session.id not in self._session_ids:
+        if inside and not main:
             path = tuple(name for name, _ in inside)
             self._record.nest(path, tuple(call_id for _, call_id in inside), event)
         return None
