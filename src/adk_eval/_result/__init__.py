@@ -15,12 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from google.adk.events import Event
-from google.genai import types
-
 from .._errors import EvalSetupError
 from .._termination import Termination, TerminationKind
-from .._trace import EvalTrace, NestedEvent, TokenUsage
+from .._trace import TRACE_KEYS, EvalTrace, TokenUsage, TraceView, trace_from_data, trace_to_data
 from .._transcript import argument_lines, transcript_lines
 from .._turns import jsonable
 from ..metrics._types import MetricResult
@@ -41,9 +38,14 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class EvalResult:
+@dataclass(frozen=True, init=False)
+class EvalResult(TraceView):
     """The outcome of `run_eval` for one case.
+
+    It holds the run's `trace`; its events, states, artifacts and what the
+    interception noted per call (`events`, `final_state`, `tool_sources`, ...)
+    are the trace's, read-only. `EvalResult(name=..., status=..., events=...)`
+    builds that trace from them.
 
     Attributes:
         name: The case's name.
@@ -89,30 +91,42 @@ class EvalResult:
     name: str
     status: EvalStatus
     metrics: Mapping[str, MetricResult] = field(default_factory=dict)
-    events: Sequence[Event] = ()
     duration_ms: float = 0.0
     turns: int = 0
     token_usage: TokenUsage = field(default_factory=TokenUsage)
     error: EvalErrorInfo | None = None
     termination_reason: TerminationKind | None = None
     termination: Termination | None = None
-    final_state: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    user_agent_events: Sequence[Event] = ()
     user_agent_token_usage: TokenUsage = field(default_factory=TokenUsage)
     description: str | None = None
     xfail: str | None = None
     attempt: int = 0
-    initial_state: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    nested_events: Sequence[NestedEvent] = ()
     agent_name: str | None = None
-    tool_sources: Mapping[str, str] = field(default_factory=dict)
     seed: int | None = None
-    artifacts: Mapping[str, types.Part] = field(default_factory=dict)
-    tool_errors: Mapping[str, str] = field(default_factory=dict)
-    argument_problems: Mapping[str, Sequence[str]] = field(default_factory=dict)
     warnings: Sequence[str] = ()
     usage: Sequence[ModelUsage] = ()
     attribution: Attribution | None = None
+    trace: EvalTrace = field(default_factory=lambda: EvalTrace(events=()), repr=False)
+    """The trace the metrics scored (the run's events, states and call notes)."""
+
+    def __init__(self, name: str, status: EvalStatus, **fields: Any) -> None:
+        """Sets the fields; the trace's own fields (``events=...``) build `trace`.
+
+        Raises:
+            TypeError: A keyword that is neither a field nor a trace field.
+        """
+        given = {key: fields.pop(key) for key in TRACE_KEYS if key in fields}
+        trace: EvalTrace | None = fields.pop("trace", None)
+        if trace is None:
+            trace = EvalTrace(events=(), case_name=name)
+        if given:
+            trace = dataclasses.replace(trace, **given)
+        unknown = set(fields) - _FIELDS
+        if unknown:
+            raise TypeError(f"EvalResult got unexpected keyword(s) {sorted(unknown)}")
+        values = {"name": name, "status": status, **_defaults(), **fields, "trace": trace}
+        for key, value in values.items():
+            object.__setattr__(self, key, value)
 
     @property
     def cost_usd(self) -> float | None:
@@ -172,38 +186,15 @@ class EvalResult:
             modelled_user=user_modelled,
         )
         return cls(
+            trace.case_name or "",
+            fields.pop("status"),
             usage=usage,
             attribution=attribution,
-            name=trace.case_name or "",
-            events=trace.events,
+            trace=trace,
             token_usage=TokenUsage.from_events(trace.events),
             termination_reason=termination.kind if termination else None,
-            final_state=trace.final_state,
-            user_agent_events=trace.user_agent_events,
             user_agent_token_usage=TokenUsage.from_events(trace.user_agent_events),
-            initial_state=trace.initial_state,
-            nested_events=tuple(trace.nested_events),
-            tool_sources=trace.tool_sources,
-            tool_errors=trace.tool_errors,
-            argument_problems=trace.argument_problems,
-            artifacts=dict(trace.artifacts),
             **fields,
-        )
-
-    @property
-    def trace(self) -> EvalTrace:
-        """The trace the metrics scored."""
-        return EvalTrace(
-            events=tuple(self.events),
-            final_state=self.final_state,
-            initial_state=self.initial_state,
-            user_agent_events=tuple(self.user_agent_events),
-            case_name=self.name,
-            nested_events=tuple(self.nested_events),
-            tool_sources=self.tool_sources,
-            tool_errors=self.tool_errors,
-            argument_problems=self.argument_problems,
-            artifacts=self.artifacts,
         )
 
     def __repr__(self) -> str:
@@ -276,6 +267,18 @@ class EvalResult:
         return "\n".join(lines)
 
 
+_FIELDS = frozenset(f.name for f in dataclasses.fields(EvalResult)) - {"name", "status"}
+
+
+def _defaults() -> dict[str, Any]:
+    """Every field's default but the name's, the status' and the trace's."""
+    return {
+        f.name: f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        for f in dataclasses.fields(EvalResult)
+        if f.name not in ("name", "status", "trace")
+    }
+
+
 def _one_line(text: str, limit: int = 120) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -285,17 +288,13 @@ DATA_VERSION = 1
 """The version of the format (`result_from_data` refuses another)."""
 
 
-def _event(event: Event) -> dict[str, Any]:
-    return event.model_dump(mode="json", exclude_none=True, by_alias=True)
-
-
 _PLAIN: tuple[str, ...] = ("name", "status", "duration_ms", "turns", "termination_reason")
 _PLAIN += ("description", "xfail", "attempt", "agent_name")
 """The fields that are JSON as they are (`seed` too, but older data may lack it)."""
 
 
 def result_to_data(result: EvalResult) -> dict[str, Any]:
-    """`result` as JSON-ready data."""
+    """`result` as JSON-ready data (its trace's fields flat beside its own)."""
     plain = {key: getattr(result, key) for key in _PLAIN}
     return {
         "version": DATA_VERSION,
@@ -303,28 +302,14 @@ def result_to_data(result: EvalResult) -> dict[str, Any]:
         "metrics": {
             name: jsonable(dataclasses.asdict(metric)) for name, metric in result.metrics.items()
         },
-        "events": [_event(event) for event in result.events],
         "token_usage": dataclasses.asdict(result.token_usage),
         "error": dataclasses.asdict(result.error) if result.error else None,
         "termination": jsonable(dataclasses.asdict(result.termination))
         if result.termination
         else None,
-        "final_state": jsonable(result.final_state),
-        "user_agent_events": [_event(event) for event in result.user_agent_events],
         "user_agent_token_usage": dataclasses.asdict(result.user_agent_token_usage),
-        "initial_state": jsonable(result.initial_state),
-        "nested_events": [
-            {"path": list(n.path), "call_ids": list(n.call_ids), "event": _event(n.event)}
-            for n in result.nested_events
-        ],
-        "tool_sources": dict(result.tool_sources),
-        "tool_errors": dict(result.tool_errors),
-        "argument_problems": {key: list(value) for key, value in result.argument_problems.items()},
+        **trace_to_data(result.trace),
         "warnings": list(result.warnings),
-        "artifacts": {
-            name: part.model_dump(mode="json", exclude_none=True)
-            for name, part in result.artifacts.items()
-        },
         "seed": result.seed,
         "usage": [item.to_data() for item in result.usage],
         "attribution": result.attribution.to_data() if result.attribution else None,
@@ -361,32 +346,12 @@ def result_from_data(data: Mapping[str, Any]) -> EvalResult:
     return EvalResult(
         **{key: data[key] for key in _PLAIN},
         metrics=metrics,
-        events=tuple(Event.model_validate(e) for e in data["events"]),
+        trace=trace_from_data(data, case_name=data["name"]),
         token_usage=TokenUsage(**data["token_usage"]),
         error=EvalErrorInfo(**data["error"]) if data["error"] else None,
         termination=Termination(**termination) if termination else None,
-        final_state=data["final_state"],
-        user_agent_events=tuple(Event.model_validate(e) for e in data["user_agent_events"]),
         user_agent_token_usage=TokenUsage(**data["user_agent_token_usage"]),
-        initial_state=data["initial_state"],
-        nested_events=tuple(
-            NestedEvent(
-                path=tuple(n["path"]),
-                call_ids=tuple(n["call_ids"]),
-                event=Event.model_validate(n["event"]),
-            )
-            for n in data["nested_events"]
-        ),
-        tool_sources=data.get("tool_sources", {}),
-        tool_errors=data.get("tool_errors", {}),
-        argument_problems={
-            key: tuple(value) for key, value in data.get("argument_problems", {}).items()
-        },
         warnings=tuple(data.get("warnings", ())),
-        artifacts={
-            name: types.Part.model_validate(part)
-            for name, part in data.get("artifacts", {}).items()
-        },
         seed=data.get("seed"),
         usage=tuple(ModelUsage(**item) for item in data.get("usage", ())),
         attribution=Attribution(**data["attribution"]) if data.get("attribution") else None,

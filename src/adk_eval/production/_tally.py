@@ -18,6 +18,7 @@ from .._errors import EvalSetupError
 from .._result import EvalResult
 from .._statistics import Interval, wilson
 from .._suites._results import EvalSuiteResult, suite_from_results
+from .._trace import EvalTrace
 from ._files import Unreadable
 
 __all__ = ["KEEP_EVENTS", "KEEP_NAMES", "KEEP_RUNS", "StoreScore", "Tally"]
@@ -172,4 +173,4 @@ class Tally:
 
 def _verdicts_only(result: EvalResult) -> EvalResult:
     """A run without its conversation and state (they go with the session)."""
-    return dataclasses.replace(result, events=(), final_state={})
+    return dataclasses.replace(result, trace=EvalTrace(events=(), case_name=result.name))
