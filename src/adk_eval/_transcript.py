@@ -104,10 +104,7 @@ def transcript_lines(
 def argument_lines(trace: EvalTrace) -> list[str]:
     """One block per call that does not fit its tool's declaration (what `explain` lists)."""
     lines: list[str] = []
-    for item in trace.all_items:
-        if not isinstance(item, ToolCall) or not trace.argument_problems.get(item.call_id or ""):
-            continue
-        problems = trace.argument_problems[item.call_id or ""]
+    for item, problems in trace.misfits():
         verdict = "rejected by ADK" if trace.source_of(item) == "rejected" else "answered"
         lines.append(f"{item.author} -> {item.name}({_short(_json(item.args), 80)}): {verdict}")
         lines.extend(f"  - {problem}" for problem in problems)

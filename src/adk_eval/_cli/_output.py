@@ -167,9 +167,7 @@ def warning_lines(results: Sequence[EvalResult], *, every_run: bool = False) -> 
 
 def _misfits(result: EvalResult) -> list[str]:
     """A passed run's calls that did not fit their tool (a real model's mistakes), a line each."""
-    if not result.argument_problems:
-        return []
-    from .._transcript import argument_lines  # ADK's types: only for a run that has some
+    from .._transcript import argument_lines  # imports ADK's types: not at start-up
 
     lines: list[str] = []
     for line in argument_lines(result.trace):

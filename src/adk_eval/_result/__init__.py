@@ -53,31 +53,19 @@ class EvalResult(TraceView):
             ``error`` (something raised; see `error`) or ``terminated`` (a
             turn or time limit stopped the run; metrics still ran).
         metrics: Metric name -> result.
-        events: The main session's ADK events.
         duration_ms: Wall time of the conversation and metrics.
         turns: Completed yield/resume cycles (user-agent answers delivered).
         token_usage: Tokens of the system agent's model calls.
         error: Set when status is ``error``.
         termination_reason: Which condition stopped the run, if one did.
         termination: The same, with the limit and the value reached.
-        final_state: Scoped view of the main session's final state.
-        user_agent_events: The shared user-agent session's events.
         user_agent_token_usage: Tokens of the user agents' model calls.
         description: The case's description.
         xfail: The case's reason for being expected not to pass, if any.
         attempt: Which repetition of the case this is (0 when not repeated).
-        initial_state: Scoped view of the state the run started with.
-        nested_events: Events of the agents that ran inside `AgentTool` calls.
-        tool_sources: What answered a tool call instead of its tool, by call id
-            (see `EvalTrace.source_of`).
         seed: The seed injected faults were drawn from (``run_eval(case,
             seed=result.seed)`` injects the same faults again).
         agent_name: The root agent of the system under test.
-        artifacts: The main session's artifacts at the end, by file name.
-        tool_errors: What a mock, a simulation or an injected fault raised, by call
-            id (``"RuntimeError: CRM down"``): the call's tool never ran.
-        argument_problems: How a call does not fit its tool's declaration, by call
-            id (see `EvalTrace.argument_problems`).
         warnings: What went wrong without stopping the run, one line each (an
             event compaction that failed, what the sandbox saw).
         usage: Tokens and cost of every model call, by role and model: the agent
@@ -86,6 +74,8 @@ class EvalResult(TraceView):
         attribution: For a run that did not pass, the party it is attributed to
             (the agent, the simulated user, the set-up, the provider) with evidence
             and a confidence; None for a passed run.
+        trace: The run's trace. Its fields are the result's too, read-only
+            (`TraceView`: ``events``, ``final_state``, ``tool_sources``, ...).
     """
 
     name: str

@@ -102,6 +102,31 @@ class EvalTrace:
         """
         return self.source_of(call) not in NOT_MADE
 
+    def notes(self, call: ToolCall) -> dict[str, Any]:
+        """What the run noted about `call`, as reports write it.
+
+        ``answered_by`` (`source_of`), and when there is one ``raised`` (what its
+        mock, simulation or fault raised) and ``argument_problems`` (how it does
+        not fit its tool's declaration, one line each).
+        """
+        key = call.call_id or ""
+        raised, problems = self.tool_errors.get(key), self.argument_problems.get(key)
+        return {
+            "answered_by": self.source_of(call),
+            **({"raised": raised} if raised else {}),
+            **({"argument_problems": list(problems)} if problems else {}),
+        }
+
+    def misfits(self) -> list[tuple[ToolCall, tuple[str, ...]]]:
+        """The calls that do not fit their tool's declaration, nested ones too, in order."""
+        if not self.argument_problems:
+            return []
+        return [
+            (item, tuple(self.argument_problems[item.call_id or ""]))
+            for item in self.all_items
+            if isinstance(item, ToolCall) and self.argument_problems.get(item.call_id or "")
+        ]
+
     @cached_property
     def _agent_tool_calls(self) -> frozenset[str]:
         return frozenset(i for nested in self.nested_events for i in nested.call_ids)

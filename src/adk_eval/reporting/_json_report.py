@@ -136,8 +136,6 @@ def conversation_records(
         if isinstance(item, Message):
             records.append({"kind": "message", "role": item.role, "text": item.text, **base})
         elif isinstance(item, ToolCall):
-            raised = trace.tool_errors.get(item.call_id or "")
-            problems = trace.argument_problems.get(item.call_id or "")
             records.append(
                 {
                     "kind": "tool_call",
@@ -145,9 +143,7 @@ def conversation_records(
                     "args": jsonable(item.args),
                     "response": jsonable(item.response),
                     "long_running": item.long_running,
-                    "answered_by": trace.source_of(item),
-                    **({"raised": raised} if raised else {}),
-                    **({"argument_problems": list(problems)} if problems else {}),
+                    **trace.notes(item),
                     **_injected(item.response, markers or {}),
                     **base,
                 }
