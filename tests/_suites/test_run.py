@@ -348,10 +348,16 @@ async def test_workers_keyword_still_works_but_warns():
         await run_eval_suite(cases, workers=0)
 
 
-async def test_an_executor_is_one_of_the_three_and_workers_count_from_one():
+async def test_an_executor_needs_a_run_method_and_workers_count_from_one():
     cases = [simple_case("one", ScriptedLlm(["hi"]))]
-    with pytest.raises(EvalSetupError, match=r"executor must be InProcess\(\), Workers\(n\)"):
+    with pytest.raises(
+        EvalSetupError,
+        match=r"executor must be InProcess\(\), Workers\(n\), Ray\(\.\.\.\) or an object "
+        r"with an async `run\(plan\)` method, got 'ray'",
+    ):
         await run_eval_suite(cases, executor="ray")  # type: ignore[arg-type]
+    with pytest.raises(EvalSetupError, match=r"got the class `InProcess`: pass `InProcess\(\)`"):
+        await run_eval_suite(cases, executor=InProcess)  # type: ignore[arg-type]
     with pytest.raises(EvalSetupError, match=r"Workers\(count\) must be >= 1 or 'auto'"):
         Workers(0)
     assert Workers("auto").processes >= 1

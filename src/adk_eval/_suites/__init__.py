@@ -12,12 +12,15 @@ The modules, from the bottom up (each imports only modules listed before it):
 * `_jobs`: one run of one case (`Job`, `run_job`, attempts and seeds) and the case
   references that carry it to another process (`CaseRef`, `CaseLoader`).
 * `_queue`: the job queue and the result collector under every executor.
+* `_lanes`: the lanes that run a suite's jobs on this event loop (`InProcess`, and
+  the `Workers` pool while its processes start).
 * `_traversal`: how Ray zips a folder it ships (Ray's own traversal, or a close copy).
 * `_shipping`: what `Ray` ships (the project's modules the suite loaded, never its
   secrets or databases), the preview of it, and the ``runtime_env`` built from it.
 * `_local`, `_process` with `_workers`, and `_ray`: the executors `InProcess`,
   `Workers` and `Ray`.
-* `_run`: `run_eval_suite`, which hands a plan to the executor.
+* `_run`: `run_eval_suite`, which hands a plan to the executor (`Executor`: any
+  object with an async ``run(plan)``).
 
 Nothing is re-exported here: import from the module itself.
 """

@@ -31,11 +31,10 @@ from collections import deque
 import anyio
 from anyio.abc import TaskGroup
 
-from .._callables import sharing_the_event_loop
-from ._jobs import CaseRef, WorkerSetup, error_result, run_job
+from ._jobs import CaseRef, WorkerSetup, error_result
+from ._lanes import Lanes
 from ._plan import SuitePlan
 from ._process import WorkerProcess
-from ._queue import JobQueue, ResultCollector
 from ._results import EvalSuiteResult
 
 __all__ = ["AUTO_MIN_SECONDS", "AUTO_PROBE_SECONDS", "MAX_WORKER_DEATHS", "Pool", "WarmWorkers"]
@@ -115,14 +114,10 @@ class Pool:
         self.interim = interim or auto
         self.auto = auto
         self.warm = warm
-        self.queue = JobQueue(
-            [case.name for case in plan.cases],
-            plan.repeat,
-            plan.durations,
-            by_attempt=plan.adaptive is not None,
-        )
-        self.results = ResultCollector(plan, self.queue)
-        self.cases = {case.name: setup.apply(case) for case in plan.cases}
+        self.here = Lanes(plan, setup, keep_going=lambda: not self._hand_over())
+        """This process's lanes; their `keep` and `stop` serve the workers' results too."""
+        self.queue = self.here.queue
+        self.results = self.here.results
         self.workers: list[WorkerProcess] = []
         self.arrivals: deque[WorkerProcess] = deque()
         self.lock = threading.Lock()
@@ -130,10 +125,6 @@ class Pool:
         self.starting = 0
         self.deaths = 0
         self.last_cause = ""
-        self.stop = False
-        self.raised: list[Exception] = []
-        self.finished_here = 0
-        self.running_here = 0
         self.placement = ""
         self.forked = 0
         self.handed_over = False
@@ -145,37 +136,13 @@ class Pool:
             async with anyio.create_task_group() as group:
                 self.group = group
                 if self.interim and not (self._all_warm() and not self.auto):
-                    # More than one run at a time on this event loop: sync user code goes to
-                    # worker threads (each task keeps the context it starts with).
-                    with sharing_the_event_loop():
-                        for _ in range(min(self.plan.max_concurrency, len(self.queue))):
-                            group.start_soon(self._lane)
+                    self.here.start(group)
                 group.start_soon(self._drive_workers)
         finally:
             self._close()
-        if self.raised:
-            raise self.raised[0]
+        self.here.raise_first()
         suite = self.results.suite()
         return dataclasses.replace(suite, placement=self.placement or self._placement())
-
-    async def _lane(self) -> None:
-        """Runs jobs here until the queue is empty, the workers are ready or the suite stops."""
-        while self.queue and not self.stop and not self._hand_over():
-            job = self.queue.pop()
-            self.running_here += 1
-            try:
-                await self.results.started_run(job)
-                result = await run_job(self.cases[job.case], job.attempt, self.plan.seed)
-                self.finished_here += 1
-                self.stop = await self.results.keep(result) or self.stop
-            except Exception as error:  # a callback raised: stop, and raise it as is
-                self.raised.append(error)
-                self.stop = True
-            finally:
-                self.running_here -= 1
-            if self.stop:
-                self.group.cancel_scope.cancel()
-                return
 
     async def _drive_workers(self) -> None:
         """Starts the workers (for ``auto``, once they pay), feeds them and hears them."""
@@ -185,7 +152,7 @@ class Pool:
                 self.warm.close()
             return
         self._start(self.size)
-        while not self.stop:
+        while not self.here.stop:
             self._welcome()
             await self._feed()
             busy = any(worker.in_flight for worker in self.workers)
@@ -200,7 +167,7 @@ class Pool:
                 continue
             for worker in list(self.workers):
                 await self._hear(worker)
-        if self.stop:
+        if self.here.stop:
             self.group.cancel_scope.cancel()
 
     def _all_warm(self) -> bool:
@@ -219,8 +186,8 @@ class Pool:
         elapsed = 0.0
         while self.queue:
             elapsed = time.perf_counter() - began
-            if elapsed >= AUTO_PROBE_SECONDS and self.finished_here:
-                estimate = (len(self.queue) + self.running_here) * elapsed / self.finished_here
+            if elapsed >= AUTO_PROBE_SECONDS and self.here.finished:
+                estimate = (len(self.queue) + self.here.running) * elapsed / self.here.finished
                 if estimate >= AUTO_MIN_SECONDS:
                     self.placement = (
                         f"auto: {self.size} worker process(es): about {estimate:.0f} s of runs "
@@ -302,7 +269,7 @@ class Pool:
     async def _hear(self, worker: WorkerProcess) -> None:
         """Takes what `worker` says; replaces it if it died."""
         for result in worker.receive():
-            self.stop = await self.results.keep(result) or self.stop
+            await self.here.keep(result)
         if not worker.gone:
             return
         self.workers.remove(worker)
@@ -314,7 +281,7 @@ class Pool:
         )
         for job in worker.in_flight.values():
             result = error_result(job.case, job.attempt, "WorkerDied", message)
-            self.stop = await self.results.keep(result) or self.stop
+            await self.here.keep(result)
         worker.in_flight.clear()
         if self.deaths >= MAX_WORKER_DEATHS:
             await self._give_up()
@@ -330,7 +297,7 @@ class Pool:
         )
         for job in self.queue.clear():
             result = error_result(job.case, job.attempt, "WorkerDied", message)
-            self.stop = await self.results.keep(result) or self.stop
+            await self.here.keep(result)
 
     def _close(self) -> None:
         """Stops every worker: asks them to exit when all went well, else kills them."""
@@ -338,7 +305,7 @@ class Pool:
             self.closing = True
             arrived = list(self.arrivals)
             self.arrivals.clear()
-        clean = not self.stop and not any(w.in_flight for w in self.workers)
+        clean = not self.here.stop and not any(w.in_flight for w in self.workers)
         for worker in [*self.workers, *arrived]:  # one still importing is not waited for
             worker.stop(kill=not clean or worker.ready_after is None)
         if self.warm is not None:
@@ -348,11 +315,11 @@ class Pool:
         """How the runs were spread, in words."""
         started = len(self.workers) + self.deaths
         if not started:
-            return "this process only" if self.finished_here else "no worker process started"
+            return "this process only" if self.here.finished else "no worker process started"
         how = f", {self.forked} forked ahead" if self.forked else ""
         here = (
-            f"; this process ran {self.finished_here} run(s) while they started"
-            if self.finished_here
+            f"; this process ran {self.here.finished} run(s) while they started"
+            if self.here.finished
             else ""
         )
         return f"{started} worker process(es){how}{here}"

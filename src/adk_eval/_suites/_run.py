@@ -3,9 +3,10 @@
 Every run gets its own runner, services and sessions (see `run_eval`), so runs
 share nothing but the agent objects. Where the runs go is the `executor`:
 `InProcess` (the default: this process, on its event loop), `Workers` (worker
-processes of this machine) or `Ray` (a Ray cluster). All three take their jobs
-from one job queue and build the suite with one result collector, so the same
-seeded suite gives the same statuses, metrics and summary on each.
+processes of this machine), `Ray` (a Ray cluster), or any object with the one
+method an `Executor` has. The three take their jobs from one job queue and build
+the suite with one result collector, so the same seeded suite gives the same
+statuses, metrics and summary on each.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeAlias, cast
+from typing import Any, Protocol, cast, runtime_checkable
 
 from .._case import EvalCase
 from .._errors import EvalSetupError
@@ -32,14 +33,30 @@ from ._plan import (
     SuitePlan,
     check_suite,
 )
-from ._ray import Ray
 from ._results import EvalSuiteResult
 from ._workers import Workers
 
 __all__ = ["Executor", "adaptive_repeats", "run_eval_suite", "runs_for_real"]
 
-Executor: TypeAlias = InProcess | Workers | Ray
-"""Where a suite's runs go."""
+
+@runtime_checkable
+class Executor(Protocol):
+    """Where a suite's runs go: any object with this one method.
+
+    `InProcess`, `Workers` and `Ray` are executors; so is a class of your own
+    with an async ``run(plan)``, passed as ``run_eval_suite(cases, executor=...)``.
+    One that sends files elsewhere may also have ``shipping(cases)``, the lines
+    `runs_for_real` lists (see `Ray.shipping`).
+    """
+
+    async def run(self, plan: SuitePlan) -> EvalSuiteResult:
+        """Runs every run `plan` asks for; returns the suite they make.
+
+        Each finished run goes to ``plan.on_result`` as it finishes, and the suite
+        stops early where ``plan.stop_on_first_failure`` or ``plan.budget`` says so.
+        """
+        ...
+
 
 _POSITIONAL = ("parallel", "max_concurrency", "stop_on_first_failure", "repeat")
 """The options `run_eval_suite` took by position before they became keyword-only."""
@@ -69,7 +86,8 @@ async def run_eval_suite(
         cases: The cases; names must be unique.
         *legacy: Deprecated (warns): the next four options by position.
         executor: Where the runs go: `InProcess()` (the default), `Workers(n)` or
-            `Ray(address=...)` (cases must then be module-level names, docs/suites.md).
+            `Ray(address=...)` (cases must then be module-level names, docs/suites.md),
+            or any `Executor` of your own.
         parallel: Run concurrently (False runs one at a time).
         max_concurrency: Runs in flight at once, per process or Ray task.
         stop_on_first_failure: Cancel the rest at the first run that is not ok.
@@ -233,8 +251,16 @@ def _executor(value: object) -> Executor:
     """
     if value is None:
         return InProcess()
-    if not isinstance(value, InProcess | Workers | Ray):
-        raise EvalSetupError(f"executor must be InProcess(), Workers(n) or Ray(...), got {value!r}")
+    if isinstance(value, type):
+        raise EvalSetupError(
+            f"executor must be an instance, got the class `{value.__name__}`: "
+            f"pass `{value.__name__}()`"
+        )
+    if not isinstance(value, Executor) or not callable(value.run):
+        raise EvalSetupError(
+            "executor must be InProcess(), Workers(n), Ray(...) or an object with an async "
+            f"`run(plan)` method, got {value!r}"
+        )
     return value
 
 
