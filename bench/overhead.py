@@ -9,6 +9,9 @@ termination checks and two metrics; (c) is (a) on `EvalSessionService`, so
 (a) - (c) is what ADK's session copies cost and the growth left in (c) is ADK's
 own per-call work (building each model request from the whole history). All use
 `ScriptedLlm` with zero latency, so the figures are the frameworks' own cost.
+(a) is the loop as a person writes it, with ADK's default `RunConfig`; (q) is (a)
+with the `RunConfig` run_eval gives ADK when nobody listens to telemetry (no
+message content is serialized for spans), so (b)/(q) compares the same ADK work.
 
     python bench/overhead.py                 # turns 1,5,10,20; 7 repeats
     python bench/overhead.py --turns 1 5 --repeats 5 --json out.json
@@ -48,6 +51,7 @@ from adk_eval import (
     UserAgents,
     run_eval,
 )
+from adk_eval._sandbox._telemetry import run_config
 from adk_eval.metrics import event_count_metric, state_metric
 from adk_eval.testing import ScriptedLlm, model_turn_index, tool_call
 
@@ -107,10 +111,12 @@ async def bare_adk(
     turns: int,
     keep: list[Any] | None = None,
     sessions: BaseSessionService | None = None,
+    quiet: bool = False,
 ) -> None:
     """(a) The same conversation with a hand-written Runner loop (`keep` gets its events).
 
-    With `sessions`, the loop runs on that session service: (c).
+    With `sessions`, the loop runs on that session service: (c). With `quiet`, ADK
+    gets the `RunConfig` run_eval gives it: (q).
     """
     runner = InMemoryRunner(agent=agent, app_name="bench")
     if sessions is not None:
@@ -120,10 +126,11 @@ async def bare_adk(
     )
     message = types.Content(role="user", parts=[types.Part(text="Start.")])
     done = 0
+    config = run_config() if quiet else None  # (q): the telemetry work run_eval asks for
     while done < turns:
         pending = []
         async for event in runner.run_async(
-            user_id="u", session_id=session.id, new_message=message
+            user_id="u", session_id=session.id, new_message=message, run_config=config
         ):
             if event.long_running_tool_ids:
                 pending += [
@@ -156,6 +163,11 @@ async def bare_adk(
 async def bare_on_eval_sessions(agent: LlmAgent, turns: int) -> None:
     """(c) The bare loop of (a) on `EvalSessionService`."""
     await bare_adk(agent, turns, sessions=EvalSessionService())
+
+
+async def bare_quiet(agent: LlmAgent, turns: int) -> None:
+    """(q) The bare loop of (a) with the quiet `RunConfig` run_eval gives ADK."""
+    await bare_adk(agent, turns, quiet=True)
 
 
 async def through_harness(agent: LlmAgent, turns: int) -> None:
@@ -215,15 +227,16 @@ async def measure(
     await check_same_runs(agent)  # also the warm-up of both sides: imports, caches
     rows = []
     for turns in turns_list:
-        bare, harness, light = [], [], []
+        bare, harness, light, quiet = [], [], [], []
         for index in range(repeats):
             sides = [("a", bare_adk, bare), ("b", through_harness, harness)]
-            sides.append(("c", bare_on_eval_sessions, light))
+            sides += [("c", bare_on_eval_sessions, light), ("q", bare_quiet, quiet)]
             if index % 2:
                 sides.reverse()  # alternate the order: no side always runs warm
             for name, run, into in sides:
                 into.append(await meter.measure(run(agent, turns), f"{name}-{turns}-{index}"))
         a, b, c = statistics.median(bare), statistics.median(harness), statistics.median(light)
+        q = statistics.median(quiet)
         best_a, best_b = min(bare), min(harness)
         unit, scale = meter.unit, meter.scale
         rows.append(
@@ -237,9 +250,12 @@ async def measure(
                 "harness_per_turn": b / turns * scale,
                 "ratio": b / a,
                 "bare_on_eval_sessions_per_turn": c / turns * scale,
+                "bare_quiet_per_turn": q / turns * scale,
+                "ratio_to_quiet": b / q,
                 "bare": bare,
                 "harness": harness,
                 "bare_on_eval_sessions": light,
+                "bare_quiet": quiet,
             }
         )
         print(
@@ -247,7 +263,8 @@ async def measure(
             f"run_eval {b / turns * scale:7.2f} {unit}/turn   ratio {b / a:5.3f}   "
             f"(fastest runs: {best_a / turns * scale:6.2f} vs {best_b / turns * scale:6.2f}, "
             f"ratio {best_b / best_a:5.3f})   bare on EvalSessionService "
-            f"{c / turns * scale:7.2f} {unit}/turn",
+            f"{c / turns * scale:7.2f} {unit}/turn   bare, quiet RunConfig "
+            f"{q / turns * scale:7.2f} {unit}/turn (run_eval / it {b / q:5.3f})",
             flush=True,
         )
     if isinstance(meter, InstructionMeter):  # wall-clock set-up under valgrind means nothing

@@ -6,10 +6,14 @@
 what it made.
 
 ``import adk_eval``, the pytest plugin and ``adk-eval --help`` must stay cheap, so
-a public package lists each of its names with the private module that defines it,
-and `lazy_names` turns that table into the package's ``__getattr__`` and
-``__dir__``. Static type checkers and the import-layer contract read the same
-names from the package's ``if TYPE_CHECKING:`` imports.
+a public package lists each of its names once, with the private module that
+defines it (``_EXPORTS``, in the order docs/api.md documents them), and
+`lazy_names` turns that table into the package's ``__getattr__`` and ``__dir__``;
+its ``__all__`` is ``list(_EXPORTS)``. Static type checkers and the import-layer
+contract cannot run that code: they read the package's ``if TYPE_CHECKING:``
+imports, which import each name as itself (``from ._case import EvalCase as
+EvalCase``) so that strict checkers see it re-exported although ``__all__`` is
+computed. A test (tests/test_exported_members.py) holds those imports to the table.
 """
 
 from __future__ import annotations
@@ -31,7 +35,8 @@ def lazy_names(
 
     Args:
         package: The package's ``__name__``.
-        exports: Each public name -> the module (relative to `package`) defining it.
+        exports: Each public name -> the module defining it, relative to `package` as
+            a ``from`` import writes it (``._case``; ``.._errors`` for a parent's).
         extra: Names the package defines itself, listed by ``dir()`` too.
     """
 
@@ -39,7 +44,7 @@ def lazy_names(
         module_name = exports.get(name)
         if module_name is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f".{module_name}", package), name)
+        value = getattr(importlib.import_module(module_name, package), name)
         setattr(sys.modules[package], name, value)  # the next lookup is a plain attribute
         return value
 

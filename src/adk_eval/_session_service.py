@@ -175,6 +175,22 @@ class EvalSessionService(BaseSessionService):
                 events = events[index + 1 :]
         return self._copy(stored, events)
 
+    def final(
+        self, *, app_name: str, user_id: str, session_id: str
+    ) -> tuple[list[Event], dict[str, Any]]:
+        """A session's stored events and a copy of its state, once its run is over.
+
+        The events are the stored ones, not copies: nothing runs on the session
+        any more, and the trace that gets them is the run's record of it.
+
+        Raises:
+            SessionNotFoundError: No such session is stored.
+        """
+        stored = self._sessions.get((app_name, user_id), {}).get(session_id)
+        if stored is None:
+            raise SessionNotFoundError(f"Session {session_id} not found.")
+        return list(stored.events), self._copy(stored, []).state
+
     async def list_sessions(
         self, *, app_name: str, user_id: str | None = None
     ) -> ListSessionsResponse:

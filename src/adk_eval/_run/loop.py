@@ -174,10 +174,10 @@ class _Simulation:
         return time.perf_counter() - self.started + self.parts.clock.injected
 
     async def _trace(self) -> EvalTrace:
-        final = await self.system.get_session(self.session_id)
+        events, state = await self.system.final(self.session_id)
         return self.parts.record.trace(
-            final.events,
-            scoped_view(final.state),
+            events,
+            scoped_view(state),
             initial_state=copy.deepcopy({k: dict(v) for k, v in self.case.initial_state.items()}),
             user_agent_events=await self.users.events(),
             case_name=self.case.name,

@@ -30,10 +30,11 @@ from google.adk.events import Event, EventActions
 from google.adk.memory import InMemoryMemoryService
 from google.adk.runners import Runner
 from google.adk.sessions import Session
-from google.adk.sessions.base_session_service import GetSessionConfig
+from google.adk.sessions.base_session_service import BaseSessionService, GetSessionConfig
 from google.adk.workflow import Workflow
 from google.genai import types
 
+from .. import _session_service
 from .._errors import AdkEvalError, EvalSetupError
 from .._model_check import MODEL_NOT_READY_CODE, ModelCheck
 from .._quiet import quiet_harness_app
@@ -101,7 +102,7 @@ class SystemSpec:
 
 @dataclass(frozen=True)
 class _Services:
-    sessions: EvalSessionService = field(default_factory=lambda: EvalSessionService())
+    sessions: BaseSessionService = field(default_factory=lambda: EvalSessionService())
     memory: InMemoryMemoryService = field(default_factory=InMemoryMemoryService)
     artifacts: InMemoryArtifactService = field(default_factory=InMemoryArtifactService)
 
@@ -178,7 +179,7 @@ class System:
             root,
             spec.tool_mocks,
             yield_agents=spec.yield_tools,
-            ctx=_setup_context(services.sessions, root, session),
+            context=lambda: _setup_context(services.sessions, root, session),
             simulate_unmocked=spec.simulate_unmocked,
         )
         plugin = InterceptionPlugin(policy, record, watch, mock_calls, services.sessions)
@@ -216,6 +217,16 @@ class System:
         if session is None:
             raise KeyError(f"no session {session_id!r} in this EvalRunner")
         return session
+
+    async def final(self, session_id: str) -> tuple[list[Event], dict[str, Any]]:
+        """A main session's events and state once the run is over (its events, not copies)."""
+        sessions = self.services.sessions
+        if isinstance(sessions, _session_service.EvalSessionService):  # the harness's own
+            return sessions.final(
+                app_name=self.app_name, user_id=self.spec.user_id, session_id=session_id
+            )
+        session = await self.get_session(session_id)  # another service (a comparison's)
+        return list(session.events), session.state
 
     async def run_async(
         self, *, session_id: str, new_message: str | types.Content, run_config: Any = None
@@ -357,7 +368,7 @@ class System:
 
 
 def _setup_context(
-    sessions: EvalSessionService, root: BaseAgent | Workflow, session: Session
+    sessions: BaseSessionService, root: BaseAgent | Workflow, session: Session
 ) -> ReadonlyContext:
     """A read-only context in `session`, where toolsets list their tools for the policy."""
     return ReadonlyContext(

@@ -25,6 +25,7 @@ The routing patches the OpenTelemetry SDK's span and log record multi-processors
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -278,6 +279,12 @@ def run_config() -> Any:
     """
     if not nobody_listens():
         return None
+    return _quiet_config()
+
+
+@functools.cache
+def _quiet_config() -> Any:
+    """The quiet `RunConfig`, made once (ADK reads it; nothing writes to it)."""
     from google.adk.agents.run_config import RunConfig
     from google.adk.telemetry.context import ContentCapturingMode, TelemetryConfig
 

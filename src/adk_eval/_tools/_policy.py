@@ -25,7 +25,7 @@ anything else                       the run stops with `EvalToolError`
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +34,7 @@ from google.adk.agents.readonly_context import ReadonlyContext
 from google.adk.code_executors import BuiltInCodeExecutor
 from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.base_toolset import BaseToolset
 from google.adk.tools.exit_loop_tool import exit_loop
 from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.load_artifacts_tool import LoadArtifactsTool
@@ -174,9 +175,20 @@ class _Inventory:
         return names | FRAMEWORK_YIELD_TOOLS
 
 
-async def _collect(root: BaseAgent | Workflow, ctx: ReadonlyContext | None) -> _Inventory:
+async def _collect(
+    root: BaseAgent | Workflow, context: Callable[[], ReadonlyContext] | None
+) -> _Inventory:
     inventory = _Inventory()
     seen: set[int] = set()
+    made: list[ReadonlyContext] = []
+
+    def ctx_for(agent: LlmAgent) -> ReadonlyContext | None:
+        """A context only for an agent with a toolset (it lists its tools in one)."""
+        if context is None or not any(isinstance(t, BaseToolset) for t in agent.tools):
+            return None
+        if not made:
+            made.append(context())
+        return made[0]
 
     async def visit(agent: BaseAgent | Workflow, where: str) -> None:
         if id(agent) in seen:
@@ -199,7 +211,7 @@ async def _collect(root: BaseAgent | Workflow, ctx: ReadonlyContext | None) -> _
                 inventory.problems.append(problem)
             for toolset in agent.tools:  # before get_tools connects for the first time
                 skip_mtls_probe(toolset)
-            for tool in await agent.canonical_tools(ctx):
+            for tool in await agent.canonical_tools(ctx_for(agent)):
                 inventory.add(agent, tool)
                 if isinstance(tool, AgentTool):
                     await visit(
@@ -279,7 +291,7 @@ class ToolPolicy:
         tool_mocks: Mapping[str, Any],
         *,
         yield_agents: Iterable[str] = (),
-        ctx: ReadonlyContext | None = None,
+        context: Callable[[], ReadonlyContext] | None = None,
         simulate_unmocked: ToolMock | None = None,
     ) -> ToolPolicy:
         """Resolves `tool_mocks` and tool user agents against the agent tree.
@@ -290,7 +302,7 @@ class ToolPolicy:
                 agent's own tool, a name both mocked and answered by a user
                 agent, or a construct adk_eval cannot intercept.
         """
-        inventory = await _collect(root, ctx)
+        inventory = await _collect(root, context)
         unresolved: set[str] = set()
         mocks: dict[str, ToolMock] = {}
         passthrough: dict[str, _Passthrough] = {}

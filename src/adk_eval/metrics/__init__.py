@@ -30,101 +30,78 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from .._transcript import render_transcript
-    from ._adk import AdkMetric, adk_metric, adk_metrics_from_config
-    from ._events import EventCountMetric, event_count_metric
-    from ._fidelity import UserFidelity, user_fidelity
-    from ._invariants import Invariant, Seen
-    from ._judge import LlmJudge, llm_judge
-    from ._query import StateQueryMetric, state_query
-    from ._rules import (
-        at_most,
-        never,
-        never_called,
-        never_in_arguments,
-        never_said,
-        no_tool_error_twice,
-        state_matches,
-    )
-    from ._scoring import score_session
-    from ._state import FinalStateMetric, StateMetric, final_state_match, state_metric
-    from ._trajectory import ExpectedCall, TrajectoryMetric, trajectory_match
-    from ._types import Metric, MetricResult
-
-
-__all__ = [
-    # the protocol and its result
-    "Metric",
-    "MetricResult",
-    # state
-    "StateMetric",
-    "state_metric",
-    "FinalStateMetric",
-    "final_state_match",
-    "StateQueryMetric",
-    "state_query",
-    # events
-    "EventCountMetric",
-    "event_count_metric",
-    "ExpectedCall",
-    "TrajectoryMetric",
-    "trajectory_match",
-    # judgement
-    "LlmJudge",
-    "llm_judge",
-    "UserFidelity",
-    "user_fidelity",
-    "AdkMetric",
-    "adk_metric",
-    "adk_metrics_from_config",
-    # invariants: checked live (EvalCase(invariants=...)) or post hoc, as metrics
-    "Invariant",
-    "Seen",
-    "never",
-    "never_called",
-    "at_most",
-    "no_tool_error_twice",
-    "never_in_arguments",
-    "never_said",
-    "state_matches",
-    # scoring traces and stored sessions
-    "score_session",
-    "render_transcript",
-]
-
+    from .._transcript import render_transcript as render_transcript
+    from ._adk import AdkMetric as AdkMetric
+    from ._adk import adk_metric as adk_metric
+    from ._adk import adk_metrics_from_config as adk_metrics_from_config
+    from ._events import EventCountMetric as EventCountMetric
+    from ._events import event_count_metric as event_count_metric
+    from ._fidelity import UserFidelity as UserFidelity
+    from ._fidelity import user_fidelity as user_fidelity
+    from ._invariants import Invariant as Invariant
+    from ._invariants import Seen as Seen
+    from ._judge import LlmJudge as LlmJudge
+    from ._judge import llm_judge as llm_judge
+    from ._query import StateQueryMetric as StateQueryMetric
+    from ._query import state_query as state_query
+    from ._rules import at_most as at_most
+    from ._rules import never as never
+    from ._rules import never_called as never_called
+    from ._rules import never_in_arguments as never_in_arguments
+    from ._rules import never_said as never_said
+    from ._rules import no_tool_error_twice as no_tool_error_twice
+    from ._rules import state_matches as state_matches
+    from ._scoring import score_session as score_session
+    from ._state import FinalStateMetric as FinalStateMetric
+    from ._state import StateMetric as StateMetric
+    from ._state import final_state_match as final_state_match
+    from ._state import state_metric as state_metric
+    from ._trajectory import ExpectedCall as ExpectedCall
+    from ._trajectory import TrajectoryMetric as TrajectoryMetric
+    from ._trajectory import trajectory_match as trajectory_match
+    from ._types import Metric as Metric
+    from ._types import MetricResult as MetricResult
 
 _EXPORTS = {
-    "Metric": "_types",
-    "MetricResult": "_types",
-    "StateMetric": "_state",
-    "state_metric": "_state",
-    "FinalStateMetric": "_state",
-    "final_state_match": "_state",
-    "StateQueryMetric": "_query",
-    "state_query": "_query",
-    "EventCountMetric": "_events",
-    "event_count_metric": "_events",
-    "ExpectedCall": "_trajectory",
-    "TrajectoryMetric": "_trajectory",
-    "trajectory_match": "_trajectory",
-    "LlmJudge": "_judge",
-    "llm_judge": "_judge",
-    "UserFidelity": "_fidelity",
-    "user_fidelity": "_fidelity",
-    "AdkMetric": "_adk",
-    "adk_metric": "_adk",
-    "adk_metrics_from_config": "_adk",
-    "Invariant": "_invariants",
-    "Seen": "_invariants",
-    "never": "_rules",
-    "never_called": "_rules",
-    "at_most": "_rules",
-    "no_tool_error_twice": "_rules",
-    "never_in_arguments": "_rules",
-    "never_said": "_rules",
-    "state_matches": "_rules",
-    "score_session": "_scoring",
-    "render_transcript": "_judge",
+    # the protocol and its result
+    "Metric": "._types",
+    "MetricResult": "._types",
+    # state
+    "StateMetric": "._state",
+    "state_metric": "._state",
+    "FinalStateMetric": "._state",
+    "final_state_match": "._state",
+    "StateQueryMetric": "._query",
+    "state_query": "._query",
+    # events
+    "EventCountMetric": "._events",
+    "event_count_metric": "._events",
+    "ExpectedCall": "._trajectory",
+    "TrajectoryMetric": "._trajectory",
+    "trajectory_match": "._trajectory",
+    # judgement
+    "LlmJudge": "._judge",
+    "llm_judge": "._judge",
+    "UserFidelity": "._fidelity",
+    "user_fidelity": "._fidelity",
+    "AdkMetric": "._adk",
+    "adk_metric": "._adk",
+    "adk_metrics_from_config": "._adk",
+    # invariants: checked live (EvalCase(invariants=...)) or post hoc, as metrics
+    "Invariant": "._invariants",
+    "Seen": "._invariants",
+    "never": "._rules",
+    "never_called": "._rules",
+    "at_most": "._rules",
+    "no_tool_error_twice": "._rules",
+    "never_in_arguments": "._rules",
+    "never_said": "._rules",
+    "state_matches": "._rules",
+    # scoring traces and stored sessions
+    "score_session": "._scoring",
+    "render_transcript": ".._transcript",
 }
+
+__all__ = list(_EXPORTS)
 
 __getattr__, __dir__ = lazy_names(__name__, _EXPORTS)

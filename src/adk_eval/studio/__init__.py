@@ -16,23 +16,18 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from .._errors import StudioUnavailableError
-    from ._config import SimulatedAgentConfig
-    from ._remote import StudioPlugin, unwrap_studio_errors
-
-__all__ = [
-    "SimulatedAgentConfig",
-    "StudioPlugin",
-    "StudioUnavailableError",
-    "unwrap_studio_errors",
-]
+    from .._errors import StudioUnavailableError as StudioUnavailableError
+    from ._config import SimulatedAgentConfig as SimulatedAgentConfig
+    from ._remote import StudioPlugin as StudioPlugin
+    from ._remote import unwrap_studio_errors as unwrap_studio_errors
 
 _EXPORTS = {
-    "SimulatedAgentConfig": "_config",
-    "StudioPlugin": "_remote",
-    "StudioUnavailableError": "._errors",  # adk_eval._errors
-    "unwrap_studio_errors": "_remote",
+    "SimulatedAgentConfig": "._config",
+    "StudioPlugin": "._remote",
+    "StudioUnavailableError": ".._errors",
+    "unwrap_studio_errors": "._remote",
 }
 
+__all__ = list(_EXPORTS)
 
 __getattr__, __dir__ = lazy_names(__name__, _EXPORTS)

@@ -1,5 +1,8 @@
 """The studio's HTTP server: a FastAPI app over a `StudioEngine`.
 
+The app is its guard, its error answers and its routers: the page, the session
+API and the event stream (`_routes`), and remote mode (`_remote_routes`).
+
 Security (`adk_eval._web`, shared with the run viewer): a random access token is
 required on **every** request: the page,
 its static files, the JSON API and the event stream. It is accepted as the
@@ -23,14 +26,12 @@ no-referrer``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
 
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse
 
 from .._errors import (
     StudioConflictError,
@@ -39,22 +40,11 @@ from .._errors import (
     StudioInvalidError,
     StudioNotFoundError,
 )
-from .._web import (
-    MAX_ECHO,
-    Access,
-    StrictJSONResponse,
-    echo,
-    guard,
-    page_with_token,
-    serve,
-    static_file,
-    static_text,
-    stopping,
-)
-from ._bodies import MAX_BODY_BYTES, MAX_JSON_DEPTH, body_status, read_body
+from .._web import MAX_ECHO, Access, StrictJSONResponse, echo, guard, serve
+from ._bodies import MAX_BODY_BYTES, MAX_JSON_DEPTH, body_status
 from ._engine import StudioEngine
-from ._kinds import Role, tool_user_role
-from ._views import agent_view
+from ._remote_routes import remote_routes
+from ._routes import event_routes, page_routes, session_routes
 
 __all__ = [
     "COOKIE",
@@ -64,19 +54,13 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "MAX_PROBLEMS",
     "create_app",
+    "status_of",
 ]
 
 HEADER = "X-Studio-Token"
 COOKIE = "adk_eval_studio"
-_STATIC = ("studio.js", "studio.css")
 MAX_PROBLEMS = 20
 """Problems an error answer lists at most (then how many more there are)."""
-
-
-_EVENT_POLL = 0.5
-"""Seconds an event stream waits for a change before it looks at the server again."""
-_KEEP_ALIVE = 15.0
-"""Seconds of quiet after which an event stream sends a comment (proxies keep it open)."""
 
 
 def _problems(problems: list[str]) -> list[str]:
@@ -102,6 +86,31 @@ def status_of(error: StudioError) -> int:
     if status is not None:
         return status
     return next((status for kind, status in _STATUSES if isinstance(error, kind)), 400)
+
+
+def _answer_errors(app: FastAPI) -> None:
+    """Errors become ``{"error", "problems"}`` answers (a page that is not, ``{"error"}``)."""
+
+    @app.exception_handler(StudioError)
+    async def studio_error(request: Request, error: StudioError) -> JSONResponse:
+        return JSONResponse(
+            {"error": echo(str(error)), "problems": _problems(error.problems)},
+            status_code=status_of(error),
+        )
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
+        problems = [
+            f"{'/'.join(str(part) for part in e.get('loc', ()))}: {e.get('msg', '')}"
+            for e in error.errors()
+        ]  # never the offending value itself
+        return JSONResponse(
+            {"error": "the request does not fit", "problems": _problems(problems)}, 422
+        )
+
+    @app.exception_handler(404)
+    async def not_found(request: Request, error: Exception) -> JSONResponse:
+        return JSONResponse({"error": f"no such page: {echo(request.url.path)}"}, 404)
 
 
 def create_app(engine: StudioEngine, token: str, *, bound_host: str = "127.0.0.1") -> FastAPI:
@@ -130,173 +139,12 @@ def create_app(engine: StudioEngine, token: str, *, bound_host: str = "127.0.0.1
         openapi_url=None,
         default_response_class=StrictJSONResponse,
     )
-
     guard(app, Access(token, HEADER, COOKIE, "studio", bound_host), cut=echo)
-
-    @app.exception_handler(StudioError)
-    async def studio_error(request: Request, error: StudioError) -> JSONResponse:
-        return JSONResponse(
-            {"error": echo(str(error)), "problems": _problems(error.problems)},
-            status_code=status_of(error),
-        )
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
-        problems = [
-            f"{'/'.join(str(part) for part in e.get('loc', ()))}: {e.get('msg', '')}"
-            for e in error.errors()
-        ]  # never the offending value itself
-        return JSONResponse(
-            {"error": "the request does not fit", "problems": _problems(problems)}, 422
-        )
-
-    @app.exception_handler(404)
-    async def not_found(request: Request, error: Exception) -> JSONResponse:
-        return JSONResponse({"error": f"no such page: {echo(request.url.path)}"}, 404)
-
-    @app.get("/", response_class=HTMLResponse)
-    async def page() -> HTMLResponse:
-        text = page_with_token(static_text("index.html", __package__), "studio-token", token)
-        return HTMLResponse(text, headers={"Cache-Control": "no-store"})
-
-    @app.get("/static/{name}")
-    async def static(name: str) -> Response:
-        response = static_file(name, __package__, _STATIC)
-        if response is None:
-            raise StudioNotFoundError(f"no static file {name}")
-        return response
-
-    @app.get("/api/targets")
-    async def targets() -> list[dict[str, Any]]:
-        result = []
-        for target in engine.targets.values():
-            case = target.case
-            roles: list[Role] = ["model"]
-            if case is not None:
-                if case.user_agents.loop is not None:
-                    roles.append("loop_user")
-                roles += [tool_user_role(name) for name in case.user_agents.tools]
-            result.append(
-                {
-                    "name": target.name,
-                    "kind": "case" if case is not None else "agent",
-                    "description": (case.description if case else None) or target.agent.description,
-                    "agent": agent_view(target.agent),
-                    "roles": roles,
-                    "eval_set_path": str(target.export_path),
-                    "first_message": case.first_message
-                    if case and isinstance(case.first_message, str)
-                    else None,
-                }
-            )
-        return result
-
-    @app.get("/api/sessions")
-    async def sessions() -> list[dict[str, Any]]:
-        return await engine.list_sessions()
-
-    @app.post("/api/sessions")
-    async def create(request: Request) -> dict[str, Any]:
-        data = await read_body(request)
-        session_id = await engine.create_session(
-            str(data.get("target", "")), data.get("message"), str(data.get("role", "model"))
-        )
-        return {"id": session_id}
-
-    @app.get("/api/sessions/{session_id}")
-    async def session(session_id: str) -> dict[str, Any]:
-        return await engine.view(session_id)
-
-    @app.post("/api/sessions/{session_id}/messages")
-    async def message(session_id: str, request: Request) -> dict[str, Any]:
-        await engine.send_message(session_id, (await read_body(request)).get("message"))
-        return {"ok": True}
-
-    @app.post("/api/requests/{request_id}/answer")
-    async def answer(request_id: str, request: Request) -> dict[str, Any]:
-        return {"answer": await engine.answer(request_id, await read_body(request))}
-
-    @app.post("/api/sessions/{session_id}/tools/{call_id}/cancel")
-    async def cancel(session_id: str, call_id: str) -> dict[str, Any]:
-        await engine.cancel_tool(session_id, call_id)
-        return {"ok": True}
-
-    @app.post("/api/sessions/{session_id}/export")
-    async def export(session_id: str) -> dict[str, Any]:
-        return await engine.export(session_id)
-
-    @app.get("/api/events")
-    async def events(request: Request, since: int = 0) -> StreamingResponse:
-        async def stream() -> AsyncIterator[str]:
-            version = since
-            yield "retry: 1000\n\n"
-            # at once: which studio this is, and what changed since the page last looked
-            version, changed = await engine.wait_for_change(version, 0)
-            hello = {"boot": engine.boot, "version": version, "sessions": changed}
-            yield f"data: {json.dumps(hello)}\n\n"
-            quiet = 0.0
-            # in short waits, so that a shutdown ends the stream (and the server) at once
-            while not stopping(request) and not await request.is_disconnected():
-                version, changed = await engine.wait_for_change(version, _EVENT_POLL)
-                if changed:
-                    payload = json.dumps(
-                        {"boot": engine.boot, "version": version, "sessions": changed}
-                    )
-                    yield f"data: {payload}\n\n"  # {id: version}
-                    quiet = 0.0
-                elif (quiet := quiet + _EVENT_POLL) >= _KEEP_ALIVE:
-                    yield ": keep-alive\n\n"
-                    quiet = 0.0
-
-        return StreamingResponse(
-            stream(), media_type="text/event-stream", headers={"Cache-Control": "no-store"}
-        )
-
-    # -- remote mode: StudioPlugin in another ADK app ----------
-
-    @app.post("/api/remote/model-requests")
-    async def remote_request(request: Request) -> dict[str, Any]:
-        data = await read_body(request)
-        model_request = data.get("request", {})
-        if not isinstance(model_request, dict):
-            raise StudioInvalidError("`request` must be a JSON object (an LlmRequest)")
-        timeout = data.get("timeout")
-        if timeout is not None and (
-            isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout < 0
-        ):
-            raise StudioInvalidError(
-                "`timeout` must be the seconds the app waits for the answer (>= 0) or null"
-            )
-        request_id = await engine.remote_request(
-            str(data.get("client_session", "")),
-            str(data.get("agent_name", "")),
-            model_request,
-            answer_within=timeout,
-        )
-        return {"request_id": request_id}
-
-    @app.post("/api/remote/model-requests/{request_id}/abandon")
-    async def remote_abandon(request_id: str, request: Request) -> dict[str, Any]:
-        reason = (await read_body(request)).get("reason")
-        await engine.remote_abandon(request_id, str(reason or "the app stopped waiting"))
-        return {"ok": True}
-
-    @app.post("/api/remote/run-ended")
-    async def remote_run_ended(request: Request) -> dict[str, Any]:
-        data = await read_body(request)
-        error = data.get("error")
-        await engine.remote_run_ended(
-            str(data.get("client_session", "")), None if error is None else str(error)
-        )
-        return {"ok": True}
-
-    @app.get("/api/remote/model-requests/{request_id}/answer")
-    async def remote_answer(request_id: str, wait: float = 25.0) -> Response:
-        answer = await engine.remote_answer(request_id, min(max(wait, 0.0), 60.0))
-        if answer is None:
-            return Response(status_code=204)
-        return JSONResponse({"answer": answer})
-
+    _answer_errors(app)
+    app.include_router(page_routes(token))
+    app.include_router(session_routes(engine))
+    app.include_router(event_routes(engine))
+    app.include_router(remote_routes(engine))  # StudioPlugin, in another ADK app
     return app
 
 
