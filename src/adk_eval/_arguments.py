@@ -11,13 +11,23 @@ than guess where a schema says more than it understands.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
 from google.genai import types
 
-__all__ = ["Declared", "call_problems", "closest_name", "declared", "near_miss", "tool_problems"]
+__all__ = [
+    "Declared",
+    "call_problems",
+    "closest_name",
+    "declared",
+    "declared_by",
+    "near_miss",
+    "tool_problems",
+]
 
 
 @dataclass(frozen=True)
@@ -60,6 +70,41 @@ def declared(declaration: types.FunctionDeclaration | None) -> Declared | None:
         required=tuple(schema.get("required") or ()),
         open=bool(extra) or schema.get("type") not in (None, "object", "OBJECT"),
     )
+
+
+_DECLARED: weakref.WeakKeyDictionary[Any, tuple[Declared | None]] = weakref.WeakKeyDictionary()
+"""What `declared_by` worked out, by the function or tool that declares it."""
+
+
+def declared_by(tool: Any) -> Declared | None:
+    """`declared(tool._get_declaration())`, worked out once per declaring function or tool.
+
+    ADK builds a function tool's declaration from its function's signature
+    each time it is asked, and hands a new `FunctionTool` for a plain function
+    at every request: the function is what declares it. Any other tool (one
+    that overrides how it declares itself) is its own key. A declaration that
+    cannot be built is None, as for a tool the checks cannot read.
+    """
+    declares = type(tool)._get_declaration
+    func = getattr(tool, "func", None)
+    key = func if func is not None and declares is _function_declaration() else tool
+    try:
+        return _DECLARED[key][0]
+    except (KeyError, TypeError):  # not yet, or a key that cannot be weakly held
+        pass
+    try:
+        found = declared(tool._get_declaration())
+    except Exception:  # a declaration that cannot be built: ADK reports it itself
+        return None
+    with contextlib.suppress(TypeError):  # a key that cannot be weakly held: not kept
+        _DECLARED[key] = (found,)
+    return found
+
+
+def _function_declaration() -> Any:
+    from google.adk.tools.function_tool import FunctionTool
+
+    return FunctionTool._get_declaration
 
 
 def call_problems(tool: Declared, args: dict[str, Any]) -> list[str]:

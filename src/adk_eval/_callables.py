@@ -17,6 +17,7 @@ import functools
 import inspect
 import textwrap
 import types
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -72,12 +73,27 @@ async def maybe_await(value: Any) -> Any:
 
 
 def _is_async(function: Callable[..., Any]) -> bool:
+    """Whether calling `function` gives a coroutine (worked out once per plain function)."""
+    plain = getattr(function, "__func__", function)  # a bound method's function
+    if type(plain) is types.FunctionType:
+        known = _ASYNC.get(plain)
+        if known is None:
+            known = _ASYNC[plain] = _works_out_async(plain)
+        return known
+    return _works_out_async(function)
+
+
+def _works_out_async(function: Callable[..., Any]) -> bool:
     target = inspect.unwrap(function)
     if isinstance(target, functools.partial):
         target = target.func
     return inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(
         getattr(target, "__call__", None)  # noqa: B004 - an object with an async __call__
     )
+
+
+_ASYNC: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
+"""Whether a plain function is async, by function (`_is_async`)."""
 
 
 async def call_user(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:

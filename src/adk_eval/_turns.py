@@ -278,7 +278,10 @@ def user_content(message: str | types.Content) -> types.Content:
     """A user message: a str becomes one text part (a `Content` is kept as is)."""
     if isinstance(message, types.Content):
         return message
-    return types.Content(role="user", parts=[types.Part(text=message)])
+    # built without validating: a str and a role are what the fields take
+    return types.Content.model_construct(
+        role="user", parts=[types.Part.model_construct(text=message)]
+    )
 
 
 def resume_message(answers: Sequence[tuple[PendingCall, dict[str, Any]]]) -> types.Content:

@@ -34,7 +34,7 @@ from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 from pydantic import Field
 
-from ._arguments import call_problems, declared, tool_problems
+from ._arguments import call_problems, declared_by, tool_problems
 from ._callables import maybe_await
 from ._errors import EvalSetupError, ScriptedCallError, ScriptExhaustedError
 from ._quiet import quiet
@@ -192,7 +192,7 @@ def _check_calls(response: LlmResponse, request: LlmRequest) -> None:
             continue
         tool = request.tools_dict.get(call.name)
         problems = tool_problems(call.name, request.tools_dict)
-        signature = declared(tool._get_declaration()) if tool is not None else None
+        signature = declared_by(tool) if tool is not None else None
         if signature is not None:
             problems = call_problems(signature, dict(call.args or {}))
         if not problems:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from .._result._status import EvalErrorInfo
 from .._tools._watch import Watch
@@ -43,6 +44,8 @@ async def score_run(
         scored = await score_stopped_trace(metrics, trace, reason)
     else:
         scored, failures = await score_trace(metrics, trace)
+    if not invariants:
+        return scored, failures
     live, raised = await score_trace([_Live(i, watch) for i in invariants], trace)
     return {**scored, **live}, [*failures, *raised]
 
@@ -53,6 +56,7 @@ class _Live:
 
     invariant: Invariant
     watch: Watch
+    concurrent: ClassVar[bool] = False
 
     @property
     def name(self) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.function_tool import FunctionTool
 
-from .._arguments import call_problems, declared, tool_problems
+from .._arguments import call_problems, declared_by, tool_problems
 
 __all__ = ["adk_rejection", "is_unknown_tool", "misfits", "unknown_tool_problems"]
 
@@ -26,10 +26,7 @@ _PLACEHOLDER_DESCRIPTION = "Tool not found"
 
 def misfits(tool: BaseTool, args: dict[str, Any]) -> list[str]:
     """What is wrong with these arguments by `tool`'s declaration ([] if nothing, or no check)."""
-    try:
-        signature = declared(tool._get_declaration())
-    except Exception:  # a declaration that cannot be built: ADK reports it itself
-        return []
+    signature = declared_by(tool)
     return call_problems(signature, args) if signature is not None else []
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from .._callables import call_user, describe
 from .._errors import EvalSetupError
@@ -35,6 +35,9 @@ class EventCountMetric:
             the case refused them; see `EvalTrace.made`). By default a tool
             call counts only when it was made.
     """
+
+    concurrent: ClassVar[bool] = False
+    """It only reads the trace: scored in order, without a task of its own."""
 
     name: str
     event_type: TraceEventType

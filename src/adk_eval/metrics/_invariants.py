@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias
 
 from .._errors import EvalSetupError
 from .._state import flatten_state
@@ -159,6 +159,8 @@ class Invariant:
     on_breach: Literal["stop", "record"] = "stop"
     attack: str | None = None
     marker: str | None = None
+    concurrent: ClassVar[bool] = False
+    """It only reads the trace: scored in order, without a task of its own."""
 
     def __post_init__(self) -> None:
         if self.on_breach not in ("stop", "record"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from .._termination import compile_state_query
 from .._trace import EvalTrace
@@ -22,6 +22,9 @@ class StateQueryMetric:
         spec: A MongoDB-style query over ``{scope: {key: value}}``, e.g.
             ``{"session.escalation.urgencyLevel": {"$in": ["emergency_999", "urgent_111"]}}``.
     """
+
+    concurrent: ClassVar[bool] = False
+    """It only reads the trace: scored in order, without a task of its own."""
 
     name: str
     spec: Mapping[str, Any]

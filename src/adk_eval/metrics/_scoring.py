@@ -28,9 +28,11 @@ class MetricFailure(Exception):
 async def score_trace(
     metrics: Sequence[Metric], trace: EvalTrace
 ) -> tuple[dict[str, MetricResult], list[MetricFailure]]:
-    """Runs every metric on `trace` concurrently.
+    """Runs every metric on `trace`: those that may wait (a judge) concurrently.
 
-    A metric that raises (or returns something else than a `MetricResult`) gets
+    A metric whose class sets ``concurrent = False`` (the built-in rules that
+    only read the trace) runs on its own, in order; the others share a task
+    group. A metric that raises (or returns something else than a `MetricResult`) gets
     a failing result carrying the error; the others still run.
 
     Returns:
@@ -53,9 +55,16 @@ async def score_trace(
             )
         results[metric.name] = result
 
-    async with anyio.create_task_group() as group:
-        for metric in metrics:
-            group.start_soon(score_one, metric)
+    waiting = [metric for metric in metrics if getattr(metric, "concurrent", True)]
+    for metric in metrics:  # a metric that never waits gains nothing from a task of its own
+        if metric not in waiting:
+            await score_one(metric)
+    if len(waiting) == 1:
+        await score_one(waiting[0])
+    elif waiting:
+        async with anyio.create_task_group() as group:
+            for metric in waiting:
+                group.start_soon(score_one, metric)
     return {metric.name: results[metric.name] for metric in metrics}, failures
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from .._callables import call_user, describe
 from .._errors import EvalSetupError
@@ -34,6 +34,9 @@ class StateMetric:
         key: Key within the scope.
         assertion: ``value -> bool`` (or a `MetricResult`), sync or async.
     """
+
+    concurrent: ClassVar[bool] = False
+    """It only reads the trace: scored in order, without a task of its own."""
 
     name: str
     scope: str
@@ -115,6 +118,9 @@ class FinalStateMetric:
             reading and a random id any random id, inside dicts and lists too
             (see `adk_eval.metrics._volatile`); ``"exact"``: every value equal.
     """
+
+    concurrent: ClassVar[bool] = False
+    """It only reads the trace: scored in order, without a task of its own."""
 
     name: str
     expected: Mapping[str, Any]

@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias
 
 from deepdiff import DeepDiff
 from google.adk.evaluation.eval_case import EvalCase as AdkEvalCase
@@ -125,6 +125,9 @@ class TrajectoryMetric:
         threshold: Pass when the score reaches it (ADK's rule) instead of only
             on a full match.
     """
+
+    concurrent: ClassVar[bool] = False
+    """It only reads the trace: scored in order, without a task of its own."""
 
     name: str
     expected: Sequence[ExpectedCall]

@@ -9,6 +9,7 @@ the run at the call, naming the tool, as an agent's model would.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from google.adk.models.base_llm import BaseLlm
@@ -19,6 +20,7 @@ from . import LOCAL, ModelSpec, missing_credentials
 __all__ = ["advisor_for", "advisor_problem", "consult_tool_class", "is_consult_tool"]
 
 
+@functools.cache
 def consult_tool_class() -> type[BaseTool] | None:
     """ADK's `ModelConsultTool` class (None in an ADK that has none)."""
     try:
