@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import functools
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
@@ -81,13 +82,13 @@ def declared_by(tool: Any) -> Declared | None:
 
     ADK builds a function tool's declaration from its function's signature
     each time it is asked, and hands a new `FunctionTool` for a plain function
-    at every request: the function is what declares it. Any other tool (one
-    that overrides how it declares itself) is its own key. A declaration that
+    at every request: for ADK's own function tool classes the function is
+    what declares it. Any other tool (a subclass may declare itself otherwise)
+    is its own key. A declaration that
     cannot be built is None, as for a tool the checks cannot read.
     """
-    declares = type(tool)._get_declaration
     func = getattr(tool, "func", None)
-    key = func if func is not None and declares is _function_declaration() else tool
+    key = func if func is not None and type(tool) in _function_tools() else tool
     try:
         return _DECLARED[key][0]
     except (KeyError, TypeError):  # not yet, or a key that cannot be weakly held
@@ -101,10 +102,13 @@ def declared_by(tool: Any) -> Declared | None:
     return found
 
 
-def _function_declaration() -> Any:
+@functools.cache
+def _function_tools() -> frozenset[type]:
+    """ADK's function tool classes: their declaration is their function's."""
     from google.adk.tools.function_tool import FunctionTool
+    from google.adk.tools.long_running_tool import LongRunningFunctionTool
 
-    return FunctionTool._get_declaration
+    return frozenset({FunctionTool, LongRunningFunctionTool})
 
 
 def call_problems(tool: Declared, args: dict[str, Any]) -> list[str]:

@@ -246,11 +246,12 @@ class EvalSessionService(BaseSessionService):
         return event
 
     def _copy(self, stored: Session, events: list[Event]) -> Session:
-        state = copy.deepcopy(stored.state)
-        for key, value in copy.deepcopy(self._app_state.get(stored.app_name, {})).items():
+        state = copy.deepcopy(stored.state) if stored.state else {}
+        app = self._app_state.get(stored.app_name)
+        for key, value in (copy.deepcopy(app) if app else {}).items():
             state[State.APP_PREFIX + key] = value
-        shared = self._user_state.get((stored.app_name, stored.user_id), {})
-        for key, value in copy.deepcopy(shared).items():
+        shared = self._user_state.get((stored.app_name, stored.user_id))
+        for key, value in (copy.deepcopy(shared) if shared else {}).items():
             state[State.USER_PREFIX + key] = value
         return stored.model_copy(
             update={"events": self._handed_out(stored, events), "state": state}

@@ -25,6 +25,7 @@ anything else                       the run stops with `EvalToolError`
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -90,8 +91,12 @@ _RUNNING_METHODS = ("run_async", "_run_async_impl", "_call_live")
 
 def _runs_as(tool: BaseTool, base: type[BaseTool]) -> bool:
     """`tool` is a `base`, and a subclass (if it is one) overrides nothing that runs."""
-    kind = type(tool)
-    return isinstance(tool, base) and all(
+    return _class_runs_as(type(tool), base)
+
+
+@functools.cache
+def _class_runs_as(kind: type[BaseTool], base: type[BaseTool]) -> bool:
+    return issubclass(kind, base) and all(
         getattr(kind, method, None) is getattr(base, method, None) for method in _RUNNING_METHODS
     )
 
