@@ -167,6 +167,23 @@ class EvalCase:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
             raise EvalSetupError(f"EvalCase.name must be a non-empty string, got {self.name!r}")
+        self._check_agent()
+        self._check_kinds()
+        self._check_content()
+        self._check_metrics()
+        self._check_expect_error()
+        if self.models is not None:
+            if not isinstance(self.models, Mapping):
+                raise EvalSetupError(
+                    f'EvalCase `{self.name}`: `models` must map agent names (or "*") to '
+                    f"models, got {type(self.models).__name__}"
+                )
+            check_model_names(self.root_agent, self.models, case=self.name)
+        if self.toolset_mocks:  # a tree walk only when there is something to find
+            resolve_toolset_mocks(self.root_agent, self.toolset_mocks, case=self.name)
+        self._check_memory_and_clock()
+
+    def _check_agent(self) -> None:
         if not isinstance(self.agent, BaseAgent | App | Workflow):
             raise EvalSetupError(
                 f"EvalCase `{self.name}`: `agent` must be an ADK agent, Workflow or App, "
@@ -180,7 +197,9 @@ class EvalCase:
                 f"`{type(self.agent.root_agent).__name__}`, which adk_eval cannot run under "
                 "interception; evaluate an agent or a Workflow"
             )
-        self._check_kinds()
+
+    def _check_content(self) -> None:
+        """The node mocks, the state, the artifacts, the opening and the simulated tools."""
         if self.node_mocks and not isinstance(self.root_agent, Workflow):
             raise EvalSetupError(
                 f"EvalCase `{self.name}`: `node_mocks` are for Workflow nodes, and "
@@ -206,20 +225,20 @@ class EvalCase:
                 f"EvalCase `{self.name}`: `first_message` must be a str or genai Content, "
                 f"got {type(self.first_message).__name__}"
             )
+        unmocked = self.simulate_unmocked
         if not (
-            isinstance(self.simulate_unmocked, bool)
-            or (
-                isinstance(self.simulate_unmocked, ToolMock)
-                and self.simulate_unmocked.simulator is not None
-            )
+            isinstance(unmocked, bool) or (isinstance(unmocked, ToolMock) and unmocked.simulator)
         ):
             raise EvalSetupError(
                 f"EvalCase `{self.name}`: `simulate_unmocked` must be True, False or "
                 f"ToolMock.simulated(...), got {self.simulate_unmocked!r}"
             )
-        self._check_metrics()
+
+    def _check_expect_error(self) -> None:
         expect = self.expect_error
-        if expect is not None and not (
+        if expect is None:
+            return
+        if not (
             isinstance(expect, str)
             or (isinstance(expect, type) and issubclass(expect, BaseException))
         ):
@@ -227,19 +246,13 @@ class EvalCase:
                 f"EvalCase `{self.name}`: `expect_error` must be an exception class (e.g. "
                 f"EvalToolError) or a pattern of 'Type: message', got {expect!r}"
             )
-        if expect is not None and any(getattr(m, "name", "") == EXPECT_ERROR for m in self.metrics):
+        if any(getattr(m, "name", "") == EXPECT_ERROR for m in self.metrics):
             raise EvalSetupError(
                 f"EvalCase `{self.name}`: a metric is named `{EXPECT_ERROR}`, the name of "
                 "the metric `expect_error` adds; rename it"
             )
-        if self.models is not None:
-            if not isinstance(self.models, Mapping):
-                raise EvalSetupError(
-                    f'EvalCase `{self.name}`: `models` must map agent names (or "*") to '
-                    f"models, got {type(self.models).__name__}"
-                )
-            check_model_names(self.root_agent, self.models, case=self.name)
-        resolve_toolset_mocks(self.root_agent, self.toolset_mocks, case=self.name)
+
+    def _check_memory_and_clock(self) -> None:
         if isinstance(self.memory, str | bytes) or not isinstance(self.memory, Sequence):
             raise EvalSetupError(
                 f"EvalCase `{self.name}`: `memory` is a list of texts, ADK Sessions or lists "
