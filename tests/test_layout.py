@@ -45,7 +45,7 @@ or from a lower layer; the parts of one layer do not import each other."""
 
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60  # from `def` to the function's last line, docstring included
-MAX_TOP_LEVEL_MODULES = 28
+MAX_TOP_LEVEL_MODULES = 24
 
 
 @pytest.fixture(scope="module")
@@ -163,10 +163,20 @@ def test_no_module_is_over_400_lines():
     assert not long
 
 
-@pytest.mark.parametrize("folder", ["_suites", "_cli"])
-def test_no_function_is_over_60_lines_in(folder):
-    long = []
-    for path in sorted((PACKAGE / folder).glob("*.py")):
+LONG_FUNCTIONS = {
+    "goldens/_replay.py:eval_case_from_golden",
+    "_tools/_policy.py:build",
+    "reporting/_html.py:page",
+    "reporting/_compare.py:compare_reports",
+    "reporting/_reviews.py:add_review",
+    "production/_recording.py:of",
+}
+"""The functions over `MAX_FUNCTION_LINES` lines, at most 8: a list that only shrinks."""
+
+
+def test_no_function_is_over_60_lines_but_the_few_listed():
+    long = set()
+    for path in python_files():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 lines = (node.end_lineno or node.lineno) - node.lineno + 1
@@ -174,11 +184,13 @@ def test_no_function_is_over_60_lines_in(folder):
                 if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
                     lines -= (first.end_lineno or first.lineno) - first.lineno + 1
                 if lines > MAX_FUNCTION_LINES:
-                    long.append(f"{path.name}:{node.lineno} {node.name} ({lines} lines)")
-    assert not long
+                    long.add(f"{path.relative_to(PACKAGE).as_posix()}:{node.name}")
+    assert long <= LONG_FUNCTIONS, sorted(long - LONG_FUNCTIONS)  # new long functions
+    assert LONG_FUNCTIONS <= long, sorted(LONG_FUNCTIONS - long)  # shortened: take it off
+    assert len(LONG_FUNCTIONS) <= 8
 
 
-def test_at_most_28_top_level_modules():
+def test_at_most_24_top_level_modules():
     modules = sorted(path.name for path in PACKAGE.glob("*.py"))
     assert len(modules) <= MAX_TOP_LEVEL_MODULES, modules
 
