@@ -12,6 +12,10 @@ whole EvalSet against a fake provider answering after `--delay` seconds:
   option for it: ``bench/adk_local_eval.py``, run by the python next to that ``adk``);
 * ``adk-eval run bench/golden_cases.py`` at concurrency 4 and 32 (matching each).
 
+Both do the same work: ADK's tool-trajectory score and its ROUGE-1 response
+match per case. So ``adk-eval run`` runs in the same environment as ``adk eval``
+(the python next to that ``adk``, where `google-adk[eval]` gives ROUGE), not in
+this one, where the response match would be "not applicable" and cost nothing.
 Both are timed as subprocesses, start-up included, `--repeats` times (median).
 
     ADK_EVAL_ADK_CLI=.venv-adkeval/bin/adk python bench/versus_adk_eval.py --cases 36
@@ -59,10 +63,10 @@ async def export_goldens(url: str, count: int, path: Path) -> None:
         append_golden(path, golden, "adk_agent")
 
 
-def our_cli(concurrency: int) -> list[str]:
-    """``adk-eval run`` on the goldens at `concurrency`."""
+def our_cli(concurrency: int, python: str) -> list[str]:
+    """``adk-eval run`` on the goldens at `concurrency`, by `python`."""
     return [
-        sys.executable,
+        python,
         "-m",
         "adk_eval",
         "run",
@@ -115,8 +119,8 @@ def main() -> None:
                 "--parallelism",
                 "32",
             ],
-            "adk_eval_cli": our_cli(4),
-            "adk_eval_cli_c32": our_cli(32),
+            "adk_eval_cli": our_cli(4, adk_python),
+            "adk_eval_cli_c32": our_cli(32, adk_python),
         }
         times: dict[str, list[float]] = {name: [] for name in commands}
         for index in range(args.repeats):

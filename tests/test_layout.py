@@ -186,7 +186,7 @@ def test_no_function_is_over_60_lines_but_the_few_listed():
                 if lines > MAX_FUNCTION_LINES:
                     long.add(f"{path.relative_to(PACKAGE).as_posix()}:{node.name}")
     assert long <= LONG_FUNCTIONS, sorted(long - LONG_FUNCTIONS)  # new long functions
-    assert LONG_FUNCTIONS <= long, sorted(LONG_FUNCTIONS - long)  # shortened: take it off
+    assert long >= LONG_FUNCTIONS, sorted(LONG_FUNCTIONS - long)  # shortened: take it off
     assert len(LONG_FUNCTIONS) <= 8
 
 
