@@ -43,9 +43,10 @@ from ._bodies import (
 )
 from ._direct import DIRECT, guarded, refusal
 from ._mocks import ToolMock
-from ._policy import ToolPolicy, is_framework_tool, refuses_code_execution
+from ._policy import ToolPolicy, is_framework_tool
 from ._record import RunRecord
 from ._rejections import adk_rejection
+from ._tree import refuses_code_execution
 from ._watch import Watch
 
 __all__ = ["PLUGIN_NAME", "TOOL_ERROR_CODE", "InterceptionPlugin"]

@@ -30,12 +30,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from google.adk.agents import BaseAgent, LlmAgent
+from google.adk.agents import BaseAgent
 from google.adk.agents.readonly_context import ReadonlyContext
-from google.adk.code_executors import BuiltInCodeExecutor
 from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.base_tool import BaseTool
-from google.adk.tools.base_toolset import BaseToolset
 from google.adk.tools.exit_loop_tool import exit_loop
 from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.load_artifacts_tool import LoadArtifactsTool
@@ -45,25 +43,14 @@ from google.adk.tools.set_model_response_tool import SetModelResponseTool
 from google.adk.tools.transfer_to_agent_tool import TransferToAgentTool, transfer_to_agent
 from google.adk.workflow import Workflow
 
-from .._agent_tree import nodes_of, runs_code
+from .._agent_tree import runs_code
 from .._arguments import near_miss
 from .._errors import EvalSetupError
 from ..models._consult import consult_tool_class
 from ._mocks import ToolMock
-from ._mtls import skip_mtls_probe
+from ._tree import collect
 
-__all__ = [
-    "FRAMEWORK_YIELD_TOOLS",
-    "ToolPolicy",
-    "is_control_tool",
-    "is_framework_tool",
-    "refuses_code_execution",
-]
-
-FRAMEWORK_YIELD_TOOLS = frozenset(
-    {"adk_request_input", "adk_request_confirmation", "adk_request_credential"}
-)
-"""Yielding calls ADK makes on its own (input requests, tool confirmations, credentials)."""
+__all__ = ["ToolPolicy", "is_control_tool", "is_framework_tool"]
 
 
 def _finish_task_tool() -> type[BaseTool] | None:
@@ -120,19 +107,6 @@ def is_control_tool(tool: BaseTool) -> bool:
     return _runs_as(tool, FunctionTool) and getattr(tool, "func", None) is exit_loop
 
 
-def refuses_code_execution(agent: object) -> str | None:
-    """Why `agent` cannot run under the harness (its code executor), else None."""
-    executor = getattr(agent, "code_executor", None)
-    if executor is None or type(executor) is BuiltInCodeExecutor:
-        return None
-    name = getattr(agent, "name", "?")
-    return (
-        f"Agent `{name}` has a code executor (`{type(executor).__name__}`) that runs code "
-        "outside ADK's tool callbacks, so adk_eval cannot intercept it. Evaluate a copy "
-        "without it: `agent.clone(update={'code_executor': None})`."
-    )
-
-
 _PLACEHOLDER_DESCRIPTION = "Tool not found"
 
 
@@ -154,81 +128,6 @@ def is_framework_tool(tool: BaseTool) -> bool:
     name the model made up.
     """
     return _is_unknown_tool_placeholder(tool) or is_control_tool(tool)
-
-
-@dataclass
-class _Inventory:
-    tools: dict[str, list[BaseTool]] = field(default_factory=dict)
-    owners: dict[int, str] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
-    agents: dict[str, str] = field(default_factory=dict)
-    """Agent name -> where it sits in the tree (``sub-agent `billing` of `root```)."""
-    tool_nodes: dict[str, str] = field(default_factory=dict)
-    """Name of a tool placed in a workflow graph -> where (``tool node `x` of workflow `w```)."""
-
-    def add(self, agent: BaseAgent | Workflow, tool: BaseTool) -> None:
-        same_name = self.tools.setdefault(tool.name, [])
-        if not any(existing is tool for existing in same_name):
-            same_name.append(tool)
-        self.owners.setdefault(id(tool), agent.name)
-
-    @property
-    def yielding_names(self) -> set[str]:
-        names = {
-            name for name, tools in self.tools.items() if any(t.is_long_running for t in tools)
-        }
-        return names | FRAMEWORK_YIELD_TOOLS
-
-
-async def _collect(
-    root: BaseAgent | Workflow, context: Callable[[], ReadonlyContext] | None
-) -> _Inventory:
-    inventory = _Inventory()
-    seen: set[int] = set()
-    made: list[ReadonlyContext] = []
-
-    def ctx_for(agent: LlmAgent) -> ReadonlyContext | None:
-        """A context only for an agent with a toolset (it lists its tools in one)."""
-        if context is None or not any(isinstance(t, BaseToolset) for t in agent.tools):
-            return None
-        if not made:
-            made.append(context())
-        return made[0]
-
-    async def visit(agent: BaseAgent | Workflow, where: str) -> None:
-        if id(agent) in seen:
-            return
-        seen.add(id(agent))
-        if isinstance(agent, Workflow):  # its agents, tool nodes and nested workflows
-            for node in nodes_of(agent):
-                if isinstance(node, BaseAgent | Workflow):
-                    await visit(node, f"node `{node.name}` of workflow `{agent.name}`")
-                elif isinstance(tool := getattr(node, "tool", None), BaseTool):
-                    inventory.add(agent, tool)
-                    inventory.tool_nodes.setdefault(
-                        tool.name, f"tool node `{tool.name}` of workflow `{agent.name}`"
-                    )
-            return
-        inventory.agents.setdefault(agent.name, where)
-        if isinstance(agent, LlmAgent):
-            problem = refuses_code_execution(agent)
-            if problem is not None:
-                inventory.problems.append(problem)
-            for toolset in agent.tools:  # before get_tools connects for the first time
-                skip_mtls_probe(toolset)
-            for tool in await agent.canonical_tools(ctx_for(agent)):
-                inventory.add(agent, tool)
-                if isinstance(tool, AgentTool):
-                    await visit(
-                        tool.agent,
-                        f"agent `{tool.agent.name}` inside AgentTool `{tool.name}` of "
-                        f"`{agent.name}`",
-                    )
-        for sub_agent in agent.sub_agents:
-            await visit(sub_agent, f"sub-agent `{sub_agent.name}` of `{agent.name}`")
-
-    await visit(root, f"agent `{root.name}`")
-    return inventory
 
 
 @dataclass(frozen=True)
@@ -307,7 +206,7 @@ class ToolPolicy:
                 agent's own tool, a name both mocked and answered by a user
                 agent, or a construct adk_eval cannot intercept.
         """
-        inventory = await _collect(root, context)
+        inventory = await collect(root, context)
         unresolved: set[str] = set()
         mocks: dict[str, ToolMock] = {}
         passthrough: dict[str, _Passthrough] = {}

@@ -18,7 +18,7 @@ from .._bridge import with_state_change
 from .._case import EvalCase, TerminateWhen, UserAgents
 from .._errors import EvalSetupError, EvalUserAgentError
 from .._state import replace_value, scoped_view
-from .._tools._policy import FRAMEWORK_YIELD_TOOLS
+from .._tools._tree import FRAMEWORK_YIELD_TOOLS
 from .._turns import content_text, stable_call_args
 from .._user_agents import STOP, ScriptContext, ScriptedUserAgent
 from ..metrics._adk import AdkMetric

@@ -30,7 +30,7 @@ from google.adk.events import Event
 from google.adk.sessions import Session
 
 from .._state import scoped_view
-from .._tools._policy import FRAMEWORK_YIELD_TOOLS
+from .._tools._tree import FRAMEWORK_YIELD_TOOLS
 
 __all__ = ["FRAMEWORK_CALLS", "Recording", "call_key"]
 
