@@ -198,3 +198,9 @@ def test_budget_overshoot_bench(tmp_path):
     assert [row["concurrency"] for row in result["rows"]] == [1, 3]
     for row in result["rows"]:  # every token paid is counted, the cancelled runs' too
         assert row["paid_tokens"] >= row["reported_tokens"] >= row["budget_tokens"]
+
+
+def test_suite_scale_bench(tmp_path):
+    result = run_bench("suite_scale", tmp_path, "--cases", "20", "40")
+    assert [row["cases"] for row in result["rows"]] == [20, 40]
+    assert all(row["cpu_ms_per_case"] > 0 for row in result["rows"])

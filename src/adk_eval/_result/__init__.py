@@ -18,6 +18,7 @@ from typing import Any, Literal, get_args
 from .._errors import EvalSetupError
 from .._termination import Termination, TerminationKind
 from .._trace import TRACE_KEYS, EvalTrace, TokenUsage, TraceView, trace_from_data, trace_to_data
+from .._trace._spool import SpooledTrace, TraceSpool
 from .._transcript import argument_lines, transcript_lines
 from .._turns import jsonable
 from ..metrics._types import MetricResult
@@ -96,27 +97,40 @@ class EvalResult(TraceView):
     warnings: Sequence[str] = ()
     usage: Sequence[ModelUsage] = ()
     attribution: Attribution | None = None
-    trace: EvalTrace = field(default_factory=lambda: EvalTrace(events=()), repr=False)
-    """The trace the metrics scored (the run's events, states and call notes)."""
+    _trace: EvalTrace | SpooledTrace = field(
+        default_factory=lambda: EvalTrace(events=()), repr=False
+    )
+    """The trace, or where a suite spooled it (`trace` reads it back)."""
 
     def __init__(self, name: str, status: EvalStatus, **fields: Any) -> None:
-        """Sets the fields; the trace's own fields (``events=...``) build `trace`.
+        """Sets the fields; ``trace=`` is the run's trace, or its own fields build it.
 
         Raises:
             TypeError: A keyword that is neither a field nor a trace field.
         """
         given = {key: fields.pop(key) for key in TRACE_KEYS if key in fields}
-        trace: EvalTrace | None = fields.pop("trace", None)
+        trace: EvalTrace | SpooledTrace | None = fields.pop("trace", fields.pop("_trace", None))
         if trace is None:
             trace = EvalTrace(events=(), case_name=name)
         if given:
-            trace = dataclasses.replace(trace, **given)
+            trace = dataclasses.replace(_loaded(trace), **given)
         unknown = set(fields) - _FIELDS
         if unknown:
             raise TypeError(f"EvalResult got unexpected keyword(s) {sorted(unknown)}")
-        values = {"name": name, "status": status, **_defaults(), **fields, "trace": trace}
+        values = {"name": name, "status": status, **_defaults(), **fields, "_trace": trace}
         for key, value in values.items():
             object.__setattr__(self, key, value)
+
+    @property
+    def trace(self) -> EvalTrace:
+        """The trace the metrics scored (the run's events, states and call notes)."""
+        return _loaded(self._trace)
+
+    def spooled(self, spool: TraceSpool) -> EvalResult:
+        """This result with its trace written to `spool`, read back when asked for."""
+        if isinstance(self._trace, SpooledTrace):
+            return self
+        return dataclasses.replace(self, _trace=spool.put(self._trace))
 
     @property
     def cost_usd(self) -> float | None:
@@ -260,12 +274,16 @@ class EvalResult(TraceView):
 _FIELDS = frozenset(f.name for f in dataclasses.fields(EvalResult)) - {"name", "status"}
 
 
+def _loaded(trace: EvalTrace | SpooledTrace) -> EvalTrace:
+    return trace.load() if isinstance(trace, SpooledTrace) else trace
+
+
 def _defaults() -> dict[str, Any]:
     """Every field's default but the name's, the status' and the trace's."""
     return {
         f.name: f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
         for f in dataclasses.fields(EvalResult)
-        if f.name not in ("name", "status", "trace")
+        if f.name not in ("name", "status", "_trace")
     }
 
 

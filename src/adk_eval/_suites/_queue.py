@@ -4,7 +4,9 @@
 first when durations from an earlier run are known), then the repeats of the
 cases that took longest, so long cases do not start last and stretch the tail.
 
-`ResultCollector` keeps what finished: it calls `on_result`, says when
+`ResultCollector` keeps what finished (each run's trace written to a spool
+file, read back when asked for, so a suite of many runs stays small in
+memory): it calls `on_result`, says when
 `stop_on_first_failure` must stop the suite, and builds the `EvalSuiteResult`
 with `suite_from_results`, the same way for runs in this process, in worker
 processes and on Ray.
@@ -23,6 +25,7 @@ from .._case import EvalCase
 from .._result import EvalResult
 from .._statistics import settled
 from .._termination import Termination
+from .._trace._spool import TraceSpool
 from ._jobs import Job
 from ._plan import SuitePlan
 from ._repeats import blame_real_tools
@@ -150,6 +153,7 @@ class ResultCollector:
         """Whether `stop_on_first_failure` stopped the suite."""
         self.started = time.perf_counter()
         """When the suite started (`time.perf_counter()`)."""
+        self._spool = TraceSpool()
 
     def case(self, name: str) -> EvalCase:
         """The suite's case named `name`."""
@@ -166,7 +170,7 @@ class ResultCollector:
             case = self._cases[result.name]
             result = dataclasses.replace(result, description=case.description, xfail=case.xfail)
         self._queue.finished(result)
-        self._results.append(result)
+        self._results.append(result.spooled(self._spool))  # its trace on disk, not in memory
         self._adapt(result)
         if self._plan.on_result is not None:
             await maybe_await(self._plan.on_result(result))

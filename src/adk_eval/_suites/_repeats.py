@@ -28,18 +28,23 @@ def blame_real_tools(results: Sequence[EvalResult]) -> list[EvalResult]:
     Only failures attributed to the agent without an error are looked at; each
     is compared with the passing repeats of its case, in their order.
     """
+    suspects = {r.name for r in results if _agents_failure(r)}
+    if not suspects:  # nothing to compare: no trace is read
+        return list(results)
     passing: dict[str, list[EvalResult]] = {}
     for result in results:
-        if result.passed and result.events:
+        if result.passed and result.name in suspects:
             passing.setdefault(result.name, []).append(result)
-    if not passing:
-        return list(results)
     return [_reattributed(result, passing.get(result.name, ())) for result in results]
 
 
-def _reattributed(result: EvalResult, passing: Sequence[EvalResult]) -> EvalResult:
+def _agents_failure(result: EvalResult) -> bool:
     attribution = result.attribution
-    if attribution is None or attribution.party != "agent" or result.error is not None:
+    return attribution is not None and attribution.party == "agent" and result.error is None
+
+
+def _reattributed(result: EvalResult, passing: Sequence[EvalResult]) -> EvalResult:
+    if not _agents_failure(result):
         return result
     for other in passing:
         parted = _parted_at_real_tool(result.trace, other.trace)

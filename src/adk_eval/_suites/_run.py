@@ -11,9 +11,11 @@ statuses, metrics and summary on each.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol, cast, runtime_checkable
 
 from .._case import EvalCase
@@ -179,7 +181,34 @@ def _given(repeat: Any, max_concurrency: int | None) -> tuple[tuple[str, Any], .
 async def _run(plan: SuitePlan, executor: Executor) -> EvalSuiteResult:
     """`plan` on `executor`, with what runs for real read off its cases before."""
     inventory = runs_for_real(plan.cases, executor, sandbox=plan.sandbox, telemetry=plan.telemetry)
-    return dataclasses.replace(await executor.run(plan), runs_for_real=inventory)
+    with _frozen_heap():
+        suite = await executor.run(plan)
+    return dataclasses.replace(suite, runs_for_real=inventory)
+
+
+_FROZEN = [0]
+"""How many suites of this process run with the heap frozen (only the outermost freezes)."""
+
+
+@contextlib.contextmanager
+def _frozen_heap() -> Iterator[None]:
+    """What exists before a suite (its cases, agents, modules) left out of garbage collection.
+
+    Python's full collections scan every object alive, and a suite's runs make
+    enough garbage to trigger one every few hundred runs: without this, each
+    run cost more than the one before as the suite grew (0.9 ms more per run
+    at 2,000 runs). Frozen objects are not freed while the suite runs; they are
+    thawed when it ends.
+    """
+    _FROZEN[0] += 1
+    if _FROZEN[0] == 1:
+        gc.freeze()
+    try:
+        yield
+    finally:
+        _FROZEN[0] -= 1
+        if _FROZEN[0] == 0:
+            gc.unfreeze()
 
 
 def runs_for_real(

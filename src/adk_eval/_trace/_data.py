@@ -95,7 +95,10 @@ def trace_from_data(data: Mapping[str, Any], *, case_name: str | None = None) ->
 class TraceView:
     """The fields of ``self.trace``, read-only, for a class that holds a trace."""
 
-    trace: EvalTrace
+    @property
+    def trace(self) -> EvalTrace:
+        """The trace the fields are read from."""
+        raise NotImplementedError
 
     @property
     def events(self) -> Sequence[Event]:

@@ -173,4 +173,4 @@ class Tally:
 
 def _verdicts_only(result: EvalResult) -> EvalResult:
     """A run without its conversation and state (they go with the session)."""
-    return dataclasses.replace(result, trace=EvalTrace(events=(), case_name=result.name))
+    return dataclasses.replace(result, _trace=EvalTrace(events=(), case_name=result.name))
