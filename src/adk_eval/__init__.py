@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from ._state import replace_value as replace_value
     from ._suites._counterfactuals import explain_failure as explain_failure
     from ._suites._local import InProcess as InProcess
+    from ._suites._plan import SuitePlan as SuitePlan
+    from ._suites._run import Executor as Executor
     from ._suites._plan import Adaptive as Adaptive
     from ._suites._ray import Ray as Ray
     from ._suites._results import CaseStats as CaseStats
@@ -99,6 +101,8 @@ _EXPORTS = {
     "InProcess": "._suites._local",
     "Workers": "._suites._workers",
     "Ray": "._suites._ray",
+    "Executor": "._suites._run",
+    "SuitePlan": "._suites._plan",
     "Adaptive": "._suites._plan",
     "score_session": ".metrics._scoring",
     # results
