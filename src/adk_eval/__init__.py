@@ -48,12 +48,12 @@ if TYPE_CHECKING:
     from ._state import replace_value as replace_value
     from ._suites._counterfactuals import explain_failure as explain_failure
     from ._suites._local import InProcess as InProcess
-    from ._suites._plan import SuitePlan as SuitePlan
-    from ._suites._run import Executor as Executor
     from ._suites._plan import Adaptive as Adaptive
+    from ._suites._plan import SuitePlan as SuitePlan
     from ._suites._ray import Ray as Ray
     from ._suites._results import CaseStats as CaseStats
     from ._suites._results import EvalSuiteResult as EvalSuiteResult
+    from ._suites._run import Executor as Executor
     from ._suites._run import run_eval_suite as run_eval_suite
     from ._suites._workers import Workers as Workers
     from ._termination import Termination as Termination
