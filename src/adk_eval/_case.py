@@ -23,6 +23,7 @@ from ._tools._context import Clock, as_part
 from ._tools._mocks import ToolMock
 from ._tools._toolsets import ToolsetMock, resolve_toolset_mocks
 from .metrics._invariants import Invariant
+from .models._settings import CacheRoles, cache_roles
 
 if TYPE_CHECKING:
     from ._bridge import Bridge
@@ -139,6 +140,10 @@ class EvalCase:
             count too) or a regular expression searched in ``"Type: message"``.
             A run that ends so passes (the `expect_error` metric quotes the
             error); one that ends otherwise fails that metric.
+        cache: Roles whose model answers this case caches (``"all"``,
+            ``"agent,users"``, ``("judges",)``; roles among ``agent``, ``users``,
+            ``judges``, ``tools``), over the suite's setting. None: the suite's.
+            See docs/models.md, "Caching".
     """
 
     name: str
@@ -163,6 +168,7 @@ class EvalCase:
     telemetry: TelemetryMode = "off"
     invariants: Sequence[Invariant] = ()
     expect_error: ExpectedError | None = None
+    cache: CacheRoles = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -172,6 +178,11 @@ class EvalCase:
         self._check_content()
         self._check_metrics()
         self._check_expect_error()
+        if self.cache is not None:
+            try:
+                cache_roles(self.cache)
+            except EvalSetupError as error:
+                raise EvalSetupError(f"EvalCase `{self.name}`: {error}") from None
         if self.models is not None:
             if not isinstance(self.models, Mapping):
                 raise EvalSetupError(

@@ -7,12 +7,14 @@ files, databases and servers around them::
 
     AdkEvalError                 every error adk_eval raises on purpose
     ├── EvalSetupError           written in a way that cannot work; nothing ran
-    │   └── DiscoveryError       eval files or modules cannot be found or imported
+    │   ├── DiscoveryError       eval files or modules cannot be found or imported
+    │   └── CassetteMissError    a replayed model request differs from its recording
     ├── EvalRunError             something failed while the conversation ran
     │   ├── EvalToolError        the agent called a tool the case does not allow
     │   ├── EvalUserAgentError   a user agent is missing or failed
     │   ├── EvalSandboxError     a strict sandbox refused what the run was about to do
     │   ├── SimulatedToolError   the model simulating a tool gave no valid answer
+    │   ├── ProviderWaitError    a run waited for a provider's quota as long as it may
     │   └── ShadowDivergenceError a shadow replay's agent left the recorded conversation
     ├── EvalSetFileError         an EvalSet file cannot be used; it was not modified
     ├── RunStoreError            the runs database cannot be used
@@ -44,6 +46,7 @@ from typing import Any, Literal
 
 __all__ = [
     "AdkEvalError",
+    "CassetteMissError",
     "DiscoveryError",
     "EvalRunError",
     "EvalSandboxError",
@@ -51,6 +54,7 @@ __all__ = [
     "EvalSetupError",
     "EvalToolError",
     "EvalUserAgentError",
+    "ProviderWaitError",
     "RunStoreError",
     "ScriptExhaustedError",
     "ScriptedCallError",
@@ -203,6 +207,14 @@ class EvalUserAgentError(EvalRunError):
 
 class SimulatedToolError(EvalRunError):
     """The model simulating a tool gave no valid answer (after one retry) or failed."""
+
+
+class ProviderWaitError(EvalRunError):
+    """A run waited for a provider's quota as long as it may (`ModelCalls.max_wait`) and gave up."""
+
+
+class CassetteMissError(EvalSetupError):
+    """A replayed model request differs from its cassette's recording (one line says where)."""
 
 
 class ShadowDivergenceError(EvalRunError):

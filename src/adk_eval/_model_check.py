@@ -39,6 +39,7 @@ from ._errors import EvalSetupError
 from ._sandbox._scope import set_model_call
 from .models import ModelSpec
 from .models._consult import advisor_problem, is_consult_tool
+from .models._gated import gated, is_gated
 from .models._usage import record_usage, usage_role
 
 __all__ = ["CALLING_TOOL", "MODEL_NOT_READY_CODE", "ModelCheck"]
@@ -60,10 +61,15 @@ agent the tool's body builds and runs sees it at its model calls.
 class ModelCheck(BasePlugin):
     """Gives agents built at run time the case's models; ends a run at an agent that cannot run.
 
+    Every agent's model call then goes through the run's gateway (pacing,
+    retries, the cache, a cassette: `models._gated`): the agent runs its
+    invocation as a copy whose model is the gated stand-in of its own.
+
     Args:
         root: The tree whose agents it checks (where each sits comes from it).
         case: The case's name, for the message (None: a runner used by hand).
         models: The case's models by agent name (``"*"``: every other agent).
+        role: Whose calls these are: ``agent`` (the system), ``user:NAME``.
     """
 
     def __init__(
@@ -72,6 +78,7 @@ class ModelCheck(BasePlugin):
         *,
         case: str | None,
         models: Mapping[str, ModelSpec] | None = None,
+        role: str = "agent",
     ) -> None:
         super().__init__(name="adk_eval_model_check")
         self._where: dict[str, str] = {}  # by name: ADK runs clones of some agents
@@ -80,6 +87,8 @@ class ModelCheck(BasePlugin):
         self._case = case
         self._models = dict(models or {})
         self._ready: set[int] = set()
+        self._role = role
+        self._gated: dict[int, tuple[LlmAgent, LlmAgent]] = {}  # id -> (agent, its gated copy)
         self.problem: EvalSetupError | None = None
         """The first agent that could not run (every later model call ends too)."""
         self.called: set[str] = set()
@@ -107,6 +116,12 @@ class ModelCheck(BasePlugin):
             self.built[agent.name] = (
                 f"tool `{tool[0]}` of agent `{tool[1]}`" if tool else "code outside any tool"
             )
+        if isinstance(agent, LlmAgent) and is_gated(agent.model):  # a copy made here before
+            return None
+        original = agent
+        if id(original) in self._gated:
+            context.agent = self._gated[id(original)][1]
+            return None
         model = self._models.get(agent.name, self._models.get(DEFAULT_MODEL_KEY))
         if isinstance(agent, LlmAgent) and model is not None and agent.model is not model:
             agent = context.agent = agent.model_copy(update={"model": model})
@@ -114,12 +129,14 @@ class ModelCheck(BasePlugin):
             message = model_problem(agent, self._where_of(agent.name), case=self._case)
             if message is None:
                 self._ready.add(id(agent))
-                return None
-            misspelt = difflib.get_close_matches(agent.name, self.unused_model_keys(), n=1)
-            if misspelt:
-                message += f" (models names `{misspelt[0]}`: did you mean `{agent.name}`?)"
-            self.problem = EvalSetupError(message)
+            else:
+                misspelt = difflib.get_close_matches(agent.name, self.unused_model_keys(), n=1)
+                if misspelt:
+                    message += f" (models names `{misspelt[0]}`: did you mean `{agent.name}`?)"
+                self.problem = EvalSetupError(message)
         if self.problem is None:
+            if isinstance(agent, LlmAgent) and isinstance(original, LlmAgent):
+                context.agent = self._gated_copy(original, agent)
             return None
         return LlmResponse(
             error_code=MODEL_NOT_READY_CODE, error_message=str(self.problem), turn_complete=True
@@ -177,6 +194,12 @@ class ModelCheck(BasePlugin):
             with usage_role(f"tool:{tool.name}"):
                 record_usage(str(result.get("advisor_model") or "advisor"), spent)
         return None
+
+    def _gated_copy(self, original: LlmAgent, agent: LlmAgent) -> LlmAgent:
+        """`agent` (`original`, or its copy on the case's model) with its model gated."""
+        copy = agent.model_copy(update={"model": gated(agent.canonical_model, self._role)})
+        self._gated[id(original)] = (original, copy)
+        return copy
 
     def unused_model_keys(self) -> list[str]:
         """`models` keys that name no agent of the tree and no agent that ran."""

@@ -22,6 +22,7 @@ from .._trace._spool import SpooledTrace, TraceSpool
 from .._transcript import argument_lines, transcript_lines
 from .._turns import jsonable
 from ..metrics._types import MetricResult
+from ..models._gate import ProviderStats
 from ..models._usage import ModelUsage, priced_usage, total_cost
 from ._attribution import Attribution, attribute
 from ._status import ErrorPhase, EvalErrorInfo, EvalStatus, phase_words, replies, run_status
@@ -75,6 +76,10 @@ class EvalResult(TraceView):
         attribution: For a run that did not pass, the party it is attributed to
             (the agent, the simulated user, the set-up, the provider) with evidence
             and a confidence; None for a passed run.
+        provider: What the run's model calls met on the way to their providers:
+            retries after 429s and server errors, seconds waited for quota (not
+            counted against ``max_duration``), cache hits and what they saved,
+            calls replayed from or recorded into a cassette.
         trace: The run's trace. Its fields are the result's too, read-only
             (`TraceView`: ``events``, ``final_state``, ``tool_sources``, ...).
     """
@@ -97,6 +102,7 @@ class EvalResult(TraceView):
     warnings: Sequence[str] = ()
     usage: Sequence[ModelUsage] = ()
     attribution: Attribution | None = None
+    provider: ProviderStats = field(default_factory=ProviderStats)
     _trace: EvalTrace | SpooledTrace = field(
         default_factory=lambda: EvalTrace(events=()), repr=False
     )
@@ -321,6 +327,7 @@ def result_to_data(result: EvalResult) -> dict[str, Any]:
         "seed": result.seed,
         "usage": [item.to_data() for item in result.usage],
         "attribution": result.attribution.to_data() if result.attribution else None,
+        "provider": result.provider.to_data(),
     }
 
 
@@ -363,4 +370,5 @@ def result_from_data(data: Mapping[str, Any]) -> EvalResult:
         seed=data.get("seed"),
         usage=tuple(ModelUsage(**item) for item in data.get("usage", ())),
         attribution=Attribution(**data["attribution"]) if data.get("attribution") else None,
+        provider=ProviderStats.from_data(data.get("provider")),
     )

@@ -34,7 +34,7 @@ PARTIES: tuple[Party, ...] = ("agent", "simulated_user", "setup", "provider", "u
 
 _PROVIDER_TYPES = re.compile(
     r"RateLimit|ServiceUnavailable|InternalServer|APIConnection|APIError|Timeout|ServerError|"
-    r"BadGateway|Overloaded|ResourceExhausted|DeadlineExceeded|JSONDecodeError"
+    r"BadGateway|Overloaded|ResourceExhausted|DeadlineExceeded|JSONDecodeError|ProviderWait"
 )
 _PROVIDER_WORDS = re.compile(
     r"\b(429|500|502|503|504)\b|rate limit|quota|overloaded|timed? ?out|"
@@ -45,6 +45,7 @@ _SETUP_TYPES = {
     "EvalToolError",
     "EvalSetupError",
     "EvalSandboxError",
+    "CassetteMissError",
     "SimulatedToolError",
     "DiscoveryError",
     "ScriptExhaustedError",

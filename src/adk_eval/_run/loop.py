@@ -33,6 +33,7 @@ calls that are not the agent's metered:
 from __future__ import annotations
 
 import copy
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -47,7 +48,7 @@ from mongoquery import Query
 
 from .._bridge import Bridge, YieldInfo, as_message
 from .._case import EvalCase
-from .._errors import EvalRunError, EvalSetupError, EvalUserAgentError
+from .._errors import CassetteMissError, EvalRunError, EvalSetupError, EvalUserAgentError
 from .._result import ErrorPhase, EvalErrorInfo, EvalResult, run_status
 from .._result._status import EXPECT_ERROR, expected_error
 from .._sandbox._guard import watched
@@ -64,6 +65,7 @@ from .._trace import EvalTrace
 from .._turns import PendingCall, RunEnd, classify_run, resume_message, tool_response
 from ..metrics._invariants import StateNow
 from ..metrics._types import MetricResult
+from ..models._gate import close_cassette, gating
 from ..models._usage import metering
 from .parts import RunParts, scope_of
 from .scoring import score_run
@@ -105,7 +107,7 @@ async def run_eval(case: EvalCase, *, seed: int | None = None, attempt: int = 0)
     async with watched(scope_of(case, run_eval.__code__)):
         started = time.perf_counter()
         parts = await RunParts.build(case, seed=seed, attempt=attempt)
-        with metering(parts.meter):
+        with metering(parts.meter), gating(parts.gate):
             return await _Simulation(parts, started).run()
 
 
@@ -142,6 +144,7 @@ class _Simulation:
             with anyio.CancelScope(shield=True):
                 await self.system.close()
                 await self.users.close()
+            close_cassette(self.parts.gate)
         if error is None and failures:  # a metric raised: the run is an error of that metric
             first = failures[0]
             error = EvalErrorInfo("metric", str(first), type(first.error).__name__)
@@ -152,11 +155,8 @@ class _Simulation:
     async def _converse_within_limit(self) -> EvalErrorInfo | None:
         limit = self.case.terminate_when.max_duration
         scope = anyio.move_on_after(limit) if limit is not None else anyio.CancelScope()
-
-        def spend(seconds: float) -> None:  # injected latency counts against the limit
-            scope.deadline -= seconds
-
-        self.parts.clock.on_advance(spend)
+        if limit is not None:
+            self._count_time_against(scope)
         error = None
         sandbox = CURRENT.get()
         if sandbox is not None:  # a strict sandbox's refusal ends the conversation
@@ -169,9 +169,27 @@ class _Simulation:
             self.termination = Termination("max_duration", limit, self._elapsed())
         return error
 
+    def _count_time_against(self, scope: anyio.CancelScope) -> None:
+        """Moves `scope`'s deadline: earlier by injected latency; not while waiting for quota."""
+        base, gate = scope.deadline, self.parts.gate
+        paused = False
+
+        def place() -> None:
+            shift = gate.waited - self.parts.clock.injected
+            scope.deadline = math.inf if paused else base + shift
+
+        def pause(waiting: bool) -> None:
+            nonlocal paused
+            paused = waiting
+            place()
+
+        self.parts.clock.on_advance(lambda seconds: place())
+        gate.on_pause(pause)
+
     def _elapsed(self) -> float:
-        """Seconds the run took: wall clock plus the latency faults injected."""
-        return time.perf_counter() - self.started + self.parts.clock.injected
+        """Seconds the run counts: wall clock plus injected latency, less waits for quota."""
+        wall = time.perf_counter() - self.started
+        return wall + self.parts.clock.injected - self.parts.gate.waited
 
     async def _trace(self) -> EvalTrace:
         events, state = await self.system.final(self.session_id)
@@ -201,6 +219,7 @@ class _Simulation:
             attempt=self.parts.attempt,
             seed=self.parts.seed,
             usage=tuple(self.parts.meter.usage()),
+            provider=self.parts.gate.stats(),
             warnings=(
                 *self.system.warnings(),
                 # a strict refusal that ended the run is its error, not a warning as well
@@ -256,7 +275,8 @@ class _Simulation:
             ):
                 events.append(event)
         except Exception as error:  # (an agent reached that cannot run: a set-up error)
-            return _failed("setup" if error is self.system.model_check.problem else "system", error)
+            setup = error is self.system.model_check.problem or isinstance(error, CassetteMissError)
+            return _failed("setup" if setup else "system", error)
         last = events[-1] if events else None
         if self.watch.stop is not None:  # an invariant was broken: the run ends there
             return _Stop()

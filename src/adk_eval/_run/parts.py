@@ -29,6 +29,8 @@ from .._tools._clock import CaseClock
 from .._tools._faults import new_seed
 from .._tools._record import RunRecord
 from .._tools._watch import Watch
+from ..models._gate import RunGate
+from ..models._settings import cache_roles, current_settings
 from ..models._usage import UsageMeter, cost_of
 from .system import System, SystemSpec
 from .users import UserAgentRunner
@@ -61,6 +63,8 @@ class RunParts:
         record: What the interception notes about the run.
         watch: The run's live invariants.
         meter: The judges' and simulated tools' model calls.
+        gate: The run's model calls on their way to providers (pacing, retries,
+            the cache, a cassette).
         users: The user agents, on their shared session.
         system: The agent under test.
         session: Its main session.
@@ -73,6 +77,7 @@ class RunParts:
     record: RunRecord
     watch: Watch
     meter: UsageMeter
+    gate: RunGate
     users: UserAgentRunner
     system: System
     session: Session
@@ -92,6 +97,7 @@ class RunParts:
         record = RunRecord()
         watch = Watch.of(case.live_invariants, flatten_state(case.initial_state))
         meter = UsageMeter()
+        gate = _gate(case, attempt)
         spending = UsageTap(cost_of, name="adk_eval_user_usage")  # the user agents'
         users = UserAgentRunner(case.user_agents, case=case.name, plugins=[spending])
         system, session = await System.start(
@@ -102,7 +108,19 @@ class RunParts:
             mock_calls=MockCalls(seed, attempt, clock),
             spenders=(spending, meter),
         )
-        return cls(case, seed, attempt, clock, record, watch, meter, users, system, session)
+        return cls(case, seed, attempt, clock, record, watch, meter, gate, users, system, session)
+
+
+def _gate(case: EvalCase, attempt: int) -> RunGate:
+    """The run's gate: the settings of this process or suite, the case's cached roles."""
+    settings = current_settings()
+    roles = cache_roles(case.cache) if case.cache is not None else None
+    gate = RunGate(settings, case=case.name, attempt=attempt, cache=roles)
+    if settings.record is not None or settings.replay is not None:
+        from ..models._cassette import open_cassette
+
+        gate.cassette = open_cassette(settings, case.name, attempt)
+    return gate
 
 
 def _spec(case: EvalCase, agent: BaseAgent | App | Workflow) -> SystemSpec:

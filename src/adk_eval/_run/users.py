@@ -120,7 +120,9 @@ class UserAgentRunner:
         self.session_service = EvalSessionService()
         # Scripted and human user agents answer without a runner (see _answer_directly).
         # Each checks its agent's model at its first model call (see `ModelCheck`).
-        self._checks = {id(agent): ModelCheck(agent, case=case) for agent in agents}
+        self._checks = {
+            id(agent): ModelCheck(agent, case=case, role=f"user:{agent.name}") for agent in agents
+        }
         self._runners = {
             id(agent): Runner(
                 app=App(

@@ -1,6 +1,8 @@
 """Asking a model for one answer, and reading JSON out of what it says.
 
-Each answer's token usage is recorded for the current role (`models._usage`).
+Each answer's token usage is recorded for the current role (`models._usage`),
+and the call goes through the run's gateway as that role (`models._gated`:
+pacing, retries, the cache, a cassette).
 
 What the judge (`llm_judge`) and simulated tools (`ToolMock.simulated`) share:
 one non-streaming answer from any ADK model, and the JSON value in a reply that
@@ -19,7 +21,8 @@ from google.adk.models.llm_request import LlmRequest
 
 from .._sandbox._scope import model_traffic
 from .._turns import content_text
-from ._usage import record_usage
+from ._gated import call
+from ._usage import current_role, record_usage
 
 __all__ = ["complete", "json_candidates", "json_value"]
 
@@ -29,8 +32,8 @@ _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
 async def complete(llm: BaseLlm, request: LlmRequest) -> str:
     """The text of `llm`'s whole answer to `request` (partial chunks skipped)."""
     texts: list[str] = []
-    with model_traffic():
-        async for response in llm.generate_content_async(request):
+    with model_traffic():  # its connections are model traffic (the sandbox lets them be)
+        async for response in call(llm, request, False, current_role()):
             if not response.partial:
                 texts.append(content_text(response.content))
                 record_usage(response.model_version or llm.model, response.usage_metadata)

@@ -7,7 +7,9 @@ model) into the user's config object, so every later case, and the user's
 own copy of the config, whose summarizer runs on the case's model for the root
 (``models[root]`` or ``models["*"]``; else the root's own), behind a
 `CompactionWatch` that notes a summary that failed (ADK logs it and goes on
-with the whole history) so the result can say so.
+with the whole history) so the result can say so. ADK's own `LlmEventSummarizer`
+calls its model through the run's gateway, as role ``summarizer``; a summarizer
+of another kind is left as it is.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from google.adk.events import Event
 from .._errors import EvalSetupError
 from .._quiet import quiet
 from .._sandbox._scope import model_traffic
+from ._gated import gated
 
 __all__ = ["CompactionWatch", "case_compaction"]
 
@@ -65,10 +68,15 @@ def case_compaction(
     if config is None:
         return app, None
     inner = config.summarizer
-    if inner is None or (model is not None and isinstance(inner, LlmEventSummarizer)):
-        llm = resolve(model) if model is not None else _root_model(app.root_agent, app.name)
+    if inner is None or isinstance(inner, LlmEventSummarizer):
+        if model is not None:
+            llm = resolve(model)
+        elif inner is not None:
+            llm = inner._llm
+        else:
+            llm = _root_model(app.root_agent, app.name)
         template = getattr(inner, "_prompt_template", None)
-        inner = LlmEventSummarizer(llm=llm, prompt_template=template)
+        inner = LlmEventSummarizer(llm=gated(llm, "summarizer"), prompt_template=template)
     watch = CompactionWatch(inner)
     own = config.model_copy(update={"summarizer": watch})
     return app.model_copy(update={"events_compaction_config": own}), watch

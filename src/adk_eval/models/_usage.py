@@ -34,6 +34,7 @@ __all__ = [
     "ModelUsage",
     "UsageMeter",
     "cost_of",
+    "current_role",
     "metering",
     "priced_usage",
     "record_usage",
@@ -189,6 +190,11 @@ def usage_role(role: str) -> Iterator[None]:
         yield
     finally:
         _ROLE.reset(token)
+
+
+def current_role() -> str:
+    """The role of the model calls made here (``judge:NAME``, ``tool:NAME``; else ``other``)."""
+    return _ROLE.get()
 
 
 def record_usage(model: str, usage: Any) -> None:

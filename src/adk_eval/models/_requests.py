@@ -1,0 +1,166 @@
+"""A model request as data: what the cache keys on, and what a cassette compares.
+
+`request_data` is the part of ADK's `LlmRequest` that decides the answer: the
+model, the contents, and the generation config (system instruction, tools,
+schema, temperature, ...), without what does not (HTTP options, labels).
+Random ids a run makes (UUIDs, ADK's ``adk-…`` function-call ids, adk_eval's own)
+are numbered in order of appearance, so two runs that differ only by them make
+the same request.
+
+`fingerprint` hashes a request with who made it; `first_difference` says, in one
+short phrase, where two requests part (the first changed words of an
+instruction or message, or the tools added and removed).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+__all__ = ["first_difference", "fingerprint", "request_data"]
+
+_RANDOM_ID = re.compile(
+    r"\b(?:adk-|adk_eval-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"
+    r"|\badk_eval-[0-9a-f]{8,}\b"
+)
+_IGNORED_CONFIG = ("http_options", "labels")
+
+
+def request_data(request: Any, model: str) -> dict[str, Any]:
+    """The parts of `request` (an `LlmRequest`) that decide the answer, as JSON data."""
+    config = getattr(request, "config", None)
+    config_data: dict[str, Any] = {}
+    if config is not None:
+        config_data = config.model_dump(mode="json", exclude_none=True)
+        for key in _IGNORED_CONFIG:
+            config_data.pop(key, None)
+    data = {
+        "model": getattr(request, "model", None) or model,
+        "contents": [
+            content.model_dump(mode="json", exclude_none=True)
+            for content in getattr(request, "contents", None) or []
+        ],
+        "config": config_data,
+    }
+    return _numbered_ids(data)
+
+
+def _numbered_ids(data: dict[str, Any]) -> dict[str, Any]:
+    text = json.dumps(data, sort_keys=True, ensure_ascii=False)
+    numbers: dict[str, str] = {}
+
+    def number(found: re.Match[str]) -> str:
+        return numbers.setdefault(found.group(0), f"<id {len(numbers) + 1}>")
+
+    numbered = _RANDOM_ID.sub(number, text)
+    return data if not numbers else dict(json.loads(numbered))
+
+
+def fingerprint(
+    role: str, model: str, base_url: str | None, data: Mapping[str, Any], attempt: int
+) -> str:
+    """A hex key for one model request: its role, model, address, request data and attempt."""
+    payload = json.dumps(
+        {"role": role, "model": model, "base_url": base_url, "request": data, "attempt": attempt},
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def first_difference(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
+    """Where `new` first differs from `old` (`request_data` both), briefly (None: equal)."""
+    for label, before, after in _sections(old, new):
+        if before == after:
+            continue
+        if label == "tools":
+            return "tools: " + _tool_change(before, after)
+        return f"{label}: {_text_change(_as_text(before), _as_text(after))}"
+    return None
+
+
+def _sections(old: Mapping[str, Any], new: Mapping[str, Any]) -> Iterator[tuple[str, Any, Any]]:
+    old_config, new_config = dict(old.get("config") or {}), dict(new.get("config") or {})
+    yield "model", old.get("model"), new.get("model")
+    yield (
+        "system instruction",
+        old_config.pop("system_instruction", None),
+        new_config.pop("system_instruction", None),
+    )
+    yield "tools", old_config.pop("tools", None), new_config.pop("tools", None)
+    old_contents, new_contents = old.get("contents") or [], new.get("contents") or []
+    for index in range(max(len(old_contents), len(new_contents))):
+        before = old_contents[index] if index < len(old_contents) else None
+        after = new_contents[index] if index < len(new_contents) else None
+        role = (after or before or {}).get("role", "?")
+        yield f"message {index + 1} ({role})", before, after
+    for key in sorted(set(old_config) | set(new_config)):
+        yield f"config {key}", old_config.get(key), new_config.get(key)
+
+
+def _as_text(value: Any) -> str:
+    """The words of an instruction, a message or a config value."""
+    if value is None:
+        return "(none)"
+    if isinstance(value, str):
+        return value
+    parts = value.get("parts") if isinstance(value, Mapping) else None
+    if isinstance(parts, list):
+        pieces = []
+        for part in parts:
+            if isinstance(part, Mapping) and isinstance(part.get("text"), str):
+                pieces.append(part["text"])
+            else:
+                pieces.append(json.dumps(part, sort_keys=True, ensure_ascii=False))
+        return " ".join(pieces)
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _text_change(before: str, after: str, context: int = 4) -> str:
+    """``…words [old → new] words…`` around the first change."""
+    old_words, new_words = before.split(), after.split()
+    matcher = difflib.SequenceMatcher(a=old_words, b=new_words, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        lead = old_words[max(0, i1 - context) : i1]
+        removed = _clip(" ".join(old_words[i1:i2]))
+        added = _clip(" ".join(new_words[j1:j2]))
+        change = f"[{removed or '∅'} → {added or '∅'}]"
+        prefix = ("…" if i1 > context else "") + " ".join(lead)
+        return f"{prefix} {change}".strip()
+    return "whitespace differs"
+
+
+def _clip(text: str, most: int = 60) -> str:
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
+def _tool_names(tools: Any) -> dict[str, Any]:
+    names: dict[str, Any] = {}
+    for tool in tools or []:
+        for declaration in (tool or {}).get("function_declarations") or []:
+            names[str(declaration.get("name"))] = declaration
+        for key in tool or {}:
+            if key != "function_declarations":
+                names[f"({key})"] = tool[key]
+    return names
+
+
+def _tool_change(before: Any, after: Any) -> str:
+    old, new = _tool_names(before), _tool_names(after)
+    added = [name for name in new if name not in old]
+    removed = [name for name in old if name not in new]
+    if added or removed:
+        return ", ".join([*(f"+{name}" for name in added), *(f"-{name}" for name in removed)])
+    for name in new:
+        if old[name] != new[name]:
+            return f"`{name}` declared differently: " + _text_change(
+                _as_text(old[name]), _as_text(new[name])
+            )
+    return "declared differently"

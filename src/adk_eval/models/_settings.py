@@ -1,0 +1,205 @@
+"""`ModelCalls`: how a suite's model calls are paced, retried, cached and recorded.
+
+One settings object for every model call of a run (the agent's, the user
+agents', the judges', the simulated tools', the summarizer's). Where it comes
+from, first match wins: ``run_eval_suite(model_calls=...)`` (for the runs of
+that suite), then the ``ADK_EVAL_MODEL_CALLS`` variable (JSON, set by the
+command line and the pytest plugin so that worker processes inherit it), then
+the defaults. ``EvalCase(cache=...)`` and ``run_eval_suite(cache=...)`` choose
+the cached roles.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal, TypeAlias
+
+from .._errors import EvalSetupError
+from ._limits import RateLimit
+
+__all__ = [
+    "CACHE_ROLES",
+    "DEFAULT_MAX_WAIT",
+    "MODEL_CALLS_ENV",
+    "CacheRoles",
+    "ModelCalls",
+    "cache_roles",
+    "current_settings",
+    "role_kind",
+    "using_settings",
+]
+
+MODEL_CALLS_ENV = "ADK_EVAL_MODEL_CALLS"
+"""The variable that carries `ModelCalls` (JSON) to the runs of this process and its workers."""
+
+DEFAULT_MAX_WAIT = 600.0
+"""Seconds a run may wait for providers' quotas before it ends ``error``."""
+
+CACHE_ROLES = ("agent", "users", "judges", "tools")
+"""The roles whose model calls can be cached."""
+
+_KNOWN = frozenset(CACHE_ROLES)
+
+CacheRoles: TypeAlias = str | Sequence[str] | bool | None
+"""Roles to cache: ``"all"``, ``"agent,users"``, a sequence of them, True (all) or None/False."""
+
+OnMiss: TypeAlias = Literal["error", "call"]
+
+
+def cache_roles(value: CacheRoles) -> frozenset[str]:
+    """The roles `value` names (see `CacheRoles`).
+
+    Raises:
+        EvalSetupError: A role that is none of `CACHE_ROLES` (nor ``all``).
+    """
+    if value is None or value is False:
+        return frozenset()
+    if value is True:
+        return frozenset(CACHE_ROLES)
+    if isinstance(value, frozenset) and value <= _KNOWN:
+        return value
+    names = value.split(",") if isinstance(value, str) else list(value)
+    roles = {str(name).strip() for name in names if str(name).strip()}
+    if "all" in roles:
+        return frozenset(CACHE_ROLES)
+    unknown = sorted(roles - set(CACHE_ROLES))
+    if unknown:
+        raise EvalSetupError(
+            f"cannot cache {', '.join(unknown)}: name roles among {', '.join(CACHE_ROLES)}, "
+            "or 'all'"
+        )
+    return frozenset(roles)
+
+
+def role_kind(role: str) -> str:
+    """The cached-role kind of a call's role (``user:ann`` -> ``users``)."""
+    head = role.split(":", 1)[0]
+    kinds = {"agent": "agent", "summarizer": "agent", "user": "users", "judge": "judges"}
+    return kinds.get(head, "tools" if head == "tool" else head)
+
+
+@dataclass(frozen=True)
+class ModelCalls:
+    """How model calls are paced, retried, cached and recorded (see the module doc).
+
+    Attributes:
+        limits: Quotas by model name or glob (see `RateLimit`); models without
+            one are paced by what their 429s say.
+        max_wait: Seconds one run may wait for quota (and between retries of
+            server errors) before it ends ``error``, attributed to the provider.
+        server_retries: Retries of a 5xx, a timeout or a dropped connection.
+        cache: Roles whose answers are cached (see `CacheRoles`).
+        cache_path: The cache's SQLite file (None: the user's cache folder).
+        cache_ttl: Seconds a cached answer stays valid (None: until cleared).
+        record: Record every model call into this cassette folder.
+        replay: Answer model calls from this cassette folder, offline.
+        on_miss: A replayed request that differs from the recording: ``error``
+            ends the run, ``call`` asks the model and updates the cassette.
+    """
+
+    limits: Mapping[str, RateLimit] = field(default_factory=dict)
+    max_wait: float = DEFAULT_MAX_WAIT
+    server_retries: int = 3
+    cache: CacheRoles = None
+    cache_path: Path | None = None
+    cache_ttl: float | None = None
+    record: Path | None = None
+    replay: Path | None = None
+    on_miss: OnMiss = "error"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "cache", cache_roles(self.cache))  # checked, and one form
+        for name in ("cache_path", "record", "replay"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, Path(value))
+        if self.record is not None and self.replay is not None:
+            raise EvalSetupError("record or replay model calls, not both: drop one of the two")
+        if self.on_miss not in ("error", "call"):
+            raise EvalSetupError(f"on_miss must be 'error' or 'call', got {self.on_miss!r}")
+        if not isinstance(self.max_wait, int | float) or self.max_wait < 0:
+            raise EvalSetupError(f"max_wait must be seconds >= 0, got {self.max_wait!r}")
+        for pattern, limit in self.limits.items():
+            if not isinstance(limit, RateLimit):
+                raise EvalSetupError(
+                    f"limits[{pattern!r}] must be a RateLimit(rpm=..., tpm=...), got {limit!r}"
+                )
+
+    @property
+    def cached(self) -> frozenset[str]:
+        """The roles whose answers are cached."""
+        return cache_roles(self.cache)
+
+    def replace(self, **changes: Any) -> ModelCalls:
+        """A copy with `changes`."""
+        return dataclasses.replace(self, **changes)
+
+    def to_env(self) -> str:
+        """This object as the JSON of `MODEL_CALLS_ENV`."""
+        data: dict[str, Any] = {
+            "limits": {k: dataclasses.asdict(v) for k, v in self.limits.items()},
+            "max_wait": self.max_wait,
+            "server_retries": self.server_retries,
+            "cache": sorted(self.cached),
+            "cache_ttl": self.cache_ttl,
+            "on_miss": self.on_miss,
+        }
+        for name in ("cache_path", "record", "replay"):
+            value = getattr(self, name)
+            data[name] = str(value) if value is not None else None
+        return json.dumps(data, sort_keys=True)
+
+    @classmethod
+    def from_env(cls, text: str) -> ModelCalls:
+        """`to_env`'s JSON back.
+
+        Raises:
+            EvalSetupError: The text is not what `to_env` writes.
+        """
+        try:
+            data = json.loads(text)
+            limits = {k: RateLimit(**v) for k, v in dict(data.pop("limits", {})).items()}
+            return cls(limits=limits, **data)
+        except (ValueError, TypeError, AttributeError) as error:
+            raise EvalSetupError(f"{MODEL_CALLS_ENV} is not valid ({error}); unset it") from None
+
+
+_SETTINGS: ContextVar[ModelCalls | None] = ContextVar("adk_eval_model_calls", default=None)
+
+
+@lru_cache(maxsize=8)
+def _from_env(text: str) -> ModelCalls:
+    return ModelCalls.from_env(text)
+
+
+def current_settings() -> ModelCalls:
+    """The settings of the model calls made here (see the module doc)."""
+    settings = _SETTINGS.get()
+    if settings is not None:
+        return settings
+    text = os.environ.get(MODEL_CALLS_ENV)
+    return _from_env(text) if text else _DEFAULT
+
+
+_DEFAULT = ModelCalls()
+
+
+@contextlib.contextmanager
+def using_settings(settings: ModelCalls | None) -> Iterator[None]:
+    """Makes `settings` those of the model calls made inside (None: leave them)."""
+    if settings is None:
+        yield
+        return
+    token = _SETTINGS.set(settings)
+    try:
+        yield
+    finally:
+        _SETTINGS.reset(token)
