@@ -26,6 +26,9 @@ _RATE_TYPES = re.compile(r"RateLimit|ResourceExhausted|TooManyRequests")
 _SERVER_TYPES = re.compile(
     r"ServiceUnavailable|InternalServer|APIConnection|Timeout|ServerError|BadGateway|Overloaded"
 )
+_RATE_WORDS = re.compile(
+    r"\b429\b|RESOURCE_EXHAUSTED|rate.?limit|too many requests|quota exceeded", re.IGNORECASE
+)
 _RETRY_IN = re.compile(r"retry in ([0-9.]+)\s*(ms|s)\b", re.IGNORECASE)
 _DELAY = re.compile(r"^([0-9.]+)s$")
 
@@ -62,10 +65,14 @@ def classify(error: BaseException) -> Failure:
 def _one(error: BaseException) -> Failure:
     status = _status(error)
     name = type(error).__name__
-    if status == 429 or _RATE_TYPES.search(name) or "RESOURCE_EXHAUSTED" in str(error)[:500]:
-        return Failure("rate_limit", _retry_after(error), status or 429)
-    if (status is not None and 500 <= status < 600) or _SERVER_TYPES.search(name):
+    if status == 429:
+        return Failure("rate_limit", _retry_after(error), status)
+    if status is not None and 400 <= status < 500:  # the request's own fault, whatever it says
+        return Failure("other", None, status)
+    if (status is not None and status >= 500) or _SERVER_TYPES.search(name):
         return Failure("server", _retry_after(error), status)
+    if _RATE_TYPES.search(name) or _RATE_WORDS.search(str(error)[:500]):
+        return Failure("rate_limit", _retry_after(error), 429)
     return Failure("other", None, status)
 
 

@@ -25,6 +25,7 @@ import json
 import math
 import os
 import random
+import re
 import threading
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -36,6 +37,7 @@ from google.adk.models.llm_response import LlmResponse
 from pydantic import PrivateAttr
 
 from .._errors import ProviderWaitError
+from .._quiet import quiet
 from ._failures import Failure, classify
 from ._gate import ModelCall, ResponseStore, RunGate, current_gate
 from ._limits import limit_for
@@ -255,6 +257,7 @@ async def _live(
         except Exception as error:
             failure = classify(error)
             if began or failure.kind == "other":
+                quiet(error)  # the result reports it: ADK need not log its traceback too
                 raise
             last = error
         finally:
@@ -269,6 +272,7 @@ async def _live(
             gate.tally["server_errors"] += 1
             server_errors += 1
             if server_errors > gate.settings.server_retries:
+                quiet(last)
                 raise last
             pause = failure.retry_after or _SERVER_BACKOFF * 2 ** (server_errors - 1)
             await _wait(gate, min(pause * random.uniform(1.0, 1.25), 30.0), key, last)
@@ -302,18 +306,21 @@ async def _wait(gate: RunGate, seconds: float, key: str, last: BaseException | N
 def _gave_up(gate: RunGate, key: str, last: BaseException | None) -> ProviderWaitError:
     said = f"; its last answer: {type(last).__name__}: {_first_line(last)}" if last else ""
     error = ProviderWaitError(
-        f"model {key}: waited {gate.waited:.0f} s for the provider's quota and gave up "
+        f"model {key}: waited {gate.waited:.1f} s for the provider's quota and gave up "
         f"(the wait budget is {gate.settings.max_wait:g} s: --max-provider-wait, or "
         f"ModelCalls(max_wait=...)){said}"
     )
     error.__cause__ = last
+    quiet(error)
     return error
 
 
 def _first_line(error: BaseException) -> str:
+    """The line of `error`'s message that says what the provider said (not a help link)."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    text = next((line for line in lines if "429" in line or "quota" in line.lower()), None)
-    text = text or (lines[0] if lines else "")
+    lines = [line for line in lines if "://" not in line] or lines
+    said = re.compile(r"\b429\b|RESOURCE_EXHAUSTED|quota|rate.?limit", re.IGNORECASE)
+    text = next((line for line in lines if said.search(line)), lines[0] if lines else "")
     return text if len(text) <= 200 else text[:199] + "…"
 
 

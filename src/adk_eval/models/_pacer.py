@@ -5,9 +5,12 @@ the order they asked, each waiting for three things:
 
 * **the quota window**, when a `RateLimit` is known: at most ``limit.requests``
   calls, and ``limit.tokens`` tokens (estimated before the call, corrected by
-  the answer's usage), in any window of ``limit.window`` seconds, counted a
-  little long (`WINDOW_MARGIN`) so that a request that leaves late still lands
-  inside the quota;
+  the answer's usage), in any window of ``limit.window`` seconds. A provider
+  counts a request from when it arrives, which is somewhere between when the
+  call was let go and when its answer came back (a busy client sends late); so
+  a call holds its place in the window until ``window`` seconds after its
+  answer (plus `WINDOW_MARGIN`), and nothing a client does late can push a
+  window over the quota. That costs the answer's latency per window;
 * **a block** the provider asked for: after a 429 the key waits until its
   ``Retry-After`` (or Gemini's ``RetryInfo``) has passed, or, when it named no
   time, an exponential backoff with jitter;
@@ -37,8 +40,8 @@ from ._limits import RateLimit
 
 __all__ = ["MAX_BACKOFF", "WINDOW_MARGIN", "Grant", "KeyState", "Pacer"]
 
-WINDOW_MARGIN = 0.05
-"""The share of a window (at most one second) added to it when counting."""
+WINDOW_MARGIN = 0.01
+"""The share of a window (at most a quarter second) added to it when counting."""
 
 MAX_BACKOFF = 60.0
 """The longest wait after a 429 that named no time, in seconds."""
@@ -52,7 +55,8 @@ class Grant:
 
     Attributes:
         key: Its key.
-        entry: Its place in the key's window: ``[time, tokens]``.
+        entry: Its place in the key's window: ``[until, tokens]``, where ``until``
+            is when its answer came (infinite while it is in flight).
         waited: Seconds it waited for its turn.
     """
 
@@ -183,9 +187,10 @@ class Pacer:
             state = self._keys[grant.key]
             in_flight = state.in_flight
             state.in_flight = max(0, in_flight - 1)
+            now = self._clock()
+            grant.entry[0] = now
             if tokens is not None:
                 grant.entry[1] = tokens
-            now = self._clock()
             if failure is not None and failure.kind == "rate_limit":
                 state.rate_limited += 1
                 wait = failure.retry_after
@@ -206,7 +211,7 @@ class Pacer:
 
     def _grant(self, state: _Key, key: str, tokens: float, started: float) -> Grant:
         now = self._clock()
-        entry = [now, tokens]
+        entry = [math.inf, tokens]
         state.log.append(entry)
         state.in_flight += 1
         return Grant(key, entry, now - started)
@@ -217,20 +222,20 @@ class Pacer:
         delay = max(0.0, state.blocked_until - now)
         limit = state.limit
         if limit is not None:
-            window = limit.window + min(1.0, limit.window * WINDOW_MARGIN)
-            log = state.log
-            while log and log[0][0] <= now - window:
-                log.popleft()
-            allowed = max(1, math.floor(limit.requests))
+            window = limit.window + min(0.25, limit.window * WINDOW_MARGIN)
+            log = state.log = deque(entry for entry in state.log if entry[0] + window > now)
+            allowed = max(1, math.floor(min(limit.requests, 1e12)))
             if len(log) >= allowed:
-                delay = max(delay, log[len(log) - allowed][0] + window - now)
+                ends = sorted(entry[0] for entry in log)
+                delay = max(delay, ends[len(log) - allowed] + window - now)
             if math.isfinite(limit.tokens):
                 excess = sum(entry[1] for entry in log) + tokens - limit.tokens
-                for entry in log:
-                    if excess <= 0:
-                        break
-                    excess -= entry[1]
-                    delay = max(delay, entry[0] + window - now)
+                if excess > 0:
+                    for end, used in sorted((entry[0], entry[1]) for entry in log):
+                        delay = max(delay, end + window - now)
+                        excess -= used
+                        if excess <= 0:
+                            break
         if delay > 0:
             return delay
         return 0.0 if state.in_flight < state.concurrency else math.inf
