@@ -31,6 +31,8 @@ from ._common import (
     model_options,
 )
 from ._finish import Reports, finish, report_options, write_reports
+from ._model_calls import CallOptions, call_options
+from ._opening import announce, command_of
 from ._output import LiveProgress, runs_for_real_lines
 from ._selection import (
     Placement,
@@ -67,6 +69,7 @@ __all__ = ["list_cases", "merge", "report", "run"]
     help="Write every run, whole, to FILE for `adk-eval merge`.",
 )
 @model_options
+@call_options
 def run(
     paths: tuple[str, ...],
     selection: Selection,
@@ -75,16 +78,16 @@ def run(
     placement: Placement,
     results_path: Path | None,
     models: ModelChoice,
+    calls: CallOptions,
 ) -> None:
     """Run the eval cases found in PATHS (files, folders or modules)."""
     _check_shards(selection, options)
     with imports_without_collections():  # ADK, the harness, the eval files
-        from .._suites._run import runs_for_real
         from .._tools._faults import new_seed
         from ..models._clients import warm_clients
-        from ..models._vertex import vertex_credentials_line
         from ._live import LiveRun
 
+        settings = calls.apply()  # first: replaying needs no keys
         models.apply()
         out = console()
         threads_before = {thread.ident for thread in threading.enumerate()}
@@ -97,21 +100,8 @@ def run(
     executor = placement.choose(len(cases) * options.runs, models.model)
     seed = options.seed if options.seed is not None else new_seed()
     options = dataclasses.replace(options, seed=seed)
-    out.print(
-        f"adk-eval {__version__}: {len(cases)} case(s)"
-        + (f" x {options.repeat} repeats" if options.runs > 1 else "")
-        + f" from {', '.join(paths)} ({_where(options, executor)}, seed {seed})"
-    )
-    inventory = runs_for_real(cases, executor, sandbox=options.sandbox, telemetry=options.telemetry)
-    vertex = vertex_credentials_line()  # which project a Vertex model bills, and why
-    for line in [*([vertex] if vertex else []), *runs_for_real_lines(inventory)]:
-        out.print(line, markup=False, highlight=False)
-    command = shlex.join(
-        ["adk-eval", "run", *paths]
-        + (["-k", selection.keyword] if selection.keyword else [])
-        + (["--repeat", _repeat_word(options.repeat)] if options.runs > 1 else [])
-        + (["--shard", selection.shard] if selection.shard else [])
-    )
+    inventory = announce(out, paths, cases, options, executor, settings)
+    command = command_of(paths, selection, options)
     positions = {item.case.name: index for index, item in enumerate(found)}
     live = LiveRun.of(reports.store, command, cases, options, inventory, out)
     reports = dataclasses.replace(reports, live_run=live.start() if live else None)
@@ -175,21 +165,6 @@ def _check_shards(selection: Selection, options: RunOptions) -> None:
             "--repeat auto decides each case's runs from its finished ones, so a case's runs "
             "cannot be split into shards; give --repeat N with --shard"
         )
-
-
-def _where(options: RunOptions, executor: Executor) -> str:
-    """How the runs are spread, for the first line of ``run``."""
-    from .._suites._ray import Ray
-    from .._suites._workers import Workers
-
-    where = f"concurrency {options.concurrency}"
-    if isinstance(executor, Ray):
-        return f"{where} per Ray task, on {executor.address or 'a local Ray'}"
-    if isinstance(executor, Workers):
-        if executor.count == "auto":
-            return f"{where} per process, up to {executor.processes} worker processes (auto)"
-        return f"{where} per process, {executor.processes} worker processes"
-    return where
 
 
 def _forked_ahead(executor: Executor) -> Executor:
@@ -291,11 +266,6 @@ class _Done:
         assert self.results_path is not None
         names = [case.name for case in self.cases]
         write_results(self.results_path, suite, names, self.positions)
-
-
-def _repeat_word(repeat: object) -> str:
-    """``--repeat``'s value as typed: ``3`` or ``auto:10``."""
-    return str(repeat) if isinstance(repeat, int) else f"auto:{getattr(repeat, 'max', '')}"
 
 
 async def until_terminated(

@@ -24,6 +24,7 @@ from .._sandbox._scope import SANDBOX_MODES, TELEMETRY_MODES, SandboxMode, Telem
 from .._sandbox._telemetry import describe
 from .._termination import Budget
 from .._tools._faults import new_seed
+from ..models._settings import CacheRoles, ModelCalls, current_settings, using_settings
 from ._inventory import RunsForReal, of_trees
 from ._jobs import WorkerSetup
 from ._local import InProcess
@@ -81,6 +82,8 @@ async def run_eval_suite(
     on_start: StartCallback | None = None,
     on_result: ResultCallback | None = None,
     workers: int | None = None,
+    model_calls: ModelCalls | None = None,
+    cache: CacheRoles = None,
 ) -> EvalSuiteResult:
     """Runs many cases, each isolated, concurrently under a bound.
 
@@ -104,6 +107,12 @@ async def run_eval_suite(
         on_start: Called with ``(case, attempt)`` as a run starts (sync or async).
         on_result: Called with each finished `EvalResult` (sync or async).
         workers: Deprecated: ``executor=Workers(n)``.
+        model_calls: How the suite's model calls are paced, retried, cached and
+            recorded (`adk_eval.models.ModelCalls`; None: the command line's or
+            the project's, see docs/models.md).
+        cache: The roles whose model answers are cached (``"all"``,
+            ``"agent,users"``, ...), over `model_calls`; a case's own
+            `EvalCase.cache` wins.
 
     Raises:
         EvalSetupError: Duplicate case names, a bad `repeat` or `max_concurrency`, an unknown
@@ -127,7 +136,14 @@ async def run_eval_suite(
         adaptive=adaptive,
         budget=budget,
     )
-    return await _run(plan, _executor(legacy_options.get("executor", executor)))
+    chosen = _executor(legacy_options.get("executor", executor))
+    if model_calls is None and cache is None:
+        return await _run(plan, chosen)
+    settings = model_calls if model_calls is not None else current_settings()
+    if cache is not None:
+        settings = settings.replace(cache=cache)
+    with using_settings(settings):
+        return await _run(plan, chosen)
 
 
 def adaptive_repeats(repeat: object) -> Adaptive | None:

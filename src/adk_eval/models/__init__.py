@@ -21,10 +21,20 @@ role                  environment variable          CLI flag
 variables for the run, and ``--model`` also becomes ADK's default model, the
 fallback of every `LlmAgent` that names none.
 
+Every model call of a run goes through one gateway, whatever its role: paced
+within the providers' quotas (`RateLimit`, learned from 429s otherwise),
+retried after rate limits and server errors, answered from a cache or a
+cassette when asked (`ModelCalls`); a run's `ProviderStats` say what it met.
+
 The modules: `_local` (the embedded ``"local"`` model), `_summarizer` (the
 summarizer of ADK's event compaction, on a case's model), `_calls` (asking a
-model for one answer, as the judge and simulated tools do) and `_vertex`
-(Vertex AI credentials and project, checked without network before a run).
+model for one answer, as the judge and simulated tools do), `_vertex` (Vertex
+AI credentials and project, checked without network before a run); the
+gateway: `_settings` (`ModelCalls`), `_limits` (`RateLimit`), `_gate` (a run's
+gate and its stats), `_gated` (the gated stand-in of a model and the call
+pipeline), `_pacer` and `_shared_pacer` (pacing, in one process and across a
+suite's processes), `_failures` (what a failed call says), `_requests` (a
+request as data), `_cache` and `_cassette` (answers kept).
 """
 
 from __future__ import annotations
@@ -35,7 +45,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from .._errors import EvalSetupError
+from .._errors import CassetteMissError, EvalSetupError, ProviderWaitError
+from ._gate import ProviderStats
+from ._limits import RateLimit
+from ._settings import ModelCalls
 from ._vertex import check_vertex, uses_vertex, vertex_setting
 
 if TYPE_CHECKING:
@@ -46,10 +59,15 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_JUDGE_MODEL",
     "JUDGE_MODEL_ENV",
+    "CassetteMissError",
+    "ModelCalls",
     "ModelRole",
     "ModelSpec",
+    "ProviderStats",
     "ProviderStatus",
+    "ProviderWaitError",
     "ROLE_ENV",
+    "RateLimit",
     "configured_model",
     "default_judge_model",
     "model_setting",
@@ -155,9 +173,14 @@ def missing_credentials(spec: ModelSpec) -> str | None:
     Model objects are trusted (they may carry their own key or base URL);
     ``"local"`` reports what is not installed. A Gemini name on Vertex AI
     (``GOOGLE_GENAI_USE_ENTERPRISE`` or ``GOOGLE_GENAI_USE_VERTEXAI``) needs
-    credentials and a project, found without network (see `_vertex`).
+    credentials and a project, found without network (see `_vertex`). While a
+    cassette replays the run's model calls and a miss is an error
+    (``ModelCalls(replay=..., on_miss="error")``), no call reaches a provider, so
+    no key is needed and none is asked for.
     """
     if not isinstance(spec, str):
+        return None
+    if spec != LOCAL and _replaying_offline():
         return None
     if spec == LOCAL:
         from ._local import local_model_status
@@ -184,6 +207,14 @@ def missing_credentials(spec: ModelSpec) -> str | None:
     if not missing:
         return None
     return f"model {spec!r} needs {' and '.join(missing)}: set it, or choose another model"
+
+
+def _replaying_offline() -> bool:
+    """Whether model calls are answered by a cassette, never by a provider."""
+    from ._settings import current_settings
+
+    settings = current_settings()
+    return settings.replay is not None and settings.on_miss == "error"
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,11 @@ window=10)``). Limits are given by model name, in order of precedence:
       "gemini-2.5-flash" = { rpm = 10, tpm = 250000 }
       "openai/*" = { rpm = 500, window = 60 }
 
-A name may be a glob (``"openai/*"``, ``"*"``); the most specific pattern that
-matches wins (an exact name before any glob, then the longest glob).
+The ``pyproject.toml`` read is the nearest one from the working directory up
+(the project's), for every run that is given no other settings (the command
+line's included). A name may be a glob (``"openai/*"``, ``"*"``); the most
+specific pattern that matches wins (an exact name before any glob, then the
+longest glob).
 """
 
 from __future__ import annotations
@@ -30,7 +33,13 @@ from typing import Any
 
 from .._errors import EvalSetupError
 
-__all__ = ["RateLimit", "limit_for", "limits_from_options", "limits_from_pyproject"]
+__all__ = [
+    "RateLimit",
+    "limit_for",
+    "limits_from_options",
+    "limits_from_pyproject",
+    "project_pyproject",
+]
 
 PYPROJECT_TABLE = "tool.adk-eval.limits"
 
@@ -156,3 +165,13 @@ def limits_from_pyproject(path: Path) -> dict[str, RateLimit]:
         except (EvalSetupError, TypeError) as error:
             raise EvalSetupError(f'{path}: [{PYPROJECT_TABLE}] "{model}": {error}') from None
     return limits
+
+
+def project_pyproject(start: Path | None = None) -> Path | None:
+    """The nearest ``pyproject.toml`` from `start` (the working directory) up, if any."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None

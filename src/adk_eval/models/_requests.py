@@ -35,7 +35,7 @@ def request_data(request: Any, model: str) -> dict[str, Any]:
     config = getattr(request, "config", None)
     config_data: dict[str, Any] = {}
     if config is not None:
-        config_data = config.model_dump(mode="json", exclude_none=True)
+        config_data = config.model_dump(mode="json", exclude_none=True, fallback=_schema_of)
         for key in _IGNORED_CONFIG:
             config_data.pop(key, None)
     data = {
@@ -47,6 +47,14 @@ def request_data(request: Any, model: str) -> dict[str, Any]:
         "config": config_data,
     }
     return _numbered_ids(data)
+
+
+def _schema_of(value: Any) -> Any:
+    """A config value pydantic cannot write as JSON: a response schema given as a class."""
+    schema = getattr(value, "model_json_schema", None)
+    if isinstance(value, type) and callable(schema):
+        return schema()
+    return repr(value)
 
 
 def _numbered_ids(data: dict[str, Any]) -> dict[str, Any]:
@@ -80,6 +88,9 @@ def first_difference(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | No
             continue
         if label == "tools":
             return "tools: " + _tool_change(before, after)
+        if before is None or after is None:
+            kind = "not in the recording" if before is None else "recorded, not sent now"
+            return f"{label} {kind}: {_clip(_as_text(after if before is None else before))}"
         return f"{label}: {_text_change(_as_text(before), _as_text(after))}"
     return None
 

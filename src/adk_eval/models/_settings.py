@@ -5,7 +5,8 @@ agents', the judges', the simulated tools', the summarizer's). Where it comes
 from, first match wins: ``run_eval_suite(model_calls=...)`` (for the runs of
 that suite), then the ``ADK_EVAL_MODEL_CALLS`` variable (JSON, set by the
 command line and the pytest plugin so that worker processes inherit it), then
-the defaults. ``EvalCase(cache=...)`` and ``run_eval_suite(cache=...)`` choose
+the defaults with the limits of the project's ``pyproject.toml`` (see
+`_limits`). ``EvalCase(cache=...)`` and ``run_eval_suite(cache=...)`` choose
 the cached roles.
 """
 
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 from .._errors import EvalSetupError
-from ._limits import RateLimit
+from ._limits import RateLimit, limits_from_pyproject, project_pyproject
 
 __all__ = [
     "CACHE_ROLES",
@@ -33,6 +34,7 @@ __all__ = [
     "ModelCalls",
     "cache_roles",
     "current_settings",
+    "project_settings",
     "role_kind",
     "using_settings",
 ]
@@ -186,10 +188,22 @@ def current_settings() -> ModelCalls:
     if settings is not None:
         return settings
     text = os.environ.get(MODEL_CALLS_ENV)
-    return _from_env(text) if text else _DEFAULT
+    return _from_env(text) if text else project_settings()
 
 
-_DEFAULT = ModelCalls()
+@lru_cache(maxsize=4)
+def _project_settings(cwd: str) -> ModelCalls:
+    found = project_pyproject(Path(cwd))
+    return ModelCalls(limits=limits_from_pyproject(found) if found else {})
+
+
+def project_settings() -> ModelCalls:
+    """The defaults, with the limits of the project's ``pyproject.toml`` (read once).
+
+    Raises:
+        EvalSetupError: Its ``[tool.adk-eval.limits]`` table is malformed.
+    """
+    return _project_settings(os.getcwd())
 
 
 @contextlib.contextmanager

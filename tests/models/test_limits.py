@@ -1,0 +1,160 @@
+"""Rate limits: given in code, on the command line, in pyproject.toml; matched by model name."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from adk_eval import EvalCase
+from adk_eval._errors import EvalSetupError
+from adk_eval.models import ModelCalls, RateLimit
+from adk_eval.models._limits import (
+    limit_for,
+    limits_from_options,
+    limits_from_pyproject,
+    project_pyproject,
+)
+from adk_eval.models._settings import (
+    MODEL_CALLS_ENV,
+    cache_roles,
+    current_settings,
+    role_kind,
+    using_settings,
+)
+from adk_eval.testing import ScriptedLlm
+
+
+def test_a_limit_per_window():
+    limit = RateLimit(rpm=120, tpm=6000, window=10)
+    assert (limit.requests, limit.tokens) == (20, 1000)
+    assert RateLimit(tpm=10).requests == math.inf
+
+
+@pytest.mark.parametrize("bad", [dict(rpm=0), dict(tpm=-1), dict(rpm=True), dict(window=0)])
+def test_a_bad_limit_is_refused(bad):
+    with pytest.raises(EvalSetupError, match="RateLimit"):
+        RateLimit(**bad)
+
+
+def test_the_most_specific_pattern_wins():
+    limits = {
+        "*": RateLimit(rpm=1),
+        "openai/*": RateLimit(rpm=2),
+        "openai/gpt-4o*": RateLimit(rpm=3),
+        "gemini-2.5-flash": RateLimit(rpm=4),
+    }
+    assert limit_for("openai/gpt-4o-mini", limits).rpm == 3
+    assert limit_for("openai/o3", limits).rpm == 2
+    assert limit_for("gemini-2.5-flash", limits).rpm == 4
+    assert limit_for("anthropic/claude", limits).rpm == 1
+    assert limit_for("x", {"gemini-*": RateLimit(rpm=1)}) is None
+
+
+def test_options_for_every_model_or_one_and_rpm_with_tpm_merged():
+    limits = limits_from_options(["60", "gemini-2.5-flash=10"], ["gemini-2.5-flash=250000"])
+    assert limits["*"] == RateLimit(rpm=60)
+    assert limits["gemini-2.5-flash"] == RateLimit(rpm=10, tpm=250000)
+
+
+@pytest.mark.parametrize("bad", ["fast", "m=", "m=-3", "0"])
+def test_a_bad_option_is_one_line_with_the_fix(bad):
+    with pytest.raises(EvalSetupError, match=r"--rpm .*give a positive number"):
+        limits_from_options([bad])
+
+
+def test_pyproject_table(tmp_path):
+    path = tmp_path / "pyproject.toml"
+    path.write_text(
+        '[project]\nname = "x"\n\n[tool.adk-eval.limits]\n'
+        '"gemini-2.5-flash" = { rpm = 10, tpm = 250000 }\n'
+        '"openai/*" = { rpm = 500, window = 10 }\n'
+    )
+    limits = limits_from_pyproject(path)
+    assert limits == {
+        "gemini-2.5-flash": RateLimit(rpm=10, tpm=250000),
+        "openai/*": RateLimit(rpm=500, window=10),
+    }
+    assert limits_from_pyproject(tmp_path / "missing.toml") == {}
+    (tmp_path / "sub").mkdir()
+    assert project_pyproject(tmp_path / "sub") == path
+
+
+@pytest.mark.parametrize(
+    ("table", "says"),
+    [
+        ('"m" = 10', "must be a table like"),
+        ('"m" = { rpm = 10, burst = 3 }', "unknown ['burst']"),
+        ('"m" = { rpm = -1 }', "must be a positive number"),
+    ],
+)
+def test_a_malformed_pyproject_entry_names_the_file_and_the_entry(tmp_path, table, says):
+    path = tmp_path / "pyproject.toml"
+    path.write_text(f"[tool.adk-eval.limits]\n{table}\n")
+    with pytest.raises(EvalSetupError) as raised:
+        limits_from_pyproject(path)
+    assert str(path) in str(raised.value)
+    assert '"m"' in str(raised.value)
+    assert says in str(raised.value)
+
+
+def test_a_file_that_is_not_toml(tmp_path):
+    path = tmp_path / "pyproject.toml"
+    path.write_text("[tool.adk-eval.limits\n")
+    with pytest.raises(EvalSetupError, match="cannot read it as TOML"):
+        limits_from_pyproject(path)
+
+
+def test_settings_come_from_the_suite_then_the_environment_then_the_project(monkeypatch, tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.adk-eval.limits]\n"*" = { rpm = 7 }\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(MODEL_CALLS_ENV, raising=False)
+    assert current_settings().limits == {"*": RateLimit(rpm=7)}
+    monkeypatch.setenv(MODEL_CALLS_ENV, ModelCalls(max_wait=5).to_env())
+    assert (current_settings().max_wait, current_settings().limits) == (5, {})
+    with using_settings(ModelCalls(max_wait=9)):
+        assert current_settings().max_wait == 9
+    assert current_settings().max_wait == 5
+
+
+def test_settings_round_trip_through_the_environment(tmp_path):
+    settings = ModelCalls(
+        limits={"gemini-*": RateLimit(rpm=10, window=10)},
+        max_wait=30,
+        cache="agent,judges",
+        cache_ttl=3600,
+        replay=tmp_path,
+        on_miss="call",
+    )
+    assert ModelCalls.from_env(settings.to_env()) == settings
+
+
+def test_cached_roles():
+    assert cache_roles("all") == {"agent", "users", "judges", "tools"}
+    assert cache_roles(" agent , judges") == {"agent", "judges"}
+    assert cache_roles(None) == frozenset()
+    with pytest.raises(EvalSetupError, match="cannot cache agents"):
+        cache_roles("agents")
+    assert [role_kind(r) for r in ("agent", "user:ann", "judge:polite", "tool:lookup")] == [
+        "agent",
+        "users",
+        "judges",
+        "tools",
+    ]
+
+
+def test_settings_refuse_what_cannot_work(tmp_path):
+    with pytest.raises(EvalSetupError, match="not both"):
+        ModelCalls(record=tmp_path, replay=tmp_path)
+    with pytest.raises(EvalSetupError, match="on_miss"):
+        ModelCalls(on_miss="retry")  # type: ignore[arg-type]
+    with pytest.raises(EvalSetupError, match=r"limits\['m'\] must be a RateLimit"):
+        ModelCalls(limits={"m": 10})  # type: ignore[dict-item]
+    with pytest.raises(EvalSetupError, match="EvalCase `c`: cannot cache everything"):
+        EvalCase(name="c", agent=_agent(), first_message="hi", cache="everything")
+
+
+def _agent():
+    from google.adk.agents import LlmAgent
+
+    return LlmAgent(name="a", model=ScriptedLlm(["hi"]))
