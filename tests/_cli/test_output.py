@@ -10,6 +10,7 @@ from rich.console import Console
 
 from adk_eval import EvalCase, run_eval_suite
 from adk_eval._cli._output import suite_table
+from adk_eval.models._gate import ProviderStats
 from adk_eval.testing import ScriptedLlm
 
 NAMES = [
@@ -148,3 +149,76 @@ async def test_the_rate_and_pass_hat_k_say_which_expected_failures_they_left_out
     assert "pass rate 100% [44%, 100%] (95% interval; 3 xfailed run(s) left out)" in line
     assert "pass^3 1/1 cases 100% [21%, 100%] (1 all-xfailed case(s) left out)" in line
     assert "xfailed" in render(suite_table(suite))  # its own row: 0/3, failed as expected
+
+
+RETRIED = ProviderStats(calls=3, retries=2, rate_limited=2, waited_s=4.1)
+CACHED = ProviderStats(calls=1, cache_hits=3, cache_misses=1, saved_usd=0.0012)
+
+
+def test_an_explained_run_says_what_its_model_calls_met_at_their_providers():
+    from adk_eval import EvalErrorInfo, EvalResult
+    from adk_eval._cli._output import explanations
+
+    def run(attempt, provider, duration=10):
+        error = EvalErrorInfo(phase="system", message="down", type="RuntimeError")
+        return EvalResult(
+            name="books",
+            status="error",
+            error=error,
+            attempt=attempt,
+            duration_ms=duration,
+            provider=provider,
+        )
+
+    (alone,) = explanations([run(0, RETRIED)])
+    assert alone.splitlines()[1] == "providers: 2 retries (2 rate-limited), waited 4.1 s"
+
+    # repeats that ended the same way are one explanation, whatever each waited
+    (together,) = explanations([run(0, RETRIED, 10), run(1, CACHED, 20)])
+    assert together.splitlines()[1:3] == [
+        "2 runs ended this way (runs 1, 2)",
+        "providers (2 runs together): 2 retries (2 rate-limited), waited 4.1 s; "
+        "cache 3 hits / 1 miss, saved $0.0012",
+    ]
+    (quiet,) = explanations([run(0, ProviderStats(calls=4))])  # nothing worth a line
+    assert "providers" not in quiet
+
+
+def test_a_passed_run_gets_one_provider_line_and_only_when_something_happened():
+    from adk_eval import EvalResult
+    from adk_eval._cli._output import provider_lines
+
+    runs = [
+        EvalResult(name="books", status="passed", provider=RETRIED),
+        EvalResult(name="books", status="passed", attempt=1, provider=CACHED),
+        EvalResult(name="greets", status="passed", provider=ProviderStats(calls=2)),
+        EvalResult(name="fails", status="failed", provider=RETRIED),  # explained instead
+    ]
+    assert provider_lines(runs) == [
+        "providers of runs that passed:",
+        "  books (run 1): 2 retries (2 rate-limited), waited 4.1 s",
+        "  books (run 2): cache 3 hits / 1 miss, saved $0.0012",
+    ]
+    assert provider_lines(runs[:1]) == [
+        "providers of runs that passed:",
+        "  books: 2 retries (2 rate-limited), waited 4.1 s",
+    ]
+    assert provider_lines(runs, every_run=True) == []  # -v: every run is explained
+    assert provider_lines(runs[2:3]) == []
+
+
+def test_the_suite_says_what_its_model_calls_met_only_when_something_happened():
+    from adk_eval import EvalResult
+    from adk_eval._cli._output import provider_line
+    from adk_eval._suites._results import suite_from_results
+
+    def suite(*stats):
+        runs = [EvalResult(name=f"c{n}", status="passed", provider=s) for n, s in enumerate(stats)]
+        return suite_from_results(
+            runs, case_names=[r.name for r in runs], repeat=1, duration_ms=1.0
+        )
+
+    assert provider_line(suite(RETRIED, CACHED, RETRIED)) == (
+        "providers: 4 retries (4 rate-limited), waited 8.2 s; cache 3 hits / 1 miss, saved $0.0012"
+    )
+    assert provider_line(suite(ProviderStats(calls=3), ProviderStats())) is None

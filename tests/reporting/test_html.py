@@ -11,8 +11,17 @@ import pytest
 from google.adk.agents import LlmAgent
 from google.adk.tools import AgentTool, LongRunningFunctionTool
 
-from adk_eval import EvalCase, ScriptedUserAgent, ToolMock, UserAgents, run_eval_suite
+from adk_eval import (
+    EvalCase,
+    EvalResult,
+    ScriptedUserAgent,
+    ToolMock,
+    UserAgents,
+    run_eval_suite,
+)
+from adk_eval._suites._results import suite_from_results
 from adk_eval.metrics import event_count_metric
+from adk_eval.models._gate import ProviderStats
 from adk_eval.reporting import suite_report
 from adk_eval.reporting._html import render_html_report, write_html_report
 from adk_eval.testing import ScriptedLlm, tool_call
@@ -280,4 +289,82 @@ def test_repeats_are_grouped_by_case_and_side_by_side_keeps_every_column_in_view
         assert box["x"] >= 0, (index, box)
         assert box["x"] + box["width"] <= 1280, (index, box)
     assert columns.nth(2).inner_text().startswith("run 3")
+    page.close()
+
+
+BUSY = ProviderStats(
+    calls=3,
+    retries=3,
+    rate_limited=2,
+    server_errors=1,
+    waited_s=4.1,
+    cache_hits=1,
+    saved_usd=0.0012,
+    recorded=2,
+)
+UNPRICED = ProviderStats(calls=1, cache_hits=2, cache_misses=1, saved_usd=None)
+
+
+def provider_report() -> dict:
+    """Runs that met retries, the cache and a cassette; one that met nothing, one hostile."""
+    runs = [
+        EvalResult(name="books", status="failed", provider=BUSY),
+        EvalResult(name="asks", status="passed", provider=UNPRICED),
+        EvalResult(name="greets", status="passed", provider=ProviderStats(calls=1)),
+        EvalResult(name="tampered", status="passed"),
+        EvalResult(name="old", status="passed"),
+    ]
+    names = [run.name for run in runs]
+    report = suite_report(suite_from_results(runs, case_names=names, repeat=1, duration_ms=1.0))
+    results = {run["name"]: run for run in report["results"]}
+    results["tampered"]["provider"]["retries"] = HOSTILE  # a stored report someone edited
+    del results["old"]["provider"]  # a report stored before provider stats were kept
+    return report
+
+
+@pytest.mark.browser
+def test_the_page_shows_each_runs_provider_line_and_the_suites_as_text(browser, tmp_path):
+    report = provider_report()
+    path = tmp_path / "providers.html"
+    write_html_report(report, path)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    problems: list[str] = []
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.goto(path.as_uri())
+
+    total = BUSY + UNPRICED + ProviderStats(calls=1)
+    assert page.locator("#meta").inner_text().endswith(f"; providers: {total.line()}")
+    detail = page.locator("#detail")  # the failing run opens first
+    assert detail.locator(".provider").inner_text() == f"providers: {BUSY.line()}"
+    assert BUSY.line() == (
+        "3 retries (2 rate-limited, 1 server errors), waited 4.1 s; "
+        "cache 1 hit / 0 misses, saved $0.0012; cassette 0 replayed / 2 recorded"
+    )
+    shown = {}
+    for name in ("asks", "greets", "tampered", "old"):
+        page.fill("#search", name)
+        page.locator("#cases tr").nth(0).click()
+        shown[name] = detail.locator(".provider").all_inner_texts()
+    assert shown["asks"] == [f"providers: {UNPRICED.line()}"]
+    assert UNPRICED.line() == "cache 2 hits / 1 miss, saved unknown"
+    assert shown["greets"] == []  # nothing worth a line
+    assert shown["old"] == []
+    assert shown["tampered"] == [f"providers: {HOSTILE} retries, waited 0.0 s"]  # as text
+    assert page.evaluate("window.__pwned") is None
+    assert detail.locator("b").count() == 0
+    assert problems == []
+    page.close()
+
+
+@pytest.mark.browser
+def test_a_suite_whose_calls_met_nothing_says_nothing_about_providers(browser, tmp_path):
+    runs = [EvalResult(name="greets", status="passed", provider=ProviderStats(calls=1))]
+    suite = suite_from_results(runs, case_names=["greets"], repeat=1, duration_ms=1.0)
+    path = tmp_path / "quiet.html"
+    write_html_report(suite_report(suite), path)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(path.as_uri())
+    assert "providers" not in page.locator("#meta").inner_text()
+    assert page.locator("#detail .provider").count() == 0
     page.close()

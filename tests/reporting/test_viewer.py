@@ -11,6 +11,7 @@ from google.adk.agents import LlmAgent
 from playwright.sync_api import expect
 
 from adk_eval import EvalCase, run_eval_suite
+from adk_eval.models._gate import ProviderStats
 from adk_eval.reporting import suite_report
 from adk_eval.reporting._store import RunStore
 from adk_eval.reporting._viewer import HEADER, create_viewer_app
@@ -319,3 +320,38 @@ def test_a_runs_payload_carries_what_ran_for_real(tmp_path):
         f"{__name__}.guard (before_model_callback of agent `a`)"
     ]
     assert payload["runs_for_real"]["sandbox"][0].startswith("warn (every case)")
+
+
+@pytest.mark.browser
+def test_a_stored_run_shows_what_its_model_calls_met_at_their_providers(browser, tmp_path):
+    from .test_html import BUSY, UNPRICED, provider_report
+
+    db = tmp_path / "runs.db"
+    store = RunStore(db)
+    store.append(report({"greets": "passed"}, "2026-11-20T10:00:00"), command="run 1")  # older
+    run_id = store.append(provider_report(), command="run 2")
+    with serving(create_viewer_app(db, TOKEN)) as url:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        problems: list[str] = []
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.goto(f"{url}/?token={TOKEN}#/run/{run_id}/case/books/0")
+        detail = page.locator("#detail")
+        expect(detail.locator(".provider")).to_have_text(f"providers: {BUSY.line()}")
+        total = BUSY + UNPRICED + ProviderStats(calls=1)
+        expect(page.locator("#meta")).to_contain_text(f"; providers: {total.line()}")
+
+        page.goto(f"{url}/?token={TOKEN}#/run/{run_id}/case/tampered/0")
+        expect(detail.locator("h2").first).to_contain_text("tampered")
+        expect(detail.locator(".provider")).to_have_text(
+            f"providers: {HOSTILE} retries, waited 0.0 s"
+        )
+        assert page.evaluate("window.__pwned") is None
+        assert detail.locator("b").count() == 0
+
+        page.goto(f"{url}/?token={TOKEN}#/run/1/case/greets/0")  # stored before: no line
+        expect(detail.locator("h2").first).to_contain_text("greets")
+        expect(page.locator("#title")).to_contain_text("1 runs")
+        expect(detail.locator(".provider")).to_have_count(0)
+        assert "providers" not in page.locator("#meta").inner_text()
+        assert problems == []
+        page.close()

@@ -17,6 +17,8 @@ from ._output import (
     cost_words,
     explanations,
     party_line,
+    provider_line,
+    provider_lines,
     suite_table,
     summary_line,
     unchecked_line,
@@ -179,9 +181,11 @@ def finish(
         out.print()
         out.print(text, markup=False)
     warned = warning_lines(suite.results, every_run=reports.verbose)
-    if warned:
-        out.print()
-        out.print("\n".join(warned), markup=False, highlight=False)
+    met = provider_lines(shown.results, every_run=reports.verbose)
+    for block in (warned, met):
+        if block:
+            out.print()
+            out.print("\n".join(block), markup=False, highlight=False)
     from ..reporting._safety import safety_lines, safety_section
 
     safety = safety_lines(safety_section(suite.results, suite.seed, command))
@@ -189,7 +193,7 @@ def finish(
         out.print()
         out.print("\n".join(safety), markup=False, highlight=False)
     out.print()
-    lines = (budget_line, adaptive_line, party_line, unchecked_line, cost_words)
+    lines = (budget_line, adaptive_line, party_line, unchecked_line, cost_words, provider_line)
     for line in (make(suite) for make in lines):
         if line:
             out.print(line, markup=False, highlight=False)

@@ -21,6 +21,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from ..models._gate import ProviderStats
 from ._table import STYLE, dollars, outcome_text, suite_table
 
 if TYPE_CHECKING:
@@ -33,14 +34,16 @@ __all__ = [
     "LiveProgress",
     "adaptive_line",
     "budget_line",
-    "party_line",
-    "unchecked_line",
     "cost_words",
     "dollars",
     "explanations",
+    "party_line",
+    "provider_line",
+    "provider_lines",
     "runs_for_real_lines",
     "runs_table",
     "suite_table",
+    "unchecked_line",
     "warning_lines",
 ]
 
@@ -133,12 +136,16 @@ def explanations(results: Sequence[EvalResult], *, every_run: bool = False) -> l
             groups.setdefault((untimed, rest), []).append(result)
     texts = []
     for runs in groups.values():
-        text = runs[0].explain()
+        head, _, rest = runs[0].explain().partition("\n")
+        lines = [head]
         if len(runs) > 1:
-            head, _, rest = text.partition("\n")
             attempts = ", ".join(str(run.attempt + 1) for run in runs)
-            text = f"{head}\n{len(runs)} runs ended this way (runs {attempts})\n{rest}"
-        texts.append(text)
+            lines.append(f"{len(runs)} runs ended this way (runs {attempts})")
+        met = sum((run.provider for run in runs), ProviderStats())
+        if met.eventful:  # beside the run, not in the grouping: waits differ between repeats
+            together = f" ({len(runs)} runs together)" if len(runs) > 1 else ""
+            lines.append(f"providers{together}: {met.line()}")
+        texts.append("\n".join([*lines, rest] if rest else lines))
     return texts
 
 
@@ -163,6 +170,33 @@ def warning_lines(results: Sequence[EvalResult], *, every_run: bool = False) -> 
             name += f" (run{'s' if len(runs) > 1 else ''} {counted})"
         lines.append(f"  {name}: {warning}")
     return lines
+
+
+def provider_lines(results: Sequence[EvalResult], *, every_run: bool = False) -> list[str]:
+    """What the model calls met at their providers, for the runs `explanations` leaves out.
+
+    One line per passed run that retried, waited, used the cache or a cassette
+    (`ProviderStats.eventful`); a run that is explained says it there.
+    """
+    repeated = {result.name for result in results if result.attempt}
+    lines = [
+        f"  {result.name}"
+        + (f" (run {result.attempt + 1})" if result.name in repeated else "")
+        + f": {result.provider.line()}"
+        for result in results
+        if result.passed and not every_run and result.provider.eventful
+    ]
+    return ["providers of runs that passed:", *lines] if lines else []
+
+
+def provider_line(suite: EvalSuiteResult) -> str | None:
+    """``providers: 14 retries (14 rate-limited), waited 38.2 s; cache ...``, when eventful.
+
+    The suite's runs summed (`EvalSuiteResult.provider`); nothing when no run retried,
+    waited, used the cache or a cassette.
+    """
+    met = suite.provider
+    return f"providers: {met.line()}" if met.eventful else None
 
 
 def _misfits(result: EvalResult) -> list[str]:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from .._result import EvalResult
 from .._statistics import Interval, pass_at_k, pass_hat_k, wilson
+from ..models._gate import ProviderStats
 from ..models._usage import total_cost
 from ._inventory import RunsForReal
 
@@ -225,6 +226,15 @@ class EvalSuiteResult:
     def tokens(self) -> int:
         """Prompt and completion tokens of every model call of every run."""
         return sum(item.total_tokens for run in self.results for item in run.usage)
+
+    @property
+    def provider(self) -> ProviderStats:
+        """What every run's model calls met on the way to their providers, summed.
+
+        Retries, seconds waited for quota (each run's own, added up: runs waiting side
+        by side count once each), cache hits and what they saved, cassette calls.
+        """
+        return sum((run.provider for run in self.results), ProviderStats())
 
     @property
     def unpriced_models(self) -> list[str]:

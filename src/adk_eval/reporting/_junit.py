@@ -6,6 +6,12 @@ its ``<system-err>``, one ``warning: ...`` line each. The suite's properties
 hold its pass rate with its 95 % interval (``pass_rate``, ``pass_rate.low``,
 ``pass_rate.high``) and, with repeats, pass^k and pass@k over the cases and each
 case's own (``case.NAME.pass_rate``, ``case.NAME.pass_hat_k``).
+
+What model calls met on the way to their providers (`ProviderStats`) is a
+testcase's properties ``provider.retries``, ``provider.rate_limited``,
+``provider.waited_s``, ``provider.cache_hits``, ... and, summed over the runs,
+the testsuite's: only the fields that are not zero, and only for runs (a suite)
+that retried, waited, used the cache or a cassette.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from .._result import EvalResult
 from .._statistics import Interval
 from .._suites._results import EvalSuiteResult
 from .._transcript import render_transcript
+from ..models._gate import ProviderStats
 
 __all__ = ["junit_xml", "write_junit_xml"]
 
@@ -30,6 +37,24 @@ def _interval_properties(properties: ET.Element, prefix: str, interval: Interval
         (".high", interval.high),
     ):
         ET.SubElement(properties, "property", name=f"{prefix}{suffix}", value=f"{value:.4f}")
+
+
+def _provider_properties(properties: ET.Element, stats: ProviderStats) -> None:
+    """``provider.FIELD`` for each field of `stats` that is not zero (nothing when uneventful)."""
+    if not stats.eventful:
+        return
+    for key, value in stats.to_data().items():
+        if value is None:  # the cache saved an unknown amount
+            text = "unknown"
+        elif not value:
+            continue
+        elif key == "saved_usd":
+            text = f"{value:.6f}"
+        elif isinstance(value, float):
+            text = f"{value:.3f}"
+        else:
+            text = str(value)
+        ET.SubElement(properties, "property", name=f"provider.{key}", value=text)
 
 
 def _testcase(result: EvalResult, repeat: int) -> ET.Element:
@@ -47,6 +72,7 @@ def _testcase(result: EvalResult, repeat: int) -> ET.Element:
         ("cost_usd", "unknown" if result.cost_usd is None else f"{result.cost_usd:.6f}"),
     ]:
         ET.SubElement(properties, "property", name=key, value=value)
+    _provider_properties(properties, result.provider)
     for metric_name, metric in result.metrics.items():
         ET.SubElement(
             properties,
@@ -106,6 +132,7 @@ def junit_xml(suite: EvalSuiteResult, *, name: str = "adk-eval") -> ET.ElementTr
     ):
         value = "unknown" if cost is None else f"{cost:.6f}"
         ET.SubElement(properties, "property", name=key, value=value)
+    _provider_properties(properties, suite.provider)
     if suite.adaptive is not None:
         ET.SubElement(properties, "property", name="adaptive", value=str(suite.adaptive))
         saved = str(suite.attempts_saved)

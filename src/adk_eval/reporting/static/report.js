@@ -38,6 +38,25 @@
     const per = cost.per_passing_run_usd == null ? "" : ` (${dollars(cost.per_passing_run_usd)} per passing run)`;
     return `cost ${dollars(cost.total_usd)}${per}, ${cost.tokens.toLocaleString("en")} tokens`;
   }
+  // "2 retries (2 rate-limited), waited 4.1 s; cache 3 hits / 1 miss, saved $0.0012", as
+  // ProviderStats.line() says it; "" when nothing is worth a line (or the report predates it)
+  function providerText(p) {
+    if (!p) return "";
+    const pieces = [];
+    if (p.retries || p.waited_s >= 0.05) {
+      const causes = [[p.rate_limited, "rate-limited"], [p.server_errors, "server errors"]]
+        .filter(([n]) => n).map(([n, what]) => `${n} ${what}`);
+      pieces.push(`${p.retries} retr${p.retries === 1 ? "y" : "ies"}` +
+        (causes.length ? ` (${causes.join(", ")})` : "") + `, waited ${Number(p.waited_s).toFixed(1)} s`);
+    }
+    if (p.cache_hits || p.cache_misses) {
+      const saved = p.saved_usd == null ? "unknown" : `$${Number(p.saved_usd).toFixed(4)}`;
+      pieces.push(`cache ${p.cache_hits} hit${p.cache_hits === 1 ? "" : "s"} / ` +
+        `${p.cache_misses} miss${p.cache_misses === 1 ? "" : "es"}, saved ${saved}`);
+    }
+    if (p.replayed || p.recorded) pieces.push(`cassette ${p.replayed} replayed / ${p.recorded} recorded`);
+    return pieces.join("; ");
+  }
   const dollars = (value) => value == null ? "?" : value >= 1 ? `$${value.toFixed(2)}` : `$${Number(value.toPrecision(4))}`;
 
   // One line a reader sees first: did the suite pass, and was all of it run?
@@ -73,7 +92,8 @@
         : `${data.repeat} run(s) per case, `) +
       `${(data.duration_ms / 1000).toFixed(1)} s` +
       (data.interrupted ? `; interrupted (Ctrl-C), not run: ${data.not_run.join(", ")}` : "") +
-      (data.cost ? `; ${costText(data.cost)}` : "");
+      (data.cost ? `; ${costText(data.cost)}` : "") +
+      (providerText(data.provider) ? `; providers: ${providerText(data.provider)}` : "");
     runsForReal(data.runs_for_real || {});
     safety(data.safety || null);
   }
@@ -276,7 +296,8 @@
     box.append(el("h2", {}, "Tokens"),
       el("div", {}, `agent under test: ${t.input_tokens} in, ${t.output_tokens} out; user agents: ${u.input_tokens} in, ${u.output_tokens} out`),
       ...(run.usage || []).map((item) => el("div", {}, `${item.role} on ${item.model}: ${item.calls} call(s), ` +
-        `${item.input_tokens} in (${item.cached_tokens} cached), ${item.output_tokens} out, ${dollars(item.cost_usd)}`)));
+        `${item.input_tokens} in (${item.cached_tokens} cached), ${item.output_tokens} out, ${dollars(item.cost_usd)}`)),
+      ...(providerText(run.provider) ? [el("div", { className: "provider" }, `providers: ${providerText(run.provider)}`)] : []));
   }
 
   // Conversations in columns: [label, run] pairs (a run may be missing: "not in this run").
