@@ -4,6 +4,7 @@
 * stored runs (`_stored`): ``runs``, ``compare``, ``judges``, ``view``
 * servers and set-up (`_servers`): ``studio``, ``models``, ``setup-local``
 * production sessions (`_production`, `_shadow`): ``score``, ``shadow``
+* the model-output cache (`_cache`): ``cache path|list|clear|prune``
 
 Every command imports what it needs (ADK, FastAPI, uvicorn, litellm) when it
 runs, so ``adk-eval --help`` and ``adk-eval runs`` import none of them.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import click
 
 from .. import __version__
+from ._cache import cache
 from ._common import whole_process
 from ._production import score
 from ._running import list_cases, merge, report, run
@@ -44,6 +46,7 @@ for command in (
     studio,
     models,
     setup_local,
+    cache,
 ):
     main.add_command(command)
 
