@@ -7,7 +7,7 @@ import uuid
 from google.adk.models.llm_request import LlmRequest
 from google.genai import types
 
-from adk_eval.models._requests import first_difference, fingerprint, request_data
+from adk_eval.models._requests import fingerprint, first_difference, request_data
 
 
 def request(
