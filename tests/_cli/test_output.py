@@ -194,10 +194,9 @@ def test_a_passed_run_gets_one_provider_line_and_only_when_something_happened():
         EvalResult(name="greets", status="passed", provider=ProviderStats(calls=2)),
         EvalResult(name="fails", status="failed", provider=RETRIED),  # explained instead
     ]
-    assert provider_lines(runs) == [
+    assert provider_lines(runs) == [  # what the cache answered is the suite's line alone
         "providers of runs that passed:",
         "  books (run 1): 2 retries (2 rate-limited), waited 4.1 s",
-        "  books (run 2): cache 3 hits / 1 miss, saved $0.0012",
     ]
     assert provider_lines(runs[:1]) == [
         "providers of runs that passed:",
@@ -205,6 +204,20 @@ def test_a_passed_run_gets_one_provider_line_and_only_when_something_happened():
     ]
     assert provider_lines(runs, every_run=True) == []  # -v: every run is explained
     assert provider_lines(runs[2:3]) == []
+
+
+def test_many_runs_that_waited_are_listed_longest_wait_first_and_cut_short():
+    from adk_eval import EvalResult
+    from adk_eval._cli._output import PROVIDER_LINES_AT_MOST, provider_lines
+
+    runs = [
+        EvalResult(name=f"c{n}", status="passed", provider=ProviderStats(retries=1, waited_s=n))
+        for n in range(1, PROVIDER_LINES_AT_MOST + 4)
+    ]
+    lines = provider_lines(runs)
+    assert lines[1].startswith(f"  c{PROVIDER_LINES_AT_MOST + 3}: ")
+    assert len(lines) == PROVIDER_LINES_AT_MOST + 2
+    assert lines[-1] == "  ... and 3 more (the JSON report has each)"
 
 
 def test_the_suite_says_what_its_model_calls_met_only_when_something_happened():

@@ -172,20 +172,37 @@ def warning_lines(results: Sequence[EvalResult], *, every_run: bool = False) -> 
     return lines
 
 
+PROVIDER_LINES_AT_MOST = 10
+"""Passed runs listed by `provider_lines`; the suite's line sums them all."""
+
+
 def provider_lines(results: Sequence[EvalResult], *, every_run: bool = False) -> list[str]:
     """What the model calls met at their providers, for the runs `explanations` leaves out.
 
-    One line per passed run that retried, waited, used the cache or a cassette
-    (`ProviderStats.eventful`); a run that is explained says it there.
+    One line per passed run that was refused or waited (retries, a wait for
+    quota), the longest waits first, at most `PROVIDER_LINES_AT_MOST`; what the
+    cache and cassettes answered is the suite's line alone (with ``--cache all``
+    every run has some). A run that is explained says it there.
     """
     repeated = {result.name for result in results if result.attempt}
+    met = [
+        result
+        for result in results
+        if result.passed
+        and not every_run
+        and (result.provider.retries or result.provider.waited_s >= 0.05)
+    ]
+    met.sort(key=lambda result: -result.provider.waited_s)
     lines = [
         f"  {result.name}"
         + (f" (run {result.attempt + 1})" if result.name in repeated else "")
         + f": {result.provider.line()}"
-        for result in results
-        if result.passed and not every_run and result.provider.eventful
+        for result in met[:PROVIDER_LINES_AT_MOST]
     ]
+    if len(met) > PROVIDER_LINES_AT_MOST:
+        lines.append(
+            f"  ... and {len(met) - PROVIDER_LINES_AT_MOST} more (the JSON report has each)"
+        )
     return ["providers of runs that passed:", *lines] if lines else []
 
 
