@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -278,3 +279,109 @@ async def test_fixed_gap_with_a_rate(adk_eval):  # strict whatever the rate, as 
     }
     assert rates["test_known_gap"]["adk_eval.pass_rate"] == "0.000"  # its runs all failed
     assert rates["test_fixed_gap_with_a_rate"]["adk_eval.pass_rate"] == "1.000"
+
+
+# -- cassettes -------------------------------------------------------------------------------
+
+TAPED = """
+import os
+from google.adk.agents import LlmAgent
+from adk_eval import EvalCase
+from adk_eval.testing import ScriptedLlm
+
+def answer(request):
+    if os.environ.get("NO_MODEL"):
+        raise RuntimeError("the model was called")
+    return "Call 999."
+
+agent = LlmAgent(name="clinician", model=ScriptedLlm(responder=answer),
+                 instruction=os.environ.get("INSTRUCTION", "Be helpful."))
+case = EvalCase(name="Chest pain", agent=agent, first_message="chest pain")
+
+async def test_case(adk_eval):
+    await adk_eval.check(case)
+"""
+
+
+@pytest.mark.slow  # pytest processes of their own: make test runs it
+def test_cassette_options_record_once_then_replay_without_the_model(pytester, monkeypatch):
+    pytester.makeini(
+        "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n"
+    )
+    pytester.makepyfile(test_taped=TAPED)
+    monkeypatch.delenv("ADK_EVAL_MODEL_CALLS", raising=False)
+    run = ("-p", "no:cacheprovider")
+
+    pytester.runpytest_subprocess(*run, "--adk-eval-record-models", "tapes").assert_outcomes(
+        passed=1
+    )
+    [tape] = (pytester.path / "tapes").rglob("*.json")
+    assert tape.name == "attempt-0.json"
+    assert "Be helpful." in tape.read_text()
+
+    monkeypatch.setenv("NO_MODEL", "1")
+    replay = ("--adk-eval-replay-models", "tapes")
+    pytester.runpytest_subprocess(*run, *replay).assert_outcomes(passed=1)
+
+    monkeypatch.setenv("INSTRUCTION", "Be careful.")
+    result = pytester.runpytest_subprocess(*run, *replay)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*cassette miss: case `Chest pain`, role agent, call 1: system instruction: *"]
+    )
+
+    monkeypatch.delenv("NO_MODEL")
+    on_miss = ("--adk-eval-on-miss", "call")
+    pytester.runpytest_subprocess(*run, *replay, *on_miss).assert_outcomes(passed=1)
+    assert "Be careful." in tape.read_text()
+    monkeypatch.setenv("NO_MODEL", "1")
+    pytester.runpytest_subprocess(*run, *replay).assert_outcomes(passed=1)
+
+
+def test_cassette_options_keep_the_other_model_call_settings(pytester, monkeypatch):
+    from adk_eval.models import ModelCalls
+    from adk_eval.models._settings import MODEL_CALLS_ENV
+
+    before = ModelCalls(max_wait=5.0, server_retries=1).to_env()
+    monkeypatch.setenv(MODEL_CALLS_ENV, before)
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    (pytester.path / "tapes").mkdir()
+    pytester.makepyfile(
+        test_settings="""
+from adk_eval.models._settings import current_settings
+
+def test_settings(request):
+    settings = current_settings()
+    assert settings.replay == request.config.invocation_params.dir / "tapes"
+    assert (settings.record, settings.on_miss) == (None, "call")
+    assert (settings.max_wait, settings.server_retries) == (5.0, 1)
+"""
+    )
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--adk-eval-replay-models", "tapes", "--adk-eval-on-miss=call"
+    )
+    result.assert_outcomes(passed=1)
+    assert os.environ[MODEL_CALLS_ENV] == before  # given back after the session
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            ["--adk-eval-record-models", "a", "--adk-eval-replay-models", "b"],
+            "*record or replay, not both*",
+        ),
+        (["--adk-eval-on-miss", "call"], "*--adk-eval-on-miss applies to --adk-eval-replay*"),
+        (["--adk-eval-replay-models", "none"], "*--adk-eval-replay-models none: no such folder*"),
+    ],
+)
+def test_cassette_options_that_cannot_work_are_usage_errors(
+    pytester, monkeypatch, options, message
+):
+    monkeypatch.delenv("ADK_EVAL_MODEL_CALLS", raising=False)
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    (pytester.path / "b").mkdir()
+    result = pytester.runpytest("-p", "no:cacheprovider", *options)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+    assert "ADK_EVAL_MODEL_CALLS" not in os.environ

@@ -16,6 +16,13 @@ explanation: status, failed metrics with their evidence, the termination reason
 and the last turns. Per test, ``@pytest.mark.adk_eval(repeat=5, min_pass_rate=0.8)``
 overrides the options.
 
+``--adk-eval-record-models DIR`` records every model call of the session's runs
+into cassettes in DIR; ``--adk-eval-replay-models DIR`` answers them from there,
+offline and without keys (``--adk-eval-on-miss call`` asks the model when a
+request differs from its recording, and updates the cassette). They set the
+``ADK_EVAL_MODEL_CALLS`` variable for the session (keeping what it already
+held), so every run of it, in this process or a worker, uses them.
+
 Without the plugin, the canonical test is ``result = await run_eval(case)``
 followed by ``assert result.passed, result.explain()``.
 """
@@ -57,15 +64,96 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="RATE",
         help="pass rate (0-1) a repeated case needs (default 1.0: every run passes)",
     )
+    group.addoption(
+        "--adk-eval-record-models",
+        default=None,
+        metavar="DIR",
+        help="record every model call of the runs into cassettes in DIR (by case and attempt)",
+    )
+    group.addoption(
+        "--adk-eval-replay-models",
+        default=None,
+        metavar="DIR",
+        help="answer every model call from the cassettes in DIR: offline, no key; a request "
+        "that differs from its recording ends that run with one line saying where",
+    )
+    group.addoption(
+        "--adk-eval-on-miss",
+        choices=("error", "call"),
+        default=None,
+        help="with --adk-eval-replay-models, a request that differs from the recording: end "
+        "the run (error, the default) or call the model and update the cassette (call)",
+    )
+
+
+_SAVED_ENV = pytest.StashKey[tuple[str, str | None]]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Registers the ``adk_eval`` marker."""
+    """Registers the ``adk_eval`` marker; sets the session's cassettes (see the module doc)."""
     config.addinivalue_line(
         "markers",
         "adk_eval(repeat=None, min_pass_rate=None, concurrency=None): settings for the "
         "adk_eval fixture in this test",
     )
+    value = _model_calls(config)
+    if value is not None:
+        import os
+
+        from .models._settings import MODEL_CALLS_ENV
+
+        config.stash[_SAVED_ENV] = (MODEL_CALLS_ENV, os.environ.get(MODEL_CALLS_ENV))
+        os.environ[MODEL_CALLS_ENV] = value
+
+
+def _model_calls(config: pytest.Config) -> str | None:
+    """``ADK_EVAL_MODEL_CALLS`` with the cassette options over it (None: none given)."""
+    record = config.getoption("adk_eval_record_models", None)
+    replay = config.getoption("adk_eval_replay_models", None)
+    on_miss = config.getoption("adk_eval_on_miss", None)
+    if record is None and replay is None and on_miss is None:
+        return None
+    from ._errors import EvalSetupError
+    from .models._settings import current_settings
+
+    if record is not None and replay is not None:
+        raise pytest.UsageError(
+            "--adk-eval-record-models and --adk-eval-replay-models: record or replay, not both"
+        )
+    here = config.invocation_params.dir
+    changes: dict[str, Any] = {} if on_miss is None else {"on_miss": on_miss}
+    if record is not None:
+        changes.update(record=here / record, replay=None)
+    if replay is not None:
+        if not (here / replay).is_dir():
+            raise pytest.UsageError(
+                f"--adk-eval-replay-models {replay}: no such folder; record one with "
+                "--adk-eval-record-models first"
+            )
+        changes.update(replay=here / replay, record=None)
+    try:
+        settings = current_settings().replace(**changes)  # what the variable held, kept
+    except EvalSetupError as error:
+        raise pytest.UsageError(str(error)) from None
+    if on_miss is not None and settings.replay is None:
+        raise pytest.UsageError(
+            "--adk-eval-on-miss applies to --adk-eval-replay-models: give the folder to replay"
+        )
+    return settings.to_env()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Gives ``ADK_EVAL_MODEL_CALLS`` back the value it had before the session."""
+    saved = config.stash.get(_SAVED_ENV, None)
+    if saved is None:
+        return
+    import os
+
+    name, value = saved
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
 
 
 class EvalChecker:
