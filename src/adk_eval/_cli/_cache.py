@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from .._errors import AdkEvalError
+from ..models._cache_file import CacheBusyError
 from ._common import console, fail
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ def _file(cache_path: Path | None) -> Path:
 
     try:
         settings = current_settings()
-    except AdkEvalError as error:
+    except (AdkEvalError, CacheBusyError) as error:
         fail(str(error))
     if cache_path is not None:
         settings = settings.replace(cache_path=cache_path)
@@ -115,7 +116,7 @@ def list_entries(cache_path: Path | None, role: str | None, model: str | None) -
         return
     try:
         found = _store(file).entries(role=role, model=model)
-    except AdkEvalError as error:
+    except (AdkEvalError, CacheBusyError) as error:
         fail(str(error))
     table = Table(header_style="bold")
     for column in ("Role", "Model", "Case", "Age", "Tokens", "Cost"):
@@ -158,7 +159,7 @@ def clear(
     whole = role is None and model is None and older_than is None
     try:
         deleted = _store(file).clear(role=role, model=model, older_than=older_than)
-    except AdkEvalError as error:
+    except (AdkEvalError, CacheBusyError) as error:
         if whole and remove_damaged(file):  # the fix a damaged file's error names
             click.echo(f"deleted {file}: it was not a readable model cache")
             return
@@ -186,7 +187,7 @@ def prune(cache_path: Path | None, ttl: float | None, older_than: float | None) 
     before = _disk(file)
     try:
         deleted = _store(file).prune(older_than=age)
-    except AdkEvalError as error:
+    except (AdkEvalError, CacheBusyError) as error:
         fail(str(error))
     after = _disk(file)
     click.echo(

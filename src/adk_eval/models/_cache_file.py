@@ -72,8 +72,12 @@ def cache_file(settings: ModelCalls | None = None) -> Path:
     return root / "adk-eval" / _FILE_NAME
 
 
-class CacheBusyError(EvalSetupError):
-    """The file stayed locked by other processes longer than the busy timeout."""
+class CacheBusyError(RuntimeError):
+    """The file stayed locked by other processes longer than the busy timeout.
+
+    Not an `EvalSetupError`: nothing is wrong with the case or the file. A run
+    takes it as a miss (or an answer not kept); ``adk-eval cache`` prints it.
+    """
 
 
 class CacheDatabase:
