@@ -20,6 +20,10 @@ and the model providers' (``GOOGLE_*``, ``GEMINI_*``, ``OPENAI_*``,
 a name holding ``PASSWORD``, ``SECRET`` or ``TOKEN``; set anything else on the
 cluster.
 
+The suite's model calls, in every task, are paced by one `Pacer` that a Ray
+actor holds for the suite (`models._ray_pacer`), so that together they stay
+within each provider's quota; the tasks take the suite's `ModelCalls` too.
+
 A task that fails (its worker process dies, or Ray loses it) turns its runs into
 ``error`` results naming Ray's reason; tasks are never retried, so a crash is
 reported rather than repeated. Stopping (Ctrl-C, `stop_on_first_failure`)
@@ -28,7 +32,9 @@ cancels every task not finished, killing its worker.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import itertools
 import logging
 import math
 from collections.abc import Sequence
@@ -42,6 +48,9 @@ import anyio
 from .._case import EvalCase
 from .._errors import EvalSetupError
 from .._result import EvalResult
+from ..models._gated import use_pacer
+from ..models._ray_pacer import ACTOR_OPTIONS, PacerActor, RayPacerClient
+from ..models._settings import ModelCalls, current_settings, using_settings
 from ._jobs import CaseLoader, CaseRef, Job, WorkerSetup, case_refs, error_result
 from ._plan import SuitePlan
 from ._queue import JobQueue, ResultCollector
@@ -127,6 +136,7 @@ class Ray:
         setup = WorkerSetup.of(plan, self.default_model)
         _connect(ray, self.address, shipping.runtime_env())
         remote = ray.remote(max_retries=0, num_cpus=1)(run_batch)
+        pacing = _Pacing(ray)
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         size = max(
             1, min(plan.max_concurrency, math.ceil(len(queue) / (cpus * _TASKS_PER_CPU * 2)))
@@ -138,7 +148,7 @@ class Ray:
                 while queue and len(pending) < cpus * _TASKS_PER_CPU:
                     batch = [queue.pop() for _ in range(min(size, len(queue)))]
                     jobs = [(refs[job.case].module, job.case, job.attempt) for job in batch]
-                    pending[remote.remote(jobs, setup, plan.max_concurrency)] = batch
+                    pending[pacing.submit(remote, jobs, setup, plan.max_concurrency)] = batch
                     for job in batch:
                         await results.started_run(job)
                 if not pending:
@@ -148,21 +158,65 @@ class Ray:
                     abandon_on_cancel=True,
                 )
                 for ref in done:
-                    for result in _answers(ray, ref, pending.pop(ref)):
+                    answers, failed = _answers(ray, ref, pending.pop(ref))
+                    pacing.finished(ref, failed)
+                    for result in answers:
                         stop = await results.keep(result) or stop
         finally:
             for ref in pending:
                 ray.cancel(ref, force=True)
+            pacing.close()
             ray.shutdown()
         return results.suite()
 
 
+class _Pacing:
+    """The suite's `PacerActor`, and the model-call settings, as every task gets them.
+
+    Each task is an owner of its own on the actor: when one fails, what it held is
+    given back.
+    """
+
+    def __init__(self, ray: ModuleType) -> None:
+        self.ray = ray
+        self.actor = ray.remote(PacerActor).options(**ACTOR_OPTIONS).remote()
+        self.model_calls = current_settings().to_env()
+        self.owners: dict[Any, str] = {}
+        self._count = itertools.count(1)
+
+    def submit(self, remote: Any, jobs: list[Any], setup: WorkerSetup, concurrency: int) -> Any:
+        """Starts the task of `jobs`; its object ref."""
+        owner = f"task-{next(self._count)}"
+        task = remote.remote(jobs, setup, concurrency, (self.actor, owner), self.model_calls)
+        self.owners[task] = owner
+        return task
+
+    def finished(self, task: Any, failed: bool) -> None:
+        """`task` is over; when it `failed`, the actor forgets what it held."""
+        owner = self.owners.pop(task, None)
+        if failed and owner is not None:
+            with contextlib.suppress(Exception):  # the actor is gone: nothing to give back
+                self.actor.drop.remote(owner)
+
+    def close(self) -> None:
+        """Stops the actor."""
+        with contextlib.suppress(Exception):  # gone with the cluster already
+            self.ray.kill(self.actor)
+
+
 def run_batch(
-    jobs: Sequence[tuple[str, str, int]], setup: WorkerSetup, concurrency: int
+    jobs: Sequence[tuple[str, str, int]],
+    setup: WorkerSetup,
+    concurrency: int,
+    pacer: tuple[Any, str] | None = None,
+    model_calls: str | None = None,
 ) -> list[dict[str, Any]]:
     """What one Ray task runs: `jobs` (module, case name, attempt), `concurrency` at a time.
 
-    A Ray worker process runs many tasks; it imports each eval module once.
+    A Ray worker process runs many tasks; it imports each eval module once. Its
+    model calls are paced by the suite's `PacerActor` (`pacer`: its handle and this
+    task's owner name on it) and follow the suite's `ModelCalls` (`model_calls`, as
+    `ModelCalls.to_env` writes them).
     """
     loader = _loaders.get(setup)
     if loader is None:
@@ -180,7 +234,13 @@ def run_batch(
             for index, (module, name, attempt) in enumerate(jobs):
                 group.start_soon(run, index, CaseRef(module, name), attempt)
 
-    anyio.run(run_all)
+    settings = ModelCalls.from_env(model_calls) if model_calls else None
+    use_pacer(RayPacerClient(*pacer) if pacer is not None else None)
+    try:
+        with using_settings(settings):
+            anyio.run(run_all)
+    finally:
+        use_pacer(None)
     return answers
 
 
@@ -209,13 +269,15 @@ def _connect(ray: ModuleType, address: str | None, runtime_env: dict[str, Any]) 
         ) from None
 
 
-def _answers(ray: ModuleType, ref: Any, batch: list[Job]) -> list[EvalResult]:
+def _answers(ray: ModuleType, ref: Any, batch: list[Job]) -> tuple[list[EvalResult], bool]:
+    """The results of the task `ref`, and whether it failed (its runs are then errors)."""
     try:
-        return [EvalResult.from_data(data) for data in ray.get(ref)]
+        return [EvalResult.from_data(data) for data in ray.get(ref)], False
     except ray.exceptions.RayError as error:
         cause = getattr(error, "cause", None) or error
         message = f"the Ray task running this case failed: {type(cause).__name__}: {cause}"
-        return [
+        failed = [
             error_result(job.case, job.attempt, "RayTaskFailed", " ".join(message.split()))
             for job in batch
         ]
+        return failed, True

@@ -8,6 +8,11 @@ before it says it is ready, and runs cases by reference (see `_jobs`), so every
 case must be bound at module level. While workers start, this process runs
 cases itself; once they are all ready it only feeds them (see `_pool`).
 
+The processes pace their model calls with one `Pacer`, this process's, which it
+serves to its workers on a Unix socket while the suite runs
+(`models._shared_pacer`); the workers take this process's environment, and the
+suite's `ModelCalls` with it.
+
 ``Workers("auto")`` uses one worker per core, but only when it pays: it runs in
 this process first and starts workers only if, after `AUTO_PROBE_SECONDS`, the
 runs left would take at least `AUTO_MIN_SECONDS` more here. What it chose, and
@@ -16,12 +21,17 @@ why, is the suite's `placement`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
 from .._errors import EvalSetupError
+from ..models._gated import PACER_ENV, process_pacer
+from ..models._settings import MODEL_CALLS_ENV, current_settings
+from ..models._shared_pacer import serve_pacer
 from ._jobs import WorkerSetup, case_refs
 from ._plan import SuitePlan, available_cores
 from ._pool import AUTO_MIN_SECONDS, AUTO_PROBE_SECONDS, Pool, WarmWorkers
@@ -86,16 +96,41 @@ class Workers:
         """
         refs = {ref.name: ref for ref in case_refs(plan.cases)}
         modules = tuple(dict.fromkeys(ref.module for ref in refs.values()))
-        setup = dataclasses.replace(
-            WorkerSetup.of(plan, self.default_model), preload=modules, environ=dict(os.environ)
-        )
-        pool = Pool(
-            plan,
-            refs,
-            setup,
-            workers=min(self.processes, plan.total),
-            interim=self.run_while_starting,
-            auto=self.count == "auto" and self.run_while_starting,
-            warm=self.warm,
-        )
-        return await pool.run()
+        workers = min(self.processes, plan.total)
+        with _served_pacer(workers + (1 if self.run_while_starting else 0) > 1) as address:
+            environ = {**os.environ, MODEL_CALLS_ENV: current_settings().to_env()}
+            if address is not None:
+                environ[PACER_ENV] = address
+            setup = dataclasses.replace(
+                WorkerSetup.of(plan, self.default_model), preload=modules, environ=environ
+            )
+            pool = Pool(
+                plan,
+                refs,
+                setup,
+                workers=workers,
+                interim=self.run_while_starting,
+                auto=self.count == "auto" and self.run_while_starting,
+                warm=self.warm,
+            )
+            return await pool.run()
+
+
+@contextlib.contextmanager
+def _served_pacer(shared: bool) -> Iterator[str | None]:
+    """Where this process serves its pacer to the suite's workers while the suite runs.
+
+    None when it serves none: one process paces alone, a process that is itself a
+    worker leaves its workers its parent's (whose address they inherit), and where
+    no Unix socket can be served each process paces alone.
+    """
+    if not shared or os.environ.get(PACER_ENV):
+        yield None
+        return
+    try:
+        served = serve_pacer(process_pacer())
+    except OSError:
+        yield None
+        return
+    with served:
+        yield served.address

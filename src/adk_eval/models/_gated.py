@@ -45,7 +45,15 @@ from ._pacer import Grant, Pacer
 from ._requests import fingerprint, request_data
 from ._usage import cost_of
 
-__all__ = ["PACER_ENV", "base_url_of", "call", "gated", "is_gated", "process_pacer"]
+__all__ = [
+    "PACER_ENV",
+    "base_url_of",
+    "call",
+    "gated",
+    "is_gated",
+    "process_pacer",
+    "use_pacer",
+]
 
 PACER_ENV = "ADK_EVAL_PACER"
 """The address of the pacer a worker process shares with its parent (set by the parent)."""
@@ -123,11 +131,20 @@ def base_url_of(llm: Any) -> str | None:
 
 _PACER: Pacer | None = None
 _PACER_LOCK = threading.Lock()
+_USED: Any = None
+
+
+def use_pacer(pacer: Any) -> None:
+    """Makes `pacer` this process's (a Ray task's client of its suite's); None: undoes it."""
+    global _USED
+    _USED = pacer
 
 
 def process_pacer() -> Any:
-    """This process's pacer: its parent's, when it is a worker that shares one, else its own."""
+    """This process's pacer: the one `use_pacer` set, else its parent's, else its own."""
     global _PACER
+    if _USED is not None:
+        return _USED
     address = os.environ.get(PACER_ENV)
     if address:
         from ._shared_pacer import pacer_client
