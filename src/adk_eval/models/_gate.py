@@ -36,6 +36,10 @@ __all__ = [
 ]
 
 
+_NOT_A_WAIT = 0.01
+"""Seconds below which a wait is not counted (the go-ahead of a pacer in another process)."""
+
+
 @dataclass(frozen=True)
 class ProviderStats:
     """What a run's model calls met on the way to their providers.
@@ -224,7 +228,9 @@ class RunGate:
         finally:
             self._waiting -= 1
             if self._waiting == 0:
-                self._waited += self._clock() - self._since
+                waited = self._clock() - self._since
+                if waited >= _NOT_A_WAIT:  # (a shared pacer's round trip is not a wait)
+                    self._waited += waited
                 for listener in self._listeners:
                     listener(False)
 

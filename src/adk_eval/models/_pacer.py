@@ -20,7 +20,7 @@ the order they asked, each waiting for three things:
 
 The state is plain data behind a thread lock; each waiter waits on an event of
 its own event loop, woken thread-safely, so one pacer serves every loop and
-thread of a process (`processes` shares one between processes).
+thread of a process (`_shared_pacer` serves one to a suite's other processes).
 """
 
 from __future__ import annotations
