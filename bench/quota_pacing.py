@@ -14,7 +14,9 @@ process, and ``--workers 2`` (one pacer served to both workers). Modes:
 
 The ideal is the quota's own bound, calls / rate (``cases x 3 x window /
 requests`` seconds); the ratio is the wall time over it (goal: at most 1.15 for
-``known``). The server's log gives the most requests admitted in any window
+``known``). The floor is stricter: the first window's calls go at once, so the
+last call cannot leave before ``(ceil(calls / requests) - 1) x window`` seconds
+(50 s by default), and ``ratio_to_floor`` is the wall time over that. The server's log gives the most requests admitted in any window
 (never above the quota: it refuses the rest) and the requests it refused (429s;
 for ``learned``, LiteLLM's OpenAI SDK also retries a 429 twice on its own, which
 the server counts but adk-eval does not see).
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -122,6 +125,7 @@ def one(
         statuses[run["status"]] = statuses.get(run["status"], 0) + 1
     calls = args.cases * 3
     ideal = calls * args.window / args.requests
+    floor = (math.ceil(calls / args.requests) - 1) * args.window
     row = {
         "client": client,
         "placement": placement,
@@ -129,6 +133,8 @@ def one(
         "wall_s": round(wall, 2),
         "ideal_s": round(ideal, 2),
         "ratio": round(wall / ideal, 3),
+        "floor_s": round(floor, 2),
+        "ratio_to_floor": round(wall / floor, 3) if floor else None,
         "statuses": statuses,
         "requests_sent": sent,
         "refused_429": refused,
@@ -137,7 +143,7 @@ def one(
     }
     print(
         f"{client:8} {placement:8} {mode:8} wall {wall:6.1f} s  ideal {ideal:6.1f} s  "
-        f"ratio {wall / ideal:5.3f}  {statuses}  sent {sent}  refused {refused}  "
+        f"ratio {wall / ideal:5.3f}  to floor {wall / floor if floor else math.inf:5.3f}  {statuses}  sent {sent}  refused {refused}  "
         f"max/window {admitted}/{args.requests}",
         flush=True,
     )
@@ -152,7 +158,7 @@ def main() -> None:
     parser.add_argument("--clients", nargs="+", default=["litellm", "gemini"])
     parser.add_argument("--placements", nargs="+", default=["process", "workers"])
     parser.add_argument("--modes", nargs="+", default=["known", "learned"])
-    parser.add_argument("--out", default="bench/results/quota_pacing.json")
+    parser.add_argument("--json", "--out", dest="out", default="bench/results/quota_pacing.json")
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as temp:

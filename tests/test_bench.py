@@ -204,3 +204,25 @@ def test_suite_scale_bench(tmp_path):
     result = run_bench("suite_scale", tmp_path, "--cases", "20", "40")
     assert [row["cases"] for row in result["rows"]] == [20, 40]
     assert all(row["cpu_ms_per_case"] > 0 for row in result["rows"])
+
+
+def test_quota_pacing_bench(tmp_path):
+    result = run_bench(
+        "quota_pacing",
+        tmp_path,
+        "--cases",
+        "8",
+        "--requests",
+        "10",
+        "--window",
+        "1",
+        "--clients",
+        "gemini",
+        "--placements",
+        "process",
+    )
+    assert [row["mode"] for row in result["rows"]] == ["known", "learned"]
+    for row in result["rows"]:  # the server's own count: never over the quota, every run ended
+        assert row["max_admitted_in_a_window"] <= 10
+        assert sum(row["statuses"].values()) == 8
+    assert result["rows"][0]["refused_429"] == 0
