@@ -59,7 +59,7 @@ async def test_a_class_with_an_async_run_is_an_executor_and_sums_up_as_in_proces
 
     assert ours.ran == [("greets", 0), ("misses", 0), ("greets", 1), ("misses", 1)]
     assert len(seen) == 4
-    assert mine.summary == theirs.summary
+    assert mine.summary == theirs.summary, (mine.explain(), theirs.explain())
     assert mine.summary["passed"] == mine.summary["failed"] == 2
     assert [(c.name, c.label) for c in mine.cases] == [(c.name, c.label) for c in theirs.cases]
     assert mine.runs_for_real == theirs.runs_for_real
