@@ -16,7 +16,8 @@ The ideal is the quota's own bound, calls / rate (``cases x 3 x window /
 requests`` seconds); the ratio is the wall time over it (goal: at most 1.15 for
 ``known``). The floor is stricter: the first window's calls go at once, so the
 last call cannot leave before ``(ceil(calls / requests) - 1) x window`` seconds
-(50 s by default), and ``ratio_to_floor`` is the wall time over that. The server's log gives the most requests admitted in any window
+(50 s by default), and ``ratio_to_floor`` is the wall time over that. The
+server's log gives the most requests admitted in any window
 (never above the quota: it refuses the rest) and the requests it refused (429s;
 for ``learned``, LiteLLM's OpenAI SDK also retries a 429 twice on its own, which
 the server counts but adk-eval does not see).
@@ -143,7 +144,8 @@ def one(
     }
     print(
         f"{client:8} {placement:8} {mode:8} wall {wall:6.1f} s  ideal {ideal:6.1f} s  "
-        f"ratio {wall / ideal:5.3f}  to floor {wall / floor if floor else math.inf:5.3f}  {statuses}  sent {sent}  refused {refused}  "
+        f"ratio {wall / ideal:5.3f}  to floor {wall / floor if floor else math.inf:5.3f}  "
+        f"{statuses}  sent {sent}  refused {refused}  "
         f"max/window {admitted}/{args.requests}",
         flush=True,
     )
