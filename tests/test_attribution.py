@@ -24,9 +24,11 @@ from adk_eval import (
     UserAgents,
     explain_failure,
     run_eval,
+    run_eval_suite,
 )
 from adk_eval.fake_provider import FakeProviderServer, error_reply, raw_reply
 from adk_eval.metrics import state_metric, user_fidelity
+from adk_eval.models import ModelCalls
 from adk_eval.testing import ScriptedLlm, tool_call
 
 PERSONA = "You are Ann. You want an appointment on Tuesday, and only Tuesday."
@@ -165,10 +167,10 @@ def litellm_agent(server: FakeProviderServer) -> LlmAgent:
     ids=["503", "malformed"],
 )
 async def test_a_provider_that_fails_is_blamed_not_the_agent(reply):
+    once = ModelCalls(server_retries=0)  # retried, it fails the same, 3.5 s later
     with FakeProviderServer(responder=lambda request: reply) as server:
-        result = await run_eval(
-            EvalCase(name="greets", agent=litellm_agent(server), first_message="hi")
-        )
+        case = EvalCase(name="greets", agent=litellm_agent(server), first_message="hi")
+        result = (await run_eval_suite([case], model_calls=once)).results[0]
 
     assert result.status == "error", result.explain()
     assert result.attribution.party == "provider", result.attribution

@@ -98,6 +98,7 @@ async def test_gemini_over_the_quota_gets_a_client_error_with_its_retry_info():
     assert violation["quotaId"] == "GenerateRequestsPer10SecondsPerProjectPerModel"
 
 
+@pytest.mark.slow
 async def test_litellm_own_retries_wait_out_the_retry_after_header():
     with FakeProviderServer(["ok"], quota=Quota(requests=1, window=1.0)) as server:
         model = litellm_model(server)  # the OpenAI SDK's default retries read Retry-After
@@ -113,6 +114,7 @@ async def test_litellm_own_retries_wait_out_the_retry_after_header():
     assert server.max_admitted_in_any_window(1.0) == 1
 
 
+@pytest.mark.slow
 async def test_server_errors_are_drawn_from_the_seed_and_spend_no_quota():
     def outcomes(seed: int) -> list[str]:
         quota = Quota(requests=6, window=10.0)

@@ -49,6 +49,7 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
+@pytest.mark.slow
 def test_pass_fail_and_junit_xml(project):
     project.makepyfile(
         test_checks="""

@@ -18,7 +18,14 @@ from google.adk.models.google_llm import Gemini
 from google.adk.models.lite_llm import LiteLlm
 from google.genai import types
 
-from adk_eval import EvalCase, ScriptedUserAgent, TerminateWhen, UserAgents, run_eval
+from adk_eval import (
+    EvalCase,
+    ScriptedUserAgent,
+    TerminateWhen,
+    UserAgents,
+    run_eval,
+    run_eval_suite,
+)
 from adk_eval.fake_provider import (
     FakeProviderServer,
     FakeReply,
@@ -28,6 +35,7 @@ from adk_eval.fake_provider import (
     text_reply,
     tool_reply,
 )
+from adk_eval.models import ModelCalls
 
 
 def add(a: int, b: int) -> dict:
@@ -127,6 +135,7 @@ def failing_then(status: int, failures: int, message: str):
 
 
 @pytest.mark.parametrize("status", [429, 500])
+@pytest.mark.slow
 async def test_litellm_retries_rate_limits_and_server_errors(status):
     with FakeProviderServer(responder=failing_then(status, 2, "try again")) as server:
         result = await run_eval(case(litellm_model(server)))
@@ -154,14 +163,18 @@ async def test_a_provider_error_that_persists_is_an_error_result_with_its_messag
 
 @pytest.mark.parametrize("client", CLIENTS)
 async def test_a_malformed_reply_is_an_error_result(client):
+    once = ModelCalls(server_retries=0)  # retried, it fails the same, 3.5 s later
     with FakeProviderServer([raw_reply("<html>bad gateway</html>")]) as server:
-        result = await run_eval(case(CLIENTS[client](server)))
+        result = (await run_eval_suite([case(CLIENTS[client](server))], model_calls=once)).results[
+            0
+        ]
     assert result.status == "error"
     assert result.error.phase == "system"
     assert "Expecting value" in result.error.message  # the JSON decoder's complaint, passed on
 
 
 @pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.slow
 async def test_a_provider_that_hangs_is_cut_by_max_duration(client):
     with FakeProviderServer([text_reply("too late", delay=60)]) as server:
         started = time.monotonic()
@@ -221,6 +234,7 @@ async def test_an_empty_reply_ends_the_turn_and_the_run_completes(client):
     assert result.status == "error" or result.turns == 0
 
 
+@pytest.mark.slow
 async def test_jitter_spreads_the_delay_around_its_mean_and_repeats_with_its_seed():
     waits = []
     for _ in range(2):  # the same seed draws the same waits

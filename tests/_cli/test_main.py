@@ -54,11 +54,13 @@ def test_help_and_stored_runs_import_no_adk_litellm_or_web_stack(args, tmp_path)
     assert imported_by(args, tmp_path) == []
 
 
+@pytest.mark.slow
 def test_the_probe_sees_what_a_command_imports(tmp_path):
     (tmp_path / "evals.py").write_text("")
     assert "google.adk" in imported_by(["list", "evals.py"], tmp_path)
 
 
+@pytest.mark.slow
 def test_run_of_a_scripted_case_imports_no_litellm_or_server(tmp_path):
     (tmp_path / "evals.py").write_text(
         "from google.adk.agents import LlmAgent\n"

@@ -259,6 +259,7 @@ def test_compare_errors_are_clear(tmp_path):
     [(signal.SIGINT, 130, "Interrupted"), (signal.SIGTERM, 143, "Terminated (SIGTERM)")],
     ids=["ctrl-c", "sigterm"],
 )
+@pytest.mark.slow
 def test_ctrl_c_or_sigterm_stops_the_run_and_reports_what_finished(tmp_path, signum, code, said):
     (tmp_path / "slow_eval.py").write_text(
         """
@@ -343,6 +344,7 @@ def ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+@pytest.mark.slow
 def test_an_unmocked_tool_is_one_clean_result_on_stdout_and_nothing_on_stderr(tmp_path):
     (tmp_path / "tools.py").write_text(
         'def refund(order: str) -> dict:\n    """Refunds an order."""\n'
@@ -373,6 +375,7 @@ refunds = EvalCase(name="refunds", agent=root, first_message="refund A1")
     assert completed.stdout.rstrip().splitlines()[-1].startswith("1 error(s) in")
 
 
+@pytest.mark.slow
 def test_a_mock_or_a_fault_that_raises_is_one_clean_result_and_adk_logs_nothing(tmp_path):
     (tmp_path / "raise_eval.py").write_text(
         """
@@ -437,6 +440,7 @@ def test_a_bad_runs_database_is_refused_before_any_case_runs(write_evals, tmp_pa
         assert db.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_timeout_caps_each_runs_wall_time_and_cases_have_a_default(tmp_path):
     from adk_eval import TerminateWhen
 
@@ -537,6 +541,7 @@ def test_seed_injects_the_same_faults_again_and_is_printed_and_reported(write_ev
     assert other["answers"] != first["answers"]
 
 
+@pytest.mark.slow
 def test_a_thread_left_running_by_an_eval_file_does_not_hold_the_exit(tmp_path):
     (tmp_path / "threads_eval.py").write_text(
         """
@@ -556,6 +561,7 @@ good = EvalCase(name="greets", agent=agent, first_message="hi")
     assert "left 1 thread(s) running (poller); exiting anyway" in done.stdout
 
 
+@pytest.mark.slow
 def test_the_command_imports_the_project_from_its_root_like_pytest(write_evals):
     root = write_evals(
         {
@@ -641,6 +647,7 @@ def test_run_says_what_runs_for_real_before_the_first_case_and_sandbox_strict_re
     assert "Traceback" not in strict.output
 
 
+@pytest.mark.slow
 def test_sandbox_strict_as_a_process_is_one_clean_line_and_adk_logs_no_traceback(write_evals):
     root = write_evals({"guard_eval.py": CALLBACK_AND_PROCESS})
     done = run_process(root, "guard_eval.py", "--sandbox", "strict")
@@ -655,6 +662,7 @@ def test_sandbox_strict_as_a_process_is_one_clean_line_and_adk_logs_no_traceback
     assert "Traceback" not in done.stdout
 
 
+@pytest.mark.slow
 def test_run_names_the_vertex_project_and_credentials_it_will_bill(write_evals, tmp_path):
     root = write_evals({"good_eval.py": ONLY_GOOD})
     adc = tmp_path / "adc.json"
@@ -791,6 +799,7 @@ def test_fail_on_agent_still_fails_on_an_error_unless_errors_are_allowed(write_e
     assert on_setup.exit_code == 1
 
 
+@pytest.mark.slow
 def test_no_color_and_a_pipe_give_plain_text(tmp_path, write_evals):
     root = write_evals({"good_eval.py": ONLY_GOOD})
     completed = run_process(root, "good_eval.py", env={"NO_COLOR": "1", "TERM": "xterm-256color"})

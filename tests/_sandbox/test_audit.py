@@ -249,6 +249,7 @@ threading.Thread(target=lambda kept=hook: time.sleep(60), daemon=True).start()
 """
 
 
+@pytest.mark.slow
 def test_the_hook_says_nothing_at_the_interpreters_exit():
     """An error reported at exit is reported as Python reports it, not as the hook's."""
     # The daemon thread (a client's worker) keeps the hook's module alive into the

@@ -37,6 +37,7 @@ def in_namespace(mode: str, how: str = "itself") -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_warn_lets_the_tool_try_and_lists_its_lookup_and_connection_not_the_models():
     seen = in_namespace("warn")
 
@@ -48,6 +49,7 @@ def test_warn_lets_the_tool_try_and_lists_its_lookup_and_connection_not_the_mode
     ]
 
 
+@pytest.mark.slow
 def test_warn_lists_a_connection_a_library_makes_in_a_thread_the_tool_started():
     seen = in_namespace("warn", "thread")
 

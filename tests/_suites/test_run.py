@@ -22,6 +22,7 @@ from adk_eval import (
 )
 from adk_eval._statistics import wilson
 from adk_eval.metrics import state_metric
+from adk_eval.models import ModelCalls
 from adk_eval.testing import ScriptedLlm, tool_call
 
 
@@ -29,6 +30,7 @@ def simple_case(name: str, model: ScriptedLlm, **kwargs) -> EvalCase:
     return EvalCase(name=name, agent=LlmAgent(name="a", model=model), first_message="hi", **kwargs)
 
 
+@pytest.mark.slow
 async def test_a_slow_case_does_not_serialise_the_others():
     fast_done = anyio.Event()
 
@@ -51,7 +53,8 @@ async def test_a_slow_case_does_not_serialise_the_others():
     assert parallel.ok, parallel.explain()
 
     fast_done = anyio.Event()
-    serial = await run_eval_suite(cases(), parallel=False)
+    # the slow model's TimeoutError, not retried (a real provider's timeout is: 3 times)
+    serial = await run_eval_suite(cases(), parallel=False, model_calls=ModelCalls(server_retries=0))
     assert [r.status for r in serial.results] == ["error", "passed"]
     assert "TimeoutError" in serial.results[0].error.message
 

@@ -180,6 +180,7 @@ def test_the_plan_lists_what_rays_own_zip_holds(project, ray_packaging, tmp_path
     assert not (root / "_ray_pkg").exists()
 
 
+@pytest.mark.slow
 def test_working_dir_is_an_opt_in_with_the_same_excludes(project):
     root, module = project
     assert (
@@ -261,6 +262,7 @@ def test_the_users_excludes_leave_more_out_and_nothing_can_be_shipped(project):
     )
 
 
+@pytest.mark.slow
 async def test_a_suite_over_rays_upload_limit_is_refused_before_anything_starts(project):
     root, module = project
     limit = Walker.make().limit

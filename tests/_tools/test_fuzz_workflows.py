@@ -202,6 +202,7 @@ class GraphBuilder:
 
 
 @pytest.mark.parametrize("half", [0, 1])  # the same cases, in two halves that run apart
+@pytest.mark.slow
 async def test_random_workflows_never_run_an_undeclared_body(half):
     rng = random.Random(20261125)
     ledger = Ledger()

@@ -144,6 +144,7 @@ async def test_scripted_calls_are_checked_against_the_declared_schemas(marker):
     assert "`file` is not a parameter of `read_file`: did you mean `path`?" in result.error.message
 
 
+@pytest.mark.slow
 async def test_a_recording_declares_the_tools_as_the_server_listed_them(marker, tmp_path):
     recording = tmp_path / "files.tools.json"
     toolset = files_toolset(marker)

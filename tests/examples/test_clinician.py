@@ -98,6 +98,7 @@ async def test_headache_ends_with_the_patients_goodbye():
     assert last_patient.content.parts[0].text.endswith("</finished>")
 
 
+@pytest.mark.slow
 def test_adk_eval_run_examples_clinician_is_the_first_set_up_command(tmp_path):
     completed = subprocess.run(
         [
@@ -141,6 +142,7 @@ async def test_the_unreliable_patient_is_blamed_and_a_reminded_one_passes():
     )
 
 
+@pytest.mark.slow
 def test_explain_failures_on_the_command_line_names_the_party_and_what_flips_it():
     completed = subprocess.run(
         [

@@ -195,6 +195,7 @@ def score_at_once(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str
         ("sqlite:////dev/zero", "/dev/zero is a character device, not an SQLite file"),
     ],
 )
+@pytest.mark.slow
 def test_what_is_not_a_regular_file_is_refused_at_once_in_one_line(tmp_path, sessions, message):
     os.mkfifo(tmp_path / "fifo.json")
     (tmp_path / "exported").mkdir()

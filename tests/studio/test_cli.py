@@ -25,6 +25,7 @@ def env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
 
 
+@pytest.mark.slow
 def test_it_prints_a_loopback_url_with_a_random_token_that_every_request_needs(tmp_path):
     process = subprocess.Popen(
         studio_command(

@@ -105,6 +105,7 @@ def test_unwrap_studio_errors_leaves_other_errors_alone():
     assert caught.value is unavailable
 
 
+@pytest.mark.slow
 async def test_a_studio_that_never_answers_is_given_up_on_after_timeout():
     with serving(studio()) as url:
         started = time.monotonic()

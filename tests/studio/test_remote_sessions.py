@@ -127,6 +127,7 @@ async def test_a_remote_run_that_ended_is_idle_and_exports_as_a_golden(server, t
     assert (golden.session_input.app_name, golden.session_input.user_id) == ("their_app", "ann")
 
 
+@pytest.mark.slow
 async def test_an_answer_after_the_plugin_timed_out_is_refused_and_the_session_says_why(server):
     seen: list[str] = []
 
