@@ -1,0 +1,1 @@
+"""Trace sources: OpenTelemetry spans read as ADK sessions (see docs/production.md, "Traces")."""
