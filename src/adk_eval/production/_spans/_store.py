@@ -1,0 +1,294 @@
+"""The SQLite spans table: writing spans into it, reading a file of it one conversation at a time.
+
+`write_spans` fills `SPANS_TABLE` (the collector's file, the private spool of an
+OTLP file). `SpanStore` reads any file with a ``spans`` table (ADK's own
+`SqliteSpanExporter` file included) without ever writing to it: it is opened
+read-only by the same ``file:`` URI as a session store (`sqlite_uri`: no
+``-wal``, ``-shm`` or journal created beside it, readable while a process writes
+it in WAL mode).
+
+A conversation is a set of traces: a trace belongs to the conversation its spans
+name (their ``session_id`` column); a trace that names none is a conversation of
+its own, keyed ``trace:<trace_id>``. Only one small tuple per trace is held in
+memory (`SpanStore.conversations`); spans are read one conversation at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from ..._errors import EvalSetupError
+from .._database import sqlite_uri
+from .._files import not_a_file
+from ._span import EXTRA_COLUMNS, SPANS_TABLE, Span, SpanEvent, conversation_of
+
+__all__ = ["SpanStore", "write_spans"]
+
+_INDEXES = (
+    "CREATE INDEX IF NOT EXISTS spans_session_id_idx ON spans(session_id)",
+    "CREATE INDEX IF NOT EXISTS spans_trace_id_idx ON spans(trace_id)",
+)
+"""ADK's own indexes (same names), which reading one conversation at a time needs."""
+
+_INSERT = (
+    "INSERT OR IGNORE INTO spans (span_id, trace_id, parent_span_id, name, "
+    "start_time_unix_nano, end_time_unix_nano, session_id, invocation_id, attributes_json, "
+    "status_code, status_message, events_json, resource_json) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+_BASE_COLUMNS = (
+    "span_id",
+    "trace_id",
+    "parent_span_id",
+    "name",
+    "start_time_unix_nano",
+    "end_time_unix_nano",
+    "attributes_json",
+)
+
+_TRACE_PREFIX = "trace:"
+
+
+def _row(span: Span) -> tuple[Any, ...]:
+    invocation = span.attributes.get("gcp.vertex.agent.invocation_id")
+    events = [
+        {"name": event.name, "time_unix_nano": event.time_ns, "attributes": dict(event.attributes)}
+        for event in span.events
+    ]
+    return (
+        span.span_id,
+        span.trace_id,
+        span.parent_id,
+        span.name,
+        span.start_ns,
+        span.end_ns,
+        conversation_of(span),
+        invocation if isinstance(invocation, str) else None,
+        json.dumps(dict(span.attributes), ensure_ascii=False, default=str),
+        span.status,
+        span.status_message,
+        json.dumps(events, ensure_ascii=False, default=str),
+        json.dumps(dict(span.resource), ensure_ascii=False, default=str),
+    )
+
+
+def write_spans(connection: sqlite3.Connection, spans: Iterable[Span]) -> int:
+    """Inserts spans into the ``spans`` table (created if missing), and commits.
+
+    A span whose ``span_id`` is already there is left out (a resent batch).
+
+    Args:
+        connection: A writable connection.
+        spans: The spans to insert.
+
+    Returns:
+        How many rows were inserted.
+    """
+    connection.execute(SPANS_TABLE)
+    for index in _INDEXES:
+        connection.execute(index)
+    before = connection.total_changes
+    connection.executemany(_INSERT, (_row(span) for span in spans))
+    connection.commit()
+    return connection.total_changes - before
+
+
+class SpanStore:
+    """A read-only view of an SQLite file with a ``spans`` table.
+
+    Attributes:
+        path: The file read.
+        skipped: Rows left out so far because a JSON column in them is malformed.
+        skipped_input: Lines or messages of the input files left out while spooling
+            them (a truncated last line); `notes` says which.
+        notes: One line for each thing the caller may want to say once.
+    """
+
+    def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
+        self._connection = connection
+        self.path = path
+        self.skipped = 0
+        self.skipped_input = 0
+        self.notes: list[str] = []
+        self._closers: list[Callable[[], Any]] = []
+        columns = {row[1] for row in connection.execute("PRAGMA table_info(spans)")}
+        missing = [column for column in (*_BASE_COLUMNS, "session_id") if column not in columns]
+        if missing:
+            connection.close()
+            raise EvalSetupError(
+                f"{path}'s spans table has no {', '.join(missing)} column: not a span file "
+                "of ADK's SqliteSpanExporter or `adk-eval collect`"
+            )
+        self._extra = [column for column in EXTRA_COLUMNS if column in columns]
+        self._select = ", ".join((*_BASE_COLUMNS, *self._extra))
+
+    @classmethod
+    def open(cls, path: Path) -> SpanStore:
+        """Opens a span file read-only (nothing is created or changed beside it).
+
+        Raises:
+            EvalSetupError: No such file, not a regular file, not SQLite, or no
+                ``spans`` table in it.
+        """
+        if not path.exists():
+            raise EvalSetupError(f"no such span file: {path}")
+        kind = not_a_file(path)
+        if kind is not None:
+            raise EvalSetupError(f"{path} is {kind}, not an SQLite span file (nothing was read)")
+        try:
+            with path.open("rb") as file:
+                header = file.read(16)
+        except OSError as error:
+            raise EvalSetupError(f"cannot read {path}: {error.strerror or error}") from None
+        if header != b"SQLite format 3\x00":
+            raise EvalSetupError(
+                f"{path} is not an SQLite file: a span file is ADK's SqliteSpanExporter "
+                "file or the one `adk-eval collect` writes"
+            )
+        path = path.resolve()
+        try:
+            connection = sqlite3.connect(sqlite_uri(path), uri=True, check_same_thread=False)
+            found = connection.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'spans'"
+            ).fetchone()
+        except sqlite3.Error as error:
+            raise EvalSetupError(f"cannot read {path} as SQLite: {error}") from None
+        if found is None:
+            connection.close()
+            raise EvalSetupError(
+                f"{path} has no spans table: not a span file of ADK's SqliteSpanExporter "
+                "or `adk-eval collect`"
+            )
+        return cls(connection, path)
+
+    def count(self) -> int:
+        """How many spans the file holds."""
+        return int(self._connection.execute("SELECT COUNT(*) FROM spans").fetchone()[0])
+
+    def conversations(self) -> list[str]:
+        """The conversation keys, ordered by their first span's start (then key).
+
+        A trace goes to the conversation one of its spans names (the smallest name
+        when they differ); a trace naming none is keyed ``trace:<trace_id>``.
+        """
+        first: dict[str, tuple[int, str]] = {}
+        rows = self._connection.execute(
+            "SELECT trace_id, MIN(COALESCE(start_time_unix_nano, 0)), "
+            "MIN(NULLIF(session_id, '')) FROM spans GROUP BY trace_id"
+        )
+        for trace_id, start, session in rows:
+            key = session if session is not None else _TRACE_PREFIX + str(trace_id)
+            known = first.get(key)
+            if known is None or start < known[0]:
+                first[key] = (int(start), key)
+        return [key for _, key in sorted(first.values())]
+
+    def _traces(self, key: str) -> list[str]:
+        if key.startswith(_TRACE_PREFIX):
+            trace_id = key[len(_TRACE_PREFIX) :]
+            named = self._connection.execute(
+                "SELECT 1 FROM spans WHERE trace_id = ? AND NULLIF(session_id, '') IS NOT NULL "
+                "LIMIT 1",
+                (trace_id,),
+            ).fetchone()
+            if named is None:
+                return [trace_id]
+        rows = self._connection.execute(
+            "SELECT trace_id FROM spans WHERE trace_id IN "
+            "(SELECT DISTINCT trace_id FROM spans WHERE session_id = ?) "
+            "GROUP BY trace_id HAVING MIN(NULLIF(session_id, '')) = ?",
+            (key, key),
+        )
+        return [str(row[0]) for row in rows]
+
+    def spans_of(self, key: str) -> list[Span]:
+        """All spans of a conversation's traces, by start time then span id.
+
+        A row with a malformed JSON column is left out and counted in `skipped`.
+        """
+        traces = self._traces(key)
+        if not traces:
+            return []
+        marks = ", ".join("?" for _ in traces)
+        rows = self._connection.execute(
+            f"SELECT {self._select} FROM spans WHERE trace_id IN ({marks}) "
+            "ORDER BY COALESCE(start_time_unix_nano, 0), span_id",
+            traces,
+        )
+        return list(self._spans(rows))
+
+    def _spans(self, rows: Iterable[tuple[Any, ...]]) -> Iterator[Span]:
+        for row in rows:
+            try:
+                span = self._span(row)
+            except (ValueError, TypeError, KeyError):
+                self.skipped += 1
+                continue
+            yield span
+
+    def _span(self, row: tuple[Any, ...]) -> Span:
+        span_id, trace_id, parent, name, start, end, attributes_json = row[:7]
+        extra = dict(zip(self._extra, row[7:], strict=True))
+        attributes = _json(attributes_json, dict, {})
+        events = tuple(
+            SpanEvent(
+                str(event["name"]),
+                int(event.get("time_unix_nano") or 0),
+                _checked(event.get("attributes") or {}, dict),
+            )
+            for event in _json(extra.get("events_json"), list, [])
+        )
+        status = extra.get("status_code")
+        return Span(
+            trace_id=str(trace_id),
+            span_id=str(span_id),
+            parent_id=str(parent) if parent else None,
+            name=str(name or ""),
+            start_ns=int(start or 0),
+            end_ns=int(end or 0),
+            attributes=attributes,
+            events=events,
+            status=status if status in ("ok", "error") else None,
+            status_message=extra.get("status_message") or None,
+            resource=_json(extra.get("resource_json"), dict, {}),
+        )
+
+    def on_close(self, closer: Callable[[], Any]) -> None:
+        """Also calls `closer` when the store is closed (after closing the file)."""
+        self._closers.append(closer)
+
+    def close(self) -> None:
+        """Closes the file, then calls what `on_close` added."""
+        self._connection.close()
+        while self._closers:
+            self._closers.pop()()
+
+    def __enter__(self) -> SpanStore:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _json(text: Any, kind: type[Any], empty: Any) -> Any:
+    """A JSON column's value, checked to be of `kind`; `empty` when NULL."""
+    if text is None or text == "":
+        return empty
+    return _checked(json.loads(text), kind)
+
+
+def _checked(value: Any, kind: type[Any]) -> Any:
+    if not isinstance(value, kind):
+        raise ValueError(f"{type(value).__name__}, not {kind.__name__}")
+    return value
