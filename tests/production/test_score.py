@@ -338,3 +338,45 @@ def test_postgresql_problems_are_one_clear_line_each(postgres, tmp_path):
         assert message in result.output
         assert result.output.count("\n") == 1, result.output
         assert "not-the-password" not in result.output
+
+
+async def test_a_metric_that_needs_what_a_source_lacks_is_not_applicable_never_failed():
+    from google.adk.sessions import Session
+
+    from adk_eval.metrics import llm_judge, never_said, trajectory_match
+    from adk_eval.production._score import score_stored
+    from adk_eval.testing import text_event, tool_call_event, user_event
+
+    events = [
+        user_event("where is my order A1"),
+        tool_call_event("shop", "lookup", {"key": "A1"}),
+        text_event("shop", "Your order has shipped."),
+    ]
+    session = Session(id="s1", app_name="shop", user_id="ann", events=events, state={})
+    metrics = [
+        *stores.METRICS,  # looked_up, one_reply, even (state)
+        trajectory_match("by_name", ["lookup"], args="ignore"),
+        trajectory_match("by_args", [("lookup", {"key": "A1"})]),
+        never_said("internal use only"),
+        llm_judge("polite", "The agent is polite.", model="gemini-2.5-flash"),
+    ]
+
+    whole = await score_stored(session, stores.METRICS)
+    assert whole.metrics["even"].applicable  # the store has state: scored (and failed: no n)
+
+    lacking = await score_stored(session, metrics, lacks=frozenset({"state", "content"}))
+    verdicts = {name: result.verdict for name, result in lacking.metrics.items()}
+    assert verdicts == {
+        "looked_up": "pass",
+        "one_reply": "pass",
+        "even": "n/a",
+        "by_name": "pass",
+        "by_args": "n/a",
+        "never_said(internal use only)": "n/a",
+        "polite": "n/a",
+    }
+    assert lacking.metrics["even"].evidence[0] == (
+        "not applicable: it reads the state, which this trace lacks"
+    )
+    assert "content" in lacking.metrics["polite"].evidence[0]
+    assert lacking.status == "passed"

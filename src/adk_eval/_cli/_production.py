@@ -153,8 +153,10 @@ def score(
 ) -> None:
     """Score stored sessions (an ADK session store or session JSON) with your metrics.
 
-    SESSIONS is sqlite:///PATH, postgresql://USER:PASSWORD@HOST:PORT/DB, or a file or
-    folder of exported session JSON. The store is only ever read.
+    SESSIONS is sqlite:///PATH, postgresql://USER:PASSWORD@HOST:PORT/DB, a file or
+    folder of exported session JSON, or OpenTelemetry traces: otlp:PATH (OTLP JSON or
+    protobuf files), adk-spans:PATH (ADK's SQLite span file, or adk-eval collect's).
+    The store is only ever read.
     """
     import anyio
 
@@ -201,6 +203,8 @@ def score(
     if not (suite.summary["total"] or suite.open_count or suite.unreadable_count):
         out.print("no stored session matched the filters")
     _left_out(out, suite, include_open)
+    for note in getattr(source, "notes", ()):
+        out.print(note, markup=False, highlight=False)
     if miner is not None:
         out.print(miner.summary())
     finish(out, suite, reports, f"{command} (score)", threads_before, most=_SHOWN)

@@ -47,6 +47,9 @@ class AdkMetric:
             (saying what to install) instead of an error.
     """
 
+    needs: ClassVar[frozenset[str]] = frozenset({"content"})
+    """It reads what was said (a trace exported without content does not carry it)."""
+
     name: str
     metric_name: str
     threshold: float

@@ -140,6 +140,9 @@ class UserFidelity:
         judge: Ask a judge after the deterministic checks (False: the checks only).
     """
 
+    needs: ClassVar[frozenset[str]] = frozenset({"content"})
+    """It reads what was said (a trace exported without content does not carry it)."""
+
     name: str = "user_fidelity"
     instruction: str | None = None
     agent: Any = None

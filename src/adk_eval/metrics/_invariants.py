@@ -152,6 +152,8 @@ class Invariant:
             ``user:escalation``), for the safety report; None for a plain rule.
         marker: Text whose presence in a tool's answer shows the attack was
             delivered (an injected payload); None: attempted whenever it ran.
+        needs: What it reads that a stored record may lack (``"content"``: what
+            was said and the calls' arguments; ``"state"``); see `Metric`.
     """
 
     name: str
@@ -159,6 +161,7 @@ class Invariant:
     on_breach: Literal["stop", "record"] = "stop"
     attack: str | None = None
     marker: str | None = None
+    needs: frozenset[str] = frozenset()
     concurrent: ClassVar[bool] = False
     """It only reads the trace: scored in order, without a task of its own."""
 

@@ -111,6 +111,9 @@ class LlmJudge:
         min_labels: The labels needed before its kappa counts.
     """
 
+    needs: ClassVar[frozenset[str]] = frozenset({"content"})
+    """It reads what was said (a trace exported without content does not carry it)."""
+
     name: str
     prompt: str
     model: ModelSpec | None = None

@@ -25,6 +25,8 @@ class StateQueryMetric:
 
     concurrent: ClassVar[bool] = False
     """It only reads the trace: scored in order, without a task of its own."""
+    needs: ClassVar[frozenset[str]] = frozenset({"state"})
+    """It reads the session's state (a trace source may not carry it)."""
 
     name: str
     spec: Mapping[str, Any]

@@ -41,7 +41,8 @@ def never_called(
         return None
 
     suffix = f", {excerpt(dict(args))}" if args else ""
-    return Invariant(f"never_called({tool}{suffix})", check, on_breach)
+    needs = frozenset({"content"}) if args else frozenset()
+    return Invariant(f"never_called({tool}{suffix})", check, on_breach, needs=needs)
 
 
 def at_most(tool: str, times: int, *, on_breach: Literal["stop", "record"] = "stop") -> Invariant:
@@ -83,7 +84,9 @@ def never_in_arguments(
             return f"`{now.name}` called by `{now.author}` with {text!r} in {where}"
         return None
 
-    return Invariant(name or f"never_in_arguments({text[:40]})", check, on_breach)
+    return Invariant(
+        name or f"never_in_arguments({text[:40]})", check, on_breach, needs=frozenset({"content"})
+    )
 
 
 def never_said(
@@ -96,7 +99,9 @@ def never_said(
             return f"`{now.author}` said {excerpt(now.text)}"
         return None
 
-    return Invariant(name or f"never_said({text[:40]})", check, on_breach)
+    return Invariant(
+        name or f"never_said({text[:40]})", check, on_breach, needs=frozenset({"content"})
+    )
 
 
 @dataclass(frozen=True)
@@ -172,7 +177,7 @@ def _never_state(
         return None
 
     label = name or f"never(state_matches({excerpt(dict(condition.query), 80)}))"
-    return Invariant(label, check, on_breach)
+    return Invariant(label, check, on_breach, needs=frozenset({"state"}))
 
 
 def _never_predicate(

@@ -37,6 +37,8 @@ class StateMetric:
 
     concurrent: ClassVar[bool] = False
     """It only reads the trace: scored in order, without a task of its own."""
+    needs: ClassVar[frozenset[str]] = frozenset({"state"})
+    """It reads the session's state (a trace source may not carry it)."""
 
     name: str
     scope: str
@@ -121,6 +123,8 @@ class FinalStateMetric:
 
     concurrent: ClassVar[bool] = False
     """It only reads the trace: scored in order, without a task of its own."""
+    needs: ClassVar[frozenset[str]] = frozenset({"state"})
+    """It reads the session's state (a trace source may not carry it)."""
 
     name: str
     expected: Mapping[str, Any]

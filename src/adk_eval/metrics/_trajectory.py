@@ -126,6 +126,11 @@ class TrajectoryMetric:
             on a full match.
     """
 
+    @property
+    def needs(self) -> frozenset[str]:
+        """What it reads beyond the calls' names: their arguments, unless `args` is ignore."""
+        return frozenset() if self.args == "ignore" else frozenset({"content"})
+
     concurrent: ClassVar[bool] = False
     """It only reads the trace: scored in order, without a task of its own."""
 

@@ -57,6 +57,13 @@ class Metric(Protocol):
 
     Metrics read only the `EvalTrace`, never the running agent, so the same
     metric scores a simulated run and a stored session.
+
+    Optional attributes a scorer reads: ``needs``, the facts it reads that a
+    stored record may lack (``"state"``: the session's state; ``"content"``: what
+    was said and the tool calls' arguments and answers): scored from a source
+    that lacks one (a trace: see `adk_eval.production`), it is not applicable
+    instead of failing or passing on nothing; ``needs_simulation = True``: it
+    reads what only a simulated run has.
     """
 
     @property

@@ -93,7 +93,8 @@ async def score_sessions(
     async def worker(sessions: MemoryObjectReceiveStream[tuple[int, Session, str | None]]) -> None:
         async with sessions:
             async for index, session, opened in sessions:
-                result = await score_stored(session, metrics, opened=opened)
+                lacks = lacks_of(session) if lacks_of is not None else frozenset()
+                result = await score_stored(session, metrics, opened=opened, lacks=lacks)
                 try:
                     outcome = on_result(result, session) if on_result is not None else None
                     if outcome is not None:
@@ -105,6 +106,7 @@ async def score_sessions(
                 tally.add(index, result)
 
     skip = _stop(source.description) if strict else tally.skipped
+    lacks_of: Callable[[Session], frozenset[str]] | None = getattr(source, "lacks_of", None)
     async with anyio.create_task_group() as group:
         for _ in range(max_concurrency):
             group.start_soon(worker, receive.clone())
@@ -128,6 +130,19 @@ async def score_sessions(
     return tally.score((time.perf_counter() - started) * 1000)
 
 
+def _why_not(metric: Metric, lacks: frozenset[str]) -> str | None:
+    """Why `metric` is not applicable to a stored session lacking `lacks`, or None."""
+    if getattr(metric, "needs_simulation", False):
+        return (
+            "not applicable: it reads what only a simulated run has (mocks, simulated "
+            "users); a stored session has none"
+        )
+    missing = sorted(frozenset(getattr(metric, "needs", ())) & lacks)
+    if missing:
+        return f"not applicable: it reads the {' and '.join(missing)}, which this trace lacks"
+    return None
+
+
 def _stop(source: str) -> OnUnreadable:
     """`strict`: an unreadable session stops the score, naming it."""
 
@@ -141,19 +156,30 @@ def _stop(source: str) -> OnUnreadable:
 
 
 async def score_stored(
-    session: Session, metrics: Sequence[Metric], *, opened: str | None = None
+    session: Session,
+    metrics: Sequence[Metric],
+    *,
+    opened: str | None = None,
+    lacks: frozenset[str] = frozenset(),
 ) -> EvalResult:
-    """One stored session scored as a run (see the module doc); `opened`: why it is open."""
+    """One stored session scored as a run (see the module doc).
+
+    Args:
+        session: The stored session.
+        metrics: What to score.
+        opened: Why it is open, if it is.
+        lacks: Facts its source does not carry (``"state"``, ``"content"``: a
+            trace's); a metric that ``needs`` one is not applicable.
+    """
     began = time.perf_counter()
     trace = EvalTrace.from_session(session, case_name=session_name(session))
-    simulated_only = {id(m) for m in metrics if getattr(m, "needs_simulation", False)}
-    scored, _ = await score_trace([m for m in metrics if id(m) not in simulated_only], trace)
+    skipped = {id(m): why for m in metrics if (why := _why_not(m, lacks)) is not None}
+    scored, _ = await score_trace([m for m in metrics if id(m) not in skipped], trace)
     results: dict[str, MetricResult] = {}
     for metric in metrics:
-        if id(metric) in simulated_only:
+        if id(metric) in skipped:
             results[metric.name] = MetricResult(passed=False, evidence=[]).not_applicable(
-                "not applicable: it reads what only a simulated run has (mocks, simulated "
-                "users); a stored session has none"
+                skipped[id(metric)]
             )
         else:
             results[metric.name] = scored[metric.name]

@@ -7,7 +7,9 @@
   ``.adk/session.db``; told apart by their tables);
 * ``postgresql://...`` (any driver; read with asyncpg): a `DatabaseSessionService`
   store;
-* a ``.json`` file (one exported `Session`, or a list of them) or a folder of them.
+* a ``.json`` file (one exported `Session`, or a list of them) or a folder of them;
+* OpenTelemetry traces: ``otlp:PATH``, ``adk-spans:PATH``, or a plain PATH holding
+  spans (see `_traces`): each conversation rebuilt as a session.
 
 Stores are only ever read (see `_database`); ``memory://``, Vertex AI and MySQL
 stores are refused with the reason, and so is a path that is not a regular file
@@ -21,7 +23,7 @@ line naming it.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -77,7 +79,11 @@ def open_sessions(spec: str) -> SessionSource:
             exist: one line naming it and what is accepted.
     """
     from ._database import DatabaseSource
+    from ._traces import TRACE_SCHEMES, TraceSource, looks_like_spans, trace_path
 
+    if spec.split(":", 1)[0].lower() in TRACE_SCHEMES and "://" not in spec:
+        trace_path(spec)
+        return TraceSource(spec)
     scheme = spec.split("://", 1)[0].split("+", 1)[0].lower() if "://" in spec else ""
     if scheme in _REFUSED:
         raise EvalSetupError(f"cannot read sessions from `{scheme}://`: {_REFUSED[scheme]}")
@@ -100,7 +106,19 @@ def open_sessions(spec: str) -> SessionSource:
             f"{spec} is {kind}, not a file: give a file or folder of exported session JSON, "
             "or an ADK session store URI such as sqlite:///PATH (nothing was read)"
         )
+    if _holds_spans(path, looks_like_spans):
+        return TraceSource(spec)
     return JsonSource(path)
+
+
+def _holds_spans(path: Path, looks_like_spans: Callable[[Path], bool]) -> bool:
+    """Whether a plain `path` (a file, or a folder's first file) holds spans, not sessions."""
+    if not path.is_dir():
+        return looks_like_spans(path)
+    for file in sorted(path.iterdir()):
+        if file.suffix in (".json", ".jsonl", ".pb", ".binpb") and not_a_file(file) is None:
+            return looks_like_spans(file)
+    return False
 
 
 class JsonSource:

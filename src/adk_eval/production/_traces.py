@@ -1,0 +1,154 @@
+"""OpenTelemetry traces read as stored sessions: `TraceSource`.
+
+A trace source is named like a session store:
+
+* ``otlp:PATH``: a file or folder of OTLP JSON (the OpenTelemetry Collector's
+  file exporter: one request per line, or one JSON document) or OTLP protobuf;
+* ``adk-spans:PATH``: the SQLite file of ADK's `SqliteSpanExporter`, or the file
+  ``adk-eval collect`` writes (read while it is being written);
+* a plain PATH whose content is one of these (see `looks_like_spans`).
+
+Spans are grouped into conversations (the session id a span names, else its
+trace) and each conversation is rebuilt as an ADK `Session` (`_spans._rebuild`),
+one at a time. What the spans do not carry (state deltas always; what was said
+when content capture was off) is said once per source in `notes`, and a metric
+that ``needs`` it is not applicable on those sessions (`lacks_of`).
+
+Nothing is written next to what is read: files are decoded into a private
+temporary SQLite file, and SQLite span files are opened read-only.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from google.adk.sessions import Session
+
+from .._errors import EvalSetupError
+from ._files import OnUnreadable, Unreadable, first_line, refuse
+from ._filter import SessionFilter
+
+__all__ = ["TRACE_SCHEMES", "TraceSource", "looks_like_spans", "trace_path"]
+
+TRACE_SCHEMES = ("otlp", "adk-spans")
+"""The prefixes naming a trace source (``otlp:PATH``, ``adk-spans:PATH``)."""
+
+_LACKS_SAID = {
+    "state": "the spans carry no state: metrics that read the state are not applicable",
+    "content": "content capture was off: what was said and the tools' arguments and answers "
+    "are not in the spans, and metrics that read them are not applicable",
+}
+
+
+def looks_like_spans(path: Path) -> bool:
+    """Whether the file at `path` holds spans (OTLP JSON or protobuf, an ADK span file)."""
+    from ._spans._read import sniff
+
+    try:
+        return sniff(path) is not None
+    except OSError:
+        return False
+
+
+class TraceSource:
+    """Conversations rebuilt from OpenTelemetry spans (see the module doc).
+
+    Args:
+        spec: ``otlp:PATH``, ``adk-spans:PATH`` or a PATH holding spans.
+    """
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+        self.description = f"the traces in {spec}"
+        self._store: Any = None
+        self._lacks: dict[str, frozenset[str]] = {}
+        self._said: Counter[str] = Counter()
+        self._lacking: Counter[str] = Counter()
+
+    def _open(self) -> Any:
+        if self._store is None:
+            from ._spans._read import open_spans
+
+            self._store = open_spans(self.spec)
+        return self._store
+
+    async def check(self) -> None:
+        """Opens the spans (a file is decoded once, here).
+
+        Raises:
+            EvalSetupError: One line naming what cannot be read and what is accepted.
+        """
+        self._open()
+
+    def lacks_of(self, session: Session) -> frozenset[str]:
+        """The facts `session`'s spans do not carry (``"state"``, ``"content"``)."""
+        return self._lacks.get(session.id, frozenset({"state"}))
+
+    @property
+    def notes(self) -> list[str]:
+        """What the source left out or does not carry, one line each (said once)."""
+        store = self._store
+        lines = [f"{self.spec}: {note}" for note in getattr(store, "notes", ())]
+        for fact, sessions in sorted(self._lacking.items()):
+            lines.append(f"{self.spec}: {_LACKS_SAID.get(fact, fact)} ({sessions} session(s))")
+        for note, times in self._said.most_common():
+            lines.append(f"{self.spec}: {note}" + (f" ({times} sessions)" if times > 1 else ""))
+        return lines
+
+    async def sessions(
+        self, filters: SessionFilter | None = None, *, unreadable: OnUnreadable | None = None
+    ) -> AsyncIterator[Session]:
+        """The conversations that pass `filters`, in the order they began.
+
+        Raises:
+            EvalSetupError: The spans cannot be read; a conversation that cannot be
+                rebuilt, without `unreadable`.
+        """
+        from ._spans._rebuild import rebuild
+
+        filters = filters or SessionFilter()
+        skip = unreadable or refuse(self.description)
+        store = self._open()
+        left = filters.limit
+        for key in store.conversations():
+            if left == 0:
+                return
+            if filters.sessions and key not in filters.sessions:
+                continue
+            try:
+                rebuilt = rebuild(key, store.spans_of(key))
+            except (ValueError, TypeError, KeyError) as error:
+                skip(Unreadable(key, f"its spans cannot be rebuilt: {first_line(error)}"))
+                continue
+            session = rebuilt.session
+            if not filters.keeps(session):
+                continue
+            self._lacks[session.id] = rebuilt.lacks
+            self._lacking.update(rebuilt.lacks)
+            self._said.update(rebuilt.notes)
+            left = None if left is None else left - 1
+            yield session
+
+    def close(self) -> None:
+        """Lets go of the spans (a decoded file's temporary copy is deleted)."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+def trace_path(spec: str) -> Path:
+    """The path a trace spec names (``otlp:PATH`` -> PATH).
+
+    Raises:
+        EvalSetupError: It does not exist.
+    """
+    path = Path(spec.split(":", 1)[1] if spec.split(":", 1)[0] in TRACE_SCHEMES else spec)
+    if not path.exists():
+        raise EvalSetupError(
+            f"no such file or folder: {path} (a trace source is otlp:PATH, a file or folder "
+            "of OTLP JSON or protobuf, or adk-spans:PATH, ADK's SQLite span file)"
+        )
+    return path
