@@ -16,6 +16,7 @@ import click
 
 from .. import __version__
 from ._cache import cache
+from ._collect import collect
 from ._common import whole_process
 from ._production import score
 from ._running import list_cases, merge, report, run
@@ -39,6 +40,7 @@ for command in (
     list_cases,
     score,
     shadow,
+    collect,
     runs,
     compare,
     judges,
