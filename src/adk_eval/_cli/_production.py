@@ -202,16 +202,16 @@ def score(
             fail(str(error))
     if not (suite.summary["total"] or suite.open_count or suite.unreadable_count):
         out.print("no stored session matched the filters")
-    _left_out(out, suite, include_open)
-    for note in getattr(source, "notes", ()):
-        out.print(note, markup=False, highlight=False)
+    _left_out(out, suite, include_open, getattr(source, "notes", ()))
     if miner is not None:
         out.print(miner.summary())
     finish(out, suite, reports, f"{command} (score)", threads_before, most=_SHOWN)
 
 
-def _left_out(out: Any, suite: Any, include_open: bool) -> None:
-    """What the score left out or did not list: unreadable and open sessions, unlisted runs."""
+def _left_out(out: Any, suite: Any, include_open: bool, notes: Any = ()) -> None:
+    """What the score left out or did not list, and what its source lacks (`notes`)."""
+    for note in notes:
+        out.print(note, markup=False, highlight=False)
     if suite.unreadable_count:
         out.print(
             f"skipped {suite.unreadable_count} session(s) that cannot be read (--strict stops "

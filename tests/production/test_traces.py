@@ -1,0 +1,103 @@
+"""Scoring traces agrees with scoring the session store they came from.
+
+One real ADK app (`_spans/agreement_app.py`: parallel calls, an AgentTool two
+deep, a transfer, a long-running tool) runs on ADK's `DatabaseSessionService`
+while its spans go, through the real OpenTelemetry SDK, to three places at
+once: ``adk-eval collect`` (the SDK's OTLP HTTP exporter), an OTLP JSON-lines
+file (the OpenTelemetry Collector's file exporter's format) and ADK's own
+`SqliteSpanExporter`. Each is scored with the same metrics as the store.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import pytest
+from google.adk.telemetry.sqlite_span_exporter import SqliteSpanExporter
+from google.protobuf.json_format import MessageToDict
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+from adk_eval.production import open_sessions
+from adk_eval.production._score import score_sessions
+from adk_eval.production._spans._collector import SpanCollector
+
+from ._spans.agreement_app import METRICS, run_conversations
+
+_IDS = ("traceId", "spanId", "parentSpanId")
+
+
+class OtlpJsonLines(SpanExporter):
+    """Writes each export as one OTLP/JSON line, hex ids, as the Collector's file exporter."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def export(self, spans):  # type: ignore[no-untyped-def]
+        document = MessageToDict(encode_spans(spans))
+        for resource in document.get("resourceSpans", []):
+            for scope in resource.get("scopeSpans", []):
+                for span in scope.get("spans", []):
+                    for key in _IDS:
+                        if span.get(key):
+                            span[key] = base64.b64decode(span[key]).hex()
+        with self.path.open("a", encoding="utf-8") as file:
+            file.write(json.dumps(document) + "\n")
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        pass
+
+
+def verdicts(score) -> dict[str, dict[str, str]]:
+    """Each session's metric verdicts, by session id."""
+    return {
+        result.name.rsplit("/", 1)[-1]: {n: m.verdict for n, m in result.metrics.items()}
+        for result in score.results
+    }
+
+
+async def scored(spec: str) -> dict[str, dict[str, str]]:
+    source = open_sessions(spec)
+    await source.check()
+    try:
+        return verdicts(await score_sessions(source, METRICS, include_open=True))
+    finally:
+        getattr(source, "close", lambda: None)()
+
+
+@pytest.fixture
+async def exported(capture_spans, tmp_path):
+    """The app's conversations on a store, and their spans in the three places."""
+    adk_file, lines, collected = (
+        tmp_path / "adk_spans.db",
+        tmp_path / "traces.jsonl",
+        tmp_path / "collected.db",
+    )
+    capture_spans.add(SqliteSpanExporter(db_path=str(adk_file)))
+    capture_spans.add(OtlpJsonLines(lines))
+    with SpanCollector(collected, port=0) as collector:
+        capture_spans.add(OTLPSpanExporter(endpoint=collector.endpoint + "/v1/traces"))
+        store = tmp_path / "sessions.db"
+        ids = await run_conversations(f"sqlite+aiosqlite:///{store}")
+    return {
+        "ids": ids,
+        "store": f"sqlite:///{store}",
+        "sources": [f"adk-spans:{adk_file}", f"otlp:{lines}", str(collected)],
+    }
+
+
+async def test_each_trace_source_scores_as_the_store_wherever_the_spans_carry_the_facts(exported):
+    from_store = await scored(exported["store"])
+    assert sorted(from_store) == sorted(exported["ids"])
+    assert all(v["n_even"] == "pass" for v in from_store.values())  # the store has the state
+
+    for spec in exported["sources"]:
+        from_traces = await scored(spec)
+        assert sorted(from_traces) == sorted(exported["ids"]), spec
+        for session_id, expected in from_store.items():
+            expected = {**expected, "n_even": "n/a"}  # spans carry no state
+            assert from_traces[session_id] == expected, (spec, session_id)
