@@ -3,7 +3,10 @@
 Catalogue:
 
 * `open_sessions`, `SessionFilter`, `SessionSource`: stored sessions from an ADK
-  session store (SQLite, PostgreSQL; read-only) or exported session JSON.
+  session store (SQLite, PostgreSQL; read-only), exported session JSON, or
+  OpenTelemetry traces (OTLP files, ADK's SQLite span file), rebuilt as sessions.
+* `SpanCollector`: an OTLP/HTTP receiver keeping a running app's spans in a file
+  those sources read (``adk-eval collect``).
 * `score_sessions`, `StoreScore`: the same metrics as simulated runs, on stored
   sessions, streamed; every session counted, a bounded number of runs listed.
 * `shadow_session`, `shadow_sessions`, `ShadowResult`: a new agent version run against a stored
@@ -18,6 +21,7 @@ from ._filter import SessionFilter
 from ._score import score_sessions
 from ._shadow import ShadowResult, shadow_session, shadow_sessions
 from ._sources import SessionSource, open_sessions
+from ._spans._collector import SpanCollector
 from ._tally import StoreScore
 
 __all__ = [
@@ -25,6 +29,7 @@ __all__ = [
     "SessionSource",
     "ShadowDivergenceError",
     "ShadowResult",
+    "SpanCollector",
     "StoreScore",
     "open_sessions",
     "score_sessions",
