@@ -39,6 +39,13 @@ class EventCountMetric:
     concurrent: ClassVar[bool] = False
     """It only reads the trace: scored in order, without a task of its own."""
 
+    @property
+    def needs(self) -> frozenset[str]:
+        """What a record may lack that it reads: what was said, or the state's changes."""
+        if self.event_type in ("user_message", "agent_message"):
+            return frozenset({"content"})
+        return frozenset({"state"}) if self.event_type == "state_change" else frozenset()
+
     name: str
     event_type: TraceEventType
     assertion: CountAssertion
