@@ -1,0 +1,148 @@
+"""One conversation's spans rebuilt as the ADK `Session` a session store would hold.
+
+`rebuild` reads ADK's own spans (`_adk_spans`) or OpenInference spans
+(`_openinference`, Phoenix/Arize instrumentation) into a `Session` whose events
+match, as far as the spans carry them, the events ADK's `DatabaseSessionService`
+stored: authors, invocation ids, event ids, the user's messages, the model's text
+and function calls (with ADK's call ids), function responses (parallel calls
+merged into one event, in call order), transfers, token usage and errors. What
+the spans never carry (state, the user's id, the app's name unless the resource
+names it) is said in `Rebuilt.lacks` and `Rebuilt.notes`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from google.adk.sessions import Session
+
+from ._adk_spans import adk_events, content_captured
+from ._openinference import is_openinference, openinference_events
+from ._span import Span, conversation_of
+
+__all__ = ["Rebuilt", "rebuild"]
+
+
+@dataclass(frozen=True)
+class Rebuilt:
+    """A conversation rebuilt from its spans.
+
+    Attributes:
+        session: The session (``state`` is always empty).
+        lacks: Facts these spans do not carry: ``state`` (never in spans),
+            ``content`` (content capture was off), ``usage`` (no token counts).
+        notes: One line each about spans left out or kept oddly.
+    """
+
+    session: Session
+    lacks: frozenset[str]
+    notes: tuple[str, ...]
+
+
+@dataclass
+class _Graph:
+    by_id: dict[str, Span]
+    children: dict[str, list[Span]]
+    roots: list[Span]
+    notes: list[str]
+
+
+def _order(span: Span) -> tuple[int, str]:
+    return (span.start_ns, span.span_id)
+
+
+def _graph(key: str, spans: Sequence[Span]) -> _Graph:
+    by_id: dict[str, Span] = {}
+    duplicated = 0
+    for span in spans:
+        known = by_id.get(span.span_id)
+        if known is not None:
+            duplicated += 1
+            if len(span.attributes) <= len(known.attributes):
+                continue
+        by_id[span.span_id] = span
+    notes = [f"{duplicated} duplicated span(s) counted once"] if duplicated else []
+    children: dict[str, list[Span]] = {}
+    roots: list[Span] = []
+    orphans = 0
+    for span in sorted(by_id.values(), key=_order):
+        if span.parent_id and span.parent_id in by_id:
+            children.setdefault(span.parent_id, []).append(span)
+        else:
+            orphans += span.parent_id is not None
+            roots.append(span)
+    if orphans:
+        notes.append(f"{orphans} span(s) without their parent, kept as roots")
+    graph = _Graph(by_id, children, roots, notes)
+    _drop_other_conversations(key, graph)
+    return graph
+
+
+def _drop_other_conversations(key: str, graph: _Graph) -> None:
+    """Leaves out roots naming another conversation (an `AgentTool`'s own session)."""
+    if key.startswith("trace:"):
+        return
+    kept = []
+    for root in graph.roots:
+        named = conversation_of(root) or _named_below(root, graph)
+        if named is None or named == key:
+            kept.append(root)
+    if len(kept) < len(graph.roots):
+        graph.notes.append(
+            f"{len(graph.roots) - len(kept)} root span(s) of other sessions left out"
+        )
+    graph.roots = kept
+
+
+def _named_below(span: Span, graph: _Graph) -> str | None:
+    for child in graph.children.get(span.span_id, []):
+        named = conversation_of(child) or _named_below(child, graph)
+        if named is not None:
+            return named
+    return None
+
+
+def _app_name(spans: Sequence[Span]) -> str:
+    for span in spans:
+        name = span.resource.get("service.name")
+        if isinstance(name, str) and name and not name.startswith("unknown_service"):
+            return name
+    return ""
+
+
+def rebuild(key: str, spans: Sequence[Span]) -> Rebuilt:
+    """Rebuilds the session of one conversation from all its spans.
+
+    Args:
+        key: The conversation's key: its session id, or ``trace:<trace_id>``
+            when no span named one (the key becomes the session's id).
+        spans: Its spans, in any order (duplicates allowed).
+
+    Returns:
+        The session, what the spans lack and notes on what was left out.
+    """
+    graph = _graph(key, spans)
+    lacks = {"state"}
+    user_id = ""
+    if is_openinference(spans):
+        events, captured, user_id = openinference_events(graph.roots, graph.children)
+    else:
+        captured = content_captured(spans)
+        events = adk_events(graph.roots, graph.children, graph.by_id, captured)
+    if not captured:
+        lacks.add("content")
+    if not any(e.usage_metadata for e in events if e.author != "user"):
+        lacks.add("usage")
+    if not user_id:
+        graph.notes.append("the spans name no user: the sessions' user_id is empty")
+    ends = [span.end_ns for span in graph.by_id.values() if span.end_ns]
+    session = Session(
+        id=key,
+        app_name=_app_name(spans),
+        user_id=user_id,
+        state={},
+        events=events,
+        last_update_time=max(ends) / 1e9 if ends else 0.0,
+    )
+    return Rebuilt(session, frozenset(lacks), tuple(graph.notes))
