@@ -271,3 +271,97 @@ def test_duplicated_and_orphaned_spans(capture_spans, tmp_path, content_on):
     assert any("duplicated" in n for n in rebuilt.notes)
     assert any("without their parent" in n for n in rebuilt.notes)
     assert [e.author for e in rebuilt.session.events] == ["user", "desk"]
+
+
+def _all_fields(stored: Session, rebuilt: Session) -> set[tuple[str, str]]:
+    found = set()
+    for want, got in zip(stored.events, rebuilt.events, strict=True):
+        left, right = want.model_dump(), got.model_dump()
+        found |= {(want.author, k) for k in left if left[k] != right[k]}
+    return found
+
+
+def test_every_event_field_that_differs(capture_spans, tmp_path, content_on):
+    steps = [tool_call("lookup", {"key": "A1"}), "Done."]
+    agent = LlmAgent(name="desk", model=ScriptedLlm(steps), tools=[lookup])
+    stored, rebuilt = _run_and_rebuild(capture_spans, tmp_path, agent, [_user("one")])
+    assert _all_fields(stored, rebuilt.session) == {
+        ("user", "id"),  # ADK's user event id is on no span
+        ("user", "timestamp"),  # span times, not the store's clock
+        ("desk", "timestamp"),
+        ("desk", "node_info"),  # ADK 2's node path is on no span
+        ("desk", "model_version"),  # schema 2 has only the requested model
+    }
+
+
+def _oi(span_id: str, parent: str | None, start: int, **attributes: Any) -> Span:
+    return Span(
+        "a" * 32, span_id, parent, str(attributes.get("name", "x")), start, start + 1, attributes
+    )
+
+
+CALL = "llm.output_messages.0.message.tool_calls.0.tool_call"
+
+
+def test_openinference_spans():
+    spans = [
+        _oi(
+            "1" * 16,
+            None,
+            1,
+            **{
+                "openinference.span.kind": "AGENT",
+                "agent.name": "desk",
+                "session.id": "s1",
+                "user.id": "ann",
+            },
+        ),
+        _oi(
+            "2" * 16,
+            "1" * 16,
+            2,
+            **{
+                "openinference.span.kind": "LLM",
+                "session.id": "s1",
+                "llm.input_messages.0.message.role": "user",
+                "llm.input_messages.0.message.content": "where is A1?",
+                "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.tool_calls.0.tool_call.id": "c1",
+                "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "lookup",
+                f"{CALL}.function.arguments": '{"key": "A1"}',
+                "llm.token_count.prompt": 10,
+                "llm.token_count.completion": 3,
+            },
+        ),
+        _oi(
+            "3" * 16,
+            "1" * 16,
+            3,
+            **{
+                "openinference.span.kind": "TOOL",
+                "tool.name": "lookup",
+                "input.value": '{"key": "A1"}',
+                "output.value": '{"status": "shipped"}',
+            },
+        ),
+        _oi(
+            "4" * 16,
+            "1" * 16,
+            4,
+            **{
+                "openinference.span.kind": "LLM",
+                "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.content": "Shipped.",
+            },
+        ),
+    ]
+    rebuilt = rebuild("s1", spans)
+    events = rebuilt.session.events
+    assert [e.author for e in events] == ["user", "desk", "desk", "desk"]
+    assert _parts(events[0]) == [("text", "where is A1?")]
+    assert _parts(events[1]) == [("call", "lookup", {"key": "A1"}, "c1")]
+    assert _parts(events[2]) == [("response", "lookup", {"status": "shipped"}, "c1")]
+    assert _parts(events[3]) == [("text", "Shipped.")]
+    assert _usage(events[1]) == (10, 3, 13)
+    assert rebuilt.session.user_id == "ann"
+    assert rebuilt.lacks == {"state"}
