@@ -126,6 +126,8 @@ class SpanStore:
                 "of ADK's SqliteSpanExporter or `adk-eval collect`"
             )
         self._extra = [column for column in EXTRA_COLUMNS if column in columns]
+        self._owner_map: dict[str, tuple[str, int]] | None = None
+        self._by_key: dict[str, list[str]] | None = None
         self._select = ", ".join((*_BASE_COLUMNS, *self._extra))
 
     @classmethod
@@ -174,38 +176,42 @@ class SpanStore:
     def conversations(self) -> list[str]:
         """The conversation keys, ordered by their first span's start (then key).
 
-        A trace goes to the conversation one of its spans names (the smallest name
-        when they differ); a trace naming none is keyed ``trace:<trace_id>``.
+        A trace goes to the conversation its earliest span naming one names (the
+        outermost: an `AgentTool`'s inner agent runs in a session of its own, which
+        its later spans name); a trace naming none is keyed ``trace:<trace_id>``.
         """
-        first: dict[str, tuple[int, str]] = {}
-        rows = self._connection.execute(
-            "SELECT trace_id, MIN(COALESCE(start_time_unix_nano, 0)), "
-            "MIN(NULLIF(session_id, '')) FROM spans GROUP BY trace_id"
-        )
-        for trace_id, start, session in rows:
-            key = session if session is not None else _TRACE_PREFIX + str(trace_id)
-            known = first.get(key)
-            if known is None or start < known[0]:
-                first[key] = (int(start), key)
-        return [key for _, key in sorted(first.values())]
+        self._owner_map = self._by_key = None  # a file being written may have grown
+        owners = self._owners()
+        first: dict[str, int] = {}
+        for key, start in owners.values():
+            first[key] = min(start, first.get(key, start))
+        return sorted(first, key=lambda key: (first[key], key))
+
+    def _owners(self) -> dict[str, tuple[str, int]]:
+        """Each trace's conversation key and first start (read once per store)."""
+        if self._owner_map is None:
+            rows = self._connection.execute(
+                "SELECT trace_id, MIN(COALESCE(start_time_unix_nano, 0)), "
+                "(SELECT inner.session_id FROM spans AS inner "
+                "WHERE inner.trace_id = outer.trace_id AND NULLIF(inner.session_id, '') "
+                "IS NOT NULL ORDER BY COALESCE(inner.start_time_unix_nano, 0), "
+                "inner.span_id LIMIT 1) FROM spans AS outer GROUP BY trace_id"
+            )
+            self._owner_map = {
+                str(trace): (
+                    str(session) if session is not None else _TRACE_PREFIX + str(trace),
+                    int(start),
+                )
+                for trace, start, session in rows
+            }
+        return self._owner_map
 
     def _traces(self, key: str) -> list[str]:
-        if key.startswith(_TRACE_PREFIX):
-            trace_id = key[len(_TRACE_PREFIX) :]
-            named = self._connection.execute(
-                "SELECT 1 FROM spans WHERE trace_id = ? AND NULLIF(session_id, '') IS NOT NULL "
-                "LIMIT 1",
-                (trace_id,),
-            ).fetchone()
-            if named is None:
-                return [trace_id]
-        rows = self._connection.execute(
-            "SELECT trace_id FROM spans WHERE trace_id IN "
-            "(SELECT DISTINCT trace_id FROM spans WHERE session_id = ?) "
-            "GROUP BY trace_id HAVING MIN(NULLIF(session_id, '')) = ?",
-            (key, key),
-        )
-        return [str(row[0]) for row in rows]
+        if self._by_key is None:
+            self._by_key = {}
+            for trace, (owner, _) in self._owners().items():
+                self._by_key.setdefault(owner, []).append(trace)
+        return self._by_key.get(key, [])
 
     def spans_of(self, key: str) -> list[Span]:
         """All spans of a conversation's traces, by start time then span id.

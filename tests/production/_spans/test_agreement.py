@@ -25,7 +25,7 @@ from adk_eval.production import open_sessions
 from adk_eval.production._score import score_sessions
 from adk_eval.production._spans._collector import SpanCollector
 
-from ._spans.agreement_app import METRICS, run_conversations
+from .agreement_app import METRICS, run_conversations
 
 _IDS = ("traceId", "spanId", "parentSpanId")
 
@@ -52,10 +52,13 @@ class OtlpJsonLines(SpanExporter):
         pass
 
 
-def verdicts(score) -> dict[str, dict[str, str]]:
-    """Each session's metric verdicts, by session id."""
+def verdicts(score) -> dict[str, dict[str, object]]:
+    """Each session's metric verdicts and values (when applicable), by session id."""
     return {
-        result.name.rsplit("/", 1)[-1]: {n: m.verdict for n, m in result.metrics.items()}
+        result.name.rsplit("/", 1)[-1]: {
+            name: (metric.verdict, metric.value) if metric.applicable else "n/a"
+            for name, metric in result.metrics.items()
+        }
         for result in score.results
     }
 
@@ -69,9 +72,21 @@ async def scored(spec: str) -> dict[str, dict[str, str]]:
         getattr(source, "close", lambda: None)()
 
 
-@pytest.fixture
-async def exported(capture_spans, tmp_path):
-    """The app's conversations on a store, and their spans in the three places."""
+NEEDS_CONTENT = {"replies", "asked"}
+"""The metrics that read what was said or the calls' arguments."""
+
+
+@pytest.fixture(params=["content", "no content"])
+async def exported(request, capture_spans, tmp_path, monkeypatch):
+    """The app's conversations on a store, and their spans in the three places.
+
+    ADK 2.13's spans carry what was said only when the OpenTelemetry GenAI
+    content capture is asked for; by default they do not.
+    """
+    if request.param == "content":
+        monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY")
+    else:
+        monkeypatch.delenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", raising=False)
     adk_file, lines, collected = (
         tmp_path / "adk_spans.db",
         tmp_path / "traces.jsonl",
@@ -84,6 +99,7 @@ async def exported(capture_spans, tmp_path):
         store = tmp_path / "sessions.db"
         ids = await run_conversations(f"sqlite+aiosqlite:///{store}")
     return {
+        "content": request.param == "content",
         "ids": ids,
         "store": f"sqlite:///{store}",
         "sources": [f"adk-spans:{adk_file}", f"otlp:{lines}", str(collected)],
@@ -93,11 +109,18 @@ async def exported(capture_spans, tmp_path):
 async def test_each_trace_source_scores_as_the_store_wherever_the_spans_carry_the_facts(exported):
     from_store = await scored(exported["store"])
     assert sorted(from_store) == sorted(exported["ids"])
-    assert all(v["n_even"] == "pass" for v in from_store.values())  # the store has the state
+    assert all(v["n_even"][0] == "pass" for v in from_store.values())  # the store has the state
+    kinds = dict(zip(["parallel", "deep", "waits"], exported["ids"], strict=True))
+    assert from_store[kinds["parallel"]]["calls_by_name"][0] == "pass"
+    assert from_store[kinds["deep"]]["calls_by_name"][0] == "fail"  # its lookup is nested
+    assert from_store[kinds["waits"]]["asked"][0] == "pass"
+    assert from_store[kinds["parallel"]]["looked_up"] == ("pass", 2)
 
     for spec in exported["sources"]:
         from_traces = await scored(spec)
         assert sorted(from_traces) == sorted(exported["ids"]), spec
         for session_id, expected in from_store.items():
             expected = {**expected, "n_even": "n/a"}  # spans carry no state
+            if not exported["content"]:
+                expected.update(dict.fromkeys(NEEDS_CONTENT, "n/a"))
             assert from_traces[session_id] == expected, (spec, session_id)
