@@ -124,3 +124,38 @@ async def test_each_trace_source_scores_as_the_store_wherever_the_spans_carry_th
             if not exported["content"]:
                 expected.update(dict.fromkeys(NEEDS_CONTENT, "n/a"))
             assert from_traces[session_id] == expected, (spec, session_id)
+
+
+def test_adk_eval_score_reads_the_collectors_file_says_what_it_lacks_and_mines_goldens(
+    exported, tmp_path, isolated_imports
+):
+    from click.testing import CliRunner
+
+    from adk_eval._cli import main
+    from adk_eval.goldens import load_eval_set
+
+    metrics = tmp_path / "metrics_eval.py"
+    metrics.write_text("from tests.production._spans.agreement_app import METRICS\n")
+    report, goldens = tmp_path / "report.json", tmp_path / "mined.evalset.json"
+    collected = exported["sources"][-1]
+    args = ["score", collected, "--metrics", str(metrics), "--json", str(report), "--no-store"]
+    args += ["--export-goldens", str(goldens), "--where", "looked_up passed"]
+    result = CliRunner().invoke(main, args)
+
+    assert f"the traces in {collected}" in result.output
+    lacks = [line for line in result.output.splitlines() if "not applicable" in line]
+    assert any("carry no state" in line and "(3 session(s))" in line for line in lacks)
+    assert any("content capture was off" in line for line in lacks) != exported["content"]
+    runs = json.loads(report.read_text())["results"]
+    assert len(runs) == 3, result.output
+    assert result.exit_code == 1, result.output  # the deep conversation's trajectory fails
+    if exported["content"]:  # one conversation looked up itself: mined, as `adk eval` reads it
+        mined = load_eval_set(goldens)
+        assert [case.eval_id for case in mined.eval_cases] == [exported["ids"][0]]
+        turn = mined.eval_cases[0].conversation[0]
+        assert turn.user_content.parts[0].text == "parallel please"
+        calls = turn.intermediate_data.tool_uses
+        assert [(call.name, call.args) for call in calls] == [
+            ("lookup", {"key": "A1"}),
+            ("lookup", {"key": "A2"}),
+        ]

@@ -264,6 +264,8 @@ def _model_event(segment: _Segment, turn: _Turn) -> Event:
     elif tools:
         calls = [_call_of(tool) for tool in tools]
         content = types.Content(role="model", parts=[types.Part(function_call=c) for c in calls])
+    elif not turn.captured:  # the model answered; what it said was not captured
+        content = types.Content(role="model", parts=[types.Part()])
     event = Event(
         id=str(llm.attributes.get(EVENT_ID) or llm.span_id),
         author=segment.agent,
