@@ -159,3 +159,23 @@ def test_adk_eval_score_reads_the_collectors_file_says_what_it_lacks_and_mines_g
             ("lookup", {"key": "A1"}),
             ("lookup", {"key": "A2"}),
         ]
+
+
+async def test_shadow_replays_a_traced_conversation_on_its_recorded_answers(exported):
+    if not exported["content"]:
+        pytest.skip("a replay needs the recorded messages and tool answers: content capture")
+    from adk_eval.production import shadow_sessions
+
+    from .agreement_app import build_agent
+
+    results = await shadow_sessions(
+        open_sessions(f"otlp:{exported['sources'][1].split(':', 1)[1]}"),
+        build_agent(),
+        metrics=[m for m in METRICS if m.name != "n_even"],
+    )
+    by_id = {result.name.rsplit("/", 1)[-1]: result for result in results}
+    parallel = by_id[exported["ids"][0]]
+    assert parallel.divergence is None, parallel.divergence
+    assert parallel.outcome == "same"
+    assert parallel.new_calls == parallel.recorded_calls
+    assert list(parallel.recorded_calls[0]) == ['lookup{"key": "A1"}', 'lookup{"key": "A2"}']
