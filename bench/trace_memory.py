@@ -120,7 +120,9 @@ def run_size(source: Path, spans: int, folder: Path) -> dict[str, float]:
         text=True,
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")},
     ).stdout
-    return json.loads(output.strip().splitlines()[-1])
+    row: dict[str, float] = json.loads(output.strip().splitlines()[-1])
+    row["file_mib"] = round(path.stat().st_size / 2**20, 1)
+    return row
 
 
 def main() -> None:
