@@ -87,8 +87,8 @@ def shadow(
 
     Each session's recorded tool responses answer the candidate's tool calls (a
     tool the recording never answered stops that replay; no tool body runs), and
-    its recorded user turns are the user. SESSIONS is as for `adk-eval score`; the
-    store is only ever read.
+    its recorded user turns are the user. SESSIONS is as for `adk-eval score` (a store,
+    session JSON, or traces with content captured); the store is only ever read.
     """
     import anyio
 
