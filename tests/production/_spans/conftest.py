@@ -1,10 +1,16 @@
 """Spans of real ADK runs, captured through the real OpenTelemetry SDK.
 
 A process has one global tracer provider, set once; ADK's tracers are proxies
-that find it. `capture_spans` installs an SDK `TracerProvider` the first time
-and hands each test the spans finished while it ran, through a processor that
-forwards to whichever exporters the running test added (`SpanCapture.add`):
-an OTLP HTTP exporter to ``adk-eval collect``, ADK's `SqliteSpanExporter`, ...
+that find it. `capture_spans` installs an SDK `TracerProvider` and hands each
+test the spans finished while it ran, through a processor that forwards to
+whichever exporters the running test added (`SpanCapture.add`): an OTLP HTTP
+exporter to ``adk-eval collect``, ADK's `SqliteSpanExporter`, ...
+
+After the test the process is given back with no provider set, as the other
+tests expect (they check that nobody listens to telemetry). OpenTelemetry has no
+public way to unset a provider: its two module globals are reset. ADK's proxy
+tracers keep the provider they found; it forwards to no exporter once the test
+is over.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from opentelemetry.sdk.trace.export import (
     SpanExportResult,
 )
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.util._once import Once
 
 
 class _Forward(SpanExporter):
@@ -38,19 +45,19 @@ class _Forward(SpanExporter):
 
 
 _FORWARD = _Forward()
-_INSTALLED = False
 
 
 def _install() -> None:
-    global _INSTALLED
-    if _INSTALLED:
-        return
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(_FORWARD))
     trace.set_tracer_provider(provider)
     if trace.get_tracer_provider() is not provider:
         pytest.skip("another tracer provider was installed in this process first")
-    _INSTALLED = True
+
+
+def _uninstall() -> None:
+    trace._TRACER_PROVIDER = None  # type: ignore[attr-defined]
+    trace._TRACER_PROVIDER_SET_ONCE = Once()  # type: ignore[attr-defined]
 
 
 class SpanCapture:
@@ -77,6 +84,7 @@ def capture_spans() -> Iterator[SpanCapture]:
     try:
         yield capture
     finally:
+        _uninstall()
         for exporter in capture.added:
             if exporter in _FORWARD.exporters:
                 _FORWARD.exporters.remove(exporter)
