@@ -24,6 +24,7 @@ LAYERS: list[list[str]] = [
     ["reporting", "studio", "pytest_plugin"],
     ["_web"],
     [""],  # the package itself: the catalogue of the public names
+    ["realism"],
     ["production"],
     ["_suites", "goldens", "safety"],
     ["_run"],
