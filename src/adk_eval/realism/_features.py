@@ -1,0 +1,305 @@
+"""Behaviour features of the user side of one conversation, by rules (no model).
+
+`features(events)` measures how the user behaved, with the same code for a real
+(production) conversation and a simulated one, so the two can be compared feature by
+feature; `FEATURE_KINDS` names each comparable feature's kind (count, rate, mean, flag).
+
+**Messages.** A user message is an event by `user` with text (thought parts left out;
+partial streaming chunks and empty texts skipped). Every other author's text is the agent
+side; consecutive agent texts (around tool calls) make one agent message. Tool calls and
+tool responses carry no text and are ignored. Words are runs of letters and digits
+("don't", "12.50" and e-mails are one word each); content words are words outside a
+small English stopword list (function words, pleasantries, yes/no, fillers), with
+apostrophes dropped and a plural "s" cut.
+
+**The rules** (and what each misses):
+
+* ``turns``: the user messages. ``words_total`` / ``words_per_message``: their words and
+  the mean per message (0.0 without user messages).
+* ``questions_asked``: user messages with a sentence that ends in ``?`` or opens with an
+  interrogative (what, when, where, why, how, who, which, is, are, do, does, can, could,
+  will, would, should, ...). Misses questions without either ("I wonder if it's open");
+  counts imperatives opening with an auxiliary ("Do it now").
+* Agent questions: an agent message with such a sentence. It is *yes/no* when its last
+  asking sentence opens with an auxiliary and has no wh-word and no "(could) you tell /
+  give / provide / share ..."; it *wants a number* when it says how many/much/long,
+  when, what time/date/day, number, date, age, year, time, phone, amount, price. The
+  user's next message answers it, classified by the first rule that holds:
+  a refusing phrase ("I'd rather not", "prefer not", "none of your business", "won't
+  say", "no comment") is ``refusing``; a yes/no word among the reply's first three words,
+  for a yes/no question, is ``direct``; an evasive phrase ("not sure", "don't know",
+  "doesn't matter", "whatever", "no idea", "depends") is ``evasive``; a number or date
+  for a question wanting one, or a content word shared with the question, is
+  ``direct``; a reply of questions only (polite requests "Could you ...", "Please ..."
+  excepted) or opening on a change of subject ("anyway", "by the way", "something
+  else") is ``evasive``; any other reply is ``direct``; no reply (the conversation
+  ended) is ``none``. ``answered_directly_rate`` is direct / agent questions (None when
+  the agent asked nothing). Misses: a change of subject without a marker word is
+  direct; a "whatever" inside a real answer ("yes, whatever is fastest" to an open
+  question) is evasive.
+* ``corrections``: user messages with a correction phrase ("sorry, I meant", "I meant",
+  "I said", "no, it's", "no, that's", "that's wrong", "not X but Y", "typo") or
+  "actually" among a sentence's first three words. "Actually, yes/no" replying to a
+  yes/no question is an answer, not a correction (it takes a stance, it fixes nothing);
+  "No, it's 456" replying to "Is it 123?" is both a direct answer and a correction.
+  Misses corrections without such words ("456, not 123" is caught, "456." is not).
+* ``volunteered``: facts the user gave before being asked, counted as items. An item is
+  an e-mail, a number, a month or weekday name, or a proper noun (a run of capitalised
+  words not opening a sentence, other than "I" and stopwords). The first user message
+  counts its items (its greeting and request are not items). A later user message
+  counts when the agent's last message before it asked no question (or the agent has
+  not spoken): its items, or 1 when it has none but at least 8 content words. Misses
+  facts in lowercase names, spelled-out numbers and sentence-opening names ("Anna
+  here"); counts capitalised common words inside a sentence ("my Mac").
+* ``topic_changes``: user messages from the user's third on, with at least 2 content
+  words, sharing none with the agent's last message and the user's previous message, and
+  not a refusal, nor a yes/no or number answer, to the agent's question. Misses a new
+  topic that reuses a word; counts a two-word answer with new words ("Paris, France").
+* ``repetitions``: user messages of 3 or more words whose word set has a Jaccard
+  similarity of at least 0.8 with an earlier user message's (shorter ones, "yes",
+  "thanks", repeat by nature).
+* ``abandoned``: the user leaves without the goal. With ``goal_reached`` True: never.
+  False: the last message is the user's, or the user's last message says goodbye or
+  gives up ("bye", "never mind", "forget it", "I give up"). None (unknown): only the
+  user's last message giving up explicitly ("never mind", "forget it", "I give up"; a
+  plain "bye" also ends conversations that went well, so it does not count).
+* ``outcome``: ``goal_reached`` as given (None: unknown).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+from google.adk.events import Event
+
+from ._answers import Answer, classify_answer, is_correction, is_quitting, opens_yes_no
+from ._text import Question, content_words, fact_items, has_number_or_date, question_in, words
+
+__all__ = ["FEATURE_KINDS", "UserBehaviour", "features"]
+
+Kind = Literal["count", "rate", "mean", "flag"]
+
+FEATURE_KINDS: dict[str, Kind] = {
+    "turns": "count",
+    "words_total": "count",
+    "words_per_message": "mean",
+    "questions_asked": "count",
+    "agent_questions": "count",
+    "answers_direct": "count",
+    "answers_evasive": "count",
+    "answers_refusing": "count",
+    "answers_none": "count",
+    "answered_directly_rate": "rate",
+    "corrections": "count",
+    "volunteered": "count",
+    "topic_changes": "count",
+    "repetitions": "count",
+    "abandoned": "flag",
+    "outcome": "flag",
+}
+"""Each comparable feature of `UserBehaviour` and its kind; a None value (a rate with
+nothing to divide, an unknown outcome) is missing, not zero."""
+
+
+@dataclass(frozen=True)
+class UserBehaviour:
+    """How the user side of one conversation behaved (see the module's rules).
+
+    Attributes:
+        turns: User messages.
+        words_total: Words in them.
+        words_per_message: Mean words per user message (0.0 without messages).
+        questions_asked: User messages asking a question.
+        agent_questions: Agent messages asking a question.
+        answers_direct: Agent questions the user's next message answered.
+        answers_evasive: ... dodged ("not sure", a question back, a change of subject).
+        answers_refusing: ... refused ("I'd rather not").
+        answers_none: ... left unanswered (the conversation ended).
+        answered_directly_rate: answers_direct / agent_questions (None: none asked).
+        corrections: User messages correcting themselves or the agent.
+        volunteered: Fact items given before being asked.
+        topic_changes: User messages on a new topic.
+        repetitions: User messages near-identical to an earlier one.
+        abandoned: The user left without the goal.
+        outcome: Whether the goal was reached (None: unknown).
+    """
+
+    turns: int = 0
+    words_total: int = 0
+    words_per_message: float = 0.0
+    questions_asked: int = 0
+    agent_questions: int = 0
+    answers_direct: int = 0
+    answers_evasive: int = 0
+    answers_refusing: int = 0
+    answers_none: int = 0
+    answered_directly_rate: float | None = None
+    corrections: int = 0
+    volunteered: int = 0
+    topic_changes: int = 0
+    repetitions: int = 0
+    abandoned: bool = False
+    outcome: bool | None = None
+
+    def values(self) -> dict[str, int | float | bool | None]:
+        """The comparable features by name (the keys of `FEATURE_KINDS`)."""
+        every = asdict(self)
+        return {name: every[name] for name in FEATURE_KINDS}
+
+
+@dataclass(frozen=True)
+class _Message:
+    by_user: bool
+    text: str
+
+
+def _text(event: Event) -> str:
+    if event.partial or event.content is None:
+        return ""
+    parts = event.content.parts or []
+    return "".join(part.text or "" for part in parts if not part.thought).strip()
+
+
+def _messages(events: Sequence[Event], user: str) -> list[_Message]:
+    """The conversation's text messages, consecutive agent texts joined into one."""
+    found: list[_Message] = []
+    for event in events:
+        text = _text(event)
+        if not text:
+            continue
+        by_user = event.author == user
+        if not by_user and found and not found[-1].by_user:
+            found[-1] = _Message(False, f"{found[-1].text}\n{text}")
+        else:
+            found.append(_Message(by_user, text))
+    return found
+
+
+@dataclass
+class _Tally:
+    """Counts built while walking the conversation."""
+
+    questions: int = 0
+    agent_questions: int = 0
+    corrections: int = 0
+    volunteered: int = 0
+    topic_changes: int = 0
+    repetitions: int = 0
+    answers: dict[Answer, int] = field(
+        default_factory=lambda: {"direct": 0, "evasive": 0, "refusing": 0, "none": 0}
+    )
+
+
+def _jaccard(left: set[str], right: set[str]) -> float:
+    return len(left & right) / len(left | right) if left | right else 0.0
+
+
+def _volunteers(text: str, first: bool, asked: Question | None) -> int:
+    if first:
+        return fact_items(text)
+    if asked is not None:
+        return 0
+    items = fact_items(text)
+    return items or (1 if len(content_words(text)) >= 8 else 0)
+
+
+def _changes_topic(
+    text: str, index: int, agent: str, previous_user: str, asked: Question | None
+) -> bool:
+    if index < 2:
+        return False
+    mine = content_words(text)
+    if len(mine) < 2 or mine & (content_words(agent) | content_words(previous_user)):
+        return False
+    if asked is None:
+        return True
+    if classify_answer(asked, text) == "refusing" or (asked.yes_no and opens_yes_no(text)):
+        return False
+    return not (asked.wants_number and has_number_or_date(text))
+
+
+def _walk(messages: Sequence[_Message]) -> _Tally:
+    tally = _Tally()
+    asked: Question | None = None  # the open agent question, until the user replies
+    last_agent = ""
+    agent_asked: Question | None = None  # what the agent's last message asked
+    users: list[str] = []
+    for message in messages:
+        if not message.by_user:
+            last_agent, agent_asked = message.text, question_in(message.text)
+            asked = agent_asked
+            tally.agent_questions += asked is not None
+            continue
+        text = message.text
+        answer = classify_answer(asked, text) if asked is not None else None
+        if answer is not None:
+            tally.answers[answer] += 1
+        tally.questions += question_in(text) is not None
+        tally.corrections += is_correction(text, asked)
+        tally.volunteered += _volunteers(text, not users, agent_asked)
+        previous = users[-1] if users else ""
+        tally.topic_changes += _changes_topic(text, len(users), last_agent, previous, asked)
+        tally.repetitions += _repeats(text, users)
+        users.append(text)
+        asked = None
+    if asked is not None:
+        tally.answers["none"] += 1
+    return tally
+
+
+def _repeats(text: str, earlier: Sequence[str]) -> bool:
+    mine = words(text)
+    if len(mine) < 3:
+        return False
+    seen = set(mine)
+    return any(_jaccard(seen, set(words(before))) >= 0.8 for before in earlier)
+
+
+def _abandoned(messages: Sequence[_Message], goal_reached: bool | None) -> bool:
+    users = [message.text for message in messages if message.by_user]
+    if goal_reached is True or not users:
+        return False
+    if goal_reached is None:
+        return is_quitting(users[-1], explicit_only=True)
+    return messages[-1].by_user or is_quitting(users[-1], explicit_only=False)
+
+
+def features(
+    events: Sequence[Event], *, user: str = "user", goal_reached: bool | None = None
+) -> UserBehaviour:
+    """The behaviour features of the user side of one conversation.
+
+    Args:
+        events: The conversation's events (an ADK session's ``events``), in order.
+        user: The author of the user's messages (every other author is the agent side).
+        goal_reached: Whether the conversation reached its goal (None: unknown).
+
+    Returns:
+        The features, by the rules of this module's docstring.
+    """
+    messages = _messages(events, user)
+    users = [message.text for message in messages if message.by_user]
+    total = sum(len(words(text)) for text in users)
+    tally = _walk(messages)
+    return UserBehaviour(
+        turns=len(users),
+        words_total=total,
+        words_per_message=total / len(users) if users else 0.0,
+        questions_asked=tally.questions,
+        agent_questions=tally.agent_questions,
+        answers_direct=tally.answers["direct"],
+        answers_evasive=tally.answers["evasive"],
+        answers_refusing=tally.answers["refusing"],
+        answers_none=tally.answers["none"],
+        answered_directly_rate=(
+            tally.answers["direct"] / tally.agent_questions if tally.agent_questions else None
+        ),
+        corrections=tally.corrections,
+        volunteered=tally.volunteered,
+        topic_changes=tally.topic_changes,
+        repetitions=tally.repetitions,
+        abandoned=_abandoned(messages, goal_reached),
+        outcome=goal_reached,
+    )
