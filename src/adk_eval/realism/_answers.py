@@ -52,7 +52,9 @@ _CORRECTION = re.compile(
     r"that'?s (?:wrong|not (?:right|correct|what i)|incorrect)|that is (?:wrong|incorrect)|"
     r"not (?!only\b)[\w' -]{1,40}?,? but\b)"
 )
-_ACTUALLY = re.compile(r"^(?:\W*\w+\W+){0,2}actually\b\W*(\w+)?")
+_ACTUALLY = re.compile(
+    r"^(?:(?:oh|wait|no|sorry|um|uh|hmm|oops|ah|and|but|well)\W+){0,2}actually\b\W*(\w+)?"
+)
 
 _QUITTING = re.compile(
     r"\b(?:bye|goodbye|never ?mind|forget (?:it|about it)|i give up|give up|don'?t bother|"
@@ -112,7 +114,8 @@ def is_correction(text: str, answering: Question | None) -> bool:
     """Whether the user corrects themselves or the agent.
 
     A correction phrase ("sorry, I meant", "I said", "no, it's", "not X but Y", ...)
-    anywhere, or "actually" among a sentence's first three words. An "actually" right
+    anywhere, or a sentence opening on "actually" (after at most two words such as "oh",
+    "wait", "sorry": "I actually like it" does not count). An "actually" right
     before a yes or a no, replying to a yes/no question ("Actually, yes"), is an answer,
     not a correction.
     """

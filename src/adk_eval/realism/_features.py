@@ -39,7 +39,8 @@ apostrophes dropped and a plural "s" cut.
   question) is evasive.
 * ``corrections``: user messages with a correction phrase ("sorry, I meant", "I meant",
   "I said", "no, it's", "no, that's", "that's wrong", "not X but Y", "typo") or
-  "actually" among a sentence's first three words. "Actually, yes/no" replying to a
+  a sentence opening on "actually" (after at most two of "oh", "wait", "no", "sorry",
+  ...; "I actually like it" is no correction). "Actually, yes/no" replying to a
   yes/no question is an answer, not a correction (it takes a stance, it fixes nothing);
   "No, it's 456" replying to "Is it 123?" is both a direct answer and a correction.
   Misses corrections without such words ("456, not 123" is caught, "456." is not).
