@@ -19,6 +19,7 @@ from ._cache import cache
 from ._collect import collect
 from ._common import whole_process
 from ._production import score
+from ._realism import mine
 from ._running import list_cases, merge, report, run
 from ._servers import models, setup_local, studio
 from ._shadow import shadow
@@ -40,6 +41,7 @@ for command in (
     list_cases,
     score,
     shadow,
+    mine,
     collect,
     runs,
     compare,

@@ -1,0 +1,193 @@
+"""Scenarios mined from production: each stored conversation as a case a simulated user plays.
+
+`mine_session(session)` reads one real conversation (redacted first: see
+`production.Redactor`) and keeps what a simulated user needs to play it again:
+
+* the **goal**: the user's first message (what they came for), and the starting prompt;
+* the **facts** they gave and when: each later user message that says something (not
+  only "yes", "thanks"), in order, marked *asked* when the agent's message before it
+  asked a question, *volunteered* otherwise;
+* their **manner**, measured by rules on the same behaviour features the realism report
+  compares (`UserBehaviour`): words per message (terse under 8, wordy over 25), how often
+  they answered the agent's questions directly, how much they volunteered, how many turns
+  they took, whether they gave up;
+* the **outcome**: whether the conversation reached its goal, when the caller knows it
+  (a metric's verdict), else whether the user abandoned it.
+
+`MinedScenario.conversation_scenario()` is ADK's own `ConversationScenario`
+(starting prompt, plan, persona), so the mined cases form an EvalSet that ``adk eval``
+accepts; `MinedScenario.eval_case(agent)` is the `EvalCase` that plays it here, with a
+`user_fidelity` metric holding the facts the real user gave only when asked back.
+Every mined scenario names its source session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from google.adk.evaluation.conversation_scenarios import ConversationScenario
+from google.adk.evaluation.eval_case import EvalCase as AdkEvalCase
+from google.adk.evaluation.simulation.user_simulator_personas import UserBehavior, UserPersona
+from google.adk.events import Event
+from google.adk.sessions import Session
+
+from ._features import UserBehaviour, features
+
+__all__ = ["MinedFact", "MinedScenario", "mine_session"]
+
+_SMALL_TALK = frozenset(
+    "yes yeah yep no nope ok okay thanks thank you please sure great fine bye hi hello".split()
+)
+
+
+@dataclass(frozen=True)
+class MinedFact:
+    """A fact the real user gave: at which of their messages, and whether they were asked."""
+
+    turn: int
+    text: str
+    asked: bool
+
+
+@dataclass(frozen=True)
+class MinedScenario:
+    """One real conversation, as a simulated user needs it (see the module doc).
+
+    Attributes:
+        source: The session it was mined from (``app/user/session-id``).
+        starting_prompt: The user's first message.
+        goal: What the user came for, in words.
+        facts: What they gave later, in order.
+        behaviour: Their measured behaviour (the realism report compares it).
+        outcome: Whether the conversation reached its goal (None: unknown).
+    """
+
+    source: str
+    starting_prompt: str
+    goal: str
+    facts: tuple[MinedFact, ...]
+    behaviour: UserBehaviour
+    outcome: bool | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def manner(self) -> str:
+        """The user's manner, in words a simulated user follows."""
+        words = self.behaviour.words_per_message
+        length = "terse" if words < 8 else "wordy" if words > 25 else "moderate"
+        direct = self.behaviour.answered_directly_rate
+        answers = (
+            "answer the agent's questions directly"
+            if direct is None or direct >= 0.8
+            else "sometimes answer the agent's questions vaguely or with a question of your own"
+        )
+        return (
+            f"Write {length} messages of about {max(1, round(words))} words; {answers}; "
+            f"take about {self.behaviour.turns} messages"
+            + ("; give up if the agent does not help soon." if self.behaviour.abandoned else ".")
+        )
+
+    def plan(self) -> str:
+        """The conversation plan: the goal, then each fact and when to give it."""
+        lines = [f"Your goal: {self.goal}"]
+        for fact in self.facts:
+            when = "only when the agent asks for it" if fact.asked else "without being asked"
+            lines.append(f"- Say {fact.text!r} {when}.")
+        if self.behaviour.abandoned:
+            lines.append("If the agent has not helped after a few messages, give up and leave.")
+        return "\n".join(lines)
+
+    def conversation_scenario(self) -> ConversationScenario:
+        """ADK's `ConversationScenario` for this conversation (a persona of its manner)."""
+        behaviour = UserBehavior(
+            name="mined_manner",
+            description=self.manner,
+            behavior_instructions=[self.manner],
+            violation_rubrics=["The user's messages are much longer or shorter than described."],
+        )
+        persona = UserPersona(
+            id=f"mined:{self.source}",
+            description=f"A real user of this agent (mined from {self.source}).",
+            behaviors=[behaviour],
+        )
+        return ConversationScenario(
+            starting_prompt=self.starting_prompt,
+            conversation_plan=self.plan(),
+            user_persona=persona,
+        )
+
+    def adk_eval_case(self) -> AdkEvalCase:
+        """An ADK eval case playing this scenario; its id is the source session's id."""
+        return AdkEvalCase(
+            eval_id=self.source.rsplit("/", 1)[-1] or self.source,
+            conversation_scenario=self.conversation_scenario(),
+        )
+
+    def held_back(self) -> list[str]:
+        """The facts the real user gave only when asked (a simulated user must too)."""
+        return [fact.text for fact in self.facts if fact.asked]
+
+    def to_json(self) -> dict[str, Any]:
+        """The scenario's own record (beside the EvalSet): source, facts, behaviour, outcome."""
+        return {
+            "source": self.source,
+            "starting_prompt": self.starting_prompt,
+            "goal": self.goal,
+            "facts": [asdict(fact) for fact in self.facts],
+            "behaviour": asdict(self.behaviour),
+            "outcome": self.outcome,
+        }
+
+
+def mine_session(
+    session: Session, *, user: str = "user", outcome: bool | None = None
+) -> MinedScenario | None:
+    """The scenario of one conversation (None: the user said nothing to start from).
+
+    Args:
+        session: The conversation (redact it first: what is mined is written to files).
+        user: The author of the user's messages.
+        outcome: Whether it reached its goal, when known (a metric's verdict).
+    """
+    messages = _user_messages(session.events, user)
+    if not messages:
+        return None
+    first = messages[0][1]
+    behaviour = features(session.events, user=user, goal_reached=outcome)
+    facts = tuple(
+        MinedFact(turn=index, text=text, asked=asked)
+        for index, (asked, text) in enumerate(messages[1:], start=1)
+        if _says_something(text)
+    )
+    return MinedScenario(
+        source=f"{session.app_name}/{session.user_id}/{session.id}",
+        starting_prompt=first,
+        goal=first,
+        facts=facts,
+        behaviour=behaviour,
+        outcome=outcome if outcome is not None else (False if behaviour.abandoned else None),
+    )
+
+
+def _user_messages(events: Sequence[Event], user: str) -> list[tuple[bool, str]]:
+    """Each user message's text, with whether the agent's message before it asked."""
+    found: list[tuple[bool, str]] = []
+    agent_asked = False
+    for event in events:
+        parts = (event.content.parts if event.content else None) or []
+        text = " ".join(p.text for p in parts if p.text and not p.thought)
+        if not text.strip():
+            continue
+        if event.author == user:
+            found.append((agent_asked, text.strip()))
+            agent_asked = False
+        else:
+            agent_asked = "?" in text
+    return found
+
+
+def _says_something(text: str) -> bool:
+    words = [w.strip(".,!?;:").lower() for w in text.split()]
+    return any(word and word not in _SMALL_TALK for word in words)

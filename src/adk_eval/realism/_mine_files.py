@@ -1,0 +1,172 @@
+"""Mining a whole source into a folder, streamed, and reading the folder back as cases.
+
+`mine_sessions(source, out)` reads the sessions of a `SessionSource` one at a
+time, redacts each (built-in patterns unless told otherwise), mines it
+(`mine_session`) and writes, in the folder `out`:
+
+* ``scenarios.evalset.json``: an ADK EvalSet of conversation-scenario cases (one per
+  conversation, its id the session's), which ``adk eval`` accepts;
+* ``scenarios.jsonl``: one line per scenario with what the EvalSet has no room for
+  (its source session, the facts and whether they were asked for, the measured
+  behaviour, the outcome).
+
+Both are written beside each other under temporary names and renamed at the end,
+so a folder holds a complete pair or its old one; nothing else in it is touched.
+Memory stays flat: a mined scenario is written and dropped.
+
+`load_mined(out, agent)` gives the `EvalCase`s that play them here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from google.adk.agents import BaseAgent
+from google.adk.evaluation.eval_case import EvalCase as AdkEvalCase
+
+from .._case import EvalCase
+from .._errors import EvalSetupError
+from ..goldens._scenario import eval_case_from_scenario
+from ..metrics import user_fidelity
+from ..metrics._types import Metric
+from ..models import ModelSpec
+from ..production._filter import SessionFilter
+from ..production._redact import RedactionCounts, Redactor, redact_session
+from ..production._sources import SessionSource
+from ._mine import mine_session
+
+__all__ = [
+    "EVALSET_NAME",
+    "MineSummary",
+    "SCENARIOS_NAME",
+    "load_mined",
+    "mine_sessions",
+    "read_scenarios",
+]
+
+EVALSET_NAME = "scenarios.evalset.json"
+SCENARIOS_NAME = "scenarios.jsonl"
+
+
+@dataclass(frozen=True)
+class MineSummary:
+    """What a mining wrote: how many scenarios, what it left out, what it redacted."""
+
+    mined: int
+    skipped: int
+    redacted: RedactionCounts
+    folder: Path
+
+    def describe(self) -> str:
+        """One line for the terminal."""
+        left = f"; {self.skipped} without a user message left out" if self.skipped else ""
+        return (
+            f"mined {self.mined} scenario(s) into {self.folder / EVALSET_NAME} and "
+            f"{self.folder / SCENARIOS_NAME}{left}; {self.redacted.describe()}"
+        )
+
+
+async def mine_sessions(
+    source: SessionSource,
+    out: Path,
+    *,
+    filters: SessionFilter | None = None,
+    redactor: Redactor | None = None,
+    outcomes: Mapping[str, bool] | None = None,
+) -> MineSummary:
+    """Mines every session of `source` that passes `filters` into the folder `out`.
+
+    Args:
+        source: Where the sessions are (`open_sessions`).
+        out: The folder (created if missing).
+        filters: Which sessions (all by default).
+        redactor: What is redacted before anything is mined (default: the built-in
+            patterns; `Redactor.none()` redacts nothing).
+        outcomes: Whether each session reached its goal, by session id, when known.
+
+    Raises:
+        EvalSetupError: `out` is a file; the source cannot be read.
+    """
+    if out.exists() and not out.is_dir():
+        raise EvalSetupError(f"--out {out} is a file: give a folder for the mined scenarios")
+    out.mkdir(parents=True, exist_ok=True)
+    redactor = redactor if redactor is not None else Redactor()
+    cases_tmp, lines_tmp = out / f".{EVALSET_NAME}.tmp", out / f".{SCENARIOS_NAME}.tmp"
+    mined = skipped = 0
+    counts = RedactionCounts()
+    try:
+        with cases_tmp.open("w", encoding="utf-8") as cases, lines_tmp.open("w") as lines:
+            cases.write('{"eval_set_id": "mined_scenarios", "name": "mined_scenarios", ')
+            cases.write('"description": "Scenarios mined from stored conversations", ')
+            cases.write('"eval_cases": [')
+            async for session in source.sessions(filters):
+                clean, found = redact_session(session, redactor)
+                counts = counts + found
+                scenario = mine_session(clean, outcome=(outcomes or {}).get(session.id))
+                if scenario is None:
+                    skipped += 1
+                    continue
+                case = scenario.adk_eval_case().model_dump_json(by_alias=True, exclude_none=True)
+                cases.write(("," if mined else "") + "\n" + case)
+                lines.write(json.dumps(scenario.to_json(), ensure_ascii=False) + "\n")
+                mined += 1
+            cases.write("\n]}\n")
+        os.replace(cases_tmp, out / EVALSET_NAME)
+        os.replace(lines_tmp, out / SCENARIOS_NAME)
+    finally:
+        for leftover in (cases_tmp, lines_tmp):
+            leftover.unlink(missing_ok=True)
+    return MineSummary(mined, skipped, counts, out)
+
+
+def load_mined(
+    out: Path,
+    agent: BaseAgent,
+    *,
+    user_model: ModelSpec | None = None,
+    metrics: Sequence[Metric] = (),
+    tool_mocks: Mapping[str, Any] | None = None,
+) -> list[EvalCase]:
+    """The mined scenarios of the folder `out` as cases of `agent`, in mined order.
+
+    Each case's simulated user plays the scenario (ADK's user-simulator prompt with
+    the mined plan and persona) and is scored, beside `metrics`, by a
+    `user_fidelity` that holds back the facts the real user gave only when asked.
+
+    Raises:
+        EvalSetupError: The folder holds no mined scenarios (one line naming it).
+    """
+    from google.adk.evaluation.eval_set import EvalSet
+
+    evalset, records = out / EVALSET_NAME, out / SCENARIOS_NAME
+    if not evalset.is_file() or not records.is_file():
+        raise EvalSetupError(
+            f"{out} holds no mined scenarios: run `adk-eval mine SESSIONS --out {out}`"
+        )
+    adk_cases = {c.eval_id: c for c in EvalSet.model_validate_json(evalset.read_text()).eval_cases}
+    found = []
+    for line in records.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        held = [fact["text"] for fact in record["facts"] if fact["asked"]]
+        case_id = record["source"].rsplit("/", 1)[-1] or record["source"]
+        adk_case: AdkEvalCase = adk_cases[case_id]
+        case = eval_case_from_scenario(
+            adk_case,
+            agent,
+            user_model=user_model,
+            tool_mocks=tool_mocks,
+            metrics=[*metrics, user_fidelity(hold_back=held, judge=False)],
+            name=f"mined {record['source']}",
+        )
+        found.append(case)
+    return found
+
+
+def read_scenarios(out: Path) -> list[dict[str, Any]]:
+    """The records of ``scenarios.jsonl`` (as written), for reports."""
+    return [json.loads(line) for line in (out / SCENARIOS_NAME).read_text().splitlines()]

@@ -1,0 +1,123 @@
+"""Mining stored conversations into scenarios: what is kept, what is redacted, what is written."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from google.adk.agents import LlmAgent
+from google.adk.evaluation.eval_set import EvalSet
+from google.adk.sessions import Session
+
+from adk_eval import run_eval
+from adk_eval._cli import main
+from adk_eval.production import open_sessions
+from adk_eval.realism._mine import mine_session
+from adk_eval.realism._mine_files import EVALSET_NAME, SCENARIOS_NAME, load_mined, mine_sessions
+from adk_eval.testing import ScriptedLlm, text_event, user_event
+
+
+def booking(session_id: str = "s1") -> Session:
+    """A real-looking conversation: a goal, an answer when asked, a fact volunteered."""
+    events = [
+        user_event("I need to book a blood test"),
+        text_event("desk", "Sure. What is your date of birth?"),
+        user_event("12 March 1980"),
+        text_event("desk", "Thanks. I have Tuesday at 10."),
+        user_event("Tuesday works, my email is ann@example.com"),
+        text_event("desk", "Booked for Tuesday."),
+        user_event("thanks"),
+    ]
+    return Session(id=session_id, app_name="clinic", user_id="ann", events=events, state={})
+
+
+def test_a_conversation_gives_its_goal_facts_asked_or_volunteered_and_its_manner():
+    scenario = mine_session(booking())
+
+    assert scenario is not None
+    assert scenario.source == "clinic/ann/s1"
+    assert scenario.starting_prompt == scenario.goal == "I need to book a blood test"
+    facts = [(fact.turn, fact.text, fact.asked) for fact in scenario.facts]
+    assert facts == [
+        (1, "12 March 1980", True),
+        (2, "Tuesday works, my email is ann@example.com", False),
+    ]  # "thanks" says nothing
+    assert scenario.held_back() == ["12 March 1980"]
+    assert scenario.behaviour.turns == 4
+    assert "terse" in scenario.manner
+    plan = scenario.plan()
+    assert "'12 March 1980' only when the agent asks for it" in plan
+    assert "without being asked" in plan
+    assert scenario.conversation_scenario().starting_prompt == "I need to book a blood test"
+
+
+def test_a_session_without_a_user_message_is_not_a_scenario():
+    empty = Session(id="e", app_name="a", user_id="u", events=[text_event("desk", "Hi")], state={})
+    assert mine_session(empty) is None
+
+
+async def test_mining_a_source_redacts_first_and_writes_an_evalset_adk_reads(tmp_path):
+    store = tmp_path / "sessions"
+    store.mkdir()
+    for name in ("s1", "s2"):
+        (store / f"{name}.json").write_text(booking(name).model_dump_json())
+    (store / "s3.json").write_text(
+        Session(id="s3", app_name="a", user_id="u", events=[], state={}).model_dump_json()
+    )
+    out = tmp_path / "mined"
+
+    summary = await mine_sessions(open_sessions(str(store)), out)
+
+    assert (summary.mined, summary.skipped) == (2, 1)
+    assert summary.redacted["email"] == 2  # one per conversation
+    evalset = EvalSet.model_validate_json((out / EVALSET_NAME).read_text())  # ADK's own model
+    assert [case.eval_id for case in evalset.eval_cases] == ["s1", "s2"]
+    records = [json.loads(line) for line in (out / SCENARIOS_NAME).read_text().splitlines()]
+    assert [r["source"] for r in records] == ["clinic/ann/s1", "clinic/ann/s2"]
+    everything = (out / EVALSET_NAME).read_text() + (out / SCENARIOS_NAME).read_text()
+    assert "ann@example.com" not in everything
+    assert "<EMAIL_1>" in records[0]["facts"][1]["text"]
+    assert sorted(p.name for p in out.iterdir()) == [EVALSET_NAME, SCENARIOS_NAME]
+
+
+async def test_mined_cases_play_with_a_simulated_user_and_hold_back_what_was_asked(tmp_path):
+    store = tmp_path / "one.json"
+    store.write_text(booking().model_dump_json())
+    out = tmp_path / "mined"
+    await mine_sessions(open_sessions(str(store)), out)
+    agent = LlmAgent(name="desk", model=ScriptedLlm(["What is your date of birth?", "Booked."]))
+    user = ScriptedLlm(["12 March 1980", "</finished>"])
+
+    (case,) = load_mined(out, agent, user_model=user)
+    result = await run_eval(case)
+
+    assert case.first_message == "I need to book a blood test"
+    assert "user_fidelity" in result.metrics
+    assert result.metrics["user_fidelity"].passed, result.explain()
+
+
+def test_adk_eval_mine_is_one_command_and_refuses_a_file_for_a_folder(tmp_path):
+    store = tmp_path / "one.json"
+    store.write_text(booking().model_dump_json())
+    out = tmp_path / "mined"
+
+    done = CliRunner().invoke(main, ["mine", str(store), "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    assert "mined 1 scenario(s)" in done.output
+    assert "e-mail" in done.output  # what was redacted is said
+
+    refused = CliRunner().invoke(main, ["mine", str(store), "--out", str(store)])
+    assert refused.exit_code != 0
+    assert "is a file" in refused.output
+    assert json.loads(store.read_text())["id"] == "s1"  # nothing the user wrote is touched
+
+
+@pytest.mark.parametrize("flag", [[], ["--no-redact"]])
+def test_no_redact_keeps_the_text_as_stored(tmp_path, flag):
+    store = tmp_path / "one.json"
+    store.write_text(booking().model_dump_json())
+    out = tmp_path / "mined"
+    CliRunner().invoke(main, ["mine", str(store), "--out", str(out), *flag])
+    kept = "ann@example.com" in (out / SCENARIOS_NAME).read_text()
+    assert kept == bool(flag)
