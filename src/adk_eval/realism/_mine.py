@@ -38,7 +38,26 @@ from ._features import UserBehaviour, features
 __all__ = ["MinedFact", "MinedScenario", "mine_session"]
 
 _SMALL_TALK = frozenset(
-    "yes yeah yep no nope ok okay thanks thank you please sure great fine bye hi hello".split()
+    {
+        "yes",
+        "yeah",
+        "yep",
+        "no",
+        "nope",
+        "ok",
+        "okay",
+        "thanks",
+        "thank",
+        "you",
+        "please",
+        "sure",
+        "great",
+        "fine",
+        "bye",
+        "hi",
+        "hello",
+    }
+)
 )
 
 

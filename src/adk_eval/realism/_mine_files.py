@@ -92,9 +92,7 @@ async def mine_sessions(
     Raises:
         EvalSetupError: `out` is a file; the source cannot be read.
     """
-    if out.exists() and not out.is_dir():
-        raise EvalSetupError(f"--out {out} is a file: give a folder for the mined scenarios")
-    out.mkdir(parents=True, exist_ok=True)
+    _folder(out)
     redactor = redactor if redactor is not None else Redactor()
     cases_tmp, lines_tmp = out / f".{EVALSET_NAME}.tmp", out / f".{SCENARIOS_NAME}.tmp"
     mined = skipped = 0
@@ -122,6 +120,13 @@ async def mine_sessions(
         for leftover in (cases_tmp, lines_tmp):
             leftover.unlink(missing_ok=True)
     return MineSummary(mined, skipped, counts, out)
+
+
+def _folder(out: Path) -> None:
+    """Makes `out` a folder, or says in one line why it cannot be one."""
+    if out.exists() and not out.is_dir():
+        raise EvalSetupError(f"--out {out} is a file: give a folder for the mined scenarios")
+    out.mkdir(parents=True, exist_ok=True)
 
 
 def load_mined(
