@@ -58,7 +58,6 @@ _SMALL_TALK = frozenset(
         "hello",
     }
 )
-)
 
 
 @dataclass(frozen=True)
