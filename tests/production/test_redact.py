@@ -35,6 +35,7 @@ POSITIVES = [
     ("call +44 20 7946 0958 now", "call <PHONE_1> now"),
     ("call +1 (555) 234-5678", "call <PHONE_1>"),
     ("whatsapp +4915112345678", "whatsapp <PHONE_1>"),
+    ("+44 20 7946 0958 2026 more", "<PHONE_1> 2026 more"),  # 15 digits at most
     ("+44 (0)20 7946 0958", "<PHONE_1>"),
     ("(555) 234-5678 is my cell", "<PHONE_1> is my cell"),
     ("555-234-5678 or 555.234.5678", "<PHONE_1> or <PHONE_1>"),
@@ -276,6 +277,13 @@ def test_a_user_function_returning_nonsense_is_a_setup_error(found):
 def test_a_bad_configuration_is_a_setup_error(arguments, message):
     with pytest.raises(EvalSetupError, match=message):
         Redactor(**arguments)
+
+
+def test_redacting_twice_changes_nothing_more():
+    once, _ = redact_session(conversation(), Redactor())
+    twice, counts = redact_session(once, Redactor())
+    assert twice.model_dump() == once.model_dump()
+    assert counts.total == 0
 
 
 def test_none_changes_nothing():

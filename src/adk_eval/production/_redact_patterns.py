@@ -9,8 +9,7 @@ what an evaluation measures, so every candidate is checked beyond its shape:
 * e-mail: a local part, ``@`` and a domain with a dot and a top-level name.
 * phone: ``+`` and 8 to 15 digits (international), or a national number in
   separated groups: 10 to 12 digits led by a trunk ``0``, 9 to 12 with a
-  parenthesized area code,
-  or the North American 3-3-4 with valid area and exchange codes.
+  parenthesized area code, or the North American 3-3-4 with valid area and exchange codes.
 * card: 13 to 19 digits, contiguous or in groups of 3 to 6 led by 4, that pass
   the Luhn check and do not start with 0.
 * id: a US social security number ``123-45-6789`` (with the numbers never issued
@@ -150,14 +149,14 @@ def find_phones(text: str) -> list[Found]:
     found: list[Found] = []
     for match in _PHONE_INTERNATIONAL.finditer(text):
         start, end = match.span()
-        if len(_digits(match.group())) > 15:  # numbers written after it: keep 15 digits at most
-            ends = [start + m.end() for m in _GROUP.finditer(match.group())]
-            while ends and len(_digits(text[start : ends[-1]])) > 15:
-                ends.pop()
-            end = ends[-1] if ends else start
-        digits = _digits(text[start:end])
-        if 8 <= len(digits) <= 15:
-            found.append(Found(start, end, digits))
+        taken, last = 0, start
+        for group in _GROUP.finditer(text, start, end):
+            if taken + group.end() - group.start() > 15:
+                end = last  # the numbers written after it are not part of it
+                break
+            taken, last = taken + group.end() - group.start(), group.end()
+        if 8 <= taken <= 15:
+            found.append(Found(start, end, _digits(text[start:end])))
     for match in _PHONE_NATIONAL.finditer(text):
         if _national(match.group()):
             found.append(Found(match.start(), match.end(), _digits(match.group())))
