@@ -380,3 +380,41 @@ async def test_a_metric_that_needs_what_a_source_lacks_is_not_applicable_never_f
     )
     assert "content" in lacking.metrics["polite"].evidence[0]
     assert lacking.status == "passed"
+
+
+@pytest.mark.parametrize("flags", [[], ["--no-redact"]], ids=["redacted", "as stored"])
+def test_score_redacts_what_it_read_before_metrics_and_reports_see_it(tmp_path, flags):
+    from google.adk.sessions import Session
+
+    from adk_eval.testing import text_event, tool_call_event, user_event
+
+    events = [
+        user_event("card 4111 1111 1111 1111, mail ann@example.com"),
+        tool_call_event("shop", "charge", {"card": "4111-1111-1111-1111"}),
+        text_event("shop", "Charged 4111 1111 1111 1111; receipt sent to ANN@example.com"),
+    ]
+    stored = tmp_path / "s.json"
+    stored.write_text(
+        Session(id="s", app_name="shop", user_id="ann", events=events).model_dump_json()
+    )
+    metrics = tmp_path / "metrics_eval.py"
+    metrics.write_text(
+        "from adk_eval.metrics import never_in_arguments, never_said\n"
+        "LEAK = never_said('<CARD_1>', name='card_repeated')\n"
+        "ECHO = never_in_arguments('<CARD_1>', name='card_in_call')\n"
+    )
+    report = tmp_path / "report.json"
+    args = ["score", str(stored), "--metrics", str(metrics), "--json", str(report), "--no-store"]
+    result = CliRunner().invoke(main, [*args, *flags])
+
+    text = report.read_text()
+    (run,) = json.loads(text)["results"]
+    if flags:
+        assert "redacted" not in result.output
+        assert run["metrics"]["card_repeated"]["passed"]  # nothing matches a marker
+    else:  # the same card is one marker everywhere: a leak check still works on it
+        assert "4111" not in text and "ann@example.com" not in text.lower()
+        said = " ".join(result.output.split())
+        assert "3 card numbers" in said and "2 e-mails" in said and "in 1 session" in said
+        assert not run["metrics"]["card_repeated"]["passed"]
+        assert not run["metrics"]["card_in_call"]["passed"]

@@ -139,6 +139,12 @@ session_filter_options = grouped(
     help="Score open conversations too: updated in the last 10 minutes and stopped "
     "mid-turn (default: leave them out, count them, name them).",
 )
+@click.option(
+    "--no-redact",
+    is_flag=True,
+    help="Score the text as stored (default: e-mails, phone, card and id numbers become "
+    "<EMAIL_1>-style markers before any metric, judge or report sees them).",
+)
 @report_options
 def score(
     sessions: str,
@@ -149,20 +155,18 @@ def score(
     where: str | None,
     strict: bool,
     include_open: bool,
+    no_redact: bool,
     reports: Reports,
 ) -> None:
-    """Score stored sessions (an ADK session store or session JSON) with your metrics.
+    """Score stored sessions (an ADK session store, session JSON, traces) with your metrics.
 
-    SESSIONS is sqlite:///PATH, postgresql://USER:PASSWORD@HOST:PORT/DB, a file or
-    folder of exported session JSON, or OpenTelemetry traces: otlp:PATH (OTLP JSON or
-    protobuf files), adk-spans:PATH (ADK's SQLite span file, or adk-eval collect's).
-    The store is only ever read.
+    SESSIONS: sqlite:///PATH, postgresql://USER:PASSWORD@HOST:PORT/DB, session JSON
+    (a file or folder), otlp:PATH or adk-spans:PATH (traces). Only ever read.
     """
     import anyio
 
     with imports_without_collections():
         from .._errors import AdkEvalError
-        from ..production._score import score_sessions
 
     out = console()
     threads_before = {thread.ident for thread in threading.enumerate()}
@@ -172,10 +176,7 @@ def score(
         f"adk-eval {__version__}: scoring the sessions of {source.description} with "
         f"{len(metrics)} metric(s): {', '.join(m.name for m in metrics)} (read-only)"
     )
-    flags = [f for f, on in (("--strict", strict), ("--include-open", include_open)) if on]
-    command = shlex.join(
-        ["adk-eval", "score", sessions, "--metrics", metrics_spec, *filters.words(), *flags]
-    )
+    command = _command(sessions, metrics_spec, filters, strict, include_open, no_redact)
     started = time.perf_counter()
     with LiveProgress(out, filters.limit) as progress:
 
@@ -184,15 +185,8 @@ def score(
             if miner is not None:
                 miner.offer(result, session)
 
-        scoring = partial(
-            score_sessions,
-            source,
-            metrics,
-            filters=chosen,
-            max_concurrency=concurrency,
-            on_result=on_result,
-            strict=strict,
-            include_open=include_open,
+        scoring = _scoring(
+            source, metrics, chosen, concurrency, on_result, strict, include_open, no_redact
         )
         try:
             suite = anyio.run(scoring)
@@ -208,10 +202,50 @@ def score(
     finish(out, suite, reports, f"{command} (score)", threads_before, most=_SHOWN)
 
 
+def _command(
+    sessions: str, metrics_spec: str, filters: Filters, strict: bool, include_open: bool, raw: bool
+) -> str:
+    """The command as stored with its runs: its arguments, filters and flags."""
+    flags = (("--strict", strict), ("--include-open", include_open), ("--no-redact", raw))
+    words = [flag for flag, on in flags if on]
+    return shlex.join(
+        ["adk-eval", "score", sessions, "--metrics", metrics_spec, *filters.words(), *words]
+    )
+
+
+def _scoring(
+    source: Any,
+    metrics: list[Any],
+    chosen: SessionFilter,
+    concurrency: int,
+    on_result: Any,
+    strict: bool,
+    include_open: bool,
+    raw: bool,
+) -> Any:
+    """`score_sessions` with the command's options, to run."""
+    from ..production._redact import Redactor
+    from ..production._score import score_sessions
+
+    return partial(
+        score_sessions,
+        source,
+        metrics,
+        filters=chosen,
+        max_concurrency=concurrency,
+        on_result=on_result,
+        strict=strict,
+        include_open=include_open,
+        redactor=Redactor.none() if raw else None,
+    )
+
+
 def _left_out(out: Any, suite: Any, include_open: bool, notes: Any = ()) -> None:
     """What the score left out or did not list, and what its source lacks (`notes`)."""
     for note in notes:
         out.print(note, markup=False, highlight=False)
+    if suite.redacted is not None and suite.redacted.occurrences:
+        out.print(f"{suite.redacted.describe()} (--no-redact scores the text as stored)")
     if suite.unreadable_count:
         out.print(
             f"skipped {suite.unreadable_count} session(s) that cannot be read (--strict stops "

@@ -40,6 +40,7 @@ from ..metrics._scoring import score_trace
 from ..metrics._types import Metric, MetricResult
 from ._files import OnUnreadable, Unreadable
 from ._open import OPEN_FOR, still_open
+from ._redact import Redactor, redact_session
 from ._sources import SessionFilter, SessionSource
 from ._tally import KEEP_EVENTS, KEEP_RUNS, StoreScore, Tally
 
@@ -62,6 +63,7 @@ async def score_sessions(
     include_open: bool = False,
     open_for: float = OPEN_FOR,
     keep: int | None = KEEP_RUNS,
+    redactor: Redactor | None = None,
 ) -> StoreScore:
     """Scores the stored sessions of `source` that pass `filters` with `metrics`.
 
@@ -77,6 +79,8 @@ async def score_sessions(
         open_for: Seconds after its last update that a conversation stopped
             mid-turn counts as open (see `still_open`).
         keep: Runs the score lists, at most (None: every run); all are counted.
+        redactor: Redacts each session before anything reads it (default: the
+            built-in kinds; `Redactor.none()`: as stored).
 
     Raises:
         EvalSetupError: The source cannot be read, or (`strict`) a session of it
@@ -85,6 +89,7 @@ async def score_sessions(
     """
     started, now = time.perf_counter(), time.time()
     tally = Tally(keep)
+    redactor = redactor if redactor is not None else Redactor()
     problems: list[AdkEvalError] = []
     send, receive = anyio.create_memory_object_stream[tuple[int, Session, str | None]](
         max_concurrency
@@ -93,6 +98,7 @@ async def score_sessions(
     async def worker(sessions: MemoryObjectReceiveStream[tuple[int, Session, str | None]]) -> None:
         async with sessions:
             async for index, session, opened in sessions:
+                session = _redacted(session, redactor, tally)
                 lacks = lacks_of(session) if lacks_of is not None else frozenset()
                 result = await score_stored(session, metrics, opened=opened, lacks=lacks)
                 try:
@@ -128,6 +134,15 @@ async def score_sessions(
     if problems:
         raise problems[0]
     return tally.score((time.perf_counter() - started) * 1000)
+
+
+def _redacted(session: Session, redactor: Redactor, tally: Tally) -> Session:
+    """`session` redacted (what was replaced added to `tally`), or as it is."""
+    if not redactor.enabled:
+        return session
+    session, found = redact_session(session, redactor)
+    tally.redacted = found if tally.redacted is None else tally.redacted + found
+    return session
 
 
 def _why_not(metric: Metric, lacks: frozenset[str]) -> str | None:

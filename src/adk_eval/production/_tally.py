@@ -20,6 +20,7 @@ from .._statistics import Interval, wilson
 from .._suites._results import EvalSuiteResult, suite_from_results
 from .._trace import EvalTrace
 from ._files import Unreadable
+from ._redact import RedactionCounts
 
 __all__ = ["KEEP_EVENTS", "KEEP_NAMES", "KEEP_RUNS", "StoreScore", "Tally"]
 
@@ -47,12 +48,15 @@ class StoreScore(EvalSuiteResult):
         open_count: How many conversations were open.
         unreadable: Sessions whose rows could not be read, left out: the first `KEEP_NAMES`.
         unreadable_count: How many sessions could not be read.
+        redacted: What redaction replaced in the sessions scored, by kind (None: the
+            sessions were scored as stored).
     """
 
     open_sessions: tuple[str, ...] = ()
     open_count: int = 0
     unreadable: tuple[Unreadable, ...] = ()
     unreadable_count: int = 0
+    redacted: RedactionCounts | None = None
 
     @property
     def listed_all(self) -> bool:
@@ -113,6 +117,7 @@ class Tally:
         self.open_count = 0
         self.unreadable: list[Unreadable] = []
         self.unreadable_count = 0
+        self.redacted: RedactionCounts | None = None
 
     def add(self, index: int, result: EvalResult) -> None:
         """Counts a run (the `index`-th session read) and lists it if there is room."""
@@ -168,6 +173,7 @@ class Tally:
             open_count=self.open_count,
             unreadable=tuple(self.unreadable),
             unreadable_count=self.unreadable_count,
+            redacted=self.redacted,
         )
 
 
