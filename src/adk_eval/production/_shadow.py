@@ -45,6 +45,7 @@ from .._user_agents import ScriptedUserAgent
 from ..metrics._types import Metric
 from ._filter import SessionFilter
 from ._recording import Recording
+from ._redact import Redactor, redact_session
 from ._replay import Replay, recorded_tool, recorded_user, recorded_yield_answers
 from ._score import score_stored, session_name
 from ._sources import SessionSource
@@ -227,20 +228,26 @@ async def shadow_sessions(
     continue_with: BaseLlm | None = None,
     max_concurrency: int = 4,
     on_result: Callable[[ShadowResult], Awaitable[None] | None] | None = None,
+    redactor: Redactor | None = None,
 ) -> list[ShadowResult]:
     """`shadow_session` on every stored session of `source` that passes `filters`.
 
     Sessions are read as they are replayed (`max_concurrency` at once); a session
     that records no user message is skipped. Results come in the order they finish.
+    Each session is redacted first (`redactor`; default: the built-in kinds, as
+    `score_sessions`): the candidate's models see markers, never the stored values.
 
     Raises:
         EvalSetupError: The source cannot be read (one line naming it).
     """
     results: list[ShadowResult] = []
     slots = anyio.Semaphore(max_concurrency)  # also bounds how far ahead sessions are read
+    redactor = redactor if redactor is not None else Redactor()
 
     async def replay(session: Session) -> None:
         try:
+            if redactor.enabled:
+                session, _ = redact_session(session, redactor)
             if not Recording.of(session).user_turns:
                 return
             result = await shadow_session(
