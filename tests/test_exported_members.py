@@ -19,6 +19,7 @@ PUBLIC_MODULES = (
     "adk_eval.metrics",
     "adk_eval.goldens",
     "adk_eval.production",
+    "adk_eval.realism",
     "adk_eval.safety",
     "adk_eval.reporting",
     "adk_eval.studio",

@@ -413,8 +413,9 @@ def test_score_redacts_what_it_read_before_metrics_and_reports_see_it(tmp_path, 
         assert "redacted" not in result.output
         assert run["metrics"]["card_repeated"]["passed"]  # nothing matches a marker
     else:  # the same card is one marker everywhere: a leak check still works on it
-        assert "4111" not in text and "ann@example.com" not in text.lower()
+        assert "4111" not in text
+        assert "ann@example.com" not in text.lower()
         said = " ".join(result.output.split())
-        assert "3 card numbers" in said and "2 e-mails" in said and "in 1 session" in said
+        assert all(part in said for part in ("3 card numbers", "2 e-mails", "in 1 session"))
         assert not run["metrics"]["card_repeated"]["passed"]
         assert not run["metrics"]["card_in_call"]["passed"]

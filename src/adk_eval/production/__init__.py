@@ -5,6 +5,9 @@ Catalogue:
 * `open_sessions`, `SessionFilter`, `SessionSource`: stored sessions from an ADK
   session store (SQLite, PostgreSQL; read-only), exported session JSON, or
   OpenTelemetry traces (OTLP files, ADK's SQLite span file), rebuilt as sessions.
+* `Redactor`, `redact_session`, `RedactionCounts`: personal data (e-mails, phone,
+  card and id numbers, your own patterns) replaced by typed markers before anything
+  reads a stored session; `score_sessions` and `shadow_sessions` redact by default.
 * `SpanCollector`: an OTLP/HTTP receiver keeping a running app's spans in a file
   those sources read (``adk-eval collect``).
 * `score_sessions`, `StoreScore`: the same metrics as simulated runs, on stored
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 from .._errors import ShadowDivergenceError
 from ._filter import SessionFilter
+from ._redact import RedactionCounts, Redactor, redact_session
 from ._score import score_sessions
 from ._shadow import ShadowResult, shadow_session, shadow_sessions
 from ._sources import SessionSource, open_sessions
@@ -25,6 +29,8 @@ from ._spans._collector import SpanCollector
 from ._tally import StoreScore
 
 __all__ = [
+    "RedactionCounts",
+    "Redactor",
     "SessionFilter",
     "SessionSource",
     "ShadowDivergenceError",
@@ -32,6 +38,7 @@ __all__ = [
     "SpanCollector",
     "StoreScore",
     "open_sessions",
+    "redact_session",
     "score_sessions",
     "shadow_session",
     "shadow_sessions",

@@ -1,5 +1,37 @@
-"""Realism: how real users and simulated users behave, measured the same way and compared."""
+"""Simulated users against real ones: scenarios mined from production, measured the same way.
+
+Catalogue:
+
+* `mine_sessions`, `mine_session`, `MinedScenario`, `MinedFact`, `MineSummary`,
+  `load_mined`: stored conversations (redacted first) as scenarios a simulated user
+  plays again: goal, facts asked for or volunteered, manner, outcome, source session;
+  written as ADK's EvalSet of conversation scenarios.
+* `features`, `UserBehaviour`, `FEATURE_KINDS`: the behaviour of a conversation's user
+  side by rules, the same for real and simulated conversations.
+* `compare_features`, `FeatureComparison`, `overall_distance`, `pass_rate_gap`: two
+  groups of conversations compared feature by feature, with intervals, effect sizes
+  and tests corrected for the number of features, said in words.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from ._compare import FeatureComparison, compare_features, overall_distance, pass_rate_gap
+from ._features import FEATURE_KINDS, UserBehaviour, features
+from ._mine import MinedFact, MinedScenario, mine_session
+from ._mine_files import MineSummary, load_mined, mine_sessions
+
+__all__ = [
+    "FEATURE_KINDS",
+    "FeatureComparison",
+    "MineSummary",
+    "MinedFact",
+    "MinedScenario",
+    "UserBehaviour",
+    "compare_features",
+    "features",
+    "load_mined",
+    "mine_session",
+    "mine_sessions",
+    "overall_distance",
+    "pass_rate_gap",
+]
