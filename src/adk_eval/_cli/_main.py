@@ -19,7 +19,7 @@ from ._cache import cache
 from ._collect import collect
 from ._common import whole_process
 from ._production import score
-from ._realism import mine
+from ._realism import mine, realism
 from ._running import list_cases, merge, report, run
 from ._servers import models, setup_local, studio
 from ._shadow import shadow
@@ -42,6 +42,7 @@ for command in (
     score,
     shadow,
     mine,
+    realism,
     collect,
     runs,
     compare,

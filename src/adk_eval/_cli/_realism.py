@@ -1,4 +1,4 @@
-"""The commands on simulated users against real ones: ``mine``."""
+"""The commands on simulated users against real ones: ``mine``, ``realism``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import click
 from ._common import console, fail
 from ._production import Filters, session_filter_options
 
-__all__ = ["mine"]
+__all__ = ["mine", "realism"]
 
 
 @click.command()
@@ -53,3 +53,47 @@ def mine(sessions: str, out: Path, filters: Filters, no_redact: bool) -> None:
     except AdkEvalError as error:
         fail(str(error))
     out_console.print(summary.describe(), markup=False, highlight=False)
+
+
+@click.command()
+@click.argument("sessions")
+@click.argument("runs", type=click.Path(dir_okay=False, path_type=Path))
+@session_filter_options
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the report as JSON here.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seeds the resampling.")
+def realism(sessions: str, runs: Path, filters: Filters, json_path: Path | None, seed: int) -> None:
+    """Compare your real users with your simulated users, feature by feature.
+
+    SESSIONS: the real conversations (what `adk-eval score` reads). RUNS: the JSON
+    report (`adk-eval run --json`) of the simulated runs, typically of the cases
+    `adk-eval mine` wrote from the same sessions. Each user side is measured by the
+    same rules; each feature is compared with its interval and a test corrected for
+    the number of features, said in words.
+    """
+    import json
+
+    import anyio
+
+    from .._errors import AdkEvalError
+    from ..production._sources import open_sessions
+    from ..realism._report import realism_report, runs_of_report
+
+    out = console()
+    try:
+        simulated = runs_of_report(runs)
+        source = open_sessions(sessions)
+        report = anyio.run(
+            lambda: realism_report(source, simulated, filters=filters.build(), seed=seed)
+        )
+    except AdkEvalError as error:
+        fail(str(error))
+    for line in report.lines():
+        out.print(line, markup=False, highlight=False)
+    if json_path is not None:
+        json_path.write_text(json.dumps(report.to_data(), indent=2, default=str) + "\n")
+        out.print(f"JSON report: {json_path}", markup=False, highlight=False)

@@ -11,6 +11,8 @@ Catalogue:
 * `compare_features`, `FeatureComparison`, `overall_distance`, `pass_rate_gap`: two
   groups of conversations compared feature by feature, with intervals, effect sizes
   and tests corrected for the number of features, said in words.
+* `realism_report`, `RealismReport`: real conversations against simulated runs, in
+  one report (``adk-eval realism``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ._compare import FeatureComparison, compare_features, overall_distance, pas
 from ._features import FEATURE_KINDS, UserBehaviour, features
 from ._mine import MinedFact, MinedScenario, mine_session
 from ._mine_files import MineSummary, load_mined, mine_sessions
+from ._report import RealismReport, realism_report
 
 __all__ = [
     "FEATURE_KINDS",
@@ -26,6 +29,7 @@ __all__ = [
     "MineSummary",
     "MinedFact",
     "MinedScenario",
+    "RealismReport",
     "UserBehaviour",
     "compare_features",
     "features",
@@ -34,4 +38,5 @@ __all__ = [
     "mine_sessions",
     "overall_distance",
     "pass_rate_gap",
+    "realism_report",
 ]

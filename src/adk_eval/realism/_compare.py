@@ -9,8 +9,6 @@ rates. Everything random is seeded: the same conversations give the same report.
 
 from __future__ import annotations
 
-import bisect
-import itertools
 import math
 import random
 import statistics
@@ -18,6 +16,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from .._statistics import DEFAULT_CONFIDENCE, Interval, wilson
+from ._two_sample import (
+    cliffs_delta,
+    cohens_h,
+    fisher_two_sided,
+    holm,
+    newcombe,
+    percentile,
+    permutation_p,
+    split_p,
+)
 
 __all__ = [
     "FeatureComparison",
@@ -40,7 +48,6 @@ _Pair = tuple[Sequence[Value], Sequence[Value]]
 _Row = Mapping[str, Value]
 _Statistic = Callable[[Sequence[int]], float]
 KINDS = ("flag", "count", "rate", "mean")  # a flag is compared as a share, the others as means
-EXACT_SPLITS = 20_000  # permutation tests enumerate every split up to this many
 ALPHA = 0.05
 _NOISE = ("a difference this size is within noise", "unlikely to be noise")
 
@@ -122,116 +129,6 @@ def _p(p: float) -> str:
     return "p < 0.0001" if p < 0.0001 else f"p = {p:.2f}" if p >= 0.01 else f"p = {p:.1g}"
 
 
-def newcombe(
-    a: int, n_a: int, b: int, n_b: int, confidence: float = DEFAULT_CONFIDENCE
-) -> Interval:
-    """``b / n_b - a / n_a`` with Newcombe's hybrid score interval (his 1998 method 10).
-
-    From the rates' Wilson intervals: ``d - sqrt((p_b - low_b)^2 + (high_a - p_a)^2)`` to
-    ``d + sqrt((high_b - p_b)^2 + (p_a - low_a)^2)``; inside [-1, 1], good coverage near
-    0 % and 100 %, unlike the normal interval. A side with no trials raises ValueError.
-    """
-    if n_a < 1 or n_b < 1:
-        raise ValueError(f"need trials on both sides, got {n_a} and {n_b}")
-    first, second = wilson(a, n_a, confidence), wilson(b, n_b, confidence)
-    d = second.estimate - first.estimate
-    low = d - math.hypot(second.estimate - second.low, first.high - first.estimate)
-    high = d + math.hypot(second.high - second.estimate, first.estimate - first.low)
-    return Interval(d, max(-1.0, low), min(1.0, high), confidence)
-
-
-def fisher_two_sided(a: int, n_a: int, b: int, n_b: int) -> float:
-    """Fisher's exact two-sided p-value of ``a / n_a`` against ``b / n_b``.
-
-    The summed probability of every table with the same margins no likelier than the
-    observed one (as R's ``fisher.test`` computes it); 1 if a side is empty.
-    """
-    total, successes = n_a + n_b, a + b
-    ways = math.comb(total, n_b)
-
-    def chance(x: int) -> float:
-        return math.comb(successes, x) * math.comb(total - successes, n_b - x) / ways
-
-    observed = chance(b) * (1 + 1e-7)
-    tables = range(max(0, n_b - (total - successes)), min(n_b, successes) + 1)
-    return min(1.0, sum(p for p in map(chance, tables) if p <= observed))
-
-
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjustment of `p_values`, in their order.
-
-    The i-th smallest of m times ``m - i + 1``, raised to the one before, at most 1.
-    """
-    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
-    adjusted, running = [0.0] * len(p_values), 0.0
-    for rank, index in enumerate(order):
-        running = max(running, min(1.0, (len(p_values) - rank) * p_values[index]))
-        adjusted[index] = running
-    return adjusted
-
-
-def cohens_h(p_first: float, p_second: float) -> float:
-    """Cohen's h, ``2 asin sqrt(p_second) - 2 asin sqrt(p_first)``: 0.2 small, 0.8 large."""
-    return 2 * math.asin(math.sqrt(p_second)) - 2 * math.asin(math.sqrt(p_first))
-
-
-def cliffs_delta(first: Sequence[float], second: Sequence[float]) -> float:
-    """Cliff's delta: the chance a `second` value exceeds a `first` one, minus the reverse."""
-    ordered = sorted(first)
-    above = sum(bisect.bisect_left(ordered, y) for y in second)
-    below = sum(len(ordered) - bisect.bisect_right(ordered, y) for y in second)
-    return (above - below) / (len(first) * len(second))
-
-
-def _split_p(size: int, k: int, stat: _Statistic, seed: int, draws: int) -> tuple[float, float]:
-    """The observed statistic and the share of splits with one at least as large.
-
-    A split picks k of ``range(size)``, the observed one the last k. All splits count up
-    to `EXACT_SPLITS` (ties not merged), else `draws` seeded ones, p = (b + 1) / (draws + 1).
-    """
-    observed = stat(range(size - k, size))
-    floor = observed - 1e-9 * max(1.0, abs(observed))  # equal up to rounding counts as equal
-    if math.comb(size, k) <= EXACT_SPLITS:
-        splits = list(itertools.combinations(range(size), k))
-        return observed, sum(stat(split) >= floor for split in splits) / len(splits)
-    rng, everyone = random.Random(seed), range(size)
-    hits = sum(stat(rng.sample(everyone, k)) >= floor for _ in range(draws))
-    return observed, (hits + 1) / (draws + 1)
-
-
-def permutation_p(
-    first: Sequence[float], second: Sequence[float], *, seed: int = 0, draws: int = 10_000
-) -> float:
-    """The two-sided permutation p-value of ``mean(second) - mean(first)``.
-
-    How often relabelling the pooled values gives a difference of means as far from
-    0 or farther: over every split up to `EXACT_SPLITS`, else `draws` seeded ones.
-    """
-    if not first or not second:
-        return 1.0
-    pooled = [*first, *second]
-    total, k, rest = math.fsum(pooled), len(second), len(first)
-
-    def gap(chosen: Sequence[int]) -> float:
-        part = math.fsum(pooled[i] for i in chosen)
-        return abs(part / k - (total - part) / rest)
-
-    return _split_p(len(pooled), k, gap, seed, draws)[1]
-
-
-def _percentile(estimate: float, draws: Sequence[float], confidence: float) -> Interval:
-    """The percentile bootstrap interval: the middle `confidence` of the `draws`."""
-    ordered, tail = sorted(draws), (1 - confidence) / 2
-
-    def quantile(q: float) -> float:  # linear between order statistics
-        below, fraction = divmod(q * (len(ordered) - 1), 1)
-        above = ordered[min(int(below) + 1, len(ordered) - 1)]
-        return ordered[int(below)] * (1 - fraction) + above * fraction
-
-    low, high = quantile(tail), quantile(1 - tail)
-    return Interval(estimate, min(low, estimate), max(high, estimate), confidence)
-
-
 def _compare_flags(name: str, values: _Pair, confidence: float) -> FeatureComparison:
     kept = [[v for v in side if v is not None] for side in values]
     if any(v not in (0, 1) for side in kept for v in side):
@@ -247,22 +144,27 @@ def _compare_flags(name: str, values: _Pair, confidence: float) -> FeatureCompar
 
 
 def _compare_numbers(
-    name: str, kind: str, values: _Pair, rng: random.Random, resamples: int, confidence: float
+    name: str,
+    kind: str,
+    values: _Pair,
+    rng: random.Random,
+    resamples: tuple[int, int],
+    confidence: float,
 ) -> FeatureComparison:
     first, second = ([float(v) for v in side if v is not None] for side in values)
     draws = [  # the bootstrap: each group's mean, resampled with replacement
-        [statistics.fmean(rng.choices(s, k=len(s))) for _ in range(resamples)] if s else []
+        [statistics.fmean(rng.choices(s, k=len(s))) for _ in range(resamples[0])] if s else []
         for s in (first, second)
     ]
     real, sim = (
-        GroupSummary(len(s), _percentile(statistics.fmean(s), d, confidence) if s else None)
+        GroupSummary(len(s), percentile(statistics.fmean(s), d, confidence) if s else None)
         for s, d in zip((first, second), draws, strict=True)
     )
     if not (first and second):
         return FeatureComparison(name, kind, real, sim, None, None, None)
     gaps = [b - a for a, b in zip(*draws, strict=True)]
-    difference = _percentile(statistics.fmean(second) - statistics.fmean(first), gaps, confidence)
-    p = permutation_p(first, second, seed=rng.randrange(2**32))
+    difference = percentile(statistics.fmean(second) - statistics.fmean(first), gaps, confidence)
+    p = permutation_p(first, second, seed=rng.randrange(2**32), draws=resamples[1])
     return FeatureComparison(name, kind, real, sim, difference, cliffs_delta(first, second), p)
 
 
@@ -274,6 +176,7 @@ def compare_features(
     seed: int = 0,
     confidence: float = DEFAULT_CONFIDENCE,
     resamples: int = 2_000,
+    permutations: int = 10_000,
 ) -> list[FeatureComparison]:
     """Compare every feature in `kinds`, real users' values against simulated users'.
 
@@ -284,6 +187,7 @@ def compare_features(
         seed: Seeds the bootstrap and permutations, per feature (adding one changes no other).
         confidence: Of every interval.
         resamples: Bootstrap resamples for the intervals of means.
+        permutations: Random splits of a permutation test too large to enumerate.
 
     Raises:
         ValueError: An unknown kind, or a flag with a value other than a bool.
@@ -297,7 +201,7 @@ def compare_features(
         compared.append(
             _compare_flags(name, values, confidence)
             if kind == "flag"
-            else _compare_numbers(name, kind, values, rng, resamples, confidence)
+            else _compare_numbers(name, kind, values, rng, (resamples, permutations), confidence)
         )
     tested = {c.name: c.p_value for c in compared if c.p_value is not None}
     adjusted = dict(zip(tested, holm(list(tested.values())), strict=True))
@@ -352,7 +256,7 @@ def overall_distance(
                 gaps.append(abs(part / len(values) - (total - part) / rest) / spread)
         return statistics.fmean(gaps) if gaps else 0.0
 
-    observed, p = _split_p(len(rows), k, distance, seed, draws)
+    observed, p = split_p(len(rows), k, distance, seed, draws)
     return OverallDistance(observed, p, len(columns))
 
 

@@ -1,0 +1,259 @@
+"""The realism report: your real users against your simulated users, feature by feature.
+
+`realism_report(real, simulated)` measures the user side of every real conversation
+(a `SessionSource`, read one session at a time and redacted first, or sessions) and
+of every simulated run (`EvalResult`s, or a JSON report of ``adk-eval run``) with the
+same rules (`features`), then compares the two groups (`compare_features`): each
+feature with its interval, effect size and Holm-corrected test, one overall distance,
+and the sim-to-real gap in the agent's pass rate (the real conversations' known
+outcomes against the simulated runs' verdicts). `RealismReport.lines()` says it in
+words; `to_data()` is its JSON.
+
+Memory stays flat in the number of sessions: a conversation is measured, its feature
+values (a few numbers) kept and the conversation dropped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from google.adk.events import Event
+from google.adk.sessions import Session
+from google.genai import types
+
+from .._errors import EvalSetupError
+from .._result import EvalResult
+from .._user_agents import is_stop_signal
+from ..production._filter import SessionFilter
+from ..production._redact import Redactor, redact_session
+from ..production._sources import SessionSource
+from ._compare import (
+    FeatureComparison,
+    OverallDistance,
+    PassRateGap,
+    compare_features,
+    overall_distance,
+    pass_rate_gap,
+)
+from ._features import FEATURE_KINDS, features
+
+__all__ = ["COMPARED", "PHRASES", "RealismReport", "realism_report", "runs_of_report"]
+
+PHRASES: dict[str, str] = {
+    "turns": "send this many messages",
+    "words_total": "write this many words in all",
+    "words_per_message": "write this many words per message",
+    "questions_asked": "ask this many questions",
+    "agent_questions": "are asked this many questions by the agent",
+    "answers_direct": "answer this many of the agent's questions directly",
+    "answers_evasive": "dodge this many of the agent's questions",
+    "answers_refusing": "refuse this many of the agent's questions",
+    "answers_none": "leave this many of the agent's questions unanswered",
+    "answered_directly_rate": "answer the agent's questions directly",
+    "corrections": "correct themselves or the agent this many times",
+    "volunteered": "volunteer this many facts before being asked",
+    "topic_changes": "change the topic this many times",
+    "repetitions": "repeat themselves this many times",
+    "abandoned": "give up without their goal",
+    "outcome": "reach their goal",
+}
+"""What each feature says users do, for the report's sentences."""
+
+COMPARED = (
+    "turns",
+    "words_per_message",
+    "questions_asked",
+    "answered_directly_rate",
+    "answers_refusing",
+    "corrections",
+    "volunteered",
+    "topic_changes",
+    "repetitions",
+    "abandoned",
+)
+"""The features a report compares: one per behaviour (the other counts of `UserBehaviour`
+restate these, and each feature compared costs power in the correction for their number;
+the outcome is the pass-rate gap's)."""
+
+
+@dataclass(frozen=True)
+class RealismReport:
+    """Real users against simulated users (see the module doc).
+
+    Attributes:
+        real: Real conversations measured.
+        simulated: Simulated runs measured.
+        comparisons: One per feature, those unlike first (smallest corrected p first).
+        distance: One number over all features (None: too few conversations).
+        gap: The sim-to-real gap in pass rate (None: no real outcome known).
+    """
+
+    real: int
+    simulated: int
+    comparisons: tuple[FeatureComparison, ...]
+    distance: OverallDistance | None
+    gap: PassRateGap | None
+
+    @property
+    def unlike(self) -> list[FeatureComparison]:
+        """The features where the simulated users are unlikely to behave like the real ones."""
+        return [c for c in self.comparisons if c.significant]
+
+    def lines(self) -> list[str]:
+        """The report in words: a summary line, then each feature, then the gap."""
+        head = (
+            f"realism: {self.real} real conversation(s) against {self.simulated} simulated; "
+            f"{len(self.unlike)} of {len(self.comparisons)} feature(s) unlike"
+        )
+        if self.distance is not None:
+            head += (
+                f"; overall distance {self.distance.distance:.2f} SD over "
+                f"{self.distance.features} feature(s) (p = {self.distance.p_value:.3g})"
+            )
+        lines = [head]
+        lines += [c.sentence(PHRASES.get(c.name)) for c in self.comparisons]
+        if self.gap is not None:
+            lines.append(self.gap.sentence())
+        return lines
+
+    def to_data(self) -> dict[str, Any]:
+        """The report as JSON data."""
+        return {
+            "real": self.real,
+            "simulated": self.simulated,
+            "features": [
+                {**asdict(c), "sentence": c.sentence(PHRASES.get(c.name))} for c in self.comparisons
+            ],
+            "distance": asdict(self.distance) if self.distance is not None else None,
+            "gap": (
+                {**asdict(self.gap), "sentence": self.gap.sentence()}
+                if self.gap is not None
+                else None
+            ),
+        }
+
+
+async def realism_report(
+    real: SessionSource | Iterable[Session],
+    simulated: Iterable[EvalResult] | Iterable[tuple[Sequence[Event], bool]],
+    *,
+    filters: SessionFilter | None = None,
+    redactor: Redactor | None = None,
+    outcomes: Mapping[str, bool] | None = None,
+    user: str = "user",
+    seed: int = 0,
+    resamples: int = 2_000,
+) -> RealismReport:
+    """Real users against simulated users (see the module doc).
+
+    Args:
+        real: The real conversations: a source (`open_sessions`) or sessions.
+        simulated: The simulated runs: `EvalResult`s, or ``(events, passed)`` pairs
+            (`runs_of_report` reads them from a JSON report).
+        filters: Which real sessions (a source's only).
+        redactor: Applied to each real session first (default: the built-in kinds).
+        outcomes: Whether each real conversation reached its goal, by session id:
+            the real side of the pass-rate gap.
+        user: The author of the user's messages.
+        seed: Seeds the permutation and bootstrap draws.
+        resamples: Bootstrap resamples and random permutations per feature (the
+            smallest p-value a random permutation test gives is ``1 / (resamples + 1)``).
+    """
+    redactor = redactor if redactor is not None else Redactor()
+    real_rows: list[dict[str, Any]] = []
+    async for session in _sessions(real, filters):
+        if redactor.enabled:
+            session, _ = redact_session(session, redactor)
+        known = (outcomes or {}).get(session.id)
+        real_rows.append(features(session.events, user=user, goal_reached=known).values())
+    sim_rows = [
+        features(events, user=user, goal_reached=passed).values()
+        for events, passed in _runs(simulated)
+    ]
+    columns = {name: FEATURE_KINDS[name] for name in COMPARED}
+    compared = compare_features(
+        {name: [row[name] for row in real_rows] for name in columns},
+        {name: [row[name] for row in sim_rows] for name in columns},
+        columns,
+        seed=seed,
+        resamples=resamples,
+        permutations=resamples,
+    )
+    compared.sort(key=lambda c: (c.p_adjusted is None, c.p_adjusted or 1.0, c.name))
+    distance = None
+    if len(real_rows) > 1 and len(sim_rows) > 1:
+        picked = [{k: row[k] for k in columns} for row in real_rows]
+        distance = overall_distance(picked, [{k: row[k] for k in columns} for row in sim_rows])
+    return RealismReport(
+        len(real_rows), len(sim_rows), tuple(compared), distance, _gap(real_rows, sim_rows)
+    )
+
+
+def _gap(real_rows: list[dict[str, Any]], sim_rows: list[dict[str, Any]]) -> PassRateGap | None:
+    real = [row["outcome"] for row in real_rows if row["outcome"] is not None]
+    sim = [row["outcome"] for row in sim_rows if row["outcome"] is not None]
+    if not real or not sim:
+        return None
+    return pass_rate_gap(sum(real), len(real), sum(sim), len(sim))
+
+
+async def _sessions(
+    real: SessionSource | Iterable[Session], filters: SessionFilter | None
+) -> AsyncIterable[Session]:
+    if hasattr(real, "sessions") and hasattr(real, "check"):
+        await real.check()
+        async for session in real.sessions(filters):
+            yield session
+        return
+    for session in real:
+        yield session
+
+
+def _runs(
+    simulated: Iterable[EvalResult] | Iterable[tuple[Sequence[Event], bool]],
+) -> Iterable[tuple[Sequence[Event], bool]]:
+    for item in simulated:
+        events, passed = (item.events, item.passed) if isinstance(item, EvalResult) else item
+        yield [event for event in events if not _stops(event)], passed
+
+
+def _stops(event: Event) -> bool:
+    """A simulated user's stop signal: how it ends, not something a person says."""
+    parts = (event.content.parts if event.content else None) or []
+    text = " ".join(part.text for part in parts if part.text).strip()
+    return event.author == "user" and is_stop_signal(text)
+
+
+def runs_of_report(path: Path) -> list[tuple[list[Event], bool]]:
+    """The simulated runs of a JSON report (``adk-eval run --json``): their messages, verdict.
+
+    Raises:
+        EvalSetupError: Not a JSON report of adk-eval (one line naming it).
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        runs = data["results"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise EvalSetupError(
+            f"{path} is not a JSON report of `adk-eval run --json` ({type(error).__name__}): "
+            "give the report of the simulated runs of the mined cases"
+        ) from None
+    found = []
+    for run in runs:
+        events = [
+            Event(
+                author=str(entry.get("author") or entry.get("role") or "user"),
+                content=types.Content(
+                    role="user" if entry.get("role") == "user" else "model",
+                    parts=[types.Part(text=str(entry.get("text") or ""))],
+                ),
+            )
+            for entry in run.get("conversation") or []
+            if entry.get("kind") == "message"
+        ]
+        found.append((events, run.get("status") == "passed"))
+    return found

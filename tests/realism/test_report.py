@@ -1,0 +1,159 @@
+"""The realism report finds a behaviour gap built in on purpose and calls no gap noise."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from click.testing import CliRunner
+from google.adk.agents import LlmAgent
+from google.adk.sessions import Session
+
+from adk_eval import EvalCase, ScriptedUserAgent, UserAgents, run_eval_suite
+from adk_eval._cli import main
+from adk_eval.production import Redactor
+from adk_eval.realism._report import realism_report, runs_of_report
+from adk_eval.testing import ScriptedLlm, text_event, user_event
+
+QUESTION = "What is your date of birth?"
+
+
+def conversation(index: int, direct: bool, passed: bool | None = None) -> Session:
+    """A user asks for a booking; asked a question, they answer it directly or dodge it."""
+    events = [
+        user_event("I need to book a blood test"),
+        text_event("desk", QUESTION),
+        user_event("12 March 1980" if direct else "not sure, does it matter?"),
+        text_event("desk", "Booked for Tuesday." if direct else "I need it to book."),
+    ]
+    return Session(id=f"s{index}", app_name="clinic", user_id="u", events=events)
+
+
+def group(rate: float, n: int, rng: random.Random, offset: int = 0) -> list[Session]:
+    """`n` conversations, `rate` of them (rounded) answering directly, in a seeded order."""
+    direct = [i < round(rate * n) for i in range(n)]
+    rng.shuffle(direct)
+    return [conversation(offset + i, answers) for i, answers in enumerate(direct)]
+
+
+def drawn(rate: float, n: int, rng: random.Random, offset: int = 0) -> list[Session]:
+    """`n` conversations, each answering directly with probability `rate`."""
+    return [conversation(offset + i, rng.random() < rate) for i in range(n)]
+
+
+def as_runs(sessions: list[Session]) -> list[tuple[list, bool]]:
+    return [(s.events, "Booked" in (s.events[-1].content.parts[0].text or "")) for s in sessions]
+
+
+async def test_a_twenty_point_gap_in_cooperation_is_found_at_100_conversations():
+    rng = random.Random(7)
+    real, simulated = group(0.70, 100, rng), group(0.90, 100, rng, offset=100)
+
+    report = await realism_report(real, as_runs(simulated))
+
+    by_name = {c.name: c for c in report.comparisons}
+    direct = by_name["answered_directly_rate"]
+    assert direct.significant
+    assert round(direct.difference.estimate, 2) == 0.20
+    assert report.comparisons[0].name in {"answered_directly_rate", "answers_direct"}
+    words = report.lines()
+    assert words[0].startswith("realism: 100 real conversation(s) against 100 simulated")
+    assert any(
+        "answer the agent's questions directly" in line and "unlikely" in line for line in words
+    )
+    assert report.distance is not None
+    assert report.distance.p_value < 0.05
+
+
+@pytest.mark.slow
+async def test_no_gap_is_called_noise_in_at_least_95_percent_of_seeded_repetitions():
+    false_alarms = 0
+    for seed in range(40):
+        rng = random.Random(seed)
+        real, simulated = drawn(0.70, 100, rng), drawn(0.70, 100, rng, offset=100)
+        report = await realism_report(real, as_runs(simulated), seed=seed, resamples=200)
+        by_name = {c.name: c for c in report.comparisons}
+        false_alarms += by_name["answered_directly_rate"].significant
+    assert false_alarms <= 2  # 5 % of 40
+
+
+async def test_the_gap_in_pass_rate_compares_real_outcomes_with_simulated_verdicts():
+    real = [conversation(i, direct=i < 50) for i in range(100)]
+    outcomes = {s.id: i < 50 for i, s in enumerate(real)}  # real users: 50 % reached their goal
+    simulated = as_runs([conversation(i, direct=i < 90) for i in range(100)])  # 90 % passed
+
+    report = await realism_report(real, simulated, outcomes=outcomes, resamples=200)
+
+    assert report.gap is not None
+    assert round(report.gap.gap.estimate, 2) == 0.40
+    assert "simulated" in report.gap.sentence()
+
+
+async def test_simulated_runs_are_measured_without_their_stop_signal_and_reports_carry_them(
+    tmp_path,
+):
+    agent = LlmAgent(name="desk", model=ScriptedLlm([QUESTION, "Booked for Tuesday."]))
+    cases = [
+        EvalCase(
+            name=f"c{i}",
+            agent=agent,
+            first_message="I need to book a blood test",
+            user_agents=UserAgents(
+                loop=ScriptedUserAgent(name="patient", script=["12 March 1980", "</finished>"])
+            ),
+        )
+        for i in range(3)
+    ]
+    suite = await run_eval_suite(cases)
+    report = await realism_report(
+        [conversation(0, True)], suite.results, redactor=Redactor.none(), resamples=200
+    )
+    turns = {c.name: c for c in report.comparisons}["turns"]
+    assert turns.simulated.estimate.estimate == turns.real.estimate.estimate == 2
+
+    from adk_eval.reporting import suite_report
+
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps(suite_report(suite), default=str))
+    runs = runs_of_report(path)
+    assert len(runs) == 3
+    assert [e.author for e in runs[0][0]][:2] == ["user", "desk"]
+
+
+def test_adk_eval_realism_prints_the_report_and_writes_its_json(tmp_path):
+    rng = random.Random(3)
+    store = tmp_path / "real"
+    store.mkdir()
+    for session in group(0.6, 40, rng):
+        (store / f"{session.id}.json").write_text(session.model_dump_json())
+    runs = {
+        "results": [
+            {
+                "status": "passed",
+                "conversation": [
+                    {
+                        "kind": "message",
+                        "role": e.content.role,
+                        "author": e.author,
+                        "text": e.content.parts[0].text,
+                    }
+                    for e in session.events
+                ],
+            }
+            for session in group(1.0, 40, rng, offset=40)
+        ]
+    }
+    report = tmp_path / "runs.json"
+    report.write_text(json.dumps(runs))
+    out = tmp_path / "realism.json"
+
+    done = CliRunner().invoke(main, ["realism", str(store), str(report), "--json", str(out)])
+
+    assert done.exit_code == 0, done.output
+    assert "realism: 40 real conversation(s) against 40 simulated" in done.output
+    data = json.loads(out.read_text())
+    assert {f["name"] for f in data["features"]} >= {"answered_directly_rate", "turns"}
+    bad = CliRunner().invoke(main, ["realism", str(store), str(store / "s0.json")])
+    assert bad.exit_code != 0
+    assert "not a JSON report" in bad.output
