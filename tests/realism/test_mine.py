@@ -121,3 +121,24 @@ def test_no_redact_keeps_the_text_as_stored(tmp_path, flag):
     CliRunner().invoke(main, ["mine", str(store), "--out", str(out), *flag])
     kept = "ann@example.com" in (out / SCENARIOS_NAME).read_text()
     assert kept == bool(flag)
+
+
+async def test_calibrated_settings_join_each_mined_persona(tmp_path):
+    from adk_eval.goldens._scenario import simulated_user_instruction
+    from adk_eval.realism import PersonaSettings
+    from adk_eval.realism._mine_files import _with_settings
+
+    store = tmp_path / "one.json"
+    store.write_text(booking().model_dump_json())
+    out = tmp_path / "mined"
+    await mine_sessions(open_sessions(str(store)), out)
+    (case,) = EvalSet.model_validate_json((out / EVALSET_NAME).read_text()).eval_cases
+    settings = PersonaSettings(cooperation=0.6)
+
+    tuned = _with_settings(case, settings)
+
+    assert "60 %" not in simulated_user_instruction(case.conversation_scenario)
+    assert "60 %" in simulated_user_instruction(tuned.conversation_scenario)
+    agent = LlmAgent(name="desk", model=ScriptedLlm(["Booked."]))
+    (played,) = load_mined(out, agent, user_model=ScriptedLlm(["</finished>"]), settings=settings)
+    assert played.first_message == "I need to book a blood test"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -57,7 +58,7 @@ def mine(sessions: str, out: Path, filters: Filters, no_redact: bool) -> None:
 
 @click.command()
 @click.argument("sessions")
-@click.argument("runs", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("runs", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @session_filter_options
 @click.option(
     "--json",
@@ -65,35 +66,74 @@ def mine(sessions: str, out: Path, filters: Filters, no_redact: bool) -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also write the report as JSON here.",
 )
+@click.option(
+    "--calibrate",
+    is_flag=True,
+    help="Instead, find the persona settings whose users behave closest to these real "
+    "users (fitted on 70 %% of them, checked on the rest); no RUNS needed.",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seeds the resampling.")
-def realism(sessions: str, runs: Path, filters: Filters, json_path: Path | None, seed: int) -> None:
+def realism(
+    sessions: str,
+    runs: Path | None,
+    filters: Filters,
+    json_path: Path | None,
+    calibrate: bool,
+    seed: int,
+) -> None:
     """Compare your real users with your simulated users, feature by feature.
 
     SESSIONS: the real conversations (what `adk-eval score` reads). RUNS: the JSON
     report (`adk-eval run --json`) of the simulated runs, typically of the cases
     `adk-eval mine` wrote from the same sessions. Each user side is measured by the
     same rules; each feature is compared with its interval and a test corrected for
-    the number of features, said in words.
+    the number of features, said in words. With --calibrate: the persona settings
+    closest to the real users, and how close they are on sessions held out.
     """
-    import json
-
     import anyio
 
     from .._errors import AdkEvalError
     from ..production._sources import open_sessions
-    from ..realism._report import realism_report, runs_of_report
 
     out = console()
     try:
-        simulated = runs_of_report(runs)
         source = open_sessions(sessions)
-        report = anyio.run(
-            lambda: realism_report(source, simulated, filters=filters.build(), seed=seed)
-        )
+        if calibrate:
+            lines = anyio.run(lambda: _calibration(source, filters, seed))
+        elif runs is None:
+            fail("give RUNS (a JSON report of the simulated runs), or --calibrate")
+        else:
+            lines = anyio.run(lambda: _report(source, runs, filters, seed, json_path))
     except AdkEvalError as error:
         fail(str(error))
-    for line in report.lines():
+    for line in lines:
         out.print(line, markup=False, highlight=False)
+
+
+async def _report(
+    source: Any, runs: Path, filters: Filters, seed: int, json_path: Path | None
+) -> list[str]:
+    import json
+
+    from ..realism._report import realism_report, runs_of_report
+
+    report = await realism_report(source, runs_of_report(runs), filters=filters.build(), seed=seed)
+    lines = report.lines()
     if json_path is not None:
-        json_path.write_text(json.dumps(report.to_data(), indent=2, default=str) + "\n")
-        out.print(f"JSON report: {json_path}", markup=False, highlight=False)
+        _write(json_path, json.dumps(report.to_data(), indent=2, default=str) + "\n")
+        lines.append(f"JSON report: {json_path}")
+    return lines
+
+
+def _write(path: Path, text: str) -> None:
+    path.write_text(text)
+
+
+async def _calibration(source: Any, filters: Filters, seed: int) -> list[str]:
+    from ..production._redact import Redactor, redact_session
+    from ..realism._calibrate import calibrate
+
+    await source.check()
+    redactor = Redactor()
+    sessions = [redact_session(s, redactor)[0] async for s in source.sessions(filters.build())]
+    return calibrate(sessions, seed=seed).lines()

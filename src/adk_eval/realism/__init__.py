@@ -13,24 +13,32 @@ Catalogue:
   and tests corrected for the number of features, said in words.
 * `realism_report`, `RealismReport`: real conversations against simulated runs, in
   one report (``adk-eval realism``).
+* `PersonaSettings`, `calibrate`, `Calibration`: settings that move a simulated user's
+  behaviour, and the ones closest to your real users, checked on held-out sessions
+  (``adk-eval realism --calibrate``).
 """
 
 from __future__ import annotations
 
+from ._calibrate import Calibration, calibrate
 from ._compare import FeatureComparison, compare_features, overall_distance, pass_rate_gap
 from ._features import FEATURE_KINDS, UserBehaviour, features
 from ._mine import MinedFact, MinedScenario, mine_session
 from ._mine_files import MineSummary, load_mined, mine_sessions
+from ._persona import PersonaSettings
 from ._report import RealismReport, realism_report
 
 __all__ = [
     "FEATURE_KINDS",
+    "Calibration",
     "FeatureComparison",
     "MineSummary",
     "MinedFact",
     "MinedScenario",
+    "PersonaSettings",
     "RealismReport",
     "UserBehaviour",
+    "calibrate",
     "compare_features",
     "features",
     "load_mined",

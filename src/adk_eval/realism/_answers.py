@@ -19,7 +19,14 @@ from ._text import (
     words,
 )
 
-__all__ = ["Answer", "classify_answer", "is_correction", "is_quitting", "opens_yes_no"]
+__all__ = [
+    "Answer",
+    "classify_answer",
+    "is_correction",
+    "is_quitting",
+    "opens_yes_no",
+    "dodges_or_refuses",
+]
 
 Answer = Literal["direct", "evasive", "refusing", "none"]
 """How the user answered an agent's question (``none``: the conversation ended first)."""
@@ -143,3 +150,9 @@ def is_quitting(text: str, *, explicit_only: bool) -> bool:
     """
     pattern = _GIVING_UP if explicit_only else _QUITTING
     return bool(pattern.search(_lower(text)))
+
+
+def dodges_or_refuses(text: str) -> bool:
+    """Whether a message, read alone, dodges ("not sure") or refuses ("I'd rather not")."""
+    lowered = _lower(text)
+    return bool(_EVASIVE.search(lowered) or _REFUSING.search(lowered))

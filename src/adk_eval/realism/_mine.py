@@ -177,7 +177,7 @@ def mine_session(
     facts = tuple(
         MinedFact(turn=index, text=text, asked=asked)
         for index, (asked, text) in enumerate(messages[1:], start=1)
-        if _says_something(text)
+        if says_something(text)
     )
     return MinedScenario(
         source=f"{session.app_name}/{session.user_id}/{session.id}",
@@ -206,6 +206,7 @@ def _user_messages(events: Sequence[Event], user: str) -> list[tuple[bool, str]]
     return found
 
 
-def _says_something(text: str) -> bool:
+def says_something(text: str) -> bool:
+    """Whether a user message says more than small talk (yes, thanks, ok, ...)."""
     words = [w.strip(".,!?;:").lower() for w in text.split()]
     return any(word and word not in _SMALL_TALK for word in words)

@@ -28,6 +28,7 @@ from typing import Any
 
 from google.adk.agents import BaseAgent
 from google.adk.evaluation.eval_case import EvalCase as AdkEvalCase
+from google.adk.evaluation.simulation.user_simulator_personas import UserBehavior
 
 from .._case import EvalCase
 from .._errors import EvalSetupError
@@ -39,6 +40,7 @@ from ..production._filter import SessionFilter
 from ..production._redact import RedactionCounts, Redactor, redact_session
 from ..production._sources import SessionSource
 from ._mine import mine_session
+from ._persona import PersonaSettings
 
 __all__ = [
     "EVALSET_NAME",
@@ -136,12 +138,14 @@ def load_mined(
     user_model: ModelSpec | None = None,
     metrics: Sequence[Metric] = (),
     tool_mocks: Mapping[str, Any] | None = None,
+    settings: PersonaSettings | None = None,
 ) -> list[EvalCase]:
     """The mined scenarios of the folder `out` as cases of `agent`, in mined order.
 
     Each case's simulated user plays the scenario (ADK's user-simulator prompt with
     the mined plan and persona) and is scored, beside `metrics`, by a
     `user_fidelity` that holds back the facts the real user gave only when asked.
+    `settings` (from `calibrate`) add their instruction to every persona.
 
     Raises:
         EvalSetupError: The folder holds no mined scenarios (one line naming it).
@@ -160,6 +164,8 @@ def load_mined(
         held = [fact["text"] for fact in record["facts"] if fact["asked"]]
         case_id = record["source"].rsplit("/", 1)[-1] or record["source"]
         adk_case: AdkEvalCase = adk_cases[case_id]
+        if settings is not None:
+            adk_case = _with_settings(adk_case, settings)
         case = eval_case_from_scenario(
             adk_case,
             agent,
@@ -170,6 +176,25 @@ def load_mined(
         )
         found.append(case)
     return found
+
+
+def _with_settings(case: AdkEvalCase, settings: PersonaSettings) -> AdkEvalCase:
+    """`case` whose persona also follows `settings`."""
+    scenario = case.conversation_scenario
+    if scenario is None or scenario.user_persona is None:
+        return case
+    extra = UserBehavior(
+        name="calibrated",
+        description=settings.instruction(),
+        behavior_instructions=[settings.instruction()],
+        violation_rubrics=["The user does not behave as the instruction describes."],
+    )
+    persona = scenario.user_persona.model_copy(
+        update={"behaviors": [*scenario.user_persona.behaviors, extra]}
+    )
+    return case.model_copy(
+        update={"conversation_scenario": scenario.model_copy(update={"user_persona": persona})}
+    )
 
 
 def read_scenarios(out: Path) -> list[dict[str, Any]]:

@@ -1,0 +1,100 @@
+"""Calibration recovers the persona setting real users were built with, on held-out sessions."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from google.adk.sessions import Session
+
+from adk_eval._errors import EvalSetupError
+from adk_eval.realism._calibrate import calibrate
+from adk_eval.realism._features import features
+from adk_eval.realism._persona import PersonaSettings, grid, replay_with
+from adk_eval.testing import text_event, user_event
+
+
+def template(index: int) -> Session:
+    """A booking: three questions, one statement, and the real user's four answers."""
+    events = [
+        user_event("I need to book a blood test"),
+        text_event("desk", "What is your date of birth?"),
+        user_event(f"{index % 28 + 1} March 1980"),
+        text_event("desk", "Which clinic suits you?"),
+        user_event("the one on Main Street"),
+        text_event("desk", "Noted."),
+        user_event("I also take blood thinners"),
+        text_event("desk", "Any time that suits you best?"),
+        user_event("Tuesday morning"),
+        text_event("desk", "Booked."),
+    ]
+    return Session(id=f"t{index}", app_name="clinic", user_id="u", events=events)
+
+
+def users_like(settings: PersonaSettings, n: int, seed: int) -> list[Session]:
+    """`n` conversations whose users follow `settings`: the known truth."""
+    rng = random.Random(seed)
+    return [
+        Session(
+            id=f"r{i}",
+            app_name="clinic",
+            user_id="u",
+            events=replay_with(template(i), settings, rng),
+        )
+        for i in range(n)
+    ]
+
+
+def test_a_replayed_user_follows_its_settings():
+    cooperative = PersonaSettings(cooperation=1.0, volunteering=1.0)
+    events = replay_with(template(0), cooperative, random.Random(0))
+    assert [e.content.parts[0].text for e in events if e.author == "user"][:3] == [
+        "I need to book a blood test",
+        "1 March 1980 if that helps at all,",
+        "the one on Main Street if that helps",
+    ]
+    dodging = features(replay_with(template(0), PersonaSettings(cooperation=0.0), random.Random(0)))
+    assert dodging.answered_directly_rate == 0.0
+    impatient = replay_with(template(0), PersonaSettings(patience=1), random.Random(0))
+    assert impatient[-1].content.parts[0].text == "never mind, forget it"
+    assert "70 %" in PersonaSettings(cooperation=0.7).instruction()
+
+
+@pytest.mark.parametrize("truth", [PersonaSettings(0.7, 0.0), PersonaSettings(0.9, 1.0)])
+def test_calibration_recovers_the_setting_real_users_were_built_with(truth):
+    real = users_like(truth, 120, seed=11)
+
+    found = calibrate(real, grid(), held_out=0.3, seed=5)
+
+    assert abs(found.best.cooperation - truth.cooperation) <= 0.1, found.lines()
+    assert found.best.volunteering == truth.volunteering, found.lines()
+    assert found.sizes == (84, 36)
+    assert found.held_out < found.default_held_out or truth == PersonaSettings()
+    assert found.held_out < 0.3, found.lines()
+    assert found.lines()[0].startswith("calibration: 18 setting(s) tried on 84")
+
+
+def test_too_few_conversations_is_one_clear_line():
+    with pytest.raises(EvalSetupError, match="at least 4 conversations"):
+        calibrate([template(0)], grid())
+
+
+def test_adk_eval_realism_calibrate_prints_the_closest_setting(tmp_path):
+    from click.testing import CliRunner
+
+    from adk_eval._cli import main
+
+    store = tmp_path / "real"
+    store.mkdir()
+    for session in users_like(PersonaSettings(0.6, 0.0), 40, seed=2):
+        (store / f"{session.id}.json").write_text(session.model_dump_json())
+
+    done = CliRunner().invoke(main, ["realism", str(store), "--calibrate"])
+
+    assert done.exit_code == 0, done.output
+    assert "calibration: 18 setting(s) tried on 28 conversation(s), checked on 12" in done.output
+    assert "closest: cooperation=" in done.output
+    assert "as a persona instruction:" in done.output
+    missing = CliRunner().invoke(main, ["realism", str(store)])
+    assert missing.exit_code != 0
+    assert "--calibrate" in missing.output
