@@ -25,7 +25,7 @@ from ._compare import FeatureComparison, compare_features, overall_distance, pas
 from ._features import FEATURE_KINDS, UserBehaviour, features
 from ._mine import MinedFact, MinedScenario, mine_session
 from ._mine_files import MineSummary, load_mined, mine_sessions
-from ._persona import PersonaSettings
+from ._persona import PersonaSettings, replay_with
 from ._report import RealismReport, realism_report
 
 __all__ = [
@@ -47,4 +47,5 @@ __all__ = [
     "overall_distance",
     "pass_rate_gap",
     "realism_report",
+    "replay_with",
 ]
