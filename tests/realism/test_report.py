@@ -157,3 +157,30 @@ def test_adk_eval_realism_prints_the_report_and_writes_its_json(tmp_path):
     bad = CliRunner().invoke(main, ["realism", str(store), str(store / "s0.json")])
     assert bad.exit_code != 0
     assert "not a JSON report" in bad.output
+
+
+async def test_the_json_follows_its_schema_and_the_page_shows_scenarios_side_by_side(tmp_path):
+    from importlib import resources
+
+    import jsonschema
+
+    from adk_eval.reporting._realism_html import render_realism_html
+
+    rng = random.Random(5)
+    real = group(0.7, 30, rng)
+    real[0].events[2].content.parts[0].text = "<script>alert(1)</script> 12 March 1980"
+    simulated = [(s.events, True, f"mined clinic/u/{s.id}") for s in group(0.9, 30, rng, offset=0)]
+
+    report = await realism_report(real, simulated, resamples=200)
+    data = json.loads(json.dumps(report.to_data(), default=str))
+
+    schema = json.loads(
+        resources.files("adk_eval.reporting").joinpath("realism.schema.json").read_text()
+    )
+    jsonschema.validate(data, schema)
+    assert len(data["pairs"]) == 20  # kept, at most
+    assert data["pairs"][0]["source"] == "clinic/u/s0"
+    page = render_realism_html(data)
+    assert "<script>alert(1)" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert page.count('<div class="pair">') == 20

@@ -67,6 +67,12 @@ def mine(sessions: str, out: Path, filters: Filters, no_redact: bool) -> None:
     help="Also write the report as JSON here.",
 )
 @click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the report as one self-contained HTML page here (scenarios side by side).",
+)
+@click.option(
     "--calibrate",
     is_flag=True,
     help="Instead, find the persona settings whose users behave closest to these real "
@@ -78,6 +84,7 @@ def realism(
     runs: Path | None,
     filters: Filters,
     json_path: Path | None,
+    html_path: Path | None,
     calibrate: bool,
     seed: int,
 ) -> None:
@@ -103,7 +110,8 @@ def realism(
         elif runs is None:
             fail("give RUNS (a JSON report of the simulated runs), or --calibrate")
         else:
-            lines = anyio.run(lambda: _report(source, runs, filters, seed, json_path))
+            written = (json_path, html_path)
+            lines = anyio.run(lambda: _report(source, runs, filters, seed, written))
     except AdkEvalError as error:
         fail(str(error))
     for line in lines:
@@ -111,7 +119,7 @@ def realism(
 
 
 async def _report(
-    source: Any, runs: Path, filters: Filters, seed: int, json_path: Path | None
+    source: Any, runs: Path, filters: Filters, seed: int, written: tuple[Path | None, Path | None]
 ) -> list[str]:
     import json
 
@@ -119,9 +127,15 @@ async def _report(
 
     report = await realism_report(source, runs_of_report(runs), filters=filters.build(), seed=seed)
     lines = report.lines()
+    json_path, html_path = written
     if json_path is not None:
         _write(json_path, json.dumps(report.to_data(), indent=2, default=str) + "\n")
         lines.append(f"JSON report: {json_path}")
+    if html_path is not None:
+        from ..reporting._realism_html import render_realism_html
+
+        _write(html_path, render_realism_html(report.to_data()))
+        lines.append(f"HTML report: {html_path}")
     return lines
 
 

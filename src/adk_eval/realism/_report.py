@@ -41,7 +41,15 @@ from ._compare import (
 )
 from ._features import FEATURE_KINDS, features
 
-__all__ = ["COMPARED", "PHRASES", "RealismReport", "realism_report", "runs_of_report"]
+__all__ = [
+    "COMPARED",
+    "PAIRS_KEPT",
+    "PHRASES",
+    "RealismReport",
+    "ScenarioPair",
+    "realism_report",
+    "runs_of_report",
+]
 
 PHRASES: dict[str, str] = {
     "turns": "send this many messages",
@@ -80,6 +88,20 @@ restate these, and each feature compared costs power in the correction for their
 the outcome is the pass-rate gap's)."""
 
 
+PAIRS_KEPT = 20
+"""Real and simulated conversations of one scenario kept side by side, at most."""
+
+
+@dataclass(frozen=True)
+class ScenarioPair:
+    """One scenario's real conversation and its simulated run, as ``(author, text)`` lines."""
+
+    source: str
+    real: tuple[tuple[str, str], ...]
+    simulated: tuple[tuple[str, str], ...]
+    simulated_passed: bool
+
+
 @dataclass(frozen=True)
 class RealismReport:
     """Real users against simulated users (see the module doc).
@@ -90,6 +112,8 @@ class RealismReport:
         comparisons: One per feature, those unlike first (smallest corrected p first).
         distance: One number over all features (None: too few conversations).
         gap: The sim-to-real gap in pass rate (None: no real outcome known).
+        pairs: Real conversations beside the simulated run of their mined scenario
+            (a run named ``mined APP/USER/SESSION``), the first `PAIRS_KEPT`.
     """
 
     real: int
@@ -97,6 +121,7 @@ class RealismReport:
     comparisons: tuple[FeatureComparison, ...]
     distance: OverallDistance | None
     gap: PassRateGap | None
+    pairs: tuple[ScenarioPair, ...] = ()
 
     @property
     def unlike(self) -> list[FeatureComparison]:
@@ -134,12 +159,13 @@ class RealismReport:
                 if self.gap is not None
                 else None
             ),
+            "pairs": [asdict(pair) for pair in self.pairs],
         }
 
 
 async def realism_report(
     real: SessionSource | Iterable[Session],
-    simulated: Iterable[EvalResult] | Iterable[tuple[Sequence[Event], bool]],
+    simulated: Iterable[EvalResult] | Iterable[tuple[Any, ...]],
     *,
     filters: SessionFilter | None = None,
     redactor: Redactor | None = None,
@@ -152,8 +178,8 @@ async def realism_report(
 
     Args:
         real: The real conversations: a source (`open_sessions`) or sessions.
-        simulated: The simulated runs: `EvalResult`s, or ``(events, passed)`` pairs
-            (`runs_of_report` reads them from a JSON report).
+        simulated: The simulated runs: `EvalResult`s, or ``(events, passed[, name])``
+            tuples (`runs_of_report` reads them from a JSON report).
         filters: Which real sessions (a source's only).
         redactor: Applied to each real session first (default: the built-in kinds).
         outcomes: Whether each real conversation reached its goal, by session id:
@@ -164,16 +190,19 @@ async def realism_report(
             smallest p-value a random permutation test gives is ``1 / (resamples + 1)``).
     """
     redactor = redactor if redactor is not None else Redactor()
+    runs = list(_runs(simulated))
+    by_source = {name[len("mined ") :]: (events, ok) for events, ok, name in runs if name}
+    sim_rows = [features(events, user=user, goal_reached=ok).values() for events, ok, _ in runs]
     real_rows: list[dict[str, Any]] = []
+    pairs: list[ScenarioPair] = []
     async for session in _sessions(real, filters):
         if redactor.enabled:
             session, _ = redact_session(session, redactor)
         known = (outcomes or {}).get(session.id)
         real_rows.append(features(session.events, user=user, goal_reached=known).values())
-    sim_rows = [
-        features(events, user=user, goal_reached=passed).values()
-        for events, passed in _runs(simulated)
-    ]
+        played = by_source.get(f"{session.app_name}/{session.user_id}/{session.id}")
+        if played is not None and len(pairs) < PAIRS_KEPT:
+            pairs.append(_pair(session, *played))
     columns = {name: FEATURE_KINDS[name] for name in COMPARED}
     compared = compare_features(
         {name: [row[name] for row in real_rows] for name in columns},
@@ -188,8 +217,9 @@ async def realism_report(
     if len(real_rows) > 1 and len(sim_rows) > 1:
         picked = [{k: row[k] for k in columns} for row in real_rows]
         distance = overall_distance(picked, [{k: row[k] for k in columns} for row in sim_rows])
+    gap = _gap(real_rows, sim_rows)
     return RealismReport(
-        len(real_rows), len(sim_rows), tuple(compared), distance, _gap(real_rows, sim_rows)
+        len(real_rows), len(sim_rows), tuple(compared), distance, gap, tuple(pairs)
     )
 
 
@@ -214,11 +244,30 @@ async def _sessions(
 
 
 def _runs(
-    simulated: Iterable[EvalResult] | Iterable[tuple[Sequence[Event], bool]],
-) -> Iterable[tuple[Sequence[Event], bool]]:
+    simulated: Iterable[EvalResult] | Iterable[tuple[Any, ...]],
+) -> Iterable[tuple[list[Event], bool, str]]:
+    """Each simulated run's events (without its stop signal), verdict and name ("" unknown)."""
     for item in simulated:
-        events, passed = (item.events, item.passed) if isinstance(item, EvalResult) else item
-        yield [event for event in events if not _stops(event)], passed
+        if isinstance(item, EvalResult):
+            events, passed, name = list(item.events), item.passed, item.name
+        else:
+            events, passed, name = item[0], item[1], (item[2] if len(item) > 2 else "")
+        yield [event for event in events if not _stops(event)], bool(passed), str(name)
+
+
+def _lines(events: Sequence[Event]) -> tuple[tuple[str, str], ...]:
+    found = []
+    for event in events:
+        parts = (event.content.parts if event.content else None) or []
+        text = " ".join(p.text for p in parts if p.text and not p.thought).strip()
+        if text:
+            found.append((event.author, text))
+    return tuple(found)
+
+
+def _pair(session: Session, events: list[Event], passed: bool) -> ScenarioPair:
+    source = f"{session.app_name}/{session.user_id}/{session.id}"
+    return ScenarioPair(source, _lines(session.events), _lines(events), passed)
 
 
 def _stops(event: Event) -> bool:
@@ -228,8 +277,8 @@ def _stops(event: Event) -> bool:
     return event.author == "user" and is_stop_signal(text)
 
 
-def runs_of_report(path: Path) -> list[tuple[list[Event], bool]]:
-    """The simulated runs of a JSON report (``adk-eval run --json``): their messages, verdict.
+def runs_of_report(path: Path) -> list[tuple[list[Event], bool, str]]:
+    """The simulated runs of a JSON report (``adk-eval run --json``): messages, verdict, name.
 
     Raises:
         EvalSetupError: Not a JSON report of adk-eval (one line naming it).
@@ -255,5 +304,5 @@ def runs_of_report(path: Path) -> list[tuple[list[Event], bool]]:
             for entry in run.get("conversation") or []
             if entry.get("kind") == "message"
         ]
-        found.append((events, run.get("status") == "passed"))
+        found.append((events, run.get("status") == "passed", str(run.get("name") or "")))
     return found
