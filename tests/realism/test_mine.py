@@ -142,3 +142,34 @@ async def test_calibrated_settings_join_each_mined_persona(tmp_path):
     agent = LlmAgent(name="desk", model=ScriptedLlm(["Booked."]))
     (played,) = load_mined(out, agent, user_model=ScriptedLlm(["</finished>"]), settings=settings)
     assert played.first_message == "I need to book a blood test"
+
+
+async def test_a_model_reads_the_goal_and_constraints_with_a_structured_schema(tmp_path):
+    from adk_eval._errors import EvalSetupError
+    from adk_eval.realism._extract import Extraction
+
+    seen = []
+
+    def reader(request):
+        seen.append(request)
+        return '{"goal": "Book a blood test", "constraints": ["on a Tuesday"]}'
+
+    store = tmp_path / "one.json"
+    store.write_text(booking().model_dump_json())
+    out = tmp_path / "mined"
+    await mine_sessions(open_sessions(str(store)), out, model=ScriptedLlm(responder=reader))
+
+    (record,) = [json.loads(line) for line in (out / SCENARIOS_NAME).read_text().splitlines()]
+    assert record["goal"] == "Book a blood test"
+    assert record["constraints"] == ["on a Tuesday"]
+    assert seen[0].config.response_schema is Extraction
+    said = seen[0].contents[0].parts[0].text
+    assert "ann@example.com" not in said  # the model reads the redacted text
+    assert "<EMAIL_1>" in said
+    (case,) = EvalSet.model_validate_json((out / EVALSET_NAME).read_text()).eval_cases
+    assert "Hold to this: on a Tuesday." in case.conversation_scenario.conversation_plan
+
+    with pytest.raises(EvalSetupError, match="not {goal, constraints} JSON"):
+        await mine_sessions(
+            open_sessions(str(store)), tmp_path / "other", model=ScriptedLlm(["no idea"])
+        )

@@ -28,7 +28,12 @@ __all__ = ["mine", "realism"]
     help="Mine the text as stored (default: e-mails, phone, card and id numbers become "
     "<EMAIL_1>-style markers before anything is mined or written).",
 )
-def mine(sessions: str, out: Path, filters: Filters, no_redact: bool) -> None:
+@click.option(
+    "--model",
+    help="A model that reads each conversation's goal and constraints (a structured "
+    "schema; it sees the redacted text). Default: rules only.",
+)
+def mine(sessions: str, out: Path, filters: Filters, no_redact: bool, model: str | None) -> None:
     """Mine stored conversations into scenarios a simulated user plays again.
 
     SESSIONS is what `adk-eval score` reads (a session store, session JSON, traces).
@@ -49,7 +54,9 @@ def mine(sessions: str, out: Path, filters: Filters, no_redact: bool) -> None:
         anyio.run(source.check)
         redactor = Redactor.none() if no_redact else Redactor()
         summary = anyio.run(
-            lambda: mine_sessions(source, out, filters=filters.build(), redactor=redactor)
+            lambda: mine_sessions(
+                source, out, filters=filters.build(), redactor=redactor, model=model
+            )
         )
     except AdkEvalError as error:
         fail(str(error))

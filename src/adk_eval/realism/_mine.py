@@ -24,7 +24,7 @@ Every mined scenario names its source session.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from google.adk.evaluation.conversation_scenarios import ConversationScenario
@@ -80,6 +80,7 @@ class MinedScenario:
         facts: What they gave later, in order.
         behaviour: Their measured behaviour (the realism report compares it).
         outcome: Whether the conversation reached its goal (None: unknown).
+        constraints: What the user set on the goal, as a model read it (`_extract`).
     """
 
     source: str
@@ -88,7 +89,7 @@ class MinedScenario:
     facts: tuple[MinedFact, ...]
     behaviour: UserBehaviour
     outcome: bool | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    constraints: tuple[str, ...] = ()
 
     @property
     def manner(self) -> str:
@@ -110,6 +111,7 @@ class MinedScenario:
     def plan(self) -> str:
         """The conversation plan: the goal, then each fact and when to give it."""
         lines = [f"Your goal: {self.goal}"]
+        lines += [f"- Hold to this: {constraint}." for constraint in self.constraints]
         for fact in self.facts:
             when = "only when the agent asks for it" if fact.asked else "without being asked"
             lines.append(f"- Say {fact.text!r} {when}.")
@@ -156,6 +158,7 @@ class MinedScenario:
             "facts": [asdict(fact) for fact in self.facts],
             "behaviour": asdict(self.behaviour),
             "outcome": self.outcome,
+            "constraints": list(self.constraints),
         }
 
 

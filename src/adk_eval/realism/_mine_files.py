@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ from ..models import ModelSpec
 from ..production._filter import SessionFilter
 from ..production._redact import RedactionCounts, Redactor, redact_session
 from ..production._sources import SessionSource
+from ._extract import extract
 from ._mine import mine_session
 from ._persona import PersonaSettings
 
@@ -80,6 +81,7 @@ async def mine_sessions(
     filters: SessionFilter | None = None,
     redactor: Redactor | None = None,
     outcomes: Mapping[str, bool] | None = None,
+    model: ModelSpec | None = None,
 ) -> MineSummary:
     """Mines every session of `source` that passes `filters` into the folder `out`.
 
@@ -90,6 +92,8 @@ async def mine_sessions(
         redactor: What is redacted before anything is mined (default: the built-in
             patterns; `Redactor.none()` redacts nothing).
         outcomes: Whether each session reached its goal, by session id, when known.
+        model: Reads each conversation's goal and constraints (`_extract`: a structured
+            schema); None: the goal is the first message, and no constraints.
 
     Raises:
         EvalSetupError: `out` is a file; the source cannot be read.
@@ -111,6 +115,11 @@ async def mine_sessions(
                 if scenario is None:
                     skipped += 1
                     continue
+                if model is not None:
+                    read = await extract(clean, model)
+                    scenario = replace(
+                        scenario, goal=read.goal, constraints=tuple(read.constraints)
+                    )
                 case = scenario.adk_eval_case().model_dump_json(by_alias=True, exclude_none=True)
                 cases.write(("," if mined else "") + "\n" + case)
                 lines.write(json.dumps(scenario.to_json(), ensure_ascii=False) + "\n")
