@@ -308,3 +308,33 @@ def test_the_filters_choose_the_sessions(tmp_path, store):
     assert result.exit_code == 0, result.output
     assert "no stored session matched the filters" in result.output
     assert report == []
+
+
+@pytest.mark.parametrize("raw", [False, True], ids=["redacted", "as stored"])
+async def test_the_candidates_model_sees_markers_unless_told_otherwise(tmp_path, raw):
+    from google.adk.sessions import Session
+
+    from adk_eval.production import Redactor, shadow_sessions
+    from adk_eval.testing import text_event, user_event
+
+    stored = Session(
+        id="s",
+        app_name="shop",
+        user_id="ann",
+        events=[user_event("mail me at ann@example.com"), text_event("shop", "Will do.")],
+    )
+    path = tmp_path / "s.json"
+    path.write_text(stored.model_dump_json())
+    seen: list[str] = []
+
+    def candidate(request):
+        seen.extend(p.text for c in request.contents for p in c.parts or [] if p.text)
+        return "Will do."
+
+    agent = LlmAgent(name="shop", model=ScriptedLlm(responder=candidate))
+    redactor = Redactor.none() if raw else None
+    (result,) = await shadow_sessions(open_sessions(str(path)), agent, redactor=redactor)
+
+    assert result.outcome == "same"
+    assert any("ann@example.com" in text for text in seen) == raw
+    assert any("<EMAIL_1>" in text for text in seen) != raw

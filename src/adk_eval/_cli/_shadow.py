@@ -72,6 +72,12 @@ _EXPLAINED = 50
     help="Write every session's comparison to this JSON file.",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Explain every session, not only changes.")
+@click.option(
+    "--no-redact",
+    is_flag=True,
+    help="Replay the text as stored (default: e-mails, phone, card and id numbers become "
+    "<EMAIL_1>-style markers before the candidate's models see them).",
+)
 def shadow(
     sessions: str,
     agent_spec: str,
@@ -82,18 +88,18 @@ def shadow(
     fail_on: tuple[str, ...],
     json_path: Path | None,
     verbose: bool,
+    no_redact: bool,
 ) -> None:
     """Replay a candidate agent against stored sessions and compare it with what happened.
 
-    Each session's recorded tool responses answer the candidate's tool calls (a
-    tool the recording never answered stops that replay; no tool body runs), and
-    its recorded user turns are the user. SESSIONS is as for `adk-eval score` (a store,
-    session JSON, or traces with content captured); the store is only ever read.
+    Recorded tool responses answer the candidate's tool calls (no tool body runs), and
+    recorded user turns are the user. SESSIONS is as for `adk-eval score`; only read.
     """
     import anyio
 
     with imports_without_collections():
         from .._errors import AdkEvalError
+        from ..production._redact import Redactor
         from ..production._shadow import shadow_sessions
 
     out = console()
@@ -118,6 +124,7 @@ def shadow(
         continue_with=model,
         max_concurrency=concurrency,
         on_result=printer.print,
+        redactor=Redactor.none() if no_redact else None,
     )
     try:
         results = anyio.run(replaying)
