@@ -295,7 +295,7 @@ def main(argv: list[str] | None = None) -> Path:
     print("next:")
     print(f"  adk-eval mine sqlite:///{store} --out {mined}")
     print(
-        f"  CLINICIAN_MINED={mined} adk-eval run examples/clinician/mined_eval.py "
+        f"  CLINICIAN_MINED={mined} adk-eval run examples/clinician/mined_cases.py "
         f"--json {args.out / 'simulated.json'}"
     )
     print(f"  adk-eval realism sqlite:///{store} {args.out / 'simulated.json'}")

@@ -2,7 +2,7 @@
 
 The four commands of the example's README, for real: `production.py` writes an ADK
 session store, `adk-eval mine` turns it into scenarios, `adk-eval run` plays them
-offline (`mined_eval.py`), `adk-eval realism` compares the two groups of users.
+offline (`mined_cases.py`), `adk-eval realism` compares the two groups of users.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from adk_eval._cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
-MINED_EVAL = ROOT / "examples" / "clinician" / "mined_eval.py"
+MINED_CASES_FILE = ROOT / "examples" / "clinician" / "mined_cases.py"
 
 
 def _adk_eval(*args: str, mined: Path, db: Path) -> subprocess.CompletedProcess[str]:
@@ -80,7 +80,7 @@ def test_the_four_commands_mine_run_and_compare(production):
 
     runs = production / "simulated.json"
     ran = _adk_eval(
-        "run", str(MINED_EVAL), "--json", str(runs), mined=mined, db=production / "r.db"
+        "run", str(MINED_CASES_FILE), "--json", str(runs), mined=mined, db=production / "r.db"
     )
 
     output = ran.stdout + ran.stderr
@@ -106,13 +106,15 @@ def test_the_four_commands_mine_run_and_compare(production):
 
 
 @pytest.mark.slow
-def test_without_a_mined_folder_the_example_runs_as_before(tmp_path):
+def test_the_example_leaves_the_mined_cases_out_and_they_ask_to_be_mined_first(tmp_path):
     ran = _adk_eval(
         "run", str(ROOT / "examples" / "clinician"), mined=tmp_path / "none", db=tmp_path / "r.db"
     )
-
     output = ran.stdout + ran.stderr
     assert ran.returncode == 0, output
-    assert f"no mined scenarios in {tmp_path / 'none'}" in ran.stderr
-    assert "6 case(s)" in output
+    assert "mined" not in ran.stderr
     assert "4 passed, 2 xfailed" in output
+
+    alone = _adk_eval("run", str(MINED_CASES_FILE), mined=tmp_path / "none", db=tmp_path / "r.db")
+    assert alone.returncode != 0
+    assert "holds no mined scenarios" in alone.stdout + alone.stderr

@@ -12,17 +12,17 @@ questions), the policy service is mocked as in `evals.py`, and the judge checks
 that the clinician told the patient where to go. Offline, the simulated patient is
 a scripted stand-in answering by keyword (see `models.py`).
 
-Until the folder exists this file adds no case and says so on stderr. adk-eval wants
-cases in every eval file it finds, so it binds the example's own cases instead
-(``EXAMPLE_CASES``): ``adk-eval run examples/clinician`` collects each case once and
-runs as before.
+It is not an ``*_eval.py`` file, so ``adk-eval run examples/clinician`` leaves it out;
+run it by name once the folder exists (before, it stops with one line saying how to
+mine it)::
+
+    CLINICIAN_MINED=production/mined adk-eval run examples/clinician/mined_cases.py
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 from pathlib import Path
 
 from adk_eval import EvalCase, UserAgents
@@ -75,12 +75,4 @@ def mined_cases(folder: Path) -> list[EvalCase]:
     ]
 
 
-if (MINED / "scenarios.jsonl").is_file():
-    MINED_CASES = mined_cases(MINED)
-else:
-    print(
-        f"clinician example: no mined scenarios in {MINED} (set CLINICIAN_MINED, or write them "
-        "with examples/clinician/production.py and adk-eval mine); no mined case added",
-        file=sys.stderr,
-    )
-    EXAMPLE_CASES = evals.CASES
+MINED_CASES = mined_cases(MINED)
