@@ -226,3 +226,16 @@ def test_quota_pacing_bench(tmp_path):
         assert row["max_admitted_in_a_window"] <= 10
         assert sum(row["statuses"].values()) == 8
     assert result["rows"][0]["refused_429"] == 0
+
+
+def test_realism_memory_bench(tmp_path):
+    result = run_bench("realism_memory", tmp_path, "--sizes", "20", "40", "--resamples", "20")
+    rows = [(row["source"], row["task"], row["sessions"]) for row in result["rows"]]
+    assert rows == [
+        ("json", "mine", 20),
+        ("json", "report", 20),
+        ("json", "mine", 40),
+        ("json", "report", 40),
+    ]
+    assert all(row["sessions_per_second"] > 0 for row in result["rows"])
+    assert set(result["flat_mib"]) == {"mine", "report"}
