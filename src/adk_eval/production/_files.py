@@ -11,6 +11,7 @@ who skips and counts it, or stops there.
 
 from __future__ import annotations
 
+import os
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,13 +30,13 @@ _KINDS = (
 )
 
 
-def not_a_file(path: Path) -> str | None:
+def not_a_file(path: Path | str) -> str | None:
     """What `path` is when it exists but is not a regular file (``a FIFO (named pipe)``).
 
     None for a regular file, or a path that cannot be examined (its reader says why).
     """
     try:
-        mode = path.stat().st_mode
+        mode = os.stat(path).st_mode
     except OSError:
         return None
     if stat.S_ISREG(mode):

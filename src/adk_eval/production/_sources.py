@@ -23,6 +23,7 @@ line naming it.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Protocol
@@ -142,15 +143,24 @@ class JsonSource:
 
     def _files(self) -> list[Path]:
         """The files to read, in name order; every one a regular file."""
+        return [Path(name) for name in self._names()]
+
+    def _names(self) -> list[str]:
+        """`_files` as plain strings (a folder of 10,000 files: 10,000 short strings)."""
         if not self.path.is_dir():
-            found = [self.path]
-        else:
-            found = [f for f in sorted(self.path.rglob("*.json")) if not f.is_dir()]
-        for file in found:
-            kind = not_a_file(file)
+            found = [str(self.path)]
+        else:  # os.walk holds names, not one DirEntry and Path per file of a big folder
+            found = sorted(
+                os.path.join(root, name)
+                for root, _, files in os.walk(self.path)
+                for name in files
+                if name.endswith(".json")
+            )
+        for name in found:
+            kind = not_a_file(name)  # a Path per file would intern each name for good
             if kind is not None:
                 raise EvalSetupError(
-                    f"{file} is {kind}, not a file: exported sessions are regular .json "
+                    f"{name} is {kind}, not a file: exported sessions are regular .json "
                     f"files; move it out of {self.path} (nothing was read)"
                 )
         return found
@@ -169,8 +179,8 @@ class JsonSource:
         filters = filters or SessionFilter()
         skip = unreadable or refuse(self.description)
         left = filters.limit
-        for file in self._files():
-            for session in _sessions_in(file):
+        for name in self._names():
+            for session in _sessions_in(name):
                 if isinstance(session, Unreadable):
                     skip(session)
                     continue
@@ -181,10 +191,11 @@ class JsonSource:
                     yield session
 
 
-def _sessions_in(path: Path) -> list[Session | Unreadable]:
+def _sessions_in(path: str) -> list[Session | Unreadable]:
     """The sessions of one exported file (a file is read whole: one at a time)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        with open(path, encoding="utf-8") as file:
+            data = json.loads(file.read())
     except (OSError, ValueError) as error:
         why = f"not exported session JSON (a Session object or a list of them): {first_line(error)}"
         return [Unreadable(str(path), why)]

@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 import random
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from .._statistics import DEFAULT_CONFIDENCE, Interval, wilson
@@ -32,9 +33,12 @@ __all__ = [
     "GroupSummary",
     "OverallDistance",
     "PassRateGap",
+    "Value",
     "cliffs_delta",
     "cohens_h",
+    "column_of",
     "compare_features",
+    "distance_of_columns",
     "fisher_two_sided",
     "holm",
     "newcombe",
@@ -238,26 +242,47 @@ def overall_distance(
     missing values (None or absent) per feature. The sd is over both groups (flags as 0
     and 1): all-false against all-true counts 2. Relabels rows as `permutation_p` does.
     """
-    rows, k = [*real_rows, *simulated_rows], len(simulated_rows)
-    columns = []
-    for name in sorted({name for row in rows for name in row}):
-        column = [None if (v := row.get(name)) is None else float(v) for row in rows]
-        kept = [v for v in column if v is not None]
-        in_real = sum(v is not None for v in column[: len(rows) - k])
-        if 0 < in_real < len(kept) and statistics.pstdev(kept) > 0:
-            columns.append((column, statistics.pstdev(kept), math.fsum(kept), len(kept)))
+    names = sorted({name for row in [*real_rows, *simulated_rows] for name in row})
+    columns = {
+        name: (
+            column_of(row.get(name) for row in real_rows),
+            column_of(row.get(name) for row in simulated_rows),
+        )
+        for name in names
+    }
+    return distance_of_columns(columns, seed=seed, draws=draws)
+
+
+def column_of(values: Iterable[Value]) -> array[float]:
+    """Values as a compact column: floats, NaN for a missing value (flags as 0 and 1)."""
+    return array("d", (math.nan if v is None else float(v) for v in values))
+
+
+def distance_of_columns(
+    columns: Mapping[str, tuple[array[float], array[float]]], *, seed: int = 0, draws: int = 1_000
+) -> OverallDistance:
+    """`overall_distance` of features given as ``(real, simulated)`` columns (`column_of`)."""
+    kept = []
+    k = size = 0
+    for real, simulated in columns.values():
+        whole = array("d", [*real, *simulated])
+        k, size = len(simulated), len(whole)
+        present = [v for v in whole if not math.isnan(v)]
+        in_real = sum(not math.isnan(v) for v in real)
+        if 0 < in_real < len(present) and statistics.pstdev(present) > 0:
+            kept.append((whole, statistics.pstdev(present), math.fsum(present), len(present)))
 
     def distance(chosen: Sequence[int]) -> float:
         gaps = []
-        for column, spread, total, count in columns:
-            values = [x for x in (column[i] for i in chosen) if x is not None]
+        for column, spread, total, count in kept:
+            values = [x for x in (column[i] for i in chosen) if not math.isnan(x)]
             if 0 < len(values) < count:
                 part, rest = math.fsum(values), count - len(values)
                 gaps.append(abs(part / len(values) - (total - part) / rest) / spread)
         return statistics.fmean(gaps) if gaps else 0.0
 
-    observed, p = split_p(len(rows), k, distance, seed, draws)
-    return OverallDistance(observed, p, len(columns))
+    observed, p = split_p(size, k, distance, seed, draws)
+    return OverallDistance(observed, p, len(kept))
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,9 @@ values (a few numbers) kept and the conversation dropped.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterable, Iterable, Mapping, Sequence
+import math
+from array import array
+from collections.abc import AsyncIterable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -35,8 +37,9 @@ from ._compare import (
     FeatureComparison,
     OverallDistance,
     PassRateGap,
+    Value,
     compare_features,
-    overall_distance,
+    distance_of_columns,
     pass_rate_gap,
 )
 from ._features import FEATURE_KINDS, features
@@ -192,21 +195,24 @@ async def realism_report(
     redactor = redactor if redactor is not None else Redactor()
     runs = list(_runs(simulated))
     by_source = {name[len("mined ") :]: (events, ok) for events, ok, name in runs if name}
-    sim_rows = [features(events, user=user, goal_reached=ok).values() for events, ok, _ in runs]
-    real_rows: list[dict[str, Any]] = []
+    kept = (*COMPARED, "outcome")
+    sim = _Columns(kept)
+    for events, ok, _ in runs:
+        sim.add(features(events, user=user, goal_reached=ok).values())
+    real_side = _Columns(kept)
     pairs: list[ScenarioPair] = []
     async for session in _sessions(real, filters):
         if redactor.enabled:
             session, _ = redact_session(session, redactor)
         known = (outcomes or {}).get(session.id)
-        real_rows.append(features(session.events, user=user, goal_reached=known).values())
+        real_side.add(features(session.events, user=user, goal_reached=known).values())
         played = by_source.get(f"{session.app_name}/{session.user_id}/{session.id}")
         if played is not None and len(pairs) < PAIRS_KEPT:
             pairs.append(_pair(session, *played))
     columns = {name: FEATURE_KINDS[name] for name in COMPARED}
     compared = compare_features(
-        {name: [row[name] for row in real_rows] for name in columns},
-        {name: [row[name] for row in sim_rows] for name in columns},
+        real_side.values(columns),
+        sim.values(columns),
         columns,
         seed=seed,
         resamples=resamples,
@@ -214,21 +220,54 @@ async def realism_report(
     )
     compared.sort(key=lambda c: (c.p_adjusted is None, c.p_adjusted or 1.0, c.name))
     distance = None
-    if len(real_rows) > 1 and len(sim_rows) > 1:
-        picked = [{k: row[k] for k in columns} for row in real_rows]
-        distance = overall_distance(picked, [{k: row[k] for k in columns} for row in sim_rows])
-    gap = _gap(real_rows, sim_rows)
-    return RealismReport(
-        len(real_rows), len(sim_rows), tuple(compared), distance, gap, tuple(pairs)
-    )
+    if real_side.count > 1 and sim.count > 1:
+        both = {name: (real_side.columns[name], sim.columns[name]) for name in COMPARED}
+        distance = distance_of_columns(both)
+    gap = _gap(real_side.columns["outcome"], sim.columns["outcome"])
+    return RealismReport(real_side.count, sim.count, tuple(compared), distance, gap, tuple(pairs))
 
 
-def _gap(real_rows: list[dict[str, Any]], sim_rows: list[dict[str, Any]]) -> PassRateGap | None:
-    real = [row["outcome"] for row in real_rows if row["outcome"] is not None]
-    sim = [row["outcome"] for row in sim_rows if row["outcome"] is not None]
-    if not real or not sim:
+def _gap(real: array[float], sim: array[float]) -> PassRateGap | None:
+    """The pass-rate gap over the conversations whose outcome is known."""
+    real_known = [v for v in real if not math.isnan(v)]
+    sim_known = [v for v in sim if not math.isnan(v)]
+    if not real_known or not sim_known:
         return None
-    return pass_rate_gap(sum(real), len(real), sum(sim), len(sim))
+    passes = round(math.fsum(real_known)), round(math.fsum(sim_known))
+    return pass_rate_gap(passes[0], len(real_known), passes[1], len(sim_known))
+
+
+class _Columns:
+    """Feature values of many conversations, a compact column each (NaN: missing)."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.columns = {name: array("d") for name in names}
+        self.count = 0
+
+    def add(self, values: Mapping[str, Any]) -> None:
+        self.count += 1
+        for name, column in self.columns.items():
+            value = values[name]
+            column.append(math.nan if value is None else float(value))
+
+    def values(self, kinds: Mapping[str, str]) -> Mapping[str, Sequence[Value]]:
+        """The columns as `compare_features` reads them, one feature's list at a time."""
+        return _Lazy(self.columns, kinds)
+
+
+class _Lazy(Mapping[str, Sequence[Value]]):
+    def __init__(self, columns: Mapping[str, array[float]], kinds: Mapping[str, str]) -> None:
+        self._columns, self._kinds = columns, kinds
+
+    def __getitem__(self, name: str) -> Sequence[Value]:
+        flag = self._kinds.get(name) == "flag"
+        return [None if math.isnan(v) else (bool(v) if flag else v) for v in self._columns[name]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._kinds)
+
+    def __len__(self) -> int:
+        return len(self._kinds)
 
 
 async def _sessions(
