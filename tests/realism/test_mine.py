@@ -169,7 +169,7 @@ async def test_a_model_reads_the_goal_and_constraints_with_a_structured_schema(t
     (case,) = EvalSet.model_validate_json((out / EVALSET_NAME).read_text()).eval_cases
     assert "Hold to this: on a Tuesday." in case.conversation_scenario.conversation_plan
 
-    with pytest.raises(EvalSetupError, match="not {goal, constraints} JSON"):
+    with pytest.raises(EvalSetupError, match=r"not \{goal, constraints\} JSON"):
         await mine_sessions(
             open_sessions(str(store)), tmp_path / "other", model=ScriptedLlm(["no idea"])
         )
