@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Protocol
 
@@ -80,7 +80,7 @@ def open_sessions(spec: str) -> SessionSource:
             exist: one line naming it and what is accepted.
     """
     from ._database import DatabaseSource
-    from ._traces import TRACE_SCHEMES, TraceSource, looks_like_spans, trace_path
+    from ._traces import TRACE_SCHEMES, TraceSource, holds_spans, trace_path
 
     if spec.split(":", 1)[0].lower() in TRACE_SCHEMES and "://" not in spec:
         trace_path(spec)
@@ -107,19 +107,9 @@ def open_sessions(spec: str) -> SessionSource:
             f"{spec} is {kind}, not a file: give a file or folder of exported session JSON, "
             "or an ADK session store URI such as sqlite:///PATH (nothing was read)"
         )
-    if _holds_spans(path, looks_like_spans):
+    if holds_spans(path):
         return TraceSource(spec)
     return JsonSource(path)
-
-
-def _holds_spans(path: Path, looks_like_spans: Callable[[Path], bool]) -> bool:
-    """Whether a plain `path` (a file, or a folder's first file) holds spans, not sessions."""
-    if not path.is_dir():
-        return looks_like_spans(path)
-    for file in sorted(path.iterdir()):
-        if file.suffix in (".json", ".jsonl", ".pb", ".binpb") and not_a_file(file) is None:
-            return looks_like_spans(file)
-    return False
 
 
 class JsonSource:

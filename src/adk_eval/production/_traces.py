@@ -28,10 +28,10 @@ from typing import Any
 from google.adk.sessions import Session
 
 from .._errors import EvalSetupError
-from ._files import OnUnreadable, Unreadable, first_line, refuse
+from ._files import OnUnreadable, Unreadable, first_line, not_a_file, refuse
 from ._filter import SessionFilter
 
-__all__ = ["TRACE_SCHEMES", "TraceSource", "looks_like_spans", "trace_path"]
+__all__ = ["TRACE_SCHEMES", "TraceSource", "holds_spans", "looks_like_spans", "trace_path"]
 
 TRACE_SCHEMES = ("otlp", "adk-spans")
 """The prefixes naming a trace source (``otlp:PATH``, ``adk-spans:PATH``)."""
@@ -51,6 +51,16 @@ def looks_like_spans(path: Path) -> bool:
         return sniff(path) is not None
     except OSError:
         return False
+
+
+def holds_spans(path: Path) -> bool:
+    """Whether a plain `path` (a file, or a folder's first file) holds spans, not sessions."""
+    if not path.is_dir():
+        return looks_like_spans(path)
+    for file in sorted(path.iterdir()):
+        if file.suffix in (".json", ".jsonl", ".pb", ".binpb") and not_a_file(file) is None:
+            return looks_like_spans(file)
+    return False
 
 
 class TraceSource:

@@ -49,7 +49,6 @@ __all__ = [
     "SCENARIOS_NAME",
     "load_mined",
     "mine_sessions",
-    "read_scenarios",
 ]
 
 EVALSET_NAME = "scenarios.evalset.json"
@@ -204,8 +203,3 @@ def _with_settings(case: AdkEvalCase, settings: PersonaSettings) -> AdkEvalCase:
     return case.model_copy(
         update={"conversation_scenario": scenario.model_copy(update={"user_persona": persona})}
     )
-
-
-def read_scenarios(out: Path) -> list[dict[str, Any]]:
-    """The records of ``scenarios.jsonl`` (as written), for reports."""
-    return [json.loads(line) for line in (out / SCENARIOS_NAME).read_text().splitlines()]
