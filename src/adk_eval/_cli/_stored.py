@@ -123,17 +123,33 @@ def judges(db: Path, labels_path: Path | None) -> None:
 @click.command()
 @db_option
 @server_options(8766, "ADK_EVAL_VIEWER_TOKEN")
-def view(db: Path, host: str, port: int, token: str | None) -> None:
-    """Browse the stored runs: pass rates over time, each run's cases and conversations, compare."""
+@click.option(
+    "--realism",
+    "realism_paths",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also show this realism report (`adk-eval realism ... --json`), read only; repeatable.",
+)
+def view(
+    db: Path, host: str, port: int, token: str | None, realism_paths: tuple[Path, ...]
+) -> None:
+    """Browse the stored runs: pass rates over time, each run's cases and conversations, compare.
+
+    With --realism, also a realism report's behaviours and its scenarios side by side.
+    """
     from ..reporting._viewer import run_viewer
+    from ..reporting._viewer_realism import load_realism_reports
 
     try:
         RunStore(db).runs(1)
+        realism = load_realism_reports(realism_paths)
     except AdkEvalError as error:
         fail(str(error))
     serve(
         console(),
         host,
         port,
-        lambda announce: run_viewer(db, host=host, port=port, token=token, announce=announce),
+        lambda announce: run_viewer(
+            db, host=host, port=port, token=token, announce=announce, realism=realism
+        ),
     )

@@ -32,10 +32,11 @@ def _inline(text: str) -> str:
     return text.replace("</", "<\\/")
 
 
-def page(*, head: str, body_end: str) -> str:
+def page(*, head: str, body_end: str, nav: str = "") -> str:
     """The report page: `head` goes in ``<head>``, `body_end` (data, scripts) last in ``<body>``.
 
-    The static report inlines its style, data and script; the viewer links them.
+    The static report inlines its style, data and script; the viewer links them, and
+    adds `nav` (markup, such as its links to the realism reports) to its navigation.
     """
     return f"""<!doctype html>
 <html lang="en">
@@ -51,7 +52,7 @@ def page(*, head: str, body_end: str) -> str:
 <ul></ul></details><details id="runs-for-real" hidden>
 <summary></summary><ul></ul></details><nav id="nav" hidden>
 <button id="show-runs">runs</button> <button id="show-queue">review queue</button>
-<button id="show-judges">judges</button>
+<button id="show-judges">judges</button>{nav}
 <span id="compare-hint"></span></nav></header>
 <section id="judges" hidden><table><thead><tr><th>Judge metric</th><th>Model</th>
 <th>Prompt</th><th>Labels</th><th>Agreement</th><th>Cohen's κ</th><th>People's pass rate</th>

@@ -14,7 +14,9 @@ JSON API over the runs database instead of inline data:
   regressions first;
 * ``GET /api/queue?runs=N`` is the review queue: every run of a case in the
   latest N stored runs, not-passed first, with its party, failing metrics and
-  whether someone reviewed it.
+  whether someone reviewed it;
+* ``GET /realism`` and below: the realism reports given with ``--realism``, as pages
+  drawn on the server (`_viewer_realism`).
 
 The routes are `_viewer_routes`' routers, and the JSON they shape is
 `_viewer_replies`' models. Access, headers and serving are `adk_eval._web`'s, as
@@ -24,7 +26,7 @@ Content-Security-Policy.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from fastapi import FastAPI, Request
@@ -33,6 +35,7 @@ from fastapi.responses import JSONResponse
 from .._errors import AdkEvalError
 from .._web import Access, StrictJSONResponse, guard, serve
 from ._store import RunStore
+from ._viewer_realism import RealismFile, realism_routes
 from ._viewer_routes import compare_routes, page_routes, review_routes, run_routes
 
 __all__ = ["HEADER", "create_viewer_app", "run_viewer"]
@@ -40,8 +43,14 @@ __all__ = ["HEADER", "create_viewer_app", "run_viewer"]
 HEADER = "X-Viewer-Token"
 
 
-def create_viewer_app(db: Path, token: str, *, bound_host: str = "127.0.0.1") -> FastAPI:
-    """The viewer app over the runs database `db`."""
+def create_viewer_app(
+    db: Path,
+    token: str,
+    *,
+    bound_host: str = "127.0.0.1",
+    realism: Sequence[RealismFile] = (),
+) -> FastAPI:
+    """The viewer app over the runs database `db`, and the realism reports `realism`."""
     app = FastAPI(
         title="adk-eval viewer",
         docs_url=None,
@@ -56,10 +65,11 @@ def create_viewer_app(db: Path, token: str, *, bound_host: str = "127.0.0.1") ->
         return JSONResponse({"error": str(error)}, status_code=404)
 
     store = RunStore(db)
-    app.include_router(page_routes(token))
+    app.include_router(page_routes(token, realism=len(realism)))
     app.include_router(run_routes(store))
     app.include_router(review_routes(store))
     app.include_router(compare_routes(store))
+    app.include_router(realism_routes(realism))
     return app
 
 
@@ -90,8 +100,9 @@ def run_viewer(
     port: int = 8766,
     token: str | None = None,
     announce: Callable[[str], None] = print,
+    realism: Sequence[RealismFile] = (),
 ) -> None:
-    """Serves the viewer until interrupted (see `adk_eval._web.serve`).
+    """Serves the viewer until interrupted (see `adk_eval._web.serve`), with `realism` reports.
 
     Without `token`, the viewer keeps one per database in ``viewer.token`` beside it
     (readable by its owner only), so the cookie a browser got and the links it
@@ -99,7 +110,7 @@ def run_viewer(
     """
     token = token or _kept_token(db)
     serve(
-        lambda token, bound: create_viewer_app(db, token, bound_host=bound),
+        lambda token, bound: create_viewer_app(db, token, bound_host=bound, realism=realism),
         host=host,
         port=port,
         token=token,
