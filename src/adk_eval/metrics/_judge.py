@@ -1,7 +1,9 @@
 """`llm_judge`: a model reads the transcript and returns a structured verdict.
 
 The judge gets the criteria and a readable transcript (user and agent turns,
-tool calls with their results, the final state) and must answer with JSON::
+tool calls with their results), with what ``sees=`` adds (the final state, the
+tool calls with what answered each, what the mocks recorded: `_judge_views`;
+read-only query tools over the trace: `_judge_tools`), and must answer with JSON::
 
     {"passed": true, "score": 0.9, "reasoning": "..."}
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
 
@@ -27,10 +30,11 @@ from pydantic import BaseModel, Field, ValidationError
 
 from .._errors import EvalSetupError
 from .._trace import EvalTrace
-from .._transcript import render_transcript
 from ..models import ModelSpec, default_judge_model, resolve_model
 from ..models._calls import complete, json_candidates
 from ..models._usage import usage_role
+from ._judge_tools import QUERY_INSTRUCTION, TraceQueries, ask_with_queries
+from ._judge_views import LEGACY_VIEWS, RENDERING, JudgeView, resolve_views, views_text
 from ._types import MetricResult
 
 __all__ = [
@@ -102,17 +106,21 @@ class LlmJudge:
         threshold: With ``aggregate="mean"``, the mean score needed to pass.
         num_samples: How many independent verdicts to ask for.
         aggregate: ``"majority"`` or ``"mean"``.
-        include_state: Show the judge the final state too.
+        include_state: The older switch for the state: True is ``sees`` with
+            ``"state"``, False without; None (the default) says nothing.
         advisory_until_calibrated: Its failure cannot fail a run until people's
             labels calibrate it: at least `min_labels` labels with Cohen's kappa of
             at least `min_kappa` (see `calibrated_judges`; ``adk-eval run`` reads
             them from the runs database).
         min_kappa: The agreement with people that calibrates it.
         min_labels: The labels needed before its kappa counts.
+        sees: What it gets besides the transcript: ``"state"``, ``"tool_calls"``,
+            ``"mocks"``, ``"query"`` (see `_judge_views`). None: the final state
+            too, unless ``include_state=False``; shown when the trace has one,
+            not required.
+        max_query_rounds: With ``"query"``, how many rounds of tool calls the
+            judge may make before its verdict.
     """
-
-    needs: ClassVar[frozenset[str]] = frozenset({"content"})
-    """It reads what was said (a trace exported without content does not carry it)."""
 
     name: str
     prompt: str
@@ -120,40 +128,69 @@ class LlmJudge:
     threshold: float = 0.5
     num_samples: int = 1
     aggregate: Literal["majority", "mean"] = "majority"
-    include_state: bool = True
+    include_state: bool | None = None
     advisory_until_calibrated: bool = False
     min_kappa: float = 0.6
     min_labels: int = 20
+    sees: Sequence[JudgeView] | None = None
+    max_query_rounds: int = 5
     score_errored_runs: ClassVar[bool] = False
     """A judge is not called on a run that errored: it would read an unfinished conversation."""
+
+    def __post_init__(self) -> None:
+        resolve_views(self.name, self.sees, self.include_state)  # refuses a contradiction
+
+    @property
+    def views(self) -> tuple[JudgeView, ...]:
+        """What it sees, in order: the transcript, then what `sees` adds."""
+        return resolve_views(self.name, self.sees, self.include_state)
+
+    @property
+    def needs(self) -> frozenset[str]:
+        """What a stored record may lack that it reads.
+
+        What was said, always; the state when it was asked for (``"state"`` or
+        ``"query"`` in `sees`, or ``include_state=True``): on a trace without
+        state such a judge is not applicable. The default judge shows the state
+        when there is one and does not need it.
+        """
+        named = self.sees is not None and {"state", "query"} & set(self.views)
+        wants_state = bool(named) or self.include_state is True
+        return frozenset({"content", "state"} if wants_state else {"content"})
 
     async def evaluate(self, trace: EvalTrace) -> MetricResult:
         """Collects `num_samples` verdicts and aggregates them."""
         llm = resolve_model(self.model if self.model is not None else default_judge_model())
-        transcript = render_transcript(trace, include_state=self.include_state)
-        request = LlmRequest(
-            model=llm.model,
-            contents=[
-                types.Content(
-                    role="user",
-                    parts=[
-                        types.Part(
-                            text=f"Criteria:\n{self.prompt.strip()}\n\nConversation:\n{transcript}"
-                        )
-                    ],
-                )
-            ],
-            config=types.GenerateContentConfig(
+        seen = views_text(trace, self.views)
+        text = f"Criteria:\n{self.prompt.strip()}\n\nConversation:\n{seen}"
+        querying = "query" in self.views
+        # A model that may call tools cannot be held to a JSON response type as well
+        # (Gemini refuses both at once): the instruction asks for the JSON instead.
+        config = (
+            types.GenerateContentConfig(system_instruction=JUDGE_INSTRUCTION + QUERY_INSTRUCTION)
+            if querying
+            else types.GenerateContentConfig(
                 system_instruction=JUDGE_INSTRUCTION,
                 response_mime_type="application/json",
                 response_schema=JudgeVerdict,
-            ),
+            )
         )
+        request = LlmRequest(
+            model=llm.model,
+            contents=[types.Content(role="user", parts=[types.Part(text=text)])],
+            config=config,
+        )
+        queries = TraceQueries(trace) if querying else None
         replies: list[str] = [""] * self.num_samples
         errors: list[Exception] = []
 
+        async def ask(sample: LlmRequest) -> str:
+            if queries is None:
+                return await complete(llm, sample)
+            return await ask_with_queries(llm, sample, queries, self.max_query_rounds)
+
         with usage_role(f"judge:{self.name}"):
-            await self._sample(llm, request, replies, errors)
+            await self._sample(ask, request, replies, errors)
         if errors:
             raise errors[0]
         return self._advise(self._aggregate(replies))
@@ -175,14 +212,18 @@ class LlmJudge:
         return replace(result, advisory=True, evidence=[*result.evidence, note])
 
     async def _sample(
-        self, llm: Any, request: LlmRequest, replies: list[str], errors: list[Exception]
+        self,
+        ask: Callable[[LlmRequest], Awaitable[str]],
+        request: LlmRequest,
+        replies: list[str],
+        errors: list[Exception],
     ) -> None:
         """Fills `replies` with `num_samples` answers, at once (the first error stops them)."""
         async with anyio.create_task_group() as group:
 
             async def sample(index: int) -> None:
                 try:
-                    replies[index] = await complete(llm, request.model_copy(deep=True))
+                    replies[index] = await ask(request.model_copy(deep=True))
                 except Exception as error:  # the judge could not run: the metric errors
                     errors.append(error)
                     group.cancel_scope.cancel()
@@ -193,12 +234,20 @@ class LlmJudge:
     def identity(self) -> dict[str, str]:
         """Which judge this is, for calibration: its model and a hash of its prompt.
 
-        Human labels agree with a judge only as it was: another model or another
-        prompt is another judge.
+        Human labels agree with a judge only as it was: another model, another
+        prompt, or another view of the runs (`sees`, how the views are written,
+        the query rounds) is another judge.
         """
         spec = self.model if self.model is not None else default_judge_model()
         model = spec if isinstance(spec, str) else str(getattr(spec, "model", spec))
         text = f"{JUDGE_INSTRUCTION}\n{self.prompt}\n{self.aggregate}:{self.threshold}"
+        views = self.views
+        # The transcript-and-state judge was hashed before `sees` existed, and sees
+        # exactly what it saw then: its hash stays, so people's labels keep counting.
+        if (views, RENDERING) != (LEGACY_VIEWS, 1):
+            text += f"\nsees:{','.join(views)};rendering:{RENDERING}"
+        if "query" in views:
+            text += f";rounds:{self.max_query_rounds}"
         return {"model": model, "prompt_hash": hashlib.sha256(text.encode()).hexdigest()[:12]}
 
     def _aggregate(self, replies: list[str]) -> MetricResult:
@@ -243,12 +292,21 @@ def llm_judge(
     num_samples: int = 1,
     aggregate: Literal["majority", "mean"] = "majority",
     *,
-    include_state: bool = True,
+    sees: Sequence[JudgeView] | JudgeView | None = None,
+    include_state: bool | None = None,
     advisory_until_calibrated: bool = False,
     min_kappa: float = 0.6,
     min_labels: int = 20,
+    max_query_rounds: int = 5,
 ) -> LlmJudge:
     """An LLM-as-judge metric.
+
+    `sees` names what the judge gets besides the transcript: ``"state"`` (the
+    final state), ``"tool_calls"`` (each call with its arguments, its answer and
+    what answered it), ``"mocks"`` (what the mocks recorded), ``"query"``
+    (read-only tools over the finished trace: `get_state`, `list_state_keys`,
+    `list_tool_calls`, `get_tool_call`, for at most `max_query_rounds` rounds).
+    By default it sees the transcript and the final state.
 
     Example:
         ::
@@ -258,6 +316,7 @@ def llm_judge(
                 prompt="Did the agent recommend calling 999 and explain why?",
                 model="gemini-2.5-flash",
                 num_samples=3,
+                sees=("transcript", "state", "tool_calls"),
             )
     """
     if num_samples < 1:
@@ -270,6 +329,11 @@ def llm_judge(
         raise EvalSetupError(
             f"llm_judge `{name}`: aggregate must be 'majority' or 'mean', got {aggregate!r}"
         )
+    if max_query_rounds < 1:
+        raise EvalSetupError(
+            f"llm_judge `{name}`: max_query_rounds must be >= 1, got {max_query_rounds}"
+        )
+    views = resolve_views(name, sees, include_state)
     return LlmJudge(
         name=name,
         prompt=prompt,
@@ -281,4 +345,6 @@ def llm_judge(
         advisory_until_calibrated=advisory_until_calibrated,
         min_kappa=min_kappa,
         min_labels=min_labels,
+        sees=None if sees is None else views,
+        max_query_rounds=max_query_rounds,
     )

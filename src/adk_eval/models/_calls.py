@@ -18,26 +18,32 @@ from typing import Any
 
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
+from google.genai import types
 
 from .._sandbox._scope import model_traffic
-from .._turns import content_text
+from .._turns import parts_text
 from ._gated import call
 from ._usage import current_role, record_usage
 
-__all__ = ["complete", "json_candidates", "json_value"]
+__all__ = ["complete", "complete_parts", "json_candidates", "json_value"]
 
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
 
 
 async def complete(llm: BaseLlm, request: LlmRequest) -> str:
     """The text of `llm`'s whole answer to `request` (partial chunks skipped)."""
-    texts: list[str] = []
+    return parts_text(await complete_parts(llm, request))
+
+
+async def complete_parts(llm: BaseLlm, request: LlmRequest) -> list[types.Part]:
+    """Every part of `llm`'s whole answer to `request`: text and function calls alike."""
+    parts: list[types.Part] = []
     with model_traffic():  # its connections are model traffic (the sandbox lets them be)
         async for response in call(llm, request, False, current_role()):
             if not response.partial:
-                texts.append(content_text(response.content))
+                parts.extend(response.content.parts or [] if response.content else [])
                 record_usage(response.model_version or llm.model, response.usage_metadata)
-    return "".join(texts)
+    return parts
 
 
 def json_candidates(text: str) -> Iterator[Any]:
