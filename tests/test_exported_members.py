@@ -23,6 +23,7 @@ PUBLIC_MODULES = (
     "adk_eval.safety",
     "adk_eval.reporting",
     "adk_eval.studio",
+    "adk_eval.mock_mcp",
     "adk_eval.testing",
     "adk_eval.models",
     "adk_eval.fake_provider",
@@ -92,6 +93,7 @@ def test_the_catalogue_packages_load_their_names_on_first_use():
         "adk_eval.safety",
         "adk_eval.reporting",
         "adk_eval.studio",
+        "adk_eval.mock_mcp",
     ]
 
 

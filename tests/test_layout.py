@@ -21,7 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "adk_eval"
 LAYERS: list[list[str]] = [
     ["__main__"],
     ["_cli"],
-    ["reporting", "studio", "pytest_plugin"],
+    ["reporting", "studio", "pytest_plugin", "mock_mcp"],
     ["_web"],
     [""],  # the package itself: the catalogue of the public names
     ["realism"],

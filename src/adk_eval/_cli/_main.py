@@ -5,6 +5,7 @@
 * servers and set-up (`_servers`): ``studio``, ``models``, ``setup-local``
 * production sessions (`_production`, `_shadow`): ``score``, ``shadow``
 * the model-output cache (`_cache`): ``cache path|list|clear|prune``
+* a mock MCP server (`_mock_mcp`): ``mock-mcp``
 
 Every command imports what it needs (ADK, FastAPI, uvicorn, litellm) when it
 runs, so ``adk-eval --help`` and ``adk-eval runs`` import none of them.
@@ -18,6 +19,7 @@ from .. import __version__
 from ._cache import cache
 from ._collect import collect
 from ._common import whole_process
+from ._mock_mcp import mock_mcp
 from ._production import score
 from ._realism import mine, realism
 from ._running import list_cases, merge, report, run
@@ -44,6 +46,7 @@ for command in (
     mine,
     realism,
     collect,
+    mock_mcp,
     runs,
     compare,
     judges,

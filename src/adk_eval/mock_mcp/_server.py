@@ -1,0 +1,249 @@
+"""`MockMcpServer`: adk-eval's mocks served over MCP (stdio, or streamable HTTP on loopback).
+
+Built on the `mcp` SDK's low-level `Server` (mcp 2.x, imported when a server
+starts: ``pip install "adk-eval[mcp]"``), with two handlers: ``tools/list``
+lists the served tools and nothing else, ``tools/call`` answers through
+`_answering` and logs the call (`_log`). Over HTTP it listens on a loopback
+address unless told otherwise (`allow_remote`): the mocks answer anyone who
+can reach the port, and the SDK's DNS-rebinding protection is on for loopback
+hosts.
+"""
+
+from __future__ import annotations
+
+import errno
+import ipaddress
+import sys
+import uuid
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from .._errors import EvalSetupError
+from ._answering import Answer, Conversation, answer_call
+from ._declared import ServedTool, load_tools, served_tools
+from ._log import CallLog, LoggedCall
+
+__all__ = ["MockMcpServer", "check_host", "echo_call"]
+
+_INSTALL = 'pip install "adk-eval[mcp]"'
+
+
+def _sdk() -> tuple[Any, Any]:
+    """The `mcp` SDK's low-level `Server` and its types module (mcp 2.x)."""
+    try:
+        import mcp_types
+        from mcp.server.lowlevel import Server
+    except ImportError:
+        raise EvalSetupError(
+            f"the mock MCP server needs the `mcp` package, version 2: {_INSTALL}"
+        ) from None
+    return Server, mcp_types
+
+
+def check_host(host: str, allow_remote: bool) -> None:
+    """Refuses a non-loopback `host` unless `allow_remote`.
+
+    Raises:
+        EvalSetupError: `host` is not ``localhost`` or a loopback address.
+    """
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    if not loopback and not allow_remote:
+        raise EvalSetupError(
+            f"{host} is not a loopback address, and a mock MCP server answers anyone who "
+            "reaches it; listen on 127.0.0.1 (or ::1), or pass --allow-remote"
+        )
+
+
+class MockMcpServer:
+    """An MCP server answering tool calls from `ToolMock`s.
+
+    Example:
+        ``MockMcpServer(tools=[get_order], tool_mocks={"get_order":
+        ToolMock.returning({"status": "shipped"})}, log="calls.db")``
+
+    Only the declared tools are listed and answered; a call to any other tool
+    gets an error result naming it and the served tools (and is logged).
+
+    Args:
+        tools: What declares the tools: functions, ADK tools, `ToolsetMock`s, or
+            ``{name: {"description": ..., "parameters": <JSON schema>}}``.
+        tool_mocks: Tool name -> the `ToolMock` answering it.
+        log: An SQLite file the calls are logged to, one ADK session per
+            connection (``adk-eval score sqlite:///LOG``); None logs nothing.
+        seed: What seeded faults and injections (`ToolMock.with_faults`,
+            `with_injection`) are drawn from.
+        on_call: Called with each call as it is answered (the CLI prints it).
+        name: The server's name in its ``initialize`` answer.
+
+    Raises:
+        EvalSetupError: Tools and mocks do not match (see `tool_mocks`).
+    """
+
+    def __init__(
+        self,
+        tools: Any,
+        tool_mocks: Mapping[str, Any],
+        *,
+        log: str | Path | None = None,
+        seed: int = 0,
+        on_call: Callable[[LoggedCall], None] | None = None,
+        name: str = "adk-eval-mock",
+    ) -> None:
+        self._setup(served_tools(tools, tool_mocks), log, seed, on_call, name)
+
+    @classmethod
+    def from_file(
+        cls,
+        path: str | Path,
+        *,
+        log: str | Path | None = None,
+        seed: int = 0,
+        on_call: Callable[[LoggedCall], None] | None = None,
+    ) -> MockMcpServer:
+        """The server of a tools file: its module-level `tools` and `tool_mocks`."""
+        server = cls.__new__(cls)
+        server._setup(load_tools(path), log, seed, on_call, f"adk-eval-mock {Path(path).name}")
+        return server
+
+    def _setup(
+        self,
+        served: list[ServedTool],
+        log: str | Path | None,
+        seed: int,
+        on_call: Callable[[LoggedCall], None] | None,
+        name: str,
+    ) -> None:
+        self.served: dict[str, ServedTool] = {tool.name: tool for tool in served}
+        """The served tools, by name, in declaration order."""
+        self.calls: list[LoggedCall] = []
+        """Every call answered or refused so far, in order."""
+        self._log = CallLog(Path(log)) if log is not None else None
+        self._seed, self._on_call, self._name = seed, on_call, name
+        self._conversations: dict[int, tuple[Any, Conversation]] = {}
+
+    def lowlevel(self) -> Any:
+        """The `mcp.server.lowlevel.Server` serving the tools (to run on any transport)."""
+        server_class, types = _sdk()
+
+        async def list_tools(ctx: Any, params: Any) -> Any:
+            listed = [
+                types.Tool(name=t.name, description=t.description, input_schema=t.input_schema)
+                for t in self.served.values()
+            ]
+            return types.ListToolsResult(tools=listed)
+
+        async def call_tool(ctx: Any, params: Any) -> Any:
+            answer = await self._answer(ctx, params.name, dict(params.arguments or {}))
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=answer.text)],
+                structured_content=answer.structured,
+                is_error=answer.is_error,
+            )
+
+        return server_class(self._name, on_list_tools=list_tools, on_call_tool=call_tool)
+
+    async def _answer(self, ctx: Any, tool: str, args: dict[str, Any]) -> Answer:
+        conversation = await self._conversation(ctx)
+        conversation.calls += 1
+        call_id = f"mcp-{conversation.calls}-{uuid.uuid4().hex[:8]}"
+        answer = await answer_call(
+            self.served, conversation, tool, args, call_id=call_id, seed=self._seed
+        )
+        self.calls.append(answer.call)
+        if self._log is not None and conversation.session is not None:
+            await self._log.write(conversation.session, answer.call)
+        if self._on_call is not None:
+            self._on_call(answer.call)
+        return answer
+
+    async def _conversation(self, ctx: Any) -> Conversation:
+        """The connection `ctx`'s request came on (its ``initialize`` params mark it)."""
+        params = ctx.session.client_params
+        key = id(params)
+        found = self._conversations.get(key)
+        if found is not None:
+            return found[1]
+        client = params.client_info.name if params is not None else ""
+        conversation = Conversation(client=client or "mcp-client")
+        if self._log is not None:
+            conversation.session = await self._log.open(conversation.client)
+        self._conversations[key] = (params, conversation)  # holds `params`: its id stays unique
+        return conversation
+
+    async def serve_stdio(self) -> None:
+        """Serves one client over this process's stdin and stdout until stdin closes."""
+        from mcp.server.stdio import stdio_server
+
+        server = self.lowlevel()
+        try:
+            async with stdio_server() as (read_stream, write_stream):
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+        finally:
+            await self.close()
+
+    async def serve_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        allow_remote: bool = False,
+        ready: Callable[[str], None] | None = None,
+    ) -> None:
+        """Serves streamable HTTP at ``http://HOST:PORT/mcp`` until cancelled or signalled.
+
+        Args:
+            host: The interface: a loopback address unless `allow_remote`.
+            port: The port; 0 picks a free one.
+            allow_remote: Allows a non-loopback `host`.
+            ready: Called with the URL once the server listens.
+
+        Raises:
+            EvalSetupError: A non-loopback `host` without `allow_remote`.
+            OSError: The port cannot be bound.
+        """
+        import uvicorn
+
+        check_host(host, allow_remote)
+        app = self.lowlevel().streamable_http_app(host=host)
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+        server = uvicorn.Server(config)
+
+        async def announce() -> None:
+            while not server.started:  # noqa: ASYNC110 - uvicorn sets a flag, not an event
+                await anyio.sleep(0.05)
+            bound = server.servers[0].sockets[0].getsockname()[1]
+            if ready is not None:
+                shown = f"[{host}]" if ":" in host else host
+                ready(f"http://{shown}:{bound}/mcp")
+
+        bound_at_all = True
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(announce)
+                try:
+                    await server.serve()
+                except SystemExit:  # uvicorn exits when it cannot bind
+                    bound_at_all = False
+                group.cancel_scope.cancel()
+        finally:
+            await self.close()
+        if not bound_at_all:
+            raise OSError(errno.EADDRINUSE, f"{host}:{port} is in use or cannot be bound")
+
+    async def close(self) -> None:
+        """Closes the call log."""
+        if self._log is not None:
+            await self._log.close()
+
+
+def echo_call(call: LoggedCall) -> None:
+    """One line on stderr per call: the tool, its args, and whether it was answered."""
+    outcome = f"-> error: {call.error}" if call.error else "-> answered"
+    args = ", ".join(f"{k}={v!r}" for k, v in call.args.items())
+    print(f"adk-eval mock-mcp: {call.tool}({args}) {outcome}", file=sys.stderr, flush=True)
