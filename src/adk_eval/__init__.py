@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     from ._user_agents import HumanUserAgent as HumanUserAgent
     from ._user_agents import ScriptContext as ScriptContext
     from ._user_agents import ScriptedUserAgent as ScriptedUserAgent
+    from .metrics._contract import UserContract as UserContract
     from .metrics._scoring import score_session as score_session
 
 __version__ = "0.1.0"
@@ -89,6 +90,7 @@ _EXPORTS = {
     "ScriptedUserAgent": "._user_agents",
     "HumanUserAgent": "._user_agents",
     "ScriptContext": "._user_agents",
+    "UserContract": ".metrics._contract",
     "STOP": "._user_agents",
     "STOP_SIGNAL": "._user_agents",
     "with_state_change": "._bridge",

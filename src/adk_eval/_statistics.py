@@ -12,6 +12,9 @@ agent that passes only half the time.
   pass@k (at least one of k passes), ``1 - C(n - c, k) / C(n, k)``.
 * `settled`: whether a case's verdict is certain: its interval lies wholly above
   or wholly below a pass threshold (what adaptive repeats stop on).
+* `newcombe`: the difference of two rates (``b / n_b - a / n_a``) with Newcombe's
+  hybrid score interval, built from their Wilson intervals: a change of pass rate
+  (simulated against real users, with faults against without) and its range.
 * `fisher`: Fisher's exact test on two rates (``a`` of ``n_a`` against ``b`` of
   ``n_b``): the one-sided p-values that B is lower, or higher, than A only by
   chance. It is exact for any number of runs, which matters at the 1 to 10 runs
@@ -39,6 +42,7 @@ __all__ = [
     "Interval",
     "agreement",
     "fisher",
+    "newcombe",
     "pass_at_k",
     "pass_hat_k",
     "runs_to_decide",
@@ -102,6 +106,24 @@ def wilson(successes: int, n: int, confidence: float = DEFAULT_CONFIDENCE) -> In
     low = 0.0 if successes == 0 else max(0.0, centre - half)
     high = 1.0 if successes == n else min(1.0, centre + half)
     return Interval(rate, low, high, confidence)
+
+
+def newcombe(
+    a: int, n_a: int, b: int, n_b: int, confidence: float = DEFAULT_CONFIDENCE
+) -> Interval:
+    """``b / n_b - a / n_a`` with Newcombe's hybrid score interval (his 1998 method 10).
+
+    From the rates' Wilson intervals: ``d - sqrt((p_b - low_b)^2 + (high_a - p_a)^2)`` to
+    ``d + sqrt((high_b - p_b)^2 + (p_a - low_a)^2)``; inside [-1, 1], good coverage near
+    0 % and 100 %, unlike the normal interval. A side with no trials raises ValueError.
+    """
+    if n_a < 1 or n_b < 1:
+        raise ValueError(f"need trials on both sides, got {n_a} and {n_b}")
+    first, second = wilson(a, n_a, confidence), wilson(b, n_b, confidence)
+    d = second.estimate - first.estimate
+    low = d - math.hypot(second.estimate - second.low, first.high - first.estimate)
+    high = d + math.hypot(second.high - second.estimate, first.estimate - first.low)
+    return Interval(d, max(-1.0, low), min(1.0, high), confidence)
 
 
 def settled(passes: int, n: int, threshold: float, confidence: float = DEFAULT_CONFIDENCE) -> bool:

@@ -27,6 +27,8 @@ from ._output import (
 
 if TYPE_CHECKING:
     from .._suites._results import EvalSuiteResult
+    from ._gates import GateVerdict
+    from ._robustness import Measured
 
 __all__ = ["Reports", "finish", "report_options", "write_reports"]
 
@@ -125,8 +127,14 @@ report_options = grouped(
 """The options of whatever ends in a suite, handed to the command as ``reports``."""
 
 
-def write_reports(out: Console, suite: EvalSuiteResult, reports: Reports, command: str) -> None:
-    """Writes the reports `reports` asks for, and stores the run."""
+def write_reports(
+    out: Console,
+    suite: EvalSuiteResult,
+    reports: Reports,
+    command: str,
+    robustness: dict[str, Any] | None = None,
+) -> None:
+    """Writes the reports `reports` asks for, and stores the run (with `robustness`, if any)."""
     from .. import _strict_json as strict_json
     from .._errors import AdkEvalError
     from ..reporting._html import write_html_report
@@ -135,6 +143,8 @@ def write_reports(out: Console, suite: EvalSuiteResult, reports: Reports, comman
     from ..reporting._store import RunStore
 
     report = suite_report(suite, command=command)
+    if robustness is not None:  # ``run --faults``: the pass with faults against this one
+        report["robustness"] = robustness
     if reports.json_path is not None:
         reports.json_path.parent.mkdir(parents=True, exist_ok=True)
         reports.json_path.write_text(strict_json.dumps(report, indent=2))
@@ -163,11 +173,14 @@ def finish(
     threads_before: set[int | None] | None,
     *,
     most: int | None = None,
+    robustness: Measured | None = None,
 ) -> NoReturn:
     """The table, explanations, summary, reports and exit code of a run (or a merge).
 
     With `most` (a score of thousands of sessions), the table shows only the runs
     that did not pass, at most `most` rows and explanations (``-v``: every run's).
+    With `robustness` (``run --faults``), its table and sentence come before the
+    summary line, its object goes into the reports and its gate joins the others.
     """
     shown = suite
     if most is not None and not reports.verbose:
@@ -197,12 +210,18 @@ def finish(
     for line in (make(suite) for make in lines):
         if line:
             out.print(line, markup=False, highlight=False)
+    if robustness is not None:
+        robustness.print(out)
     out.print(summary_line(suite))  # last: what a CI log's tail shows
-    write_reports(out, suite, reports, command)
-    exit_process(_gated(out, suite, reports), out, threads_before)
+    measured = robustness.to_dict() if robustness is not None else None
+    write_reports(out, suite, reports, command, measured)
+    extra = robustness.verdict() if robustness is not None else None
+    exit_process(_gated(out, suite, reports, extra), out, threads_before)
 
 
-def _gated(out: Console, suite: EvalSuiteResult, reports: Reports) -> int:
+def _gated(
+    out: Console, suite: EvalSuiteResult, reports: Reports, extra: GateVerdict | None = None
+) -> int:
     """The exit code the gates give (`adk_eval._cli._gates`): 1 when any fails.
 
     With a gate option, each gate's verdict is printed, then which failed; without
@@ -214,8 +233,10 @@ def _gated(out: Console, suite: EvalSuiteResult, reports: Reports) -> int:
         fail_on=reports.fail_on,
         allow_errors=reports.allow_errors,
     )
+    if extra is not None:  # --fail-on-robustness-drop
+        verdicts.append(extra)
     failed = [verdict for verdict in verdicts if verdict.failed]
-    if reports.fail_under is not None or reports.fail_on or reports.allow_errors:
+    if reports.fail_under is not None or reports.fail_on or reports.allow_errors or extra:
         for verdict in verdicts:
             out.print(str(verdict), style="bold red" if verdict.failed else None, markup=False)
         names = ", ".join(verdict.gate for verdict in failed)

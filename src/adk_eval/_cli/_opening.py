@@ -62,6 +62,7 @@ def command_of(paths: tuple[str, ...], selection: Selection, options: RunOptions
         + (["-k", selection.keyword] if selection.keyword else [])
         + (["--repeat", repeat_word(options.repeat)] if options.runs > 1 else [])
         + (["--shard", selection.shard] if selection.shard else [])
+        + (["--faults", f"{options.faults:g}"] if options.faults is not None else [])
     )
 
 

@@ -34,6 +34,7 @@ from ._finish import Reports, finish, report_options, write_reports
 from ._model_calls import CallOptions, call_options
 from ._opening import announce, command_of
 from ._output import LiveProgress, runs_for_real_lines
+from ._robustness import Measured, fault_options, faulted_line
 from ._selection import (
     Placement,
     RunOptions,
@@ -82,6 +83,7 @@ def run(
 ) -> None:
     """Run the eval cases found in PATHS (files, folders or modules)."""
     _check_shards(selection, options)
+    options = fault_options(options)
     with imports_without_collections():  # ADK, the harness, the eval files
         from .._tools._faults import new_seed
         from ..models._clients import warm_clients
@@ -107,16 +109,19 @@ def run(
     reports = dataclasses.replace(reports, live_run=live.start() if live else None)
     done = _Done(out, cases, options, positions, results_path, inventory, live)
     suite = done.run(_forked_ahead(executor), durations)
+    faulted = None if suite.interrupted else done.faulted(placement, models.model, durations)
     if suite.placement:
         out.print(f"processes: {suite.placement}", markup=False, highlight=False)
     if results_path is not None:
         done.write_results(suite)
-    if suite.interrupted:
+    if suite.interrupted or (faulted is not None and faulted.interrupted):
         write_reports(out, suite, reports, f"{command} (interrupted)")
         exit_process(EXIT_TERMINATED if done.terminated else EXIT_INTERRUPTED, out, threads_before)
     if results_path is not None:
         out.print(f"results: {results_path}")
-    finish(out, _explained(out, suite, cases, options), reports, command, threads_before)
+    measured = Measured.of(suite, faulted, options) if faulted is not None else None
+    explained = _explained(out, suite, cases, options)
+    finish(out, explained, reports, command, threads_before, robustness=measured)
 
 
 def _explained(
@@ -191,6 +196,8 @@ class _Done:
     live: LiveRun | None = None
     finished: list[EvalResult] = dataclasses.field(default_factory=list)
     terminated: bool = False
+    faults: float | None = None
+    """With ``--faults``: the rate of this pass's injected faults (None: the cases as written)."""
 
     def run(self, executor: Executor, durations: dict[str, float] | None) -> EvalSuiteResult:
         """The suite on `executor`; on Ctrl-C or SIGTERM, what finished, marked interrupted."""
@@ -223,6 +230,7 @@ class _Done:
                         telemetry=self.options.telemetry,
                         durations=durations,
                         seed=self.options.seed,
+                        faults=self.faults,
                         on_result=on_result,
                     ),
                 )
@@ -236,6 +244,23 @@ class _Done:
         if suite is None:
             self.terminated = True
             return self._interrupted(started, "Terminated (SIGTERM)")
+        return suite
+
+    def faulted(
+        self, placement: Placement, model: str | None, durations: dict[str, float] | None
+    ) -> EvalSuiteResult | None:
+        """``--faults``: the same runs with faults on every mocked tool (None: no ``--faults``).
+
+        A pass with faults that SIGTERM stops marks this one terminated.
+        """
+        if self.options.faults is None:
+            return None
+        self.out.print()
+        self.out.print(faulted_line(self.options), markup=False, highlight=False)
+        executor = _forked_ahead(placement.choose(len(self.cases) * self.options.runs, model))
+        again = dataclasses.replace(self, live=None, finished=[], faults=self.options.faults)
+        suite = again.run(executor, durations)
+        self.terminated = again.terminated
         return suite
 
     def _interrupted(self, started: float, how: str) -> EvalSuiteResult:

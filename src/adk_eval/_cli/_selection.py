@@ -4,7 +4,7 @@
 `Placement` chooses the executor (``--workers``, ``--executor``, ``--address``,
 ``--ray-working-dir``) and `RunOptions` holds the rest (``--repeat``,
 ``--concurrency``, ``-x``, ``--timeout``, ``--seed``, ``--sandbox``,
-``--telemetry``). Each is one value the command gets, built by an option group.
+``--telemetry``, ``--faults``). Each is one value the command gets, built by an option group.
 """
 
 from __future__ import annotations
@@ -157,6 +157,8 @@ class RunOptions:
     max_tokens: int | None = None
     explain_failures: bool = False
     rerun_budget: int = 3
+    faults: float | None = None
+    max_robustness_drop: float | None = None
 
     @property
     def budget(self) -> Budget | None:
@@ -240,6 +242,23 @@ run_options = grouped(
         "(processes, outside connections and name lookups, file writes) in the results "
         "('warn'), refuse the first and end the run ('strict'), or do not watch ('off'). "
         "Default: each case's own (EvalCase.sandbox, 'warn' unless set).",
+    ),
+    click.option(
+        "--faults",
+        type=click.FloatRange(min=0, min_open=True, max=1),
+        metavar="RATE",
+        help="Run the cases again with this share of the calls of every mocked or simulated "
+        "tool failing (seeded by --seed; a mock's own with_faults kept, real tools never "
+        "faulted), and report each case's and the suite's pass rate without and with faults "
+        "and the drop, with 95% intervals. Without --repeat, 5 runs a case each way.",
+    ),
+    click.option(
+        "--fail-on-robustness-drop",
+        "max_robustness_drop",
+        type=click.FloatRange(min=0, max=100),
+        metavar="POINTS",
+        help="With --faults: fail when the suite's pass rate is more than POINTS percentage "
+        "points lower with faults than without.",
     ),
     click.option(
         "--telemetry",

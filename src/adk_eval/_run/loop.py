@@ -139,7 +139,8 @@ class _Simulation:
             if error is None and (unused := self.system.unused_names()) is not None:
                 error = EvalErrorInfo.from_exception("setup", unused)
             trace = await self._trace()
-            metrics, failures = await score_run(self.case.metrics, self.watch, trace, error)
+            scored = self.parts.contracts.scored(self.case.metrics, self.termination)
+            metrics, failures = await score_run(scored, self.watch, trace, error)
         finally:
             with anyio.CancelScope(shield=True):
                 await self.system.close()
@@ -308,7 +309,9 @@ class _Simulation:
     async def _ask(self, agent: BaseAgent, info: YieldInfo) -> tuple[UserAgentAnswer, Any]:
         """One user agent's answer to one yield, through the bridge."""
         prompt = await self.bridge.prompt(self._main_session, info)
-        answer = await self.users.answer(agent, prompt, info)
+        answer = await self.parts.contracts.answer(
+            self.users, agent, prompt, info, self._main_session
+        )
         return answer, await self.bridge.response(answer.output, self.users.session, info)
 
     async def _answer_loop(self, info: YieldInfo, *, opening: bool = False) -> _Next:

@@ -32,6 +32,7 @@ from .._tools._watch import Watch
 from ..models._gate import RunGate
 from ..models._settings import cache_roles, current_settings
 from ..models._usage import UsageMeter, cost_of
+from .contract import ContractWatch
 from .system import System, SystemSpec
 from .users import UserAgentRunner
 
@@ -66,6 +67,7 @@ class RunParts:
         gate: The run's model calls on their way to providers (pacing, retries,
             the cache, a cassette).
         users: The user agents, on their shared session.
+        contracts: The live check of the case's user contracts.
         system: The agent under test.
         session: Its main session.
     """
@@ -79,6 +81,7 @@ class RunParts:
     meter: UsageMeter
     gate: RunGate
     users: UserAgentRunner
+    contracts: ContractWatch
     system: System
     session: Session
 
@@ -99,6 +102,7 @@ class RunParts:
         meter = UsageMeter()
         gate = _gate(case, attempt)
         spending = UsageTap(cost_of, name="adk_eval_user_usage")  # the user agents'
+        contracts = ContractWatch.of(case)
         users = UserAgentRunner(case.user_agents, case=case.name, plugins=[spending])
         system, session = await System.start(
             _spec(case, agent),
@@ -108,7 +112,20 @@ class RunParts:
             mock_calls=MockCalls(seed, attempt, clock),
             spenders=(spending, meter),
         )
-        return cls(case, seed, attempt, clock, record, watch, meter, gate, users, system, session)
+        return cls(
+            case,
+            seed,
+            attempt,
+            clock,
+            record,
+            watch,
+            meter,
+            gate,
+            users,
+            contracts,
+            system,
+            session,
+        )
 
 
 def _gate(case: EvalCase, attempt: int) -> RunGate:

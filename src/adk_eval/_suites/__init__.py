@@ -9,6 +9,7 @@ The modules, from the bottom up (each imports only modules listed before it):
 * `_results`: what it produced (`EvalSuiteResult`, `CaseStats`, `suite_from_results`).
 * `_shards`: CI shards: a deterministic share of a suite, and merging their results.
 * `_discovery`: finding cases in files, folders and modules (what ``adk-eval`` runs).
+* `_faulted`: suite-wide faults: a copy of a case whose mocks fail at one seeded rate.
 * `_jobs`: one run of one case (`Job`, `run_job`, attempts and seeds) and the case
   references that carry it to another process (`CaseRef`, `CaseLoader`).
 * `_queue`: the job queue and the result collector under every executor.
@@ -21,6 +22,7 @@ The modules, from the bottom up (each imports only modules listed before it):
   `Workers` and `Ray`.
 * `_run`: `run_eval_suite`, which hands a plan to the executor (`Executor`: any
   object with an async ``run(plan)``).
+* `_robustness`: the same suite without and with faults, compared (`robustness`).
 
 Nothing is re-exported here: import from the module itself.
 """

@@ -29,6 +29,7 @@ from .._sandbox._scope import SandboxMode, TelemetryMode
 from .._tools._faults import derive_seed
 from ..models import resolve_model
 from ._discovery import cases_in
+from ._faulted import with_default_faults
 from ._plan import SuitePlan
 
 __all__ = [
@@ -70,6 +71,8 @@ class WorkerSetup:
         seed: The suite's seed: each run derives its own from it.
         sandbox: Every case's sandbox mode (``--sandbox``; None: each case's own).
         telemetry: Every case's telemetry mode (``--telemetry``; None: each case's own).
+        faults: Seeded faults at this rate on every mocked tool without its own
+            (``--faults``; None: none added).
         preload: The case modules a worker imports before it says it is ready.
         environ: The parent's environment when the suite started, which a worker
             takes before it imports anything (a worker forked from the fork server
@@ -81,6 +84,7 @@ class WorkerSetup:
     seed: int | None = None
     sandbox: SandboxMode | None = None
     telemetry: TelemetryMode | None = None
+    faults: float | None = None
     preload: tuple[str, ...] = ()
     environ: Mapping[str, str] | None = None
 
@@ -93,11 +97,12 @@ class WorkerSetup:
             seed=plan.seed,
             sandbox=plan.sandbox,
             telemetry=plan.telemetry,
+            faults=plan.faults,
         )
 
     def apply(self, case: EvalCase) -> EvalCase:
-        """`case` as the suite runs it: its wall time capped, the suite's modes set."""
-        case = with_max_duration(case, self.max_duration)
+        """`case` as the suite runs it: its wall time capped, the suite's modes and faults set."""
+        case = with_default_faults(with_max_duration(case, self.max_duration), self.faults)
         if self.sandbox not in (None, case.sandbox):
             case = dataclasses.replace(case, sandbox=self.sandbox)
         if self.telemetry not in (None, case.telemetry):

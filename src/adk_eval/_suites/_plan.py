@@ -96,6 +96,8 @@ class SuitePlan:
         adaptive: Adaptive repeats (`repeat` is then their `Adaptive.max`).
         budget: Tokens and money the whole suite may spend; once spent, runs not
             finished are cancelled and reported as not run.
+        faults: Seeded faults at this rate on every mocked tool without its own
+            (`adk_eval._suites._faulted`); None: the cases as written.
     """
 
     cases: Sequence[EvalCase]
@@ -111,6 +113,7 @@ class SuitePlan:
     telemetry: TelemetryMode | None = None
     adaptive: Adaptive | None = None
     budget: Budget | None = None
+    faults: float | None = None
 
     @property
     def total(self) -> int:

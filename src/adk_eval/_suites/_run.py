@@ -25,6 +25,7 @@ from .._sandbox._telemetry import describe
 from .._termination import Budget
 from .._tools._faults import new_seed
 from ..models._settings import CacheRoles, ModelCalls, current_settings, using_settings
+from ._faulted import check_fault_rate
 from ._inventory import RunsForReal, of_trees
 from ._jobs import WorkerSetup
 from ._local import InProcess
@@ -79,6 +80,7 @@ async def run_eval_suite(
     telemetry: TelemetryMode | None = None,
     durations: Mapping[str, float] | None = None,
     seed: int | None = None,
+    faults: float | None = None,
     on_start: StartCallback | None = None,
     on_result: ResultCallback | None = None,
     workers: int | None = None,
@@ -104,6 +106,10 @@ async def run_eval_suite(
         telemetry: likewise `EvalCase.telemetry`.
         durations: Seconds per run of an earlier run, by case name: longest first.
         seed: The suite's seed for injected faults (None: a new one, `EvalSuiteResult.seed`).
+        faults: The share of calls (above 0, at most 1) that fail on every mocked or
+            simulated tool without faults of its own, drawn from the seed like
+            `ToolMock.with_faults`; real tools are never faulted. The cases are not
+            changed: each run gets a copy (docs/harness.md, "Robustness under faults").
         on_start: Called with ``(case, attempt)`` as a run starts (sync or async).
         on_result: Called with each finished `EvalResult` (sync or async).
         workers: Deprecated: ``executor=Workers(n)``.
@@ -115,9 +121,9 @@ async def run_eval_suite(
             `EvalCase.cache` wins.
 
     Raises:
-        EvalSetupError: Duplicate case names, a bad `repeat` or `max_concurrency`, an unknown
-            executor or mode, or (workers, Ray) a case no module binds (a case's own set-up
-            mistake does not stop the suite: its runs are errors).
+        EvalSetupError: Duplicate case names, a bad `repeat`, `max_concurrency` or `faults`,
+            an unknown executor or mode, or (workers, Ray) a case no module binds (a case's
+            own set-up mistake does not stop the suite: its runs are errors).
     """
     legacy_options = _legacy_options(legacy, workers)
     adaptive, runs, concurrency = _runs(legacy_options, repeat, max_concurrency, parallel, cases)
@@ -135,6 +141,7 @@ async def run_eval_suite(
         on_result=on_result,
         adaptive=adaptive,
         budget=budget,
+        faults=None if faults is None else check_fault_rate(faults),
     )
     chosen = _executor(legacy_options.get("executor", executor))
     if model_calls is None and cache is None:

@@ -1,7 +1,8 @@
 """The two-sample statistics the realism comparison uses, each a textbook method.
 
 Newcombe's hybrid score interval for a difference of proportions (method 10 of
-Newcombe 1998), Fisher's exact test two-sided (R's convention: every table no more
+Newcombe 1998: `newcombe`, kept in `adk_eval._statistics` with the robustness report's
+other rates and named here too), Fisher's exact test two-sided (R's convention: every table no more
 likely than the one seen), Holm's step-down correction, Cohen's h, Cliff's delta,
 a permutation test on a difference of means (exact up to `EXACT_SPLITS` splits,
 else seeded random ones with the (b + 1) / (m + 1) correction) and the percentile
@@ -16,7 +17,7 @@ import math
 import random
 from collections.abc import Callable, Sequence
 
-from .._statistics import DEFAULT_CONFIDENCE, Interval, wilson
+from .._statistics import Interval, newcombe
 
 __all__ = [
     "EXACT_SPLITS",
@@ -32,24 +33,6 @@ __all__ = [
 
 EXACT_SPLITS = 20_000  # permutation tests enumerate every split up to this many
 Statistic = Callable[[Sequence[int]], float]
-
-
-def newcombe(
-    a: int, n_a: int, b: int, n_b: int, confidence: float = DEFAULT_CONFIDENCE
-) -> Interval:
-    """``b / n_b - a / n_a`` with Newcombe's hybrid score interval (his 1998 method 10).
-
-    From the rates' Wilson intervals: ``d - sqrt((p_b - low_b)^2 + (high_a - p_a)^2)`` to
-    ``d + sqrt((high_b - p_b)^2 + (p_a - low_a)^2)``; inside [-1, 1], good coverage near
-    0 % and 100 %, unlike the normal interval. A side with no trials raises ValueError.
-    """
-    if n_a < 1 or n_b < 1:
-        raise ValueError(f"need trials on both sides, got {n_a} and {n_b}")
-    first, second = wilson(a, n_a, confidence), wilson(b, n_b, confidence)
-    d = second.estimate - first.estimate
-    low = d - math.hypot(second.estimate - second.low, first.high - first.estimate)
-    high = d + math.hypot(second.high - second.estimate, first.estimate - first.low)
-    return Interval(d, max(-1.0, low), min(1.0, high), confidence)
 
 
 def fisher_two_sided(a: int, n_a: int, b: int, n_b: int) -> float:

@@ -1,0 +1,100 @@
+"""``adk-eval run --faults RATE``: the pass with faults, the robustness report and its gate."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+from click.testing import CliRunner
+
+from adk_eval._cli import main
+from adk_eval.reporting import load_report_schema
+
+BOOKING = """
+from google.adk.tools.agent_tool import AgentTool
+from adk_eval import ToolMock
+
+def book(flight: str) -> dict:
+    '''Books a flight (a real side effect: the case mocks it).'''
+    raise AssertionError("the real booking ran")
+
+booker = LlmAgent(name="booker", description="Books flights.",
+                  model=ScriptedLlm([tool_call("book", {"flight": "BA1"}), "Booked."]),
+                  tools=[book])
+desk = LlmAgent(name="desk", model=ScriptedLlm([tool_call("booker", {"request": "BA1"}), "Done."]),
+                tools=[AgentTool(booker)])
+booked = state_metric("booked", "session", "booked", lambda value: value is True)
+books = EvalCase(
+    name="books", agent=desk, first_message="book BA1", metrics=[booked],
+    tool_mocks={"book": ToolMock(lambda args, ctx: ctx.state.set("booked", True) or {"ok": True})},
+)
+replied = event_count_metric("replied", "agent_message", assertion=lambda n: n == 1)
+greets = EvalCase(name="greets", agent=LlmAgent(name="g", model=ScriptedLlm(["Hello."])),
+                  first_message="hi", metrics=[replied])
+"""
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_faults_report_each_cases_drop_in_the_terminal_and_the_json_report(write_evals, tmp_path):
+    root = write_evals({"booking_eval.py": BOOKING})
+    path = tmp_path / "report.json"
+    args = ("run", str(root), "--faults", "0.5", "--repeat", "8", "--seed", "5", "--no-store")
+    result = invoke(*args, "--json", str(path))
+    assert result.exit_code == 0, result.output  # the gates judge the pass without faults
+    assert "with faults: 50% of the calls of every mocked or simulated tool fail" in result.output
+    assert "robustness under 50% tool faults:" in result.output
+    assert "beyond noise" in result.output
+    assert "under 50% tool faults, 1 of 2 cases passes less often (1 beyond noise)" in (
+        result.output
+    )
+    assert result.output.rstrip().splitlines()[-2].startswith("16 passed")  # the clean pass
+
+    report = json.loads(path.read_text())
+    jsonschema.validate(report, load_report_schema())
+    assert report["summary"]["passed"] == 16  # the report's runs are the pass without faults
+    robust = report["robustness"]
+    assert (robust["fault_rate"], robust["seed"], robust["repeat"]) == (0.5, 5, 8)
+    cases = {case["name"]: case for case in robust["cases"]}
+    assert cases["books"]["beyond_noise"]
+    assert cases["books"]["drop"]["low"] > 0
+    assert cases["greets"]["drop"]["estimate"] == 0
+    assert not cases["greets"]["beyond_noise"]
+    assert robust["overall"]["runs"] == robust["overall"]["faulted_runs"] == 16
+
+    again = tmp_path / "again.json"
+    assert invoke(*args, "--json", str(again)).exit_code == 0
+    assert json.loads(again.read_text())["robustness"] == robust  # the same seed, the same faults
+
+
+def test_the_robustness_gate_fails_on_a_drop_above_its_points(write_evals):
+    root = write_evals({"booking_eval.py": BOOKING})
+    args = ("run", str(root), "--faults", "1", "--repeat", "2", "--seed", "1", "--no-store")
+    failed = invoke(*args, "--fail-on-robustness-drop", "10")
+    assert failed.exit_code == 1, failed.output
+    assert "gate --fail-on-robustness-drop 10: FAILED: under 100% tool faults, a drop of 50 " in (
+        failed.output
+    )
+    assert "exit 1: failed gate(s) --fail-on-robustness-drop 10" in failed.output
+    passed = invoke(*args, "--fail-on-robustness-drop", "60")
+    assert passed.exit_code == 0, passed.output
+    assert "exit 0: every gate passed" in passed.output
+
+
+def test_faults_without_repeat_run_each_case_5_times_each_way(write_evals):
+    root = write_evals({"booking_eval.py": BOOKING})
+    result = invoke("run", str(root), "-k", "greets", "--faults", "0.2", "--no-store")
+    assert result.exit_code == 0, result.output
+    assert "1 case(s) x 5 repeats" in result.output
+    assert "5/5" in result.output
+
+
+def test_the_robustness_gate_needs_faults(write_evals):
+    root = write_evals({"booking_eval.py": BOOKING})
+    result = invoke("run", str(root), "--fail-on-robustness-drop", "5", "--no-store")
+    assert result.exit_code == 2
+    assert "give --faults RATE too" in result.output
+    bad = invoke("run", str(root), "--faults", "0", "--no-store")
+    assert bad.exit_code == 2
