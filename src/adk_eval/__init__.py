@@ -53,6 +53,8 @@ if TYPE_CHECKING:
     from ._suites._ray import Ray as Ray
     from ._suites._results import CaseStats as CaseStats
     from ._suites._results import EvalSuiteResult as EvalSuiteResult
+    from ._suites._robustness import Robustness as Robustness
+    from ._suites._robustness import robustness as robustness
     from ._suites._run import Executor as Executor
     from ._suites._run import run_eval_suite as run_eval_suite
     from ._suites._workers import Workers as Workers
@@ -106,11 +108,13 @@ _EXPORTS = {
     "Executor": "._suites._run",
     "SuitePlan": "._suites._plan",
     "Adaptive": "._suites._plan",
+    "robustness": "._suites._robustness",
     "score_session": ".metrics._scoring",
     # results
     "EvalResult": "._result",
     "EvalSuiteResult": "._suites._results",
     "CaseStats": "._suites._results",
+    "Robustness": "._suites._robustness",
     "EvalErrorInfo": "._result",
     "Attribution": "._result._attribution",
     "explain_failure": "._suites._counterfactuals",
