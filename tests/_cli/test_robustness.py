@@ -45,7 +45,9 @@ def test_faults_report_each_cases_drop_in_the_terminal_and_the_json_report(write
     result = invoke(*args, "--json", str(path))
     assert result.exit_code == 0, result.output  # the gates judge the pass without faults
     assert "with faults: 50% of the calls of every mocked or simulated tool fail" in result.output
-    assert "robustness under 50% tool faults:" in result.output
+    assert "robustness under 50% tool faults (pass rates and drops" in result.output
+    rows = [line for line in result.output.splitlines() if "greets" in line]
+    assert any(row.count("8/8 68%-100%") == 2 for row in rows)  # as the suite table shows rates
     assert "beyond noise" in result.output
     assert "under 50% tool faults, 1 of 2 cases passes less often (1 beyond noise)" in (
         result.output

@@ -82,7 +82,10 @@ class Measured:
         for name, rates in self.robustness.cases.items():
             table.add_row(name, *_row(rates))
         table.add_row("[bold]suite[/]", *_row(self.robustness.overall))
-        out.print(f"robustness under {self.robustness.rate:.0%} tool faults:")
+        out.print(
+            f"robustness under {self.robustness.rate:.0%} tool faults "
+            "(pass rates and drops with their 95% intervals):"
+        )
         out.print(table)
         out.print(self.robustness.summary(), markup=False, highlight=False)
 
@@ -109,11 +112,16 @@ def _row(rates: PassRates) -> tuple[str, str, str, str]:
     drop = rates.drop
     points = "-" if drop is None else _points(drop)
     return (
-        f"{rates.passes}/{rates.runs} {rates.clean}",
-        f"{rates.faulted_passes}/{rates.faulted_runs} {rates.faulted}",
+        _rate(rates.passes, rates.runs, rates.clean),
+        _rate(rates.faulted_passes, rates.faulted_runs, rates.faulted),
         points,
         "beyond noise" if rates.drops else "",
     )
+
+
+def _rate(passes: int, runs: int, interval: Interval) -> str:
+    """As the suite table shows a pass rate: ``4/10 17%-69%``."""
+    return f"{passes}/{runs} {interval.low:.0%}-{interval.high:.0%}"
 
 
 def _points(drop: Interval) -> str:
