@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     from ._trace import TokenUsage as TokenUsage
     from ._user_agents import STOP as STOP
     from ._user_agents import STOP_SIGNAL as STOP_SIGNAL
+    from ._user_agents import CaseSession as CaseSession
     from ._user_agents import HumanUserAgent as HumanUserAgent
     from ._user_agents import ScriptContext as ScriptContext
     from ._user_agents import ScriptedUserAgent as ScriptedUserAgent
@@ -79,6 +80,7 @@ _EXPORTS = {
     # the case
     "EvalCase": "._case",
     "UserAgents": "._case",
+    "CaseSession": "._user_agents",
     "TerminateWhen": "._case",
     "Bridge": "._bridge",
     "YieldInfo": "._bridge",

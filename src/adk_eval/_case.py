@@ -16,12 +16,13 @@ from ._agent_tree import check_model_names, with_models
 from ._errors import EvalSetupError
 from ._result._status import EXPECT_ERROR, ExpectedError
 from ._sandbox._scope import SANDBOX_MODES, TELEMETRY_MODES, SandboxMode, TelemetryMode
-from ._session_service import MemoryItem, memory_events
+from ._session_service import MEMORY_SERVICES, MemoryItem, MemoryServiceKind, memory_events
 from ._state import flatten_state
 from ._termination import DEFAULT_MAX_TURNS, TerminateWhen
 from ._tools._context import Clock, as_part
 from ._tools._mocks import ToolMock
 from ._tools._toolsets import ToolsetMock, resolve_toolset_mocks
+from ._user_agents import CaseSession, UserAgents, check_sessions
 from .metrics._invariants import Invariant
 from .models._settings import CacheRoles, cache_roles
 
@@ -31,41 +32,6 @@ if TYPE_CHECKING:
     from .models import ModelSpec
 
 __all__ = ["DEFAULT_MAX_TURNS", "EvalCase", "TerminateWhen", "UserAgents"]
-
-
-@dataclass(frozen=True)
-class UserAgents:
-    """The simulated humans of a case.
-
-    All user agents of a case share one user-agent session, separate from the
-    main session: each sees the prompts and answers of the others.
-
-    Attributes:
-        loop: Answers loop yields (the agent finished its turn with text). Without
-            one, the conversation ends at the first loop yield.
-        tools: Answers tool yields, keyed by the yielding tool's name: long-running
-            tools, ``adk_request_input`` and ``adk_request_confirmation``.
-    """
-
-    loop: BaseAgent | None = None
-    tools: Mapping[str, BaseAgent] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.loop is not None and not isinstance(self.loop, BaseAgent):
-            raise EvalSetupError(
-                "UserAgents.loop must be an ADK agent (LlmAgent, ScriptedUserAgent, ...), "
-                f"got {type(self.loop).__name__}"
-            )
-        if not isinstance(self.tools, Mapping):
-            raise EvalSetupError(
-                f"UserAgents.tools must map tool names to agents, got {type(self.tools).__name__}"
-            )
-        for name, agent in self.tools.items():
-            if not isinstance(agent, BaseAgent):
-                raise EvalSetupError(
-                    f"UserAgents.tools[{name!r}] must be an ADK agent (LlmAgent, "
-                    f"ScriptedUserAgent, ...), got {type(agent).__name__}"
-                )
 
 
 @dataclass
@@ -86,7 +52,7 @@ class EvalCase:
         initial_state: Scoped state the main session starts with (deep-copied
             for every run).
         first_message: The user's opening message. Without it, the loop user
-            agent opens the conversation.
+            agent opens the conversation. Not with `sessions` (each opens its own).
         terminate_when: Limits and the stop condition.
         metrics: Scored on the event trace after the run.
         description: What the case checks, for people reading reports.
@@ -112,6 +78,13 @@ class EvalCase:
             own memory service (ADK's in-memory one), for ``load_memory`` and
             ``preload_memory``: text (a fact), an ADK `Session`, or a list of a
             past session's events.
+        sessions: Sessions played in turn, each a new ADK session of the same user
+            on the case's one memory service, added to it when it ends (see
+            `CaseSession` and docs/harness.md, "Memory across sessions").
+            `metrics` score the whole run, each session's its own.
+        memory_service: ADK's memory service of the run: ``"in_memory"``
+            (`InMemoryMemoryService`: a memory matches a query sharing a word) or
+            ``"sqlite"`` (`SqliteMemoryService` on an in-memory database: full-text search).
         sandbox: What is done with what the run does outside its mocks and model
             calls (a process started, a connection or name lookup off this
             machine, a file written): ``"warn"`` lists each in the result's
@@ -164,6 +137,8 @@ class EvalCase:
     artifacts: Mapping[str, Any] = field(default_factory=dict)
     toolset_mocks: Mapping[Any, ToolsetMock] = field(default_factory=dict)
     memory: Sequence[MemoryItem] = ()
+    sessions: Sequence[CaseSession] = ()
+    memory_service: MemoryServiceKind = "in_memory"
     sandbox: SandboxMode = "warn"
     telemetry: TelemetryMode = "off"
     invariants: Sequence[Invariant] = ()
@@ -193,6 +168,8 @@ class EvalCase:
         if self.toolset_mocks:  # a tree walk only when there is something to find
             resolve_toolset_mocks(self.root_agent, self.toolset_mocks, case=self.name)
         self._check_memory_and_clock()
+        loop = self.user_agents.loop
+        check_sessions(self.sessions, case=self.name, first_message=self.first_message, loop=loop)
 
     def _check_agent(self) -> None:
         if not isinstance(self.agent, BaseAgent | App | Workflow):
@@ -224,7 +201,7 @@ class EvalCase:
                 raise EvalSetupError(
                     f"EvalCase `{self.name}`: artifacts[{filename!r}]: {error}"
                 ) from None
-        if self.first_message is None and self.user_agents.loop is None:
+        if self.first_message is None and self.user_agents.loop is None and not self.sessions:
             raise EvalSetupError(
                 f"EvalCase `{self.name}` has no `first_message` and no `user_agents.loop` "
                 "to open the conversation; set one of them"
@@ -304,7 +281,11 @@ class EvalCase:
                     f"EvalCase `{self.name}`: `{field_name}` must {what}, got "
                     f"{type(value).__name__}"
                 )
-        for field_name, allowed in (("sandbox", SANDBOX_MODES), ("telemetry", TELEMETRY_MODES)):
+        for field_name, allowed in (
+            ("sandbox", SANDBOX_MODES),
+            ("telemetry", TELEMETRY_MODES),
+            ("memory_service", MEMORY_SERVICES),
+        ):
             if getattr(self, field_name) not in allowed:
                 raise EvalSetupError(
                     f"EvalCase `{self.name}`: `{field_name}` must be one of "

@@ -30,18 +30,20 @@ a `ScriptedUserAgent` step function) gets `detached(session)`, a deep copy made
 then, so it cannot change the conversation through a shared event.
 
 A case's memory (`EvalCase.memory`: past sessions and remembered text) is
-turned into the events ADK's memory service stores by `memory_events`.
+turned into the events ADK's memory service stores by `memory_events`, in the
+service `new_memory_service` makes (`EvalCase.memory_service`).
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from google.adk.errors.already_exists_error import AlreadyExistsError
 from google.adk.errors.session_not_found_error import SessionNotFoundError
 from google.adk.events import Event
+from google.adk.memory import BaseMemoryService, InMemoryMemoryService
 from google.adk.platform import time as platform_time
 from google.adk.platform import uuid as platform_uuid
 from google.adk.sessions import Session
@@ -55,7 +57,8 @@ from google.genai import types
 
 from ._errors import EvalSetupError
 
-__all__ = ["EvalSessionService", "MemoryItem", "detached", "memory_events"]
+__all__ = ["MEMORY_SERVICES", "EvalSessionService", "MemoryItem", "MemoryServiceKind"]
+__all__ += ["detached", "memory_events", "new_memory_service"]
 
 
 MemoryItem = str | Session | Sequence[Event]
@@ -83,6 +86,26 @@ def memory_events(item: Any, index: int) -> tuple[str, list[Event]]:
         "a memory item is text, an ADK Session or a list of its Events, got "
         f"{type(item).__name__}: {item!r}"[:300]
     )
+
+
+MemoryServiceKind = Literal["in_memory", "sqlite"]
+"""ADK's memory service of a run: ``InMemoryMemoryService`` or ``SqliteMemoryService``."""
+
+MEMORY_SERVICES: tuple[MemoryServiceKind, ...] = ("in_memory", "sqlite")
+
+
+def new_memory_service(kind: MemoryServiceKind = "in_memory") -> BaseMemoryService:
+    """A fresh, empty memory service of `kind` for one run.
+
+    ``"sqlite"`` is ADK's `SqliteMemoryService` on a private in-memory database
+    (nothing is written to disk, nothing is shared between runs); close it after
+    the run.
+    """
+    if kind == "sqlite":
+        from google.adk.memory import SqliteMemoryService  # imports aiosqlite
+
+        return SqliteMemoryService(":memory:")
+    return InMemoryMemoryService()
 
 
 def detached(session: Session) -> Session:

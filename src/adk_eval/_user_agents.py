@@ -1,4 +1,4 @@
-"""Scripted user agents and the stop signal.
+"""The user side of a case: scripted user agents, the stop signal, `UserAgents`, `CaseSession`.
 
 Any ADK agent can be a user agent (an `LlmAgent` persona, with or without
 `output_schema` and tools). `ScriptedUserAgent` is the deterministic kind: it
@@ -7,7 +7,8 @@ own state.
 
 A user agent ends the conversation by answering with `STOP_SIGNAL`
 (``"</finished>"``, the same token ADK's own user simulator uses; it may appear
-anywhere in the text) or, in a script, with `STOP`.
+anywhere in the text) or, in a script, with `STOP`. A case that plays several
+sessions on one memory (the user comes back later) lists them as `CaseSession`s.
 """
 
 from __future__ import annotations
@@ -32,14 +33,8 @@ from ._errors import EvalSetupError, EvalUserAgentError
 from ._session_service import detached
 from ._turns import content_text
 
-__all__ = [
-    "STOP",
-    "STOP_SIGNAL",
-    "HumanUserAgent",
-    "ScriptContext",
-    "ScriptedUserAgent",
-    "is_stop_signal",
-]
+__all__ = ["STOP", "STOP_SIGNAL", "CaseSession", "HumanUserAgent", "ScriptContext"]
+__all__ += ["ScriptedUserAgent", "UserAgents", "check_sessions", "is_stop_signal"]
 
 STOP_SIGNAL = "</finished>"
 """Text a user agent answers with to end the conversation (case-insensitive)."""
@@ -265,3 +260,127 @@ def _render(reply: Any) -> tuple[str, Any]:
         f"a ScriptedUserAgent reply must be a str, dict, list, number, bool, pydantic model, "
         f"STOP or with_state_change(reply, changes), got {type(reply).__name__}: {reply!r}"
     )
+
+
+@dataclass(frozen=True)
+class UserAgents:
+    """The simulated humans of a case.
+
+    All user agents of a case share one user-agent session, separate from the
+    main session: each sees the prompts and answers of the others.
+
+    Attributes:
+        loop: Answers loop yields (the agent finished its turn with text). Without
+            one, the conversation ends at the first loop yield.
+        tools: Answers tool yields, keyed by the yielding tool's name: long-running
+            tools, ``adk_request_input`` and ``adk_request_confirmation``.
+    """
+
+    loop: BaseAgent | None = None
+    tools: Mapping[str, BaseAgent] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.loop is not None and not isinstance(self.loop, BaseAgent):
+            raise EvalSetupError(
+                "UserAgents.loop must be an ADK agent (LlmAgent, ScriptedUserAgent, ...), "
+                f"got {type(self.loop).__name__}"
+            )
+        if not isinstance(self.tools, Mapping):
+            raise EvalSetupError(
+                f"UserAgents.tools must map tool names to agents, got {type(self.tools).__name__}"
+            )
+        for name, agent in self.tools.items():
+            if not isinstance(agent, BaseAgent):
+                raise EvalSetupError(
+                    f"UserAgents.tools[{name!r}] must be an ADK agent (LlmAgent, "
+                    f"ScriptedUserAgent, ...), got {type(agent).__name__}"
+                )
+
+
+@dataclass(frozen=True)
+class CaseSession:
+    """One session of a case that plays several in turn on one memory (`EvalCase.sessions`).
+
+    The user comes back later: each session is a new ADK session of the same user
+    and app, run to its end, then added to the case's memory service, where the
+    next sessions' ``load_memory`` and ``preload_memory`` find it.
+
+    Attributes:
+        first_message: The user's opening message of this session. Without it,
+            the session's loop user agent opens it.
+        user_agents: Who answers when the agent yields in this session (None: the
+            case's `user_agents`). Each session starts a user-agent session of its own.
+        metrics: Scored on this session's trace alone; their results are the
+            case's under ``"<name>/<metric>"``.
+        max_turns: Most user-agent answers in this session: ``"case"`` (the
+            case's ``terminate_when.max_turns``), a number, or None for no limit.
+        name: The session's name in results (None: ``session_1``, ``session_2``, ...).
+    """
+
+    first_message: str | types.Content | None = None
+    user_agents: UserAgents | None = None
+    metrics: Sequence[Any] = ()
+    max_turns: int | Literal["case"] | None = "case"
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        problem = _session_problem(self)
+        if problem is not None:
+            raise EvalSetupError(f"CaseSession{f' `{self.name}`' if self.name else ''}: {problem}")
+
+    def label(self, index: int) -> str:
+        """Its name in results: `name`, else ``session_N`` for the N-th session (from 1)."""
+        return self.name or f"session_{index + 1}"
+
+
+def _session_problem(session: Any) -> str | None:
+    """What is wrong with a `CaseSession`'s fields, whatever was passed (None: nothing)."""
+    turns, name, metrics = session.max_turns, session.name, session.metrics
+    if not isinstance(session.first_message, str | types.Content | None):
+        return f"`first_message` must be a str or genai Content, got {session.first_message!r}"
+    if not isinstance(session.user_agents, UserAgents | None):
+        return f"`user_agents` must be a UserAgents(...), got {session.user_agents!r}"
+    if turns not in ("case", None) and (type(turns) is not int or turns < 1):
+        return f'`max_turns` must be >= 1, None (no limit) or "case", got {turns!r}'
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        return f"`name` must be a non-empty string or None, got {name!r}"
+    if isinstance(metrics, str) or not isinstance(metrics, Sequence):
+        return f"`metrics` must be a list of metrics, got {metrics!r}"
+    names = [getattr(metric, "name", None) for metric in metrics]
+    for metric, metric_name in zip(metrics, names, strict=True):
+        if not isinstance(metric_name, str) or not callable(getattr(metric, "evaluate", None)):
+            return f"every metric needs a `name` and an `evaluate(trace)` method, got {metric!r}"
+    twice = [metric_name for metric_name in names if names.count(metric_name) > 1]
+    return f"two metrics are named `{twice[0]}`; make each name unique" if twice else None
+
+
+def check_sessions(sessions: Any, *, case: str, first_message: Any, loop: Any) -> None:
+    """Checks a case's `sessions` against the rest of it (`loop`: its loop user agent).
+
+    Raises:
+        EvalSetupError: `sessions` is not a list of `CaseSession`, the case has a
+            `first_message` too, a session has no opening, or two share a name.
+    """
+    if isinstance(sessions, str) or not isinstance(sessions, Sequence):
+        raise EvalSetupError(f"EvalCase `{case}`: `sessions` must be a list of CaseSession(...)")
+    if sessions and first_message is not None:
+        raise EvalSetupError(
+            f"EvalCase `{case}` has both `first_message` and `sessions`; each session opens "
+            "with its own: move the message to the first CaseSession(first_message=...)"
+        )
+    labels: list[str] = []
+    for index, session in enumerate(sessions):
+        if not isinstance(session, CaseSession):
+            raise EvalSetupError(
+                f"EvalCase `{case}`: sessions[{index}] must be a CaseSession(...), got {session!r}"
+            )
+        label = session.label(index)
+        opener = session.user_agents.loop if session.user_agents is not None else loop
+        if session.first_message is None and opener is None:
+            raise EvalSetupError(
+                f"EvalCase `{case}`: session `{label}` has no `first_message` and no loop "
+                "user agent to open it; set one of them on its CaseSession"
+            )
+        if label in labels:
+            raise EvalSetupError(f"EvalCase `{case}`: two sessions are named `{label}`; rename one")
+        labels.append(label)

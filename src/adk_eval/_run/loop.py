@@ -69,6 +69,7 @@ from ..models._gate import close_cassette, gating
 from ..models._usage import metering
 from .parts import RunParts, scope_of
 from .scoring import score_run
+from .sessions import SessionRuns
 from .users import UserAgentAnswer
 
 __all__ = ["run_eval"]
@@ -127,6 +128,7 @@ class _Simulation:
         self.started = started
         self.turns = 0
         self.termination: Termination | None = None
+        self.sessions = SessionRuns(parts) if self.case.sessions else None
 
     async def run(self) -> EvalResult:
         try:
@@ -141,6 +143,8 @@ class _Simulation:
             trace = await self._trace()
             scored = self.parts.contracts.scored(self.case.metrics, self.termination)
             metrics, failures = await score_run(scored, self.watch, trace, error)
+            if self.sessions is not None:  # each session's own metrics first
+                metrics, failures = await self.sessions.score(trace, error, (metrics, failures))
         finally:
             with anyio.CancelScope(shield=True):
                 await self.system.close()
@@ -193,6 +197,8 @@ class _Simulation:
         return wall + self.parts.clock.injected - self.parts.gate.waited
 
     async def _trace(self) -> EvalTrace:
+        if self.sessions is not None:
+            return await self.sessions.trace()
         events, state = await self.system.final(self.session_id)
         return self.parts.record.trace(
             events,
@@ -235,6 +241,11 @@ class _Simulation:
     # -- the loop ---------------------------------------------------------------
 
     async def _converse(self) -> EvalErrorInfo | None:
+        if self.sessions is not None:  # each session is a conversation of its own, in turn
+            try:
+                return await self.sessions.play(lambda parts: _Simulation(parts, self.started))
+            finally:
+                self.turns, self.termination = self.sessions.turns, self.sessions.termination
         step: _Next
         if self.case.first_message is not None:
             step = self.case.first_message

@@ -84,6 +84,7 @@ class RunParts:
     contracts: ContractWatch
     system: System
     session: Session
+    session_users: tuple[UserAgentRunner, ...] = ()
 
     @classmethod
     async def build(cls, case: EvalCase, *, seed: int | None, attempt: int) -> RunParts:
@@ -104,6 +105,10 @@ class RunParts:
         spending = UsageTap(cost_of, name="adk_eval_user_usage")  # the user agents'
         contracts = ContractWatch.of(case)
         users = UserAgentRunner(case.user_agents, case=case.name, plugins=[spending])
+        session_users = tuple(
+            UserAgentRunner(one.user_agents or case.user_agents, case=case.name, plugins=[spending])
+            for one in case.sessions
+        )
         system, session = await System.start(
             _spec(case, agent),
             case.initial_state,
@@ -125,6 +130,7 @@ class RunParts:
             contracts,
             system,
             session,
+            session_users,
         )
 
 
@@ -152,6 +158,7 @@ def _spec(case: EvalCase, agent: BaseAgent | App | Workflow) -> SystemSpec:
         budget=limits.budget,
         case=case.name,
         models=case.models,
+        memory_service=case.memory_service,
     )
 
 
@@ -159,8 +166,12 @@ def _check_models(case: EvalCase, root: object) -> None:
     """The models a run of `case` is certain to reach, checked before anything runs."""
     if isinstance(root, BaseAgent):
         check_model(root, case=case.name)
-    if case.first_message is None and case.user_agents.loop is not None:
+    if case.first_message is None and case.user_agents.loop is not None and not case.sessions:
         check_model(case.user_agents.loop, case=case.name)  # it opens the conversation
+    for one in case.sessions:  # the loop user agents that open a session
+        loop = (one.user_agents or case.user_agents).loop
+        if one.first_message is None and loop is not None:
+            check_model(loop, case=case.name)
     for mock in case.simulators():  # a simulator's model without its key: a setup error
         assert mock.simulator is not None
         mock.simulator.llm()

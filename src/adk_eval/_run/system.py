@@ -27,7 +27,7 @@ from google.adk.agents.readonly_context import ReadonlyContext
 from google.adk.apps import App
 from google.adk.artifacts import InMemoryArtifactService
 from google.adk.events import Event, EventActions
-from google.adk.memory import InMemoryMemoryService
+from google.adk.memory import BaseMemoryService
 from google.adk.runners import Runner
 from google.adk.sessions import Session
 from google.adk.sessions.base_session_service import BaseSessionService, GetSessionConfig
@@ -74,6 +74,7 @@ class SystemSpec:
         budget: Tokens and money the run may spend (None: no limit).
         case: The case's name, for messages.
         models: Models by agent name (``"*"``: the rest).
+        memory_service: Which of ADK's memory services the runner gets.
     """
 
     agent: BaseAgent | App | Workflow
@@ -86,6 +87,7 @@ class SystemSpec:
     budget: Budget | None = None
     case: str | None = None
     models: Mapping[str, Any] | None = None
+    memory_service: _session_service.MemoryServiceKind = "in_memory"
 
     def __post_init__(self) -> None:
         if not isinstance(self.agent, BaseAgent | App | Workflow):
@@ -103,7 +105,7 @@ class SystemSpec:
 @dataclass(frozen=True)
 class _Services:
     sessions: BaseSessionService = field(default_factory=lambda: EvalSessionService())
-    memory: InMemoryMemoryService = field(default_factory=InMemoryMemoryService)
+    memory: BaseMemoryService = field(default_factory=_session_service.new_memory_service)
     artifacts: InMemoryArtifactService = field(default_factory=InMemoryArtifactService)
 
 
@@ -171,7 +173,7 @@ class System:
         app, compaction = case_compaction(
             app, resolve_model, models.get(root.name, models.get("*"))
         )
-        services = _Services()
+        services = _Services(memory=_session_service.new_memory_service(spec.memory_service))
         session = await services.sessions.create_session(
             app_name=app.name, user_id=spec.user_id, state=flatten_state(initial_state or {})
         )
@@ -318,6 +320,10 @@ class System:
                 session_id=session_id,
             )
 
+    async def remember(self, session_id: str) -> None:
+        """Adds a main session, as it is now, to the memory (``add_session_to_memory``)."""
+        await self.services.memory.add_session_to_memory(await self.get_session(session_id))
+
     async def seed_artifacts(self, session_id: str, artifacts: Mapping[str, Any]) -> None:
         """Saves `artifacts` (by file name: a `Part`, text or bytes) in a main session."""
         for filename, artifact in artifacts.items():
@@ -363,8 +369,11 @@ class System:
         return event
 
     async def close(self) -> None:
-        """Closes the ADK runner (its plugins and toolsets)."""
+        """Closes the ADK runner (its plugins and toolsets) and a SQLite memory."""
         await self.adk_runner.close()
+        close = getattr(self.services.memory, "close", None)  # SqliteMemoryService's connection
+        if close is not None:
+            await close()
 
 
 def _setup_context(

@@ -3,13 +3,16 @@
 `trace_to_data` writes the trace's own fields flat (``events``,
 ``final_state``, ..., ``artifacts``), as a result's data form has always held
 them; `trace_from_data` reads them back (older data may lack the later
-fields). Events and artifacts go through pydantic, as ADK defines them.
+fields). A trace of several sessions writes each session's share of the events
+as counts and its own states and artifacts (``sessions``), not its events again.
+Events and artifacts go through pydantic, as ADK defines them.
 `TraceView` gives a class that holds a trace (``self.trace``) the trace's fields
 as read-only properties, so nothing copies them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -33,6 +36,7 @@ TRACE_KEYS = (
     "tool_errors",
     "argument_problems",
     "artifacts",
+    "sessions",
 )
 """The keys `trace_to_data` writes, in order."""
 
@@ -66,6 +70,18 @@ def trace_to_data(trace: EvalTrace) -> dict[str, Any]:
         "tool_errors": dict(trace.tool_errors),
         "argument_problems": {key: list(value) for key, value in trace.argument_problems.items()},
         "artifacts": _PARTS.dump_python(dict(trace.artifacts), mode="json", exclude_none=True),
+        "sessions": [
+            {
+                "events": len(part.events),
+                "user_agent_events": len(part.user_agent_events),
+                "final_state": jsonable(part.final_state),
+                "initial_state": jsonable(part.initial_state),
+                "artifacts": _PARTS.dump_python(
+                    dict(part.artifacts), mode="json", exclude_none=True
+                ),
+            }
+            for part in trace.sessions
+        ],
     }
 
 
@@ -73,7 +89,7 @@ def trace_from_data(data: Mapping[str, Any], *, case_name: str | None = None) ->
     """The trace `trace_to_data` wrote (`case_name`: whose it is)."""
     nested = data.get("nested_events", [])
     nested_events = _EVENTS.validate_python([n["event"] for n in nested])
-    return EvalTrace(
+    trace = EvalTrace(
         events=tuple(_EVENTS.validate_python(data["events"])),
         final_state=data["final_state"],
         initial_state=data["initial_state"],
@@ -90,6 +106,25 @@ def trace_from_data(data: Mapping[str, Any], *, case_name: str | None = None) ->
         },
         artifacts=_PARTS.validate_python(data.get("artifacts", {})),
     )
+    return _with_sessions(trace, data.get("sessions", []))
+
+
+def _with_sessions(trace: EvalTrace, sessions: Sequence[Mapping[str, Any]]) -> EvalTrace:
+    """`trace` with the sessions `trace_to_data` wrote (their events are `trace`'s)."""
+    parts, events, users = [], 0, 0
+    for session in sessions:
+        count, user_count = session["events"], session["user_agent_events"]
+        parts.append(
+            trace.session_part(
+                trace.events[events : events + count],
+                trace.user_agent_events[users : users + user_count],
+                final_state=session["final_state"],
+                initial_state=session["initial_state"],
+                artifacts=_PARTS.validate_python(session.get("artifacts", {})),
+            )
+        )
+        events, users = events + count, users + user_count
+    return dataclasses.replace(trace, sessions=tuple(parts)) if parts else trace
 
 
 class TraceView:

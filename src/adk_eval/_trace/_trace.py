@@ -54,6 +54,10 @@ class EvalTrace:
             function call id: an undeclared argument (with the closest declared
             name), a missing required one, a value of the wrong type, or a tool
             the agent does not have.
+        sessions: For a case of several sessions (`EvalCase.sessions`), each
+            session's own trace (its events, states, user-agent events and
+            artifacts), in the order they ran; then `events` holds them all, one
+            session after another. Empty for a run of one session.
     """
 
     events: Sequence[Event]
@@ -66,6 +70,7 @@ class EvalTrace:
     artifacts: Mapping[str, types.Part] = field(default_factory=dict)
     tool_errors: Mapping[str, str] = field(default_factory=dict)
     argument_problems: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    sessions: Sequence[EvalTrace] = ()
 
     def source_of(self, call: ToolCall) -> str:
         """What answered `call`.
@@ -126,6 +131,36 @@ class EvalTrace:
             for item in self.all_items
             if isinstance(item, ToolCall) and self.argument_problems.get(item.call_id or "")
         ]
+
+    def session_part(
+        self,
+        events: Sequence[Event],
+        user_agent_events: Sequence[Event],
+        *,
+        final_state: Mapping[str, Mapping[str, Any]],
+        initial_state: Mapping[str, Mapping[str, Any]],
+        artifacts: Mapping[str, types.Part],
+    ) -> EvalTrace:
+        """The trace of one session of this run: its `events`, with this trace's notes.
+
+        What this trace noted of each call (sources, errors, argument problems)
+        comes along, and of its nested events those of the session's calls.
+        """
+        calls = {fc.id for event in events for fc in event.get_function_calls() if fc.id}
+        return EvalTrace(
+            events=tuple(events),
+            final_state=final_state,
+            initial_state=initial_state,
+            user_agent_events=tuple(user_agent_events),
+            case_name=self.case_name,
+            nested_events=tuple(
+                n for n in self.nested_events if n.call_ids[:1] and n.call_ids[0] in calls
+            ),
+            tool_sources=self.tool_sources,
+            artifacts=artifacts,
+            tool_errors=self.tool_errors,
+            argument_problems=self.argument_problems,
+        )
 
     @cached_property
     def _agent_tool_calls(self) -> frozenset[str]:
