@@ -12,8 +12,10 @@ Built-in metrics, by what they read:
 * ADK's own metrics: `adk_metric` (any metric of ADK's registry, run by ADK)
 * invariants: `never_called`, `never` (a call before another, a state, a
   predicate), `at_most`, `no_tool_error_twice`, `never_in_arguments`,
-  `never_said`: rules checked as the run happens (``EvalCase(invariants=)``,
-  stopping the run at the breaking step) or, as metrics, on a finished trace
+  `never_said`, `claimed_actions` (no claimed action without a successful tool
+  call before it: English rules, an optional judge): rules checked as the run
+  happens (``EvalCase(invariants=)``, stopping the run at the breaking step) or,
+  as metrics, on a finished trace
 
 Write your own: any object with a `name` and ``evaluate(trace) -> MetricResult``
 (sync or async) is a `Metric`. `score_session` scores a stored ADK session;
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
     from ._adk import AdkMetric as AdkMetric
     from ._adk import adk_metric as adk_metric
     from ._adk import adk_metrics_from_config as adk_metrics_from_config
+    from ._claims import claimed_actions as claimed_actions
     from ._events import EventCountMetric as EventCountMetric
     from ._events import event_count_metric as event_count_metric
     from ._fidelity import UserFidelity as UserFidelity
@@ -96,6 +99,7 @@ _EXPORTS = {
     "no_tool_error_twice": "._rules",
     "never_in_arguments": "._rules",
     "never_said": "._rules",
+    "claimed_actions": "._claims",
     "state_matches": "._rules",
     # scoring traces and stored sessions
     "score_session": "._scoring",

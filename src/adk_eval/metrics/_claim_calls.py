@@ -1,0 +1,161 @@
+"""What backs a claim: the calls made before it, and the verbs each tool performs.
+
+Used by `claimed_actions` (`_claims`) and its judge (`_claim_judge`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Literal
+
+from ._claim_verbs import BUILTIN, Claim, find_claims, forms_of, related, tool_families
+from ._invariants import Answer, Observation, Said, Seen
+from ._types import excerpt
+
+__all__ = [
+    "Made",
+    "Quiet",
+    "Vocabulary",
+    "calls_made",
+    "claim_check",
+    "reason",
+    "unbacked",
+]
+
+
+@dataclass(frozen=True)
+class Made:
+    """A call the run made before a claim: its tool and how it went."""
+
+    name: str
+    status: Literal["ok", "failed", "pending"]
+    error: str | None = None
+
+    @property
+    def line(self) -> str:
+        """``refund_order`` failed, as evidence lists it."""
+        return f"`{self.name}` {self.status}"
+
+
+def calls_made(seen: Seen, ignore: frozenset[str] = frozenset()) -> list[Made]:
+    """The calls in `seen` (but the `ignore`d tools'), each with its answer's outcome."""
+    by_id = {answer.call_id: answer for answer in seen.answers if answer.call_id}
+    unpaired: dict[str, list[Answer]] = {}
+    for answer in seen.answers:
+        if not answer.call_id:
+            unpaired.setdefault(answer.name, []).append(answer)
+    made = []
+    for call in seen.calls:
+        if call.name in ignore:
+            continue
+        found = by_id.get(call.call_id) if call.call_id else None
+        if found is None and not call.call_id and unpaired.get(call.name):
+            found = unpaired[call.name].pop(0)
+        if found is None:
+            made.append(Made(call.name, "pending"))
+        elif found.error is not None:
+            made.append(Made(call.name, "failed", found.error))
+        else:
+            made.append(Made(call.name, "ok"))
+    return made
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The verbs a run's claims are read with, and the families each tool performs.
+
+    Attributes:
+        described: Tool name -> its description (from ``tools=``).
+        mapped: Verb family -> the tools that perform it (``verbs=``).
+        ignore: Tools whose calls back nothing and add no verb.
+        ignore_verbs: Families whose claims are not checked.
+    """
+
+    described: Mapping[str, str] = field(default_factory=dict)
+    mapped: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    ignore: frozenset[str] = frozenset()
+    ignore_verbs: frozenset[str] = frozenset()
+
+    def families(self, tool: str) -> frozenset[str]:
+        """The verb families `tool` performs (its name, its description, ``verbs=``)."""
+        return self._families.get(tool) or self._of(tool)
+
+    def _of(self, tool: str) -> frozenset[str]:
+        explicit = frozenset(verb for verb, tools in self.mapped.items() if tool in tools)
+        return tool_families(tool, self.described.get(tool, "")) | explicit
+
+    @cached_property
+    def _families(self) -> dict[str, frozenset[str]]:
+        named = set(self.described) | {tool for tools in self.mapped.values() for tool in tools}
+        return {tool: self._of(tool) for tool in named if tool not in self.ignore}
+
+    @cached_property
+    def _forms(self) -> dict[str, str]:
+        known = set(BUILTIN) | set(self.mapped).union(*self._families.values())
+        return forms_of(known)
+
+    def forms(self, tools: Iterable[str]) -> tuple[dict[str, str], frozenset[str]]:
+        """Past form -> family for every verb known with `tools` called; the tools' families."""
+        verbs = set().union(*self._families.values(), self.mapped)
+        for tool in tools:
+            if tool not in self.ignore:
+                verbs |= self.families(tool)
+        return {**forms_of(verbs - set(self._forms.values())), **self._forms}, frozenset(verbs)
+
+    def backs(self, family: str, tool: str) -> bool:
+        """Whether a call of `tool` performs `family` (or a synonym of it)."""
+        return bool(self.families(tool) & related(family))
+
+    def claims(self, said: Said, made: Sequence[Made]) -> list[Claim]:
+        """The claims `said` makes (but those of ignored verbs)."""
+        forms, verbs = self.forms({call.name for call in made})
+        found = find_claims(said.text, forms, verbs)
+        return [claim for claim in found if claim.family not in self.ignore_verbs]
+
+
+def unbacked(
+    vocabulary: Vocabulary, family: str, made: Sequence[Made], tool: str | None = None
+) -> str | None:
+    """Why no call in `made` backs a claim of `family` (or of `tool`), or None when one does."""
+    matching = [m for m in made if m.name == tool or vocabulary.backs(family, m.name)]
+    if any(m.status != "failed" for m in matching):
+        return None
+    if matching:
+        last = matching[-1]
+        return f"the call `{last.name}` failed: {(last.error or '')[:200]}"
+    return "no call before it performed it"
+
+
+def claim_check(vocabulary: Vocabulary, seen: Seen, now: Observation) -> str | None:
+    """The rules at one observation: why what `now` says is a false claim, or None."""
+    if not isinstance(now, Said):
+        return None
+    made = calls_made(seen, vocabulary.ignore)
+    for claim in vocabulary.claims(now, made):
+        why = unbacked(vocabulary, claim.family, made)
+        if why is not None:
+            return reason(now.author, claim.quote, claim.family, why, made)
+    return None
+
+
+def reason(author: str, quote: str, family: str, why: str, made: Sequence[Made]) -> str:
+    lines = [m.line for m in made[-8:]]
+    if len(made) > 8:
+        lines.insert(0, f"… {len(made) - 8} earlier")
+    calls = f"calls before it: {', '.join(lines)}" if made else "no tool call before it"
+    return f"`{author}` claimed {excerpt(quote)} ({family}), but {why}; {calls}"
+
+
+@dataclass(frozen=True)
+class Quiet:
+    """An agent message the rules found no claim in, and how much was seen before it."""
+
+    said: Said
+    calls: int
+    answers: int
+
+    def before(self, seen: Seen) -> Seen:
+        """What was seen before this message, of all that `seen` holds."""
+        return Seen(seen.calls[: self.calls], seen.answers[: self.answers])

@@ -1,0 +1,174 @@
+"""`claimed_actions`: an agent says it did something no tool call of the run did.
+
+"I've refunded your order" with no refund call before it, or after a refund
+call that failed, is a false claim. The verbs come from the tools (their names
+and descriptions) and a built-in table of common actions; what counts as a
+claim is a set of English rules (`_claim_verbs`). A claim is backed by a call
+made before it, whose tool performs the claimed verb (or a synonym), and that
+did not fail. An optional judge (a model) reads the agent messages the rules
+found no claim in.
+
+It is an `Invariant`: live (``EvalCase(invariants=)``) a false claim stops the
+run at the agent turn that says it; post hoc (``metrics=``, a stored session)
+the same rules give the same verdict. The judge runs post hoc only (it is a
+model call), at the end of a run whose rules held.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .._errors import EvalSetupError
+from .._state import flatten_state
+from .._trace import EvalTrace, ToolCall
+from ._claim_calls import Quiet, Vocabulary, calls_made, claim_check
+from ._claim_judge import judged
+from ._claim_verbs import lemma
+from ._invariants import Invariant, Said, Seen, observations
+from ._types import MetricResult
+
+__all__ = ["ClaimedActions", "claimed_actions"]
+
+
+@dataclass(frozen=True)
+class ClaimedActions(Invariant):
+    """An agent never claims an action no successful call of the run made (module doc).
+
+    Attributes:
+        vocabulary: The verbs and what each tool performs.
+        judge: A model that reads the agent messages the rules found no claim in
+            (post hoc only); None: the rules only.
+    """
+
+    vocabulary: Vocabulary = field(default_factory=Vocabulary, compare=False, repr=False)
+    judge: Any = field(default=None, compare=False)
+
+    @property
+    def score_errored_runs(self) -> bool:
+        """A judge is not called on a conversation that errored before it finished."""
+        return self.judge is None
+
+    def evaluate(self, trace: EvalTrace) -> Any:
+        """The rules over `trace`; with a judge, an awaitable of the rules then the judge."""
+        if self.judge is None:
+            return super().evaluate(trace)
+        return judged(self, trace)
+
+    def breached(self, reason: str, trace: EvalTrace | None = None) -> MetricResult:
+        """The failed result, naming the calls of `trace` that never reached their tool."""
+        result = super().breached(reason, trace)
+        if trace is None:
+            return result
+        ignore = self.vocabulary.ignore
+        never = [c for c in _calls(trace) if not trace.made(c) and c.name not in ignore]
+        if never:
+            lines = ", ".join(f"`{c.name}` ({trace.source_of(c)})" for c in never[:8])
+            result.evidence.append(f"calls that never reached their tool: {lines}")
+        return result
+
+    def scan(self, trace: EvalTrace) -> tuple[MetricResult | None, Seen, list[Quiet]]:
+        """The rules over `trace`: the breach (or None), what was seen, the quiet messages.
+
+        The quiet messages are those the rules found no claim in (for the judge).
+        """
+        seen = Seen(state=flatten_state(trace.initial_state))
+        quiet: list[Quiet] = []
+        for observation in observations(trace):
+            reason = self.check(seen, observation)
+            if reason is not None:
+                return self.breached(reason, trace), seen, quiet
+            if isinstance(observation, Said):
+                made = calls_made(seen, self.vocabulary.ignore)
+                if not self.vocabulary.claims(observation, made):
+                    quiet.append(Quiet(observation, len(seen.calls), len(seen.answers)))
+            seen.add(observation)
+        return None, seen, quiet
+
+
+def _calls(trace: EvalTrace | None) -> list[ToolCall]:
+    if trace is None:
+        return []
+    return [item for item in trace.all_items if isinstance(item, ToolCall)]
+
+
+def _tools_of(tools: Any) -> dict[str, str]:
+    """Tool name -> description, of an agent's tree (App, Workflow) or a list of tools."""
+    from google.adk.agents import BaseAgent, LlmAgent
+    from google.adk.apps import App
+    from google.adk.tools.base_tool import BaseTool
+    from google.adk.workflow import Workflow
+
+    from .._agent_tree import walk
+
+    found: dict[str, str] = {}
+
+    def add(tool: Any) -> None:
+        if isinstance(tool, BaseAgent | Workflow | App):
+            root = tool.root_agent if isinstance(tool, App) else tool
+            for agent, _ in walk(root):  # type: ignore[arg-type]
+                for inner in agent.tools if isinstance(agent, LlmAgent) else []:
+                    add(inner)
+        elif isinstance(tool, BaseTool):
+            found[tool.name] = tool.description or ""
+        elif callable(tool) and hasattr(tool, "__name__"):
+            found[tool.__name__] = (tool.__doc__ or "").strip()
+        # a toolset lists its tools only when it runs: its verbs come from its calls
+
+    for tool in tools if isinstance(tools, list | tuple) else [tools]:
+        add(tool)
+    return found
+
+
+def claimed_actions(
+    *,
+    tools: Any = None,
+    verbs: Mapping[str, str | Sequence[str]] | None = None,
+    ignore: Sequence[str] = (),
+    ignore_verbs: Sequence[str] = (),
+    judge: Any = None,
+    name: str = "claimed_actions",
+    on_breach: Literal["stop", "record"] = "stop",
+) -> ClaimedActions:
+    """An agent never says it did what no successful tool call before it did.
+
+    Args:
+        tools: The agent (its tree's tools are read: sub-agents, `AgentTool`s) or
+            a list of tools and functions: their names and descriptions add
+            verbs. Without it the verbs are the built-in ones and those of the
+            tools the run calls.
+        verbs: A verb (its base form) -> the tools that perform it
+            (``{"refund": ["issue_credit"]}``),
+            besides those whose names or descriptions say so.
+        ignore: Tools whose calls back no claim and add no verb.
+        ignore_verbs: Verbs whose claims are not checked (``["charge"]`` where the
+            agent reports charges a lookup found).
+        judge: A model (name or object; ``True``: the judge model) that reads the
+            agent messages the rules found no claim in, post hoc. Off by default.
+        name: The metric's name.
+        on_breach: ``"stop"`` ends a live run at the false claim; ``"record"``
+            lets it finish and fails at the end.
+    """
+    mapped = {
+        (lemma(verb) or verb.lower()): frozenset([tools_] if isinstance(tools_, str) else tools_)
+        for verb, tools_ in (verbs or {}).items()
+    }
+    for verb in mapped:
+        if not verb.isalpha():
+            raise EvalSetupError(f"claimed_actions(verbs=): {verb!r} is not a verb (one word)")
+    vocabulary = Vocabulary(
+        described=_tools_of(tools) if tools is not None else {},
+        mapped=mapped,
+        ignore=frozenset(ignore),
+        ignore_verbs=frozenset(lemma(v) or v.lower() for v in ignore_verbs),
+    )
+    return ClaimedActions(
+        name,
+        functools.partial(claim_check, vocabulary),
+        on_breach,
+        needs=frozenset({"content"}),
+        vocabulary=vocabulary,
+        judge=judge if judge is not False else None,
+    )
