@@ -7,11 +7,13 @@ from dataclasses import dataclass
 import jsonschema
 import pytest
 from google.adk.agents import LlmAgent
+from google.adk.apps import App
+from google.adk.plugins import BasePlugin
 from google.adk.tools import load_memory, preload_memory
 
 from adk_eval import CaseSession, EvalCase, EvalResult, EvalSetupError, UserAgents, run_eval
 from adk_eval._suites._results import suite_from_results
-from adk_eval.metrics import MetricResult
+from adk_eval.metrics import MetricResult, render_transcript
 from adk_eval.reporting import load_report_schema, suite_report
 from adk_eval.testing import ScriptedLlm, model_turn_index, tool_call
 
@@ -268,3 +270,39 @@ def test_what_a_session_lacks_is_named():
     with pytest.raises(EvalSetupError, match="`memory_service` must be one of"):
         EvalCase(name="x", agent=vet(), first_message="hi", memory_service="redis")  # type: ignore[arg-type]
     assert CaseSession(user_agents=UserAgents()).label(2) == "session_3"
+
+
+class SeesSessions(BasePlugin):
+    """An App's plugin: notes the session of every model call."""
+
+    def __init__(self) -> None:
+        super().__init__(name="sees_sessions")
+        self.sessions: list[str] = []
+
+    async def before_model_callback(self, *, callback_context, llm_request):
+        self.sessions.append(callback_context.session.id)
+
+
+async def test_an_app_with_a_plugin_runs_every_session_and_the_plugin_sees_each():
+    plugin = SeesSessions()
+    case = two_sessions()
+    case.agent = App(name="vet_app", root_agent=vet(), plugins=[plugin])
+    result = await run_eval(case)
+
+    assert result.status == "passed", result.explain()
+    assert len(plugin.sessions) == 3  # "Noted.", then the recall and its answer
+    assert plugin.sessions[0] != plugin.sessions[1] == plugin.sessions[2]
+
+
+async def test_the_transcript_and_the_report_mark_where_each_session_starts():
+    result = await run_eval(two_sessions())
+    lines = render_transcript(result.trace, include_state=False).splitlines()
+
+    assert lines[0] == "— session 1 —"
+    assert lines[lines.index("— session 2 —") + 1] == f"[user] {QUESTION}"
+    assert f"[user] {FACT}" in lines[: lines.index("— session 2 —")]
+    report = suite_report(
+        suite_from_results([result], case_names=["remembers"], repeat=1, duration_ms=1.0)
+    )
+    assert "— session 2 —" in report["results"][0]["transcript"]
+    assert "— session 2 —" in result.explain()

@@ -9,6 +9,7 @@ from google.adk.tools import ToolContext
 
 from adk_eval import (
     STOP,
+    CaseSession,
     EvalCase,
     EvalSetupError,
     ScriptedUserAgent,
@@ -273,3 +274,125 @@ async def test_on_a_stored_session_a_contract_is_not_applicable():
     result = (await score_session(session, [UserContract()]))["user_contract"]
     assert not result.applicable
     assert "checked as a simulated run happens" in result.evidence[0]
+
+
+# -- tool-answering user agents and several sessions ------------------------------------
+
+
+async def test_a_tools_user_agent_is_bound_only_when_the_contract_names_it():
+    root = ScriptedLlm([tool_call("ask_customer", {"question": "What is wrong?"}), "Fixed."])
+    answerer = ScriptedUserAgent(name="answerer", script=["Order A1 has a wrong invoice"])
+    held = {"order A1": ["which order"]}
+
+    def case(contract: UserContract, loop=None) -> EvalCase:
+        users = UserAgents(loop=loop, tools={"ask_customer": answerer})
+        return EvalCase(
+            name="tools",
+            agent=build(root),
+            first_message="My invoice is wrong",
+            user_agents=users,
+            metrics=[contract],
+        )
+
+    named = await run_eval(case(UserContract(agent="answerer", hold_back=held)))
+    assert named.status == "error"
+    assert "User agent `answerer` broke `reveal_early` at turn 1," in named.error.message
+    unnamed = await run_eval(case(UserContract(hold_back=held), loop=diner(STOP)))
+    assert unnamed.status == "passed", unnamed.explain()  # the loop user agent is bound
+    with pytest.raises(EvalSetupError, match="binds the loop user agent, which the case"):
+        await run_eval(case(UserContract(hold_back=held)))
+
+
+def by_opening(scripts: dict[str, list]) -> ScriptedLlm:
+    """A model that plays the script whose key is in the session's opening message."""
+
+    def respond(request: LlmRequest):
+        opening = next(c for c in request.contents if c.role == "user").parts[0].text
+        steps = next(steps for key, steps in scripts.items() if key in opening)
+        return steps[model_turn_index(request)]
+
+    return ScriptedLlm(responder=respond)
+
+
+BOOKS = [tool_call("book_table", {"party": 2}), "Booked. Anything else?", "Goodbye."]
+
+
+def two_visits(first_user, second_user, **kwargs) -> EvalCase:
+    host = LlmAgent(name="host", model=by_opening({"Luigi": BOOKS}), tools=[book_table])
+    first, second = kwargs.pop("first", {}), kwargs.pop("second", {})
+    return EvalCase(
+        name="visits",
+        agent=host,
+        tool_mocks={"book_table": book_table},
+        sessions=[
+            CaseSession(GOAL, user_agents=UserAgents(loop=first_user), **first),
+            CaseSession(GOAL, user_agents=UserAgents(loop=second_user), **second),
+        ],
+        **kwargs,
+    )
+
+
+async def test_a_contract_in_a_sessions_metrics_is_checked_live_in_that_session_only():
+    contract = UserContract(ends_with="bye", solved_when="book_table")
+    again = diner("Now book a table for two at Luigi's tonight", STOP)
+    result = await run_eval(
+        two_visits(diner("Thanks, bye </finished>"), again, second={"metrics": [contract]})
+    )
+    assert result.status == "error"
+    assert "broke `restart_solved` at turn 1 of session `session_2`" in result.error.message
+    assert result.attribution is not None
+    assert result.attribution.party == "simulated_user"
+    assert not result.metrics["session_2/user_contract"].applicable
+    kept = await run_eval(
+        two_visits(diner("Thanks, bye </finished>"), again, first={"metrics": [contract]})
+    )
+    assert kept.status == "passed", kept.explain()  # the second session is not bound
+    assert kept.metrics["session_1/user_contract"].evidence == [
+        "`diner` closed as the contract says"
+    ]
+
+
+async def test_a_case_contract_is_checked_afresh_in_each_session_turns_solved_and_end():
+    contract = UserContract(ends_with="bye", solved_when="book_table")
+    bye = diner("Thanks, bye </finished>")
+    kept = await run_eval(two_visits(bye, bye, metrics=[contract]))
+    assert kept.status == "passed", kept.explain()
+    assert kept.metrics["user_contract"].value["sessions"] == {
+        "session_1": {"closed": True, "redrawn": []},
+        "session_2": {"closed": True, "redrawn": []},
+    }
+    again = diner("Now book a table for two at Luigi's tonight", STOP)
+    broken = await run_eval(two_visits(bye, again, metrics=[contract]))
+    assert "broke `restart_solved` at turn 1 of session `session_2`" in broken.error.message
+    asker = ScriptedUserAgent(name="patient", script=["Fine, thanks"])
+    closer = ScriptedUserAgent(name="patient", script=["Fine, bye </finished>"])
+    root = ScriptedLlm([tool_call("ask_customer", {"question": "How are you?"}), "All done."])
+    case = EvalCase(
+        name="checkups",
+        agent=build(root),
+        sessions=[
+            CaseSession("Hello", user_agents=UserAgents(tools={"ask_customer": asker})),
+            CaseSession("Hello", user_agents=UserAgents(tools={"ask_customer": closer})),
+        ],
+        metrics=[UserContract(agent="patient", ends_with="bye")],
+    )
+    unclosed = await run_eval(case)
+    assert unclosed.status == "failed"
+    assert (
+        unclosed.metrics["user_contract"]
+        .evidence[0]
+        .startswith("session_1: `patient` never closed")
+    )
+    assert "session_2: `patient` closed as the contract says" in (
+        unclosed.metrics["user_contract"].evidence
+    )
+
+
+async def test_a_session_contract_binds_a_user_agent_of_its_own_session():
+    guest = ScriptedUserAgent(name="guest", script=[STOP])
+    wrong = two_visits(diner(STOP), guest, second={"metrics": [UserContract(agent="diner")]})
+    with pytest.raises(EvalSetupError, match="which session `session_2` does not have"):
+        await run_eval(wrong)
+    differ = two_visits(diner(STOP), guest, metrics=[UserContract()])
+    with pytest.raises(EvalSetupError, match="the loop user agent, and the sessions' differ"):
+        await run_eval(differ)

@@ -62,7 +62,19 @@ def transcript_lines(
         brief: One line per entry (``author: text``, ``author -> tool(args) =
             result``, marked ``(simulated)`` or ``(injected fault)`` where a model or
             a fault answered) with whitespace collapsed, as `EvalResult.explain` shows it.
+
+    A run of several sessions (`EvalTrace.sessions`) shows each under a
+    ``— session N —`` line.
     """
+    if len(trace.sessions) > 1:
+        return [
+            line
+            for number, part in enumerate(trace.sessions, 1)
+            for line in [
+                f"— session {number} —",
+                *transcript_lines(part, max_chars_per_entry=max_chars_per_entry, brief=brief),
+            ]
+        ]
 
     def clip(text: str) -> str:
         if brief:

@@ -14,6 +14,13 @@ At the end each contract's verdict replaces it among the case's metrics (`scored
 broken, kept (the user closed as it says), or, when the run ended some other way,
 the end it asks for checked on the final state ("never closed" when it wants a
 closing phrase); a run cut by a limit leaves the end unchecked (not applicable).
+
+In a case of several sessions (`EvalCase.sessions`) each session is a conversation
+of its own: a contract in a session's metrics binds a user agent of that session
+and is checked there, its verdict scored on that session's trace; a contract in
+the case's metrics is bound afresh in every session its user agent plays in (turn
+numbers, the goal, "solved" and the closing turn are each session's own) and is
+kept when it was kept in each of them.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from typing import Any, ClassVar
 
 from google.adk.agents import BaseAgent
 from google.adk.sessions import Session
+from google.genai import types
 
 from .._bridge import YieldInfo
 from .._case import EvalCase
@@ -32,7 +40,7 @@ from .._state import scoped_view
 from .._termination import Termination
 from .._trace import EvalTrace
 from .._turns import content_text
-from .._user_agents import ScriptedUserAgent
+from .._user_agents import ScriptedUserAgent, UserAgents
 from ..metrics._contract import Breach, Turn, UserContract, key_words
 from ..metrics._fidelity import UserFidelity
 from ..metrics._types import Metric, MetricResult
@@ -51,6 +59,7 @@ class _Bound:
     agent: str
     facts: Mapping[str, frozenset[str]]
     goal: str | None
+    session: str | None = None
     asked: list[str] = field(default_factory=list)
     turns: int = 0
     solved: bool = False
@@ -143,38 +152,54 @@ class _Seen:
 
 
 class ContractWatch:
-    """The user contracts of one run (none: every answer passes through unchecked)."""
+    """The user contracts of one run (none: every answer passes through unchecked).
 
-    def __init__(self, bound: Sequence[_Bound]) -> None:
+    For a case of several sessions, each session has a watch of its own
+    (`session`): a fresh binding of each case contract whose user agent plays in
+    it, and the session's own contracts.
+    """
+
+    def __init__(
+        self,
+        bound: Sequence[_Bound],
+        sessions: Sequence[ContractWatch] = (),
+        spans: Mapping[int, Sequence[tuple[int, _Bound]]] | None = None,
+    ) -> None:
         self._bound = list(bound)
+        self._sessions = tuple(sessions)
+        self._spans = dict(spans or {})
 
     @classmethod
     def of(cls, case: EvalCase) -> ContractWatch:
-        """The watch of `case`'s contracts.
+        """The watch of `case`'s contracts (and of its sessions').
 
         Raises:
-            EvalSetupError: A contract binds a user agent the case does not have.
+            EvalSetupError: A contract binds a user agent the case (or its
+                session) does not have.
         """
         contracts = [m for m in case.metrics if isinstance(m, UserContract)]
-        if not contracts:
-            return cls(())
-        users = case.user_agents
-        names = {a.name for a in [users.loop, *users.tools.values()] if a is not None}
-        first = case.first_message
-        goal = content_text(first) if first is not None and not isinstance(first, str) else first
-        bound = []
-        for contract in contracts:
-            agent = contract.agent_name or (users.loop.name if users.loop is not None else None)
-            if agent is None or agent not in names:
-                raise EvalSetupError(
-                    f"EvalCase `{case.name}`: UserContract `{contract.name}` binds "
-                    + (f"user agent `{agent}`" if agent else "the loop user agent")
-                    + f", which the case does not have (its user agents: "
-                    f"{', '.join(sorted(names)) or 'none'}); set UserContract(agent=...) to one"
-                )
-            facts = _facts(contract, agent, case.metrics)
-            bound.append(_Bound(contract, agent, facts, contract.goal or goal or None))
-        return cls(bound)
+        if not case.sessions:
+            return cls([_bind(case, c, case.user_agents, case.first_message) for c in contracts])
+        spanning = [(c, _spanning_agent(case, c)) for c in contracts]
+        sessions: list[ContractWatch] = []
+        spans: dict[int, list[tuple[int, _Bound]]] = {id(c): [] for c in contracts}
+        for index, one in enumerate(case.sessions):
+            users, label = one.user_agents or case.user_agents, one.label(index)
+            bound = [
+                _bind(case, c, users, one.first_message, label, agent)
+                for c, agent in spanning
+                if agent in _names(users)
+            ]
+            for found in bound:
+                spans[id(found.contract)].append((index, found))
+            own = [m for m in one.metrics if isinstance(m, UserContract)]
+            bound += [_bind(case, c, users, one.first_message, label) for c in own]
+            sessions.append(cls(bound))
+        return cls((), sessions, spans)
+
+    def session(self, index: int) -> ContractWatch:
+        """The watch of the `index`-th session (of a case of several sessions)."""
+        return self._sessions[index]
 
     async def answer(
         self,
@@ -204,7 +229,7 @@ class ContractWatch:
             again = _first_breach(bound, answer, prompt, info, seen)
             if again is not None:
                 again[0].broken = again[1]
-                raise EvalUserAgentError(_broken(agent.name, again[1], again[0].contract))
+                raise EvalUserAgentError(_broken(agent.name, again[1], again[0]))
             first.redrawn.append(breach)
         for one in bound:
             one.keep(one.turn(answer, prompt, info, seen), prompt)
@@ -214,7 +239,11 @@ class ContractWatch:
         """`metrics` with each contract replaced by its verdict in this run."""
         by_contract = {id(b.contract): b for b in self._bound}
         return [
-            _Verdict(by_contract[id(m)], termination) if id(m) in by_contract else m
+            _Verdict(by_contract[id(m)], termination)
+            if id(m) in by_contract
+            else _Spanning(m.name, tuple(self._spans[id(m)]), termination)
+            if id(m) in self._spans
+            else m
             for m in metrics
         ]
 
@@ -227,6 +256,58 @@ def _first_breach(
         if breach is not None:
             return one, breach
     return None
+
+
+def _names(users: UserAgents) -> set[str]:
+    return {a.name for a in [users.loop, *users.tools.values()] if a is not None}
+
+
+def _bind(
+    case: EvalCase,
+    contract: UserContract,
+    users: UserAgents,
+    first: str | types.Content | None,
+    session: str | None = None,
+    agent: str | None = None,
+) -> _Bound:
+    """`contract` bound to its user agent among `users` (`first`: the opening message)."""
+    agent = agent or contract.agent_name or (users.loop.name if users.loop else None)
+    names = _names(users)
+    if agent is None or agent not in names:
+        raise EvalSetupError(
+            f"EvalCase `{case.name}`: UserContract `{contract.name}` binds "
+            + (f"user agent `{agent}`" if agent else "the loop user agent")
+            + (f", which session `{session}`" if session else ", which the case")
+            + f" does not have (its user agents: {', '.join(sorted(names)) or 'none'}); "
+            "set UserContract(agent=...) to one"
+        )
+    goal = content_text(first) if isinstance(first, types.Content) else first
+    metrics = [*case.metrics, *(m for one in case.sessions for m in one.metrics)]
+    facts = _facts(contract, agent, metrics)
+    return _Bound(contract, agent, facts, contract.goal or goal or None, session)
+
+
+def _spanning_agent(case: EvalCase, contract: UserContract) -> str:
+    """The user agent a case contract binds in each session of a case of several sessions."""
+    every = [one.user_agents or case.user_agents for one in case.sessions]
+    names = sorted(set().union(*(_names(users) for users in every)))
+    loops = sorted({users.loop.name for users in every if users.loop is not None})
+    agent = contract.agent_name or (case.user_agents.loop.name if case.user_agents.loop else None)
+    if agent is None and len(loops) == 1:
+        agent = loops[0]
+    if agent is None or agent not in names:
+        raise EvalSetupError(
+            f"EvalCase `{case.name}`: UserContract `{contract.name}` binds "
+            + (f"user agent `{agent}`" if agent else "the loop user agent")
+            + (
+                ", which no session has"
+                if agent or len(loops) < 2
+                else ", and the sessions' differ"
+            )
+            + f" (their user agents: {', '.join(names) or 'none'}); set UserContract(agent=...)"
+            " to one"
+        )
+    return agent
 
 
 def _facts(contract: UserContract, agent: str, metrics: Sequence[Any]) -> dict[str, frozenset[str]]:
@@ -246,10 +327,12 @@ def _note(breach: Breach, prompt: str) -> str:
     )
 
 
-def _broken(agent: str, breach: Breach, contract: UserContract) -> str:
+def _broken(agent: str, breach: Breach, bound: _Bound) -> str:
+    where = f" of session `{bound.session}`" if bound.session else ""
     return (
-        f"User agent `{agent}` broke `{breach.rule}` at turn {breach.turn}, and again when "
-        f"asked once more: {breach.quote[:200]!r} ({breach.why}; contract `{contract.name}`)"
+        f"User agent `{agent}` broke `{breach.rule}` at turn {breach.turn}{where}, and again "
+        f"when asked once more: {breach.quote[:200]!r} ({breach.why}; contract "
+        f"`{bound.contract.name}`)"
     )
 
 
@@ -268,3 +351,38 @@ class _Verdict:
 
     def evaluate(self, trace: EvalTrace) -> MetricResult:
         return self.bound.result(trace, self.termination)
+
+
+@dataclass(frozen=True)
+class _Spanning:
+    """A case contract over a case of several sessions: its verdict in each session that ran.
+
+    Each session is a conversation of its own, checked as one (its closing turn,
+    its end, solved afresh); the contract is kept when it was in every session
+    its user agent played, broken when it was broken in one.
+    """
+
+    name: str
+    spans: tuple[tuple[int, _Bound], ...]
+    termination: Termination | None
+    concurrent: ClassVar[bool] = False
+    score_errored_runs: ClassVar[bool] = True
+
+    def evaluate(self, trace: EvalTrace) -> MetricResult:
+        ran = len(trace.sessions)
+        verdicts = [
+            (
+                bound.session,
+                bound.result(trace.sessions[i], self.termination if i == ran - 1 else None),
+            )
+            for i, bound in self.spans
+            if i < ran
+        ]
+        value: dict[str, Any] = {"sessions": {label: r.value for label, r in verdicts}}
+        evidence = [f"{label}: {line}" for label, r in verdicts for line in r.evidence]
+        if any(r.applicable and not r.passed for _, r in verdicts):
+            return MetricResult(passed=False, value={**value, "faithful": False}, evidence=evidence)
+        if not all(r.applicable for _, r in verdicts):
+            reason = next(r.evidence[0] for _, r in verdicts if not r.applicable)
+            return MetricResult(passed=False, value=value).not_applicable(reason)
+        return MetricResult(passed=True, value=value, evidence=evidence or ["no session ran"])

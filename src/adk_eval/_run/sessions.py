@@ -11,7 +11,8 @@ budget. Each session in turn:
    session services keep them;
 2. is played by the loop's own conversation (`loop` hands it in) on the run's
    parts narrowed to it: its opening, user agents (on a user-agent session of
-   their own) and ``max_turns``, the case's bridge and ``state_matches``;
+   their own), ``max_turns`` and user contracts (its own, and the case's bound
+   afresh), the case's bridge and ``state_matches``;
 3. ends: its user agents close, and its main session is added to the memory
    service (``add_session_to_memory``), where the next sessions' ``load_memory``
    and ``preload_memory`` find it.
@@ -107,7 +108,11 @@ class SessionRuns:
                 initial = scoped_view(session.state)
             users = self.parts.session_users[index]
             narrowed = dataclasses.replace(
-                self.parts, case=_session_case(case, one), users=users, session=session
+                self.parts,
+                case=_session_case(case, one),
+                users=users,
+                contracts=self.parts.contracts.session(index),
+                session=session,
             )
             played = _Played(
                 one.label(index), one, session.id, initial, users, conversation(narrowed)
@@ -169,11 +174,15 @@ class SessionRuns:
                 results = {
                     m.name: MetricResult(passed=False).not_applicable(not_run) for m in one.metrics
                 }
-            elif (stopped := self._stopped(self.played[index], error)) is not None:
-                results = await score_stopped_trace(one.metrics, trace.sessions[index], stopped)
             else:
-                results, raised = await score_trace(one.metrics, trace.sessions[index])
-                failures.extend(raised)
+                played = self.played[index]
+                ending = played.conversation.termination
+                metrics = self.parts.contracts.session(index).scored(one.metrics, ending)
+                if (stopped := self._stopped(played, error)) is not None:
+                    results = await score_stopped_trace(metrics, trace.sessions[index], stopped)
+                else:
+                    results, raised = await score_trace(metrics, trace.sessions[index])
+                    failures.extend(raised)
             scored.update({f"{one.label(index)}/{name}": r for name, r in results.items()})
         return {**scored, **case_metrics[0]}, [*failures, *case_metrics[1]]
 
