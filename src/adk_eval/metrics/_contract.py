@@ -149,7 +149,8 @@ def _holds(condition: Any, state: Mapping[str, Any]) -> bool:
 class UserContract:
     """How a simulated user must end the conversation, and what it must never do.
 
-    Put it in the case's metrics; the rules are in the module doc. A turn that
+    Put it in the case's metrics (or a `CaseSession`'s, to check it in that
+    session alone); the rules are in the module doc. A turn that
     breaks it is drawn again once (an LLM user agent is asked again, told what
     it broke; a scripted one gives the same turn, so it breaks again); a redraw
     that breaks it too stops the run in an ``error`` of phase ``user_agent``,
