@@ -10,7 +10,7 @@ from google.adk.agents import LlmAgent
 
 from adk_eval import EvalCase, run_eval
 from adk_eval._cli._main import main
-from adk_eval.metrics import llm_judge
+from adk_eval.metrics import MetricResult, llm_judge
 from adk_eval.metrics._judge import CALIBRATION_ENV
 from adk_eval.reporting._reviews import add_review
 from adk_eval.reporting._store import RunStore
@@ -103,3 +103,58 @@ def test_run_reads_the_labels_in_its_runs_database(tmp_path, monkeypatch, isolat
     second = CliRunner().invoke(main, args)
     assert second.exit_code == 1, second.output  # calibrated now: its failures count
     assert "advisory" not in second.output
+
+
+def flipping(*passed: bool) -> ScriptedLlm:
+    replies = iter([json.dumps({"passed": p, "score": float(p), "reasoning": "r"}) for p in passed])
+    return ScriptedLlm(responder=lambda request: next(replies), model="judge-1")
+
+
+async def test_labels_calibrate_each_configuration_of_a_judge_apart(tmp_path, monkeypatch):
+    """One metric name and model, two `sees`: two judges in the labels and in the advisory check."""
+    from adk_eval import run_eval_suite
+    from adk_eval._cli._finish import Reports
+    from adk_eval._cli._running import _share_calibration
+    from adk_eval.reporting import suite_report
+    from adk_eval.reporting._reviews import judge_calibration, reviews
+
+    monkeypatch.setenv(CALIBRATION_ENV, "[]")  # restored after: _share_calibration sets it
+    store = RunStore(tmp_path / "runs.db")
+    settings = [{}, {"sees": ("state", "tool_calls")}]
+    for run_id, sees in enumerate(settings, start=1):
+        judge = llm_judge("polite", "Was it polite?", model=flipping(True, False), **sees)
+        cases = [
+            EvalCase(
+                name=f"case-{i}",
+                agent=LlmAgent(name="a", model=ScriptedLlm(["Hello."])),
+                first_message="hi",
+                metrics=[judge],
+            )
+            for i in range(2)
+        ]
+        store.append(suite_report(await run_eval_suite(cases, max_concurrency=1)), command="run")
+        for case in ("case-0", "case-1"):  # people agree with the first, not with the second
+            add_review(store, run_id, case, 0, "polite", "agree" if run_id == 1 else "disagree")
+
+    found = {j.prompt_hash: j for j in judge_calibration(reviews(store))}
+    default, seeing = (
+        llm_judge(
+            "polite",
+            "Was it polite?",
+            model=flipping(),
+            advisory_until_calibrated=True,
+            min_labels=2,
+            **sees,
+        )
+        for sees in settings
+    )
+    assert set(found) == {default.identity()["prompt_hash"], seeing.identity()["prompt_hash"]}
+    assert (
+        found[default.identity()["prompt_hash"]].raw,
+        found[default.identity()["prompt_hash"]].labels,
+    ) == (1.0, 2)
+    assert found[seeing.identity()["prompt_hash"]].raw == 0.0
+
+    _share_calibration(Reports(db=tmp_path / "runs.db"))
+    assert default._advise(MetricResult(passed=False)).advisory is False  # kappa 1 on 2 labels
+    assert seeing._advise(MetricResult(passed=False)).advisory is True  # kappa -1: not its labels

@@ -182,7 +182,8 @@ async def test_the_query_tools_list_and_read_tool_calls():
 
     assert result.passed
     assert seen[0] == {
-        "calls": [{"index": 2, "tool": "refund", "agent": "shop", "answered_by": "mock"}]
+        "calls": [{"index": 2, "tool": "refund", "agent": "shop", "answered_by": "mock"}],
+        "total": 1,
     }
     assert seen[1] == {
         "index": 2,
@@ -193,7 +194,7 @@ async def test_the_query_tools_list_and_read_tool_calls():
         "answer": {"ok": True},
     }
     assert seen[2] == {"error": "no call #9: the run made 4 tool call(s)"}
-    assert seen[3] == {"keys": ["refund_issued"]}
+    assert seen[3] == {"keys": ["refund_issued"], "total": 1}
 
 
 async def test_a_judge_still_querying_after_its_rounds_gives_no_verdict():
@@ -346,3 +347,62 @@ async def test_a_judge_reads_what_a_sub_agent_did_through_its_mocked_tool():
         result.metrics["refund_ok"].value["judge"]["prompt_hash"]
         == metric.identity()["prompt_hash"]
     )
+
+
+def send_receipt(email: str) -> dict:
+    """Sends the receipt (the real tool: it runs while the store is filled)."""
+    return {"sent_to": email}
+
+
+async def test_score_shows_every_view_and_every_query_answer_of_a_stored_session_redacted(
+    tmp_path,
+):
+    from google.adk.runners import Runner
+    from google.adk.sessions.sqlite_session_service import SqliteSessionService
+    from google.genai import types
+
+    from adk_eval.production import open_sessions
+    from adk_eval.production._score import score_sessions
+
+    store = tmp_path / "sessions.db"
+    service = SqliteSessionService(str(store))
+    agent = LlmAgent(
+        name="shop",
+        model=ScriptedLlm([tool_call("send_receipt", {"email": "ann@example.com"}), "Sent!"]),
+        tools=[send_receipt],
+    )
+    session = await service.create_session(
+        app_name="shop", user_id="ann", state={"contact": "ann@example.com"}
+    )
+    message = types.Content(role="user", parts=[types.Part(text="mail ann@example.com")])
+    async for _ in Runner(agent=agent, app_name="shop", session_service=service).run_async(
+        user_id="ann", session_id=session.id, new_message=message
+    ):
+        pass
+    pasted, answers = Judge(), []
+
+    def querying(request):
+        if model_turn_index(request) == 0:
+            return [
+                tool_call("get_state", {"key": "contact"}),
+                tool_call("get_tool_call", {"index": 1}),
+            ]
+        answers.extend(p.function_response.response for p in request.contents[-1].parts)
+        return verdict(True)
+
+    metrics = [
+        llm_judge("pasted", "c", model=ScriptedLlm(responder=pasted), sees=("state", "tool_calls")),
+        llm_judge("queried", "c", model=ScriptedLlm(responder=querying), sees="query"),
+    ]
+    suite = await score_sessions(open_sessions(f"sqlite:///{store}"), metrics)
+
+    assert suite.results[0].metrics["queried"].passed, suite.results[0].explain()
+    seen = pasted.prompts[0]
+    assert "ann@example.com" not in seen + json.dumps(answers)
+    assert 'session: {"contact": "<EMAIL_1>"}' in seen
+    assert (
+        'send_receipt({"email": "<EMAIL_1>"}), answered by real: {"sent_to": "<EMAIL_1>"}' in seen
+    )
+    state, call = answers
+    assert state == {"key": "contact", "found": True, "value": "<EMAIL_1>"}
+    assert (call["args"], call["answer"]) == ({"email": "<EMAIL_1>"}, {"sent_to": "<EMAIL_1>"})

@@ -243,8 +243,9 @@ class LlmJudge:
         text = f"{JUDGE_INSTRUCTION}\n{self.prompt}\n{self.aggregate}:{self.threshold}"
         views = self.views
         # The transcript-and-state judge was hashed before `sees` existed, and sees
-        # exactly what it saw then: its hash stays, so people's labels keep counting.
-        if (views, RENDERING) != (LEGACY_VIEWS, 1):
+        # what it saw then (`RENDERING` versions the added views): its hash stays, so
+        # people's labels keep counting.
+        if views != LEGACY_VIEWS:
             text += f"\nsees:{','.join(views)};rendering:{RENDERING}"
         if "query" in views:
             text += f";rounds:{self.max_query_rounds}"

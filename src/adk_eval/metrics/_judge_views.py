@@ -16,6 +16,13 @@ Every view reads the trace only, so a production session is seen as `score`
 redacted it: the session is redacted before its trace is built.
 `RENDERING` is the version of how the views are written; a judge's prompt hash
 covers it with the views, so labels calibrate one judge as it saw the runs.
+
+A judge is paid by the token, so what is pasted is bounded: each entry of the
+transcript, each value of the state and each call's arguments and answer to
+4,000 characters (`_transcript`), the transcript to `TRANSCRIPT_LIMIT` and each
+added view to `VIEW_LIMIT` characters. Over a limit the first and the last
+entries are kept, and a marker between them says how many were left out
+(`bounded`). The query tools bound their answers too (`_judge_tools`).
 """
 
 from __future__ import annotations
@@ -27,14 +34,17 @@ from typing import Any, Literal, TypeAlias, get_args
 
 from .._errors import EvalSetupError
 from .._trace import EvalTrace, ToolCall, ToolResponse
-from .._transcript import render_transcript
+from .._transcript import render_transcript, transcript_lines
 
 __all__ = [
     "JUDGE_VIEWS",
     "LEGACY_VIEWS",
     "RENDERING",
     "STAND_INS",
+    "TRANSCRIPT_LIMIT",
+    "VIEW_LIMIT",
     "JudgeView",
+    "bounded",
     "call_records",
     "mock_records",
     "resolve_views",
@@ -50,8 +60,19 @@ JUDGE_VIEWS: tuple[JudgeView, ...] = get_args(JudgeView)
 LEGACY_VIEWS: tuple[JudgeView, ...] = ("transcript", "state")
 """What a judge saw before ``sees=`` existed (and still sees by default)."""
 
-RENDERING = 1
-"""The version of how the views are written (part of a judge's prompt hash)."""
+RENDERING = 2
+"""The version of how the added views are written (part of a judge's prompt hash).
+
+2: the views and the query tools' answers are bounded (`VIEW_LIMIT`, `_judge_tools`).
+The transcript and the state are written as they were before `sees=` existed (only a
+transcript over `TRANSCRIPT_LIMIT` is cut), so the default judge keeps its hash.
+"""
+
+TRANSCRIPT_LIMIT = 100_000
+"""Characters of transcript a judge reads (about 25,000 tokens); the state comes on top."""
+
+VIEW_LIMIT = 40_000
+"""Characters each added view (``tool_calls``, ``mocks``) takes at most (about 10,000 tokens)."""
 
 STAND_INS = frozenset({"mock", "simulated", "fault"})
 """Sources of answers that are the harness's, not the tool's (the ``mocks`` view)."""
@@ -177,18 +198,50 @@ def _mock_line(record: dict[str, Any]) -> str:
     return line
 
 
+def bounded(lines: list[str], limit: int, what: str) -> list[str]:
+    """`lines` in at most about `limit` characters: the first and the last ones, and a marker.
+
+    Args:
+        lines: The entries, in order (one may hold several lines of text).
+        limit: The characters they may take, newlines counted; half goes to the
+            first entries, half to the last.
+        what: What an entry is, plural (``"tool calls"``), for the marker.
+
+    Returns:
+        `lines` itself when it fits; else the first entries, a marker saying how
+        many entries (and characters) were left out, then the last entries.
+    """
+    sizes = [len(line) + 1 for line in lines]
+    if sum(sizes) <= limit:
+        return lines
+    head = used = 0
+    while head < len(lines) and used + sizes[head] <= limit // 2:
+        used, head = used + sizes[head], head + 1
+    tail, used = len(lines), 0
+    while tail > head and used + sizes[tail - 1] <= limit // 2:
+        used, tail = used + sizes[tail - 1], tail - 1
+    marker = (
+        f"… [{tail - head} {what} left out here ({sum(sizes[head:tail])} characters): "
+        f"the judge reads at most {limit} characters of them]"
+    )
+    return [*lines[:head], marker, *lines[tail:]]
+
+
 def views_text(trace: EvalTrace, views: Sequence[JudgeView]) -> str:
-    """What the judge reads pasted: the transcript, then each view it sees."""
-    parts = [render_transcript(trace, include_state="state" in views)]
+    """What the judge reads pasted: the transcript, then each view it sees, each bounded."""
+    entries = transcript_lines(trace)
+    parts = ["\n".join(bounded(entries, TRANSCRIPT_LIMIT, "transcript entries"))]
+    if "state" in views:  # the state as `render_transcript` appends it, after its entries
+        parts[0] += render_transcript(trace)[len("\n".join(entries)) :]
     if "tool_calls" in views:
-        lines = [_call_line(record) for record in call_records(trace)]
+        lines = bounded([_call_line(r) for r in call_records(trace)], VIEW_LIMIT, "tool calls")
         parts.append(
             "Tool calls (numbered; `answered by` says what answered each: its tool (real), "
             "a mock, a simulation, an injected fault, or the harness refusing it):\n"
             + ("\n".join(lines) or "(no tool calls)")
         )
     if "mocks" in views:
-        lines = [_mock_line(record) for record in mock_records(trace)]
+        lines = bounded([_mock_line(r) for r in mock_records(trace)], VIEW_LIMIT, "records")
         parts.append(
             "What the mocks recorded (calls a mock, a simulation or an injected fault "
             "answered):\n" + ("\n".join(lines) or "(no call was answered by a mock)")
