@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import jsonschema
+import pytest
 from click.testing import CliRunner
 
 from adk_eval._cli import main
-from adk_eval.reporting import load_report_schema
+from adk_eval.reporting import RunStore, load_report_schema
+
+from ..conftest import default_sigint
 
 BOOKING = """
 from google.adk.tools.agent_tool import AgentTool
@@ -100,3 +108,109 @@ def test_the_robustness_gate_needs_faults(write_evals):
     assert "give --faults RATE too" in result.output
     bad = invoke("run", str(root), "--faults", "0", "--no-store")
     assert bad.exit_code == 2
+
+
+@pytest.mark.slow
+def test_workers_give_the_robustness_report_of_one_process(write_evals):
+    root = write_evals({"booking_eval.py": BOOKING})
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    reports, outputs = {}, {}
+    for workers in ("1", "2"):
+        done = subprocess.run(
+            [
+                *(sys.executable, "-m", "adk_eval", "run", "booking_eval.py"),
+                *("--workers", workers, "--faults", "0.5", "--repeat", "6", "--seed", "5"),
+                *("--no-store", "--json", f"w{workers}.json"),
+            ],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        reports[workers] = json.loads((root / f"w{workers}.json").read_text())
+        outputs[workers] = done.stdout
+    assert "2 worker process(es)" in outputs["2"]
+    assert "processes:" not in outputs["1"]
+    robust = reports["1"]["robustness"]
+    assert robust["cases"][0]["faulted_passes"] < 6  # the faults did bite, in both
+    assert reports["2"]["robustness"] == robust
+
+    def outcomes(report: dict) -> list[tuple[str, int, str]]:
+        return sorted((r["name"], r["attempt"], r["outcome"]) for r in report["results"])
+
+    assert outcomes(reports["2"]) == outcomes(reports["1"])
+
+
+STALLS_WITH_FAULTS = """
+import pathlib
+
+import anyio
+
+answered = []
+
+
+async def answer(request):
+    '''Answers the pass without faults at once; in the pass with faults, never.'''
+    answered.append(request)
+    if len(answered) == 1:
+        return "Hello."
+    pathlib.Path("stalled").touch()
+    await anyio.sleep_forever()
+
+
+greets = EvalCase(name="greets", agent=LlmAgent(name="g", model=ScriptedLlm(responder=answer)),
+                  first_message="hi")
+"""
+
+
+@pytest.mark.parametrize(
+    ("signum", "code", "said"),
+    [(signal.SIGINT, 130, "Interrupted"), (signal.SIGTERM, 143, "Terminated (SIGTERM)")],
+    ids=["ctrl-c", "sigterm"],
+)
+@pytest.mark.slow
+def test_ctrl_c_or_sigterm_in_the_pass_with_faults_keeps_the_report_of_the_pass_without(
+    write_evals, signum, code, said
+):
+    root = write_evals({"stall_eval.py": STALLS_WITH_FAULTS})
+    process = subprocess.Popen(
+        [
+            *(sys.executable, "-X", "faulthandler", "-m", "adk_eval", "run", "stall_eval.py"),
+            *("--faults", "0.5", "--repeat", "1", "--seed", "3"),
+            *("--json", "r.json", "--db", "runs.db"),
+        ],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+        # a terminal's Ctrl-C (a shell's background job would inherit SIGINT ignored)
+        preexec_fn=default_sigint,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not (root / "stalled").exists():  # the pass with faults has begun its run
+            assert process.poll() is None, process.communicate()[0]
+            assert time.monotonic() < deadline, "the pass with faults never started"
+            time.sleep(0.05)
+        process.send_signal(signum)
+        output, _ = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == code, output
+    assert "with faults: 50% of the calls" in output
+    assert f"{said}: 0 of 1 runs finished" in output
+    assert "Traceback" not in output
+    assert "robustness under" not in output  # no comparison with half a pass
+    report = json.loads((root / "r.json").read_text())
+    jsonschema.validate(report, load_report_schema())
+    assert [(r["name"], r["outcome"]) for r in report["results"]] == [("greets", "passed")]
+    assert "robustness" not in report
+    (stored,) = RunStore(root / "runs.db").runs()
+    assert stored.command.endswith("(interrupted)")
+    assert (stored.total, stored.passed) == (1, 1)

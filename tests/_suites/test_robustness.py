@@ -6,8 +6,10 @@ import pytest
 from google.adk.agents import LlmAgent
 from google.adk.tools.agent_tool import AgentTool
 
-from adk_eval import EvalCase, EvalSetupError, ToolMock, run_eval_suite
+from adk_eval import EvalCase, EvalSetupError, InProcess, SuitePlan, ToolMock, run_eval_suite
+from adk_eval._cli._robustness import _row
 from adk_eval._suites._faulted import with_default_faults
+from adk_eval._suites._results import EvalSuiteResult
 from adk_eval._suites._robustness import PassRates, Robustness, change_words, robustness
 from adk_eval.metrics import event_count_metric, state_metric
 from adk_eval.testing import ScriptedLlm, tool_call
@@ -134,3 +136,67 @@ def test_the_sentence_says_which_cases_dropped_and_the_suites_drop_in_points():
     )
     assert change_words(PassRates(5, 10, 7, 10).drop).startswith("a gain of 20 points [")
     assert PassRates(0, 0, 3, 5).drop is None
+
+
+def test_a_drop_from_10_of_10_to_4_of_10_matches_newcombes_interval_worked_by_hand():
+    # Wilson, 95 % (z = 1.959964, z^2 = 3.841459), n = 10:
+    #   10/10: centre (1 + 0.192073) / 1.384146 = 0.861233, half-width
+    #          1.959964 * sqrt(0 + 0.009604) / 1.384146 = 0.138766 -> [0.7225, 1.0000]
+    #   4/10:  centre 0.592073 / 1.384146 = 0.427753, half-width
+    #          1.959964 * sqrt(0.024 + 0.009604) / 1.384146 = 0.259573 -> [0.1682, 0.6873]
+    # Newcombe's hybrid score interval (method 10) for the drop 1.0 - 0.4 = 0.6:
+    #   low  = 0.6 - sqrt((1.0 - 0.7225)^2 + (0.6873 - 0.4)^2) = 0.6 - 0.3995 = 0.2005
+    #   high = 0.6 + sqrt((1.0 - 1.0)^2 + (0.4 - 0.1682)^2)   = 0.6 + 0.2318 = 0.8318
+    rates = PassRates(passes=10, runs=10, faulted_passes=4, faulted_runs=10)
+    assert (rates.clean.low, rates.clean.high) == pytest.approx((0.7225, 1.0), abs=1e-4)
+    assert (rates.faulted.low, rates.faulted.high) == pytest.approx((0.1682, 0.6873), abs=1e-4)
+    drop = rates.drop
+    assert drop is not None
+    assert (drop.estimate, drop.low, drop.high) == pytest.approx((0.6, 0.2005, 0.8318), abs=1e-4)
+    assert drop.confidence == 0.95
+    assert rates.drops  # 0.2005 > 0: beyond noise
+    # the terminal's row of the same case
+    assert _row(rates) == ("10/10 72%-100%", "4/10 17%-69%", "60 [20, 83]", "beyond noise")
+
+
+class PassesThePlanOn:
+    """An executor of the user's own: it hands the plan to `InProcess` and says nothing else."""
+
+    async def run(self, plan: SuitePlan) -> EvalSuiteResult:
+        return await InProcess().run(plan)
+
+
+class SaysItAppliesFaults(PassesThePlanOn):
+    """The same, declaring that the plan's faults are applied (`InProcess` does apply them)."""
+
+    applies_faults = True
+
+
+async def test_an_executor_that_does_not_say_it_applies_faults_is_refused_before_any_run():
+    started: list[int] = []
+    with pytest.raises(EvalSetupError) as refused:
+        await robustness(
+            [booking_case()],
+            rate=1.0,
+            repeat=1,
+            executor=PassesThePlanOn(),
+            on_start=lambda case, attempt: started.append(attempt),
+        )
+    assert str(refused.value) == (
+        "faults need an executor that applies them, and executor `PassesThePlanOn` does not "
+        "say it does: its cases would run without faults; pass the plan on to InProcess(), "
+        "Workers(n) or Ray(...), which apply `plan.faults`, and set `applies_faults = True` "
+        "on `PassesThePlanOn`"
+    )
+    assert started == []  # refused up front: not after a whole pass without faults
+    with pytest.raises(EvalSetupError, match="`PassesThePlanOn` does not say it does"):
+        await run_eval_suite([booking_case()], faults=0.5, executor=PassesThePlanOn())
+    assert (await run_eval_suite([booking_case()], executor=PassesThePlanOn())).ok  # no faults
+
+
+async def test_an_executor_that_applies_faults_runs_the_faulted_pass_with_them():
+    found = await robustness(
+        [booking_case()], rate=1.0, repeat=2, seed=1, executor=SaysItAppliesFaults()
+    )
+    books = found.cases["books"]
+    assert (books.passes, books.faulted_passes) == (2, 0)  # every booking call failed

@@ -15,6 +15,7 @@ callback that raises stops the suite, and its exception is raised as it is.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import anyio
 
@@ -32,6 +33,9 @@ class InProcess:
 
     ``run_eval_suite(cases, max_concurrency=8)`` keeps at most 8 runs in flight.
     """
+
+    applies_faults: ClassVar[bool] = True
+    """It gives each case the plan's faults (`SuitePlan.faults`)."""
 
     async def run(self, plan: SuitePlan) -> EvalSuiteResult:
         """Runs `plan` (see the module doc)."""

@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 
@@ -89,6 +89,8 @@ class Ray:
     default_model: str | None = None
     ship_modules: bool = True
     excludes: tuple[str, ...] = ()
+    applies_faults: ClassVar[bool] = True
+    """Its tasks give each case the plan's faults (`SuitePlan.faults`)."""
 
     def __post_init__(self) -> None:
         excludes: Any = self.excludes  # what a caller passed, whatever the annotation says

@@ -8,10 +8,14 @@ compares the two: each case's pass rate without and with faults, each with its
 (`adk_eval._statistics.newcombe`), then the same over the whole suite. A drop is
 *beyond noise* when its interval lies wholly above 0.
 
-The two passes are run on the same cases and seed, so they are paired; the
-intervals treat them as independent samples, which for runs that tend to agree
-makes them wider than they need be, never narrower. The suite's figures count
-its runs as `EvalSuiteResult.pass_rate_interval` does: xfailed runs left out.
+A drop's interval is the range of drops in the true pass rate the runs seen are
+consistent with, at 95 %. The two passes run the same cases with the same seed,
+so run k of a case and its twin are paired; the intervals treat the passes as
+independent samples. For twins that tend to agree (the usual case) that makes
+them wider than a paired interval (a drop beyond noise is at least that sure);
+only twins that disagree more than chance would make a paired interval the
+wider. The suite's figures count its runs as `EvalSuiteResult.pass_rate_interval` does:
+xfailed runs left out.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from .._statistics import Interval, newcombe, wilson
 from .._tools._faults import new_seed
 from ._faulted import check_fault_rate
 from ._results import EvalSuiteResult
-from ._run import run_eval_suite
+from ._run import check_applies_faults, run_eval_suite
 
 __all__ = ["PassRates", "Robustness", "robustness"]
 
@@ -217,9 +221,12 @@ async def robustness(
             ``max_concurrency``, ``max_duration``, ``model_calls``, ...), for both passes.
 
     Raises:
-        EvalSetupError: A `rate` outside (0, 1], or what `run_eval_suite` refuses.
+        EvalSetupError: A `rate` outside (0, 1], an executor that does not apply
+            faults (`adk_eval._suites._run.check_applies_faults`), or what
+            `run_eval_suite` refuses.
     """
     checked = check_fault_rate(rate)
+    check_applies_faults(options.get("executor"))  # before the pass without faults, not after
     seed = seed if seed is not None else new_seed()
     clean = await run_eval_suite(cases, repeat=repeat, seed=seed, **options)
     faulted = await run_eval_suite(cases, repeat=repeat, seed=seed, faults=checked, **options)

@@ -40,7 +40,13 @@ from ._plan import (
 from ._results import EvalSuiteResult
 from ._workers import Workers
 
-__all__ = ["Executor", "adaptive_repeats", "run_eval_suite", "runs_for_real"]
+__all__ = [
+    "Executor",
+    "adaptive_repeats",
+    "check_applies_faults",
+    "run_eval_suite",
+    "runs_for_real",
+]
 
 
 @runtime_checkable
@@ -50,7 +56,9 @@ class Executor(Protocol):
     `InProcess`, `Workers` and `Ray` are executors; so is a class of your own
     with an async ``run(plan)``, passed as ``run_eval_suite(cases, executor=...)``.
     One that sends files elsewhere may also have ``shipping(cases)``, the lines
-    `runs_for_real` lists (see `Ray.shipping`).
+    `runs_for_real` lists (see `Ray.shipping`). One that applies ``plan.faults`` says
+    so with ``applies_faults = True`` (see `check_applies_faults`); a suite with
+    faults refuses any other.
     """
 
     async def run(self, plan: SuitePlan) -> EvalSuiteResult:
@@ -144,6 +152,8 @@ async def run_eval_suite(
         faults=None if faults is None else check_fault_rate(faults),
     )
     chosen = _executor(legacy_options.get("executor", executor))
+    if plan.faults is not None:
+        check_applies_faults(chosen)
     if model_calls is None and cache is None:
         return await _run(plan, chosen)
     settings = model_calls if model_calls is not None else current_settings()
@@ -293,6 +303,29 @@ def _sandbox_lines(cases: Sequence[EvalCase]) -> list[str]:
         who = "every case" if len(names) == len(cases) else ", ".join(f"`{n}`" for n in names)
         lines.append(f"{mode} ({who}): {_SANDBOX[mode]}")
     return lines
+
+
+def check_applies_faults(executor: object) -> None:
+    """Refuses, for a suite with faults, an executor that does not say it applies them.
+
+    `InProcess`, `Workers` and `Ray` give each case they run the plan's faults
+    (``applies_faults = True``). An executor of your own gets the plan's cases as
+    written: one that ran them without ``plan.faults`` would make the pass with
+    faults a pass without any, and the suite would look robust when it was never
+    tested. None (the default, `InProcess`) is fine.
+
+    Raises:
+        EvalSetupError: `executor` does not set ``applies_faults = True``.
+    """
+    if executor is None or getattr(executor, "applies_faults", False) is True:
+        return
+    name = type(executor).__name__
+    raise EvalSetupError(
+        f"faults need an executor that applies them, and executor `{name}` does not say it "
+        "does: its cases would run without faults; pass the plan on to InProcess(), "
+        f"Workers(n) or Ray(...), which apply `plan.faults`, and set `applies_faults = True` "
+        f"on `{name}`"
+    )
 
 
 def _executor(value: object) -> Executor:

@@ -26,7 +26,7 @@ import dataclasses
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import ClassVar, Literal
 
 from .._errors import EvalSetupError
 from ..models._gated import PACER_ENV, process_pacer
@@ -65,6 +65,8 @@ class Workers:
     run_while_starting: bool = True
     warm: WarmWorkers | None = field(default=None, repr=False, compare=False)
     """Workers forked ahead by `prefork` (internal)."""
+    applies_faults: ClassVar[bool] = True
+    """Its processes give each case the plan's faults (`SuitePlan.faults`)."""
 
     def __post_init__(self) -> None:
         if self.count != "auto" and (not isinstance(self.count, int) or self.count < 1):

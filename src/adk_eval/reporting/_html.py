@@ -50,7 +50,9 @@ def page(*, head: str, body_end: str, nav: str = "") -> str:
 <header><div id="verdict" role="status" hidden></div>
 <h1 id="title"></h1><div id="meta"></div><details id="safety" hidden><summary></summary>
 <ul></ul></details><details id="runs-for-real" hidden>
-<summary></summary><ul></ul></details><nav id="nav" hidden>
+<summary></summary><ul></ul></details><section id="robustness" hidden><h2></h2>
+<table><thead><tr><th>Case</th><th>Without faults</th><th>With faults</th><th>Drop (points)</th>
+<th>Beyond noise</th></tr></thead><tbody></tbody></table><p></p></section><nav id="nav" hidden>
 <button id="show-runs">runs</button> <button id="show-queue">review queue</button>
 <button id="show-judges">judges</button>{nav}
 <span id="compare-hint"></span></nav></header>

@@ -96,6 +96,28 @@
       (providerText(data.provider) ? `; providers: ${providerText(data.provider)}` : "");
     runsForReal(data.runs_for_real || {});
     safety(data.safety || null);
+    robustness(data.robustness || null);
+  }
+
+  // ``run --faults``: each case's pass rate without and with faults and the drop, as the
+  // terminal's table shows them ("4/10 17%-69%", "60 [20, 83]"), then the sentence.
+  function robustness(block) {
+    const box = document.getElementById("robustness");
+    box.hidden = !block;
+    if (!block) return;
+    const rate = (passes, runs, interval) => `${passes}/${runs} ${percent(interval.low)}-${percent(interval.high)}`;
+    const points = (share) => Math.round(share * 100);
+    const row = (name, r, suite) => el("tr", { className: suite ? "suite" : "" },
+      el("td", {}, suite ? el("b", {}, name) : name),
+      el("td", {}, rate(r.passes, r.runs, r.pass_rate)),
+      el("td", {}, rate(r.faulted_passes, r.faulted_runs, r.faulted_pass_rate)),
+      el("td", {}, r.drop ? `${points(r.drop.estimate)} [${points(r.drop.low)}, ${points(r.drop.high)}]` : "-"),
+      el("td", {}, r.drop ? (r.beyond_noise ? "yes" : "no") : "-"));
+    box.querySelector("h2").textContent = `Robustness under ${points(block.fault_rate)}% tool faults ` +
+      `(${block.repeat} run(s) a case each way, seed ${block.seed}; pass rates and drops with their 95% intervals)`;
+    box.querySelector("tbody").replaceChildren(...block.cases.map((c) => row(c.name, c, false)),
+      row("suite", block.overall, true));
+    box.querySelector("p").textContent = block.summary;
   }
 
   // The safety report: attacked and breached runs per attack kind, each breach with its replay.
@@ -346,6 +368,7 @@
   // --- the viewer: stored runs through its JSON API (absent from the static report)
   function show(which) {
     if (which !== "run") document.getElementById("verdict").hidden = true;
+    if (which !== "run") document.getElementById("robustness").hidden = true;
     for (const id of ["run", "runs", "comparison", "judges", "queue"]) document.getElementById(id).hidden = which !== id;
   }
 
