@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -49,3 +50,22 @@ def test_a_tools_file_that_does_not_match_its_mocks_is_one_line(tmp_path):
     error = refusal(str(tools), "--stdio")
     assert "declared with no mock in `tool_mocks`: lookup" in error
     assert "mocked but not declared in `tools`: search" in error
+
+
+def test_a_tools_file_that_raises_at_import_is_one_line(tmp_path):
+    tools = tmp_path / "raising_mock_tools.py"
+    tools.write_text("raise RuntimeError('no database here')\n")
+    error = refusal(str(tools), "--stdio")
+    assert "RuntimeError: no database here" in error
+    assert "Traceback" not in error
+
+
+def test_a_log_that_is_not_a_mock_mcp_log_is_refused_and_left_alone(tmp_path):
+    store = tmp_path / "session.db"
+    with sqlite3.connect(store) as connection:
+        connection.execute("CREATE TABLE sessions (id TEXT)")
+    connection.close()
+    before = store.read_bytes()
+    error = refusal(TOOLS_FILE, "--stdio", "--log", str(store))
+    assert "session.db exists and is not a mock MCP call log" in error
+    assert store.read_bytes() == before

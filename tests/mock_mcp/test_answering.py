@@ -9,7 +9,7 @@ import pytest
 from adk_eval import EvalSetupError, ToolMock
 from adk_eval.mock_mcp._answering import Conversation, answer_call
 from adk_eval.mock_mcp._declared import load_tools, served_tools
-from adk_eval.mock_mcp._server import check_host
+from adk_eval.mock_mcp._server import _security, check_host
 
 TOOLS_FILE = Path(__file__).with_name("shop_tools.py")
 
@@ -113,6 +113,16 @@ async def test_seeded_faults_answer_as_they_do_in_a_case():
 @pytest.mark.parametrize("host", ["127.0.0.1", "::1", "localhost"])
 def test_loopback_hosts_are_allowed(host):
     check_host(host, allow_remote=False)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "::1", "localhost"])
+def test_every_loopback_host_gets_dns_rebinding_protection(host):
+    settings = _security(host)
+    named = f"[{host}]" if ":" in host else host
+    assert settings.enable_dns_rebinding_protection
+    assert f"{named}:*" in settings.allowed_hosts
+    assert not any("evil" in allowed for allowed in settings.allowed_hosts)
+    assert _security("0.0.0.0") is None  # remote: any name may reach it
 
 
 def test_a_remote_host_needs_allow_remote():

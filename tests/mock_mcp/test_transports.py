@@ -29,6 +29,8 @@ from google.genai import types
 from mcp import StdioServerParameters
 from mcp.client.session import ClientSession
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import Implementation
 
 from adk_eval.testing import ScriptedLlm, tool_call
 
@@ -109,8 +111,8 @@ async def test_tools_list_shows_only_the_declared_tools_and_unknown_calls_fail_l
 
 
 @pytest.fixture
-def http_server(tmp_path) -> Iterator[tuple[str, Path]]:
-    """`adk-eval mock-mcp --http` on a free port of 127.0.0.1: its URL and call log."""
+def http_server(tmp_path) -> Iterator[tuple[str, Path, subprocess.Popen]]:
+    """`adk-eval mock-mcp --http` on a free port of 127.0.0.1: its URL, call log and process."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -131,7 +133,7 @@ def http_server(tmp_path) -> Iterator[tuple[str, Path]]:
                 assert server.poll() is None, server.stderr.read() if server.stderr else ""
                 assert time.monotonic() < deadline, "the mock MCP server did not start listening"
                 time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp", log
+        yield f"http://127.0.0.1:{port}/mcp", log, server
     finally:
         server.terminate()
         server.wait(10)
@@ -143,7 +145,7 @@ async def test_over_http_an_adk_agent_gets_the_mocks_answer_and_score_reads_the_
     http_server, tmp_path, monkeypatch
 ):
     monkeypatch.setenv("GOOGLE_API_USE_CLIENT_CERTIFICATE", "false")  # no mTLS probe on loopback
-    url, log = http_server
+    url, log, _ = http_server
     toolset = McpToolset(connection_params=StreamableHTTPConnectionParams(url=url, timeout=30))
     assert mock_answer(await ask(toolset))["structuredContent"]["status"] == "shipped"
 
@@ -167,3 +169,41 @@ async def test_over_http_an_adk_agent_gets_the_mocks_answer_and_score_reads_the_
     }
     assert run["name"].startswith("mock-mcp/google-adk/")  # app, then ADK's client name
     assert "mcp -> get_order" not in result.stdout.decode()  # passed: nothing to explain
+
+
+async def test_two_plain_mcp_clients_at_once_each_get_their_own_session_closed_when_it_stops(
+    http_server, tmp_path
+):
+    url, log, server = http_server
+    answers: dict[str, list] = {}
+
+    async def shop(name: str) -> None:
+        async with (
+            streamable_http_client(url) as (read, write),
+            ClientSession(read, write, client_info=Implementation(name=name, version="1")) as s,
+        ):
+            await s.initialize()
+            calls = [s.call_tool("get_order", {"order_id": name}) for _ in range(2)]
+            answers[name] = [(await call).structured_content for call in calls]
+            answers[name].append((await s.call_tool("get_order", {"id": 1})).is_error)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(shop, "agent-a")
+        group.start_soon(shop, "agent-b")
+    assert answers["agent-a"] == [{"order_id": "agent-a", "status": "shipped"}] * 2 + [True]
+    assert answers["agent-b"] == [{"order_id": "agent-b", "status": "shipped"}] * 2 + [True]
+    server.terminate()  # the sessions end as the server stops: scored without --include-open
+    server.wait(10)
+    metrics = tmp_path / "mock_mcp_calls_metrics.py"
+    metrics.write_text(
+        "from adk_eval.metrics import event_count_metric\n"
+        "three = event_count_metric('three_calls', 'tool_call', assertion=lambda n: n == 3)\n"
+    )
+    report = tmp_path / "report.json"
+    score = [sys.executable, "-m", "adk_eval", "score", f"sqlite:///{log}"]
+    flags = ["--metrics", str(metrics), "--no-store", "--json", str(report)]
+    result = await anyio.run_process([*score, *flags], check=False)
+    assert result.returncode == 0, result.stderr.decode()
+    runs = json.loads(report.read_text())["results"]
+    assert sorted(run["name"].split("/")[1] for run in runs) == ["agent-a", "agent-b"]
+    assert all(run["metrics"]["three_calls"]["passed"] for run in runs)

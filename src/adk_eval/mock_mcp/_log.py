@@ -10,12 +10,21 @@ session's (`never_called`, `tool_called`, `event_count_metric`). A refused call
 (an unknown tool) and a mock that raised are logged too, their response being
 ``{"error": ...}``.
 
-The log holds calls only: no user message and no reply, so a session scored
-within 10 minutes of its last call counts as open (``--include-open``).
+When its connection ends (stdin closes; over HTTP, when the server stops), a
+session gets a last event: a thought of the client's saying so. It holds no
+reply text and no tool call, so ``adk-eval score`` counts the session closed
+(see `production._open`); until then, within 10 minutes of its last call, it
+counts as open (``--include-open``).
+
+The log is the server's own file: a new one is marked as a mock MCP call log
+(SQLite's ``application_id``), and an existing file without that mark (a
+session store of an agent's own, any other file) is refused before anything is
+written to it.
 """
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,10 +38,51 @@ from google.genai import types
 
 from .._errors import EvalSetupError
 
-__all__ = ["APP_NAME", "CallLog", "LoggedCall"]
+__all__ = ["APP_NAME", "CLOSED", "CallLog", "LoggedCall", "claim"]
 
 APP_NAME = "mock-mcp"
 """The app name of the sessions a mock MCP server logs (``adk-eval score --app mock-mcp``)."""
+
+MARK = 0x6D6D6370
+"""The SQLite ``application_id`` of a mock MCP call log ("mmcp")."""
+
+CLOSED = "mock-mcp: the connection ended"
+"""The thought a session's last event holds once its connection ended."""
+
+
+def claim(path: Path, *, create: bool) -> None:
+    """Checks `path` is a mock MCP call log, creating (and marking) it when missing and `create`.
+
+    Raises:
+        EvalSetupError: `path` exists and is not a mock MCP call log (nothing is
+            written to it).
+    """
+    if not path.exists() or (path.is_file() and path.stat().st_size == 0):  # nothing in it
+        if create:
+            with sqlite3.connect(path) as connection:
+                connection.execute(f"PRAGMA application_id = {MARK}")
+            connection.close()
+        return
+    if not path.is_file():
+        raise EvalSetupError(f"--log {path} is not a file; give an SQLite file path")
+    try:
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            mark = connection.execute("PRAGMA application_id").fetchone()[0]
+        finally:
+            connection.close()
+    except sqlite3.Error:
+        mark = None
+    if mark != MARK:
+        raise EvalSetupError(
+            f"--log {path} exists and is not a mock MCP call log (an agent's own session "
+            "store?); nothing was written to it. Give a new file for the log"
+        )
+
+
+def _author(session: Session) -> str:
+    """Who the session's events are by: the client (never ``user``, ADK's name for a person)."""
+    return session.user_id if session.user_id != "user" else "mcp-client"
 
 
 @dataclass(frozen=True)
@@ -64,11 +114,11 @@ class CallLog:
     _lock: anyio.Lock = field(default_factory=anyio.Lock)
 
     def __post_init__(self) -> None:
-        if self.path.exists() and not self.path.is_file():
-            raise EvalSetupError(f"--log {self.path} is not a file; give an SQLite file path")
+        claim(self.path, create=False)
 
     def _store(self) -> SqliteSessionService:
         if self._service is None:
+            claim(self.path, create=True)
             try:
                 self._service = SqliteSessionService(str(self.path))
             except RuntimeError as error:  # an older ADK schema
@@ -86,13 +136,13 @@ class CallLog:
         answer = types.FunctionResponse(id=call.call_id, name=call.tool, response=call.response)
         invocation = f"mcp-{call.call_id}"
         called = Event(
-            author=session.user_id,
+            author=_author(session),
             invocation_id=invocation,
             content=types.Content(role="model", parts=[types.Part(function_call=function_call)]),
             timestamp=time.time(),
         )
         answered = Event(
-            author=session.user_id,
+            author=_author(session),
             invocation_id=invocation,
             content=types.Content(role="user", parts=[types.Part(function_response=answer)]),
             timestamp=time.time(),
@@ -102,7 +152,19 @@ class CallLog:
             await store.append_event(session, called)
             await store.append_event(session, answered)
 
+    async def end(self, session: Session) -> None:
+        """Marks `session` closed: its connection ended (see the module doc)."""
+        ended = Event(
+            author=_author(session),
+            invocation_id="mcp-end",
+            content=types.Content(role="model", parts=[types.Part(text=CLOSED, thought=True)]),
+            timestamp=time.time(),
+        )
+        async with self._lock:
+            await self._store().append_event(session, ended)
+
     async def close(self) -> None:
         """Closes the store (nothing to do when nothing was logged)."""
         if self._service is not None:
-            await self._service.close()
+            service, self._service = self._service, None
+            await service.close()

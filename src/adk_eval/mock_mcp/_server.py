@@ -15,7 +15,7 @@ import errno
 import ipaddress
 import sys
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -49,15 +49,18 @@ def check_host(host: str, allow_remote: bool) -> None:
     Raises:
         EvalSetupError: `host` is not ``localhost`` or a loopback address.
     """
-    try:
-        loopback = ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = host == "localhost"
-    if not loopback and not allow_remote:
+    if not _loopback(host) and not allow_remote:
         raise EvalSetupError(
             f"{host} is not a loopback address, and a mock MCP server answers anyone who "
             "reaches it; listen on 127.0.0.1 (or ::1), or pass --allow-remote"
         )
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
 
 
 class MockMcpServer:
@@ -125,7 +128,8 @@ class MockMcpServer:
         """Every call answered or refused so far, in order."""
         self._log = CallLog(Path(log)) if log is not None else None
         self._seed, self._on_call, self._name = seed, on_call, name
-        self._conversations: dict[int, tuple[Any, Conversation]] = {}
+        self._conversations: dict[str, Conversation] = {}
+        self._opening = anyio.Lock()
 
     def lowlevel(self) -> Any:
         """The `mcp.server.lowlevel.Server` serving the tools (to run on any transport)."""
@@ -163,17 +167,17 @@ class MockMcpServer:
         return answer
 
     async def _conversation(self, ctx: Any) -> Conversation:
-        """The connection `ctx`'s request came on (its ``initialize`` params mark it)."""
+        """The conversation `ctx`'s request belongs to (see `_connection_key`)."""
         params = ctx.session.client_params
-        key = id(params)
-        found = self._conversations.get(key)
-        if found is not None:
-            return found[1]
-        client = params.client_info.name if params is not None else ""
-        conversation = Conversation(client=client or "mcp-client")
-        if self._log is not None:
-            conversation.session = await self._log.open(conversation.client)
-        self._conversations[key] = (params, conversation)  # holds `params`: its id stays unique
+        client = (params.client_info.name if params is not None else "") or "mcp-client"
+        key = _connection_key(ctx.request, client)
+        async with self._opening:  # two first calls at once: one conversation, one session
+            conversation = self._conversations.get(key)
+            if conversation is None:
+                conversation = Conversation(client=client)
+                if self._log is not None:
+                    conversation.session = await self._log.open(client)
+                self._conversations[key] = conversation
         return conversation
 
     async def serve_stdio(self) -> None:
@@ -207,12 +211,12 @@ class MockMcpServer:
             EvalSetupError: A non-loopback `host` without `allow_remote`.
             OSError: The port cannot be bound.
         """
+        check_host(host, allow_remote)
+        app = self.lowlevel().streamable_http_app(host=host, transport_security=_security(host))
         import uvicorn
 
-        check_host(host, allow_remote)
-        app = self.lowlevel().streamable_http_app(host=host)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-        server = uvicorn.Server(config)
+        server = _uvicorn_server(config, self.close)
 
         async def announce() -> None:
             while not server.started:  # noqa: ASYNC110 - uvicorn sets a flag, not an event
@@ -237,9 +241,65 @@ class MockMcpServer:
             raise OSError(errno.EADDRINUSE, f"{host}:{port} is in use or cannot be bound")
 
     async def close(self) -> None:
-        """Closes the call log."""
+        """Ends the connections' sessions in the call log (they count as closed), then closes it."""
         if self._log is not None:
+            for conversation in self._conversations.values():
+                if conversation.session is not None:
+                    await self._log.end(conversation.session)
+            self._conversations.clear()
             await self._log.close()
+
+
+def _uvicorn_server(config: Any, on_stop: Callable[[], Awaitable[None]]) -> Any:
+    """A uvicorn server that runs `on_stop` as it shuts down.
+
+    Not after `serve` returns: on SIGTERM or SIGINT uvicorn shuts down, then
+    raises the signal again, which ends the process before any ``finally``.
+    """
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: Any = None) -> None:
+            try:
+                await super().shutdown(sockets)
+            finally:
+                await on_stop()
+
+    return Server(config)
+
+
+def _connection_key(request: Any, client: str) -> str:
+    """Which connection a request came on, for its call counts, state and log session.
+
+    Over stdio (no HTTP request) there is one: the process's. Over HTTP, a
+    session of the ``initialize`` handshake is its ``Mcp-Session-Id``; a request
+    of the sessionless protocol (2026 and later: no handshake, no session id)
+    carries only its client's name, so a client's such calls are one
+    conversation for as long as the server runs.
+    """
+    if request is None:
+        return "stdio"
+    session_id = request.headers.get("mcp-session-id")
+    return f"session {session_id}" if session_id else f"client {client}"
+
+
+def _security(host: str) -> Any:
+    """DNS-rebinding protection for a loopback `host`: only loopback names in ``Host``/``Origin``.
+
+    The SDK turns it on by itself only for ``127.0.0.1``, ``localhost`` and
+    ``::1``; every loopback address gets it here. None (off) for other hosts.
+    """
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    if not _loopback(host):
+        return None
+    named = f"[{host}]" if ":" in host else host
+    hosts = sorted({named, "127.0.0.1", "localhost", "[::1]"})
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{name}:*" for name in hosts],
+        allowed_origins=[f"http://{name}:*" for name in hosts],
+    )
 
 
 def echo_call(call: LoggedCall) -> None:
