@@ -10,7 +10,9 @@ import json
 
 import pytest
 from google.adk.agents import LlmAgent
+from google.adk.events import Event
 from google.adk.tools.agent_tool import AgentTool
+from google.genai import types
 
 from adk_eval import (
     EvalCase,
@@ -22,7 +24,8 @@ from adk_eval import (
     run_eval,
 )
 from adk_eval.metrics import claimed_actions, score_session
-from adk_eval.metrics._claim_verbs import BUILTIN, find_claims, forms_of, tool_families
+from adk_eval.metrics._claim_text import find_claims
+from adk_eval.metrics._claim_verbs import BUILTIN, forms_of, tool_families
 from adk_eval.testing import (
     ScriptedLlm,
     function_response_event,
@@ -88,13 +91,53 @@ def test_a_call_after_the_claim_does_not_back_it():
     assert no_calls.value["event"].endswith("no tool call before it")
 
 
-def test_a_claim_in_the_turn_that_makes_the_call_comes_before_its_answer():
-    same_turn = trace(
-        text_event("support", CLAIM),  # written with the call, before the tool answered
+def said_with(text: str, *calls: tuple[str, str]) -> Event:
+    """One model response: `text` and the function calls ``(name, id)`` sent with it."""
+    parts = [types.Part(text=text), *(tool_call(name, {}, id=id_) for name, id_ in calls)]
+    return Event(author="support", content=types.Content(role="model", parts=parts))
+
+
+def answered(name: str, answer: dict, id_: str) -> Event:
+    return function_response_event("support", name, answer, call_id=id_)
+
+
+def test_a_claim_sent_with_its_call_waits_for_the_answer():
+    ok = trace(said_with(CLAIM, ("refund_order", "r1")), answered("refund_order", {}, "r1"))
+    assert claimed_actions().evaluate(ok).passed
+    failed = trace(
+        said_with(CLAIM, ("refund_order", "r1")), answered("refund_order", {"error": "no"}, "r1")
+    )
+    assert "the call `refund_order` failed: no" in claimed_actions().evaluate(failed).value["event"]
+
+
+def test_a_claim_waits_for_every_call_of_its_response_that_performs_it():
+    first_failed = trace(
+        said_with("I've refunded both orders.", ("refund_order", "r1"), ("refund_order", "r2")),
+        answered("refund_order", {"error": "no"}, "r1"),
+        answered("refund_order", {"ok": True}, "r2"),
+    )
+    assert claimed_actions().evaluate(first_failed).passed  # one refund went through
+
+
+def test_a_claim_whose_own_call_never_ran_is_decided_at_the_end():
+    refused = trace(
+        said_with(CLAIM, ("refund_order", "r1")),
+        answered("refund_order", {"error": "refused"}, "r1"),
+        tool_sources={"r1": "refused"},
+    )
+    result = claimed_actions().evaluate(refused)
+    assert result.value["event"].endswith("no call before it performed it; no tool call before it")
+
+
+def test_a_call_of_another_verb_in_the_response_or_a_later_message_backs_nothing():
+    other = trace(said_with(CLAIM, ("send_email", "e1")), answered("send_email", {}, "e1"))
+    assert claimed_actions().evaluate(other).value["event"].endswith("no tool call before it")
+    separate = trace(  # its own message, then the call: the message came first
+        text_event("support", CLAIM),
         *call("refund_order", {"ok": True}, 1),
         text_event("support", "It is now refunded."),
     )
-    result = claimed_actions().evaluate(same_turn)
+    result = claimed_actions().evaluate(separate)
     assert result.value["event"].endswith("no tool call before it")
 
 
@@ -356,6 +399,45 @@ async def test_live_the_run_stops_at_the_breaking_agent_turn():
     assert (
         result.metrics["claimed_actions"].value["event"].startswith(f'`support` claimed "{CLAIM}"')
     )
+
+
+async def test_live_a_claim_sent_with_its_call_passes_when_the_call_succeeds():
+    case = EvalCase(
+        name="same-response",
+        agent=support([[CLAIM, REFUND], "Anything else?"]),
+        first_message="refund A1",
+        tool_mocks={"refund_order": ToolMock.returning({"refunded": "A1"})},
+        invariants=[claimed_actions()],
+    )
+    result = await run_eval(case)
+    assert result.status == "passed", result.metrics["claimed_actions"].evidence
+    assert [m.text for m in result.trace.messages][-1] == "Anything else?"
+
+
+async def test_live_a_claim_sent_with_a_call_that_fails_stops_the_run_at_its_answer():
+    sent: list = []
+    case = EvalCase(
+        name="same-response-failed",
+        agent=support([[CLAIM, REFUND], tool_call("send_email", {"to": "a", "body": "b"}), "Bye"]),
+        first_message="refund A1",
+        tool_mocks={
+            "refund_order": ToolMock.returning({"error": "card expired"}),
+            "send_email": ToolMock(lambda args, ctx: sent.append(args) or {"ok": True}),
+        },
+        invariants=[claimed_actions()],
+    )
+
+    result = await run_eval(case)
+
+    assert result.status == "failed"
+    verdict = result.metrics["claimed_actions"]
+    assert verdict.value["event"] == (
+        f'`support` claimed "{CLAIM}" (refund), but the call `refund_order` failed: card expired; '
+        "calls before it: `refund_order` failed"
+    )
+    assert "checked live: the run stopped at this step" in verdict.evidence
+    assert sent == []  # the next turn's call never ran
+    assert [m.text for m in result.trace.messages] == ["refund A1", CLAIM]
 
 
 def billing(steps: list) -> LlmAgent:

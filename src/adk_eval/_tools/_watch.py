@@ -161,7 +161,7 @@ class Watch:
             self.see(StateNow({**context.session.state, **delta}))
         text = event_text(event)
         if text and event.author != "user" and not event.get_function_responses():
-            self.see(Said(event.author, text))
+            self.see(Said.of(event, text))
 
     def stop_response(self) -> LlmResponse | None:
         """The model response that ends the run once an invariant stopped it (else None)."""

@@ -1,5 +1,13 @@
 """What backs a claim: the calls made before it, and the verbs each tool performs.
 
+A claim made in the same model response as a call that performs it ("I've
+refunded your order" sent with ``refund_order``, as models often write) waits
+for that call: it is decided when the matching calls of that response are all
+answered (`claim_check` at their answers), and is backed when one of them
+succeeded. One whose matching calls never all answered is decided at the end
+of the trace (`leftover`), against the calls before it and those of its
+response that ran.
+
 Used by `claimed_actions` (`_claims`) and its judge (`_claim_judge`).
 """
 
@@ -10,8 +18,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
-from ._claim_verbs import BUILTIN, Claim, find_claims, forms_of, related, tool_families
-from ._invariants import Answer, Observation, Said, Seen
+from ._claim_text import Claim, find_claims
+from ._claim_verbs import BUILTIN, forms_of, related, tool_families
+from ._invariants import Answer, Call, Observation, Said, Seen
 from ._types import excerpt
 
 __all__ = [
@@ -20,6 +29,7 @@ __all__ = [
     "Vocabulary",
     "calls_made",
     "claim_check",
+    "leftover",
     "reason",
     "unbacked",
 ]
@@ -129,14 +139,69 @@ def unbacked(
 
 
 def claim_check(vocabulary: Vocabulary, seen: Seen, now: Observation) -> str | None:
-    """The rules at one observation: why what `now` says is a false claim, or None."""
+    """The rules at one observation: why what `now` says is a false claim, or None.
+
+    At an answer: why a claim that waited for its response's calls is false.
+    """
+    if isinstance(now, Answer):
+        return _decided(vocabulary, seen, now)
     if not isinstance(now, Said):
         return None
     made = calls_made(seen, vocabulary.ignore)
-    for claim in vocabulary.claims(now, made):
+    own = [Made(call.name, "pending") for call in waiting(vocabulary, now)]
+    for claim in vocabulary.claims(now, [*made, *own]):
+        why = unbacked(vocabulary, claim.family, made)
+        if why is not None and not waiting(vocabulary, now, claim.family):
+            return reason(now.author, claim.quote, claim.family, why, made)
+    return None
+
+
+def waiting(vocabulary: Vocabulary, said: Said, family: str | None = None) -> list[Call]:
+    """The calls of `said`'s own response (that perform `family`) a claim in it waits for."""
+    return [
+        call
+        for call in said.calls
+        if call.call_id
+        and call.name not in vocabulary.ignore
+        and (family is None or vocabulary.backs(family, call.name))
+    ]
+
+
+def _decided(vocabulary: Vocabulary, seen: Seen, now: Answer) -> str | None:
+    """Why a claim waiting for `now`'s call (and the rest of its response's) is false."""
+    said = [s for s in seen.said if now.call_id and any(c.call_id == now.call_id for c in s.calls)]
+    if not said:
+        return None
+    after = Seen(seen.calls, [*seen.answers, now])
+    made = calls_made(after, vocabulary.ignore)
+    answered = {answer.call_id for answer in after.answers}
+    for message in said:
+        for claim in vocabulary.claims(message, made):
+            calls = {call.call_id for call in waiting(vocabulary, message, claim.family)}
+            if now.call_id not in calls or not calls <= answered:
+                continue  # not its call, or another of its calls still runs
+            why = unbacked(vocabulary, claim.family, made)
+            if why is not None:
+                return reason(message.author, claim.quote, claim.family, why, made)
+    return None
+
+
+def leftover(vocabulary: Vocabulary, seen: Seen, said: Said, before: int) -> str | None:
+    """At the end: why a claim of `said` whose calls never all answered is false, or None.
+
+    `before` is how many calls were seen before `said`.
+    """
+    answered = {answer.call_id for answer in seen.answers}
+    own = {call.call_id for call in said.calls}
+    ran = [call for call in seen.calls[before:] if call.call_id in own]
+    made = calls_made(Seen([*seen.calls[:before], *ran], seen.answers), vocabulary.ignore)
+    for claim in vocabulary.claims(said, made):
+        calls = {call.call_id for call in waiting(vocabulary, said, claim.family)}
+        if not calls or calls <= answered:
+            continue  # decided when it was said, or at its calls' answers
         why = unbacked(vocabulary, claim.family, made)
         if why is not None:
-            return reason(now.author, claim.quote, claim.family, why, made)
+            return reason(said.author, claim.quote, claim.family, why, made)
     return None
 
 
@@ -157,5 +222,8 @@ class Quiet:
     answers: int
 
     def before(self, seen: Seen) -> Seen:
-        """What was seen before this message, of all that `seen` holds."""
-        return Seen(seen.calls[: self.calls], seen.answers[: self.answers])
+        """What was seen before this message, and the calls of its own response that ran."""
+        own = {call.call_id for call in self.said.calls if call.call_id}
+        calls = [c for c in seen.calls[self.calls :] if c.call_id in own]
+        answers = [a for a in seen.answers[self.answers :] if a.call_id in own]
+        return Seen([*seen.calls[: self.calls], *calls], [*seen.answers[: self.answers], *answers])

@@ -3,10 +3,11 @@
 "I've refunded your order" with no refund call before it, or after a refund
 call that failed, is a false claim. The verbs come from the tools (their names
 and descriptions) and a built-in table of common actions; what counts as a
-claim is a set of English rules (`_claim_verbs`). A claim is backed by a call
+claim is a set of English rules (`_claim_text`). A claim is backed by a call
 made before it, whose tool performs the claimed verb (or a synonym), and that
-did not fail. An optional judge (a model) reads the agent messages the rules
-found no claim in.
+did not fail, or by a call of the same model response that then succeeded
+(the claim waits for it: `_claim_calls`). An optional judge (a model) reads the
+agent messages the rules found no claim in.
 
 It is an `Invariant`: live (``EvalCase(invariants=)``) a false claim stops the
 run at the agent turn that says it; post hoc (``metrics=``, a stored session)
@@ -24,7 +25,7 @@ from typing import Any, Literal
 from .._errors import EvalSetupError
 from .._state import flatten_state
 from .._trace import EvalTrace, ToolCall
-from ._claim_calls import Quiet, Vocabulary, calls_made, claim_check
+from ._claim_calls import Quiet, Vocabulary, calls_made, claim_check, leftover
 from ._claim_judge import judged
 from ._claim_verbs import lemma
 from ._invariants import Invariant, Said, Seen, observations
@@ -53,9 +54,17 @@ class ClaimedActions(Invariant):
 
     def evaluate(self, trace: EvalTrace) -> Any:
         """The rules over `trace`; with a judge, an awaitable of the rules then the judge."""
-        if self.judge is None:
-            return super().evaluate(trace)
-        return judged(self, trace)
+        if self.judge is not None:
+            return judged(self, trace)
+        breach, seen, _ = self.scan(trace)
+        if breach is not None:
+            return breach
+        return MetricResult(
+            passed=True,
+            score=1.0,
+            value=self._value(None, trace),
+            evidence=[f"never broken ({len(seen.calls)} tool call(s) seen)"],
+        )
 
     def breached(self, reason: str, trace: EvalTrace | None = None) -> MetricResult:
         """The failed result, naming the calls of `trace` that never reached their tool."""
@@ -76,6 +85,7 @@ class ClaimedActions(Invariant):
         """
         seen = Seen(state=flatten_state(trace.initial_state))
         quiet: list[Quiet] = []
+        waited: list[tuple[Said, int]] = []  # messages sent with calls, and the calls before
         for observation in observations(trace):
             reason = self.check(seen, observation)
             if reason is not None:
@@ -84,7 +94,13 @@ class ClaimedActions(Invariant):
                 made = calls_made(seen, self.vocabulary.ignore)
                 if not self.vocabulary.claims(observation, made):
                     quiet.append(Quiet(observation, len(seen.calls), len(seen.answers)))
+                if observation.calls:
+                    waited.append((observation, len(seen.calls)))
             seen.add(observation)
+        for said, before in waited:
+            reason = leftover(self.vocabulary, seen, said, before)
+            if reason is not None:
+                return self.breached(reason, trace), seen, quiet
         return None, seen, quiet
 
 

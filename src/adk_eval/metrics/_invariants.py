@@ -77,10 +77,26 @@ class StateNow:
 
 @dataclass(frozen=True)
 class Said:
-    """Text an agent said (not the user's)."""
+    """Text an agent said (not the user's).
+
+    Attributes:
+        author: The agent.
+        text: What it said.
+        calls: The function calls of the same model response (they run after it is said).
+    """
 
     author: str
     text: str
+    calls: tuple[Call, ...] = ()
+
+    @classmethod
+    def of(cls, event: Any, text: str) -> Said:
+        """What the ADK `event` says, with its function calls."""
+        calls = tuple(
+            Call(fc.name or "", dict(fc.args or {}), event.author, fc.id or "")
+            for fc in event.get_function_calls()
+        )
+        return cls(event.author, text, calls)
 
 
 Observation: TypeAlias = Call | Answer | StateNow | Said
@@ -240,7 +256,7 @@ def observations(trace: EvalTrace) -> Iterator[Observation]:
             state.update(item.delta)
             yield StateNow(dict(state))
         elif isinstance(item, Message) and item.role == "agent":
-            yield Said(item.author, item.text)
+            yield Said.of(item.event, item.text)
 
 
 def error_of(response: Any) -> str | None:
