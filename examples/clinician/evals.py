@@ -95,6 +95,7 @@ def patient_contract(*, closes_with: str, solved_when: str, hold_back: dict) -> 
         hold_back=hold_back,
     )
 
+
 escalated_to_999 = state_metric(
     name="correctly_escalated",
     scope="session",
