@@ -50,14 +50,14 @@ class _DeclaredTool(BaseTool):
 
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
         raise RuntimeError(  # the interception swaps the body of every tool before ADK calls it
-            f"`{self.name}` is declared by a ToolsetMock and has no body; mock it in tool_mocks"
+            f"`{self.name}` is a declaration without a body; its ToolMock in tool_mocks answers it"
         )
 
 
 class _MockedToolset(BaseToolset):
     """The stand-in the case's tree holds instead of the toolset."""
 
-    def __init__(self, tools: list[_DeclaredTool]) -> None:
+    def __init__(self, tools: list[BaseTool]) -> None:
         super().__init__()
         self._tools = tools
 
@@ -121,9 +121,13 @@ class ToolsetMock:
         """The names of the tools it declares."""
         return [declaration.name or "" for declaration in self.declarations]
 
+    def tools(self) -> list[BaseTool]:
+        """Its tools: each a declaration without a body (the interception answers it)."""
+        return [_DeclaredTool(d) for d in self.declarations]
+
     def toolset(self) -> BaseToolset:
         """A fresh toolset listing these tools (what the case's tree holds)."""
-        return _MockedToolset([_DeclaredTool(d) for d in self.declarations])
+        return _MockedToolset(self.tools())
 
     @classmethod
     def from_recording(cls, path: str | Path) -> ToolsetMock:

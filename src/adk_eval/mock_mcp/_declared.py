@@ -18,7 +18,6 @@ from typing import Any
 
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.function_tool import FunctionTool
-from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 from .._errors import EvalSetupError
@@ -29,20 +28,6 @@ from .._tools._toolsets import ToolsetMock
 __all__ = ["ServedTool", "load_tools", "served_tools"]
 
 _EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
-
-
-class _Declared(BaseTool):
-    """A tool that is only a declaration: the simulating model reads it, nothing runs it."""
-
-    def __init__(self, declaration: types.FunctionDeclaration) -> None:
-        super().__init__(name=declaration.name or "", description=declaration.description or "")
-        self._declaration = declaration
-
-    def _get_declaration(self) -> types.FunctionDeclaration:
-        return self._declaration.model_copy(deep=True)
-
-    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
-        raise RuntimeError(f"`{self.name}` is a declaration; its ToolMock answers it")
 
 
 @dataclass(frozen=True)
@@ -67,7 +52,7 @@ class ServedTool:
 def _adk_tools(declared: Any) -> list[BaseTool]:
     """The ADK tools `declared` (one entry of `tools`, or all of them) stands for."""
     if isinstance(declared, ToolsetMock):
-        return [_Declared(d) for d in declared.declarations]
+        return declared.tools()
     if isinstance(declared, Mapping):
         return _adk_tools(ToolsetMock(declared))
     if isinstance(declared, BaseTool):
