@@ -6,7 +6,6 @@ command runs, so ``adk-eval --help`` does not load it.
 
 from __future__ import annotations
 
-import re
 import signal
 import sys
 import threading
@@ -15,19 +14,9 @@ from typing import Any
 
 import click
 
-from ._common import fail
+from ._common import fail, host_and_port
 
 __all__ = ["collect"]
-
-_ADDRESS = re.compile(r"(?:https?://)?(\[[^\]]+\]|[^:/\[\]]+):(\d{1,5})/?")
-
-
-def _address(value: str) -> tuple[str, int]:
-    """``HOST:PORT`` (``[::1]:PORT`` for IPv6, an ``http://`` prefix allowed) as (host, port)."""
-    found = _ADDRESS.fullmatch(value.strip())
-    if found is None or int(found.group(2)) > 65535:
-        fail(f"--otlp {value!r} is not HOST:PORT (127.0.0.1:4318; port 0 picks a free one)")
-    return found.group(1).strip("[]"), int(found.group(2))
 
 
 @click.command()
@@ -70,7 +59,7 @@ def collect(address: str, out: Path, allow_remote: bool, max_body_mib: int) -> N
     """
     from ..production._spans._collector import CollectorError, SpanCollector
 
-    host, port = _address(address)
+    host, port = host_and_port(address, "--otlp", "127.0.0.1:4318")
     collector = SpanCollector(
         out, host=host, port=port, allow_remote=allow_remote, max_body=max_body_mib << 20
     )

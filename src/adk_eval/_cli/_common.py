@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sys
 import threading
 import time
@@ -27,6 +28,7 @@ from ..models import ROLE_ENV, ModelRole, missing_credentials
 from ..reporting._store import DEFAULT_DB_PATH
 
 __all__ = [
+    "host_and_port",
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_NO_CASES",
@@ -60,6 +62,21 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     click.secho("adk-eval: error: ", fg="red", bold=True, nl=False, err=True)
     click.echo(" ".join(message.split()), err=True)
     sys.exit(code)
+
+
+_ADDRESS = re.compile(r"(?:https?://)?(\[[^\]]+\]|[^:/\[\]]+):(\d{1,5})/?")
+
+
+def host_and_port(value: str, option: str, example: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:PORT`` for IPv6, an ``http://`` prefix allowed) as (host, port).
+
+    A value that is not one fails the command with one line naming `option` and
+    showing `example`.
+    """
+    found = _ADDRESS.fullmatch(value.strip())
+    if found is None or int(found.group(2)) > 65535:
+        fail(f"{option} {value!r} is not HOST:PORT ({example}; port 0 picks a free one)")
+    return found.group(1).strip("[]"), int(found.group(2))
 
 
 def console() -> Console:

@@ -7,25 +7,14 @@ everything the command says goes to stderr.
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
 import click
 
-from ._common import fail
+from ._common import fail, host_and_port
 
 __all__ = ["mock_mcp"]
-
-_ADDRESS = re.compile(r"(?:https?://)?(\[[^\]]+\]|[^:/\[\]]+):(\d{1,5})/?")
-
-
-def _address(value: str) -> tuple[str, int]:
-    """``HOST:PORT`` (``[::1]:PORT`` for IPv6) as (host, port)."""
-    found = _ADDRESS.fullmatch(value.strip())
-    if found is None or int(found.group(2)) > 65535:
-        fail(f"--http {value!r} is not HOST:PORT (127.0.0.1:8765; port 0 picks a free one)")
-    return found.group(1).strip("[]"), int(found.group(2))
 
 
 def _say(message: str) -> None:
@@ -86,7 +75,9 @@ def mock_mcp(
         fail("--allow-remote goes with --http HOST:PORT")
     from ..mock_mcp._server import MockMcpServer, check_host, echo_call
 
-    host, port = _address(address) if address is not None else ("", 0)
+    host, port = ("", 0)
+    if address is not None:
+        host, port = host_and_port(address, "--http", "127.0.0.1:8765")
     try:
         if address is not None:
             check_host(host, allow_remote)
