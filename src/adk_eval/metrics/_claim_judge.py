@@ -13,14 +13,11 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from google.adk.models.llm_request import LlmRequest
-from google.genai import types
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from .._trace import EvalTrace, ToolCall
 from ..models import default_judge_model, resolve_model
-from ..models._calls import complete, json_candidates
-from ..models._usage import usage_role
+from ..models._calls import ask_for
 from ._claim_calls import Quiet, Vocabulary, calls_made, reason, unbacked
 from ._claim_verbs import lemma
 from ._invariants import Seen
@@ -134,18 +131,9 @@ async def _ask(metric: Judged, quiet: list[Quiet], tools: dict[str, str]) -> lis
     ]
     numbered = [f"{i}. [{q.said.author}] {q.said.text}" for i, q in enumerate(quiet, start=1)]
     text = "Tools:\n" + ("\n".join(listed) or "(none)") + "\n\nMessages:\n" + "\n".join(numbered)
-    request = LlmRequest(
-        model=llm.model,
-        contents=[types.Content(role="user", parts=[types.Part(text=text)])],
-        config=types.GenerateContentConfig(
-            system_instruction=CLAIMS_INSTRUCTION, response_mime_type="application/json"
-        ),
+    verdict, reply = await ask_for(
+        llm, text, instruction=CLAIMS_INSTRUCTION, answer=ClaimsVerdict, role=f"judge:{metric.name}"
     )
-    with usage_role(f"judge:{metric.name}"):
-        reply = await complete(llm, request)
-    for data in json_candidates(reply):
-        try:
-            return ClaimsVerdict.model_validate(data).claims
-        except ValidationError:
-            continue
+    if verdict is not None:
+        return verdict.claims
     raise ValueError(f"the claims judge's reply is not a verdict: {reply[:200]!r}")

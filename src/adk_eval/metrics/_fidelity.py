@@ -32,15 +32,12 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from google.adk.events import Event
-from google.adk.models.llm_request import LlmRequest
-from google.genai import types
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from .._trace import EvalTrace
 from .._turns import content_text
 from ..models import ModelSpec, default_judge_model, resolve_model
-from ..models._calls import complete, json_candidates
-from ..models._usage import usage_role
+from ..models._calls import ask_for
 from ._types import MetricResult
 
 __all__ = ["FIDELITY_INSTRUCTION", "UserFidelity", "user_fidelity"]
@@ -178,20 +175,15 @@ class UserFidelity:
                 "To reveal only when asked:\n" + "\n".join(f"- {h}" for h in self.hold_back)
             )
         lines += [f"Turn {t.number}. Agent: {t.prompt}\nUser: {t.reply}" for t in turns]
-        request = LlmRequest(
-            model=llm.model,
-            contents=[types.Content(role="user", parts=[types.Part(text="\n\n".join(lines))])],
-            config=types.GenerateContentConfig(
-                system_instruction=FIDELITY_INSTRUCTION, response_mime_type="application/json"
-            ),
+        verdict, reply = await ask_for(
+            llm,
+            "\n\n".join(lines),
+            instruction=FIDELITY_INSTRUCTION,
+            answer=_Verdict,
+            role=f"judge:{self.name}",
         )
-        with usage_role(f"judge:{self.name}"):
-            reply = await complete(llm, request)
-        for data in json_candidates(reply):
-            try:
-                return [turn.model_dump() for turn in _Verdict.model_validate(data).turns]
-            except ValidationError:
-                continue
+        if verdict is not None:
+            return [turn.model_dump() for turn in verdict.turns]
         raise ValueError(f"the fidelity judge's reply is not a verdict: {reply[:200]!r}")
 
 

@@ -14,18 +14,21 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.genai import types
+from pydantic import BaseModel, ValidationError
 
 from .._sandbox._scope import model_traffic
 from .._turns import parts_text
 from ._gated import call
-from ._usage import current_role, record_usage
+from ._usage import current_role, record_usage, usage_role
 
-__all__ = ["complete", "complete_parts", "json_candidates", "json_value"]
+__all__ = ["ask_for", "complete", "complete_parts", "json_candidates", "json_value"]
+
+Answer = TypeVar("Answer", bound=BaseModel)
 
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
 
@@ -65,3 +68,45 @@ def json_value(text: str) -> tuple[bool, Any]:
     for value in json_candidates(text):
         return True, value
     return False, None
+
+
+async def ask_for(
+    llm: BaseLlm,
+    text: str,
+    *,
+    instruction: str,
+    answer: type[Answer],
+    role: str,
+    schema: bool = False,
+) -> tuple[Answer | None, str]:
+    """`llm`'s JSON answer to `text` under `instruction`, read as `answer`.
+
+    Args:
+        llm: The model.
+        text: The one user message.
+        instruction: The system instruction.
+        answer: The pydantic model the reply must validate as.
+        role: The role its usage is recorded under (``judge:NAME``).
+        schema: Also send `answer` as the response schema.
+
+    Returns:
+        The first JSON value in the reply that validates (None if none does), and
+        the reply's text (for a message quoting it).
+    """
+    request = LlmRequest(
+        model=llm.model,
+        contents=[types.Content(role="user", parts=[types.Part(text=text)])],
+        config=types.GenerateContentConfig(
+            system_instruction=instruction,
+            response_mime_type="application/json",
+            response_schema=answer if schema else None,
+        ),
+    )
+    with usage_role(role):
+        reply = await complete(llm, request)
+    for data in json_candidates(reply):
+        try:
+            return answer.model_validate(data), reply
+        except ValidationError:
+            continue
+    return None, reply

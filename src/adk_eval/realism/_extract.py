@@ -12,15 +12,12 @@ the cache and cassettes apply).
 from __future__ import annotations
 
 from google.adk.events import Event
-from google.adk.models.llm_request import LlmRequest
 from google.adk.sessions import Session
-from google.genai import types
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from .._errors import EvalSetupError
 from ..models import ModelSpec, resolve_model
-from ..models._calls import complete, json_candidates
-from ..models._usage import usage_role
+from ..models._calls import ask_for
 
 __all__ = ["EXTRACTION_INSTRUCTION", "Extraction", "extract"]
 
@@ -58,22 +55,16 @@ async def extract(session: Session, model: ModelSpec) -> Extraction:
         EvalSetupError: The model's reply does not follow the schema (one line quoting it).
     """
     llm = resolve_model(model)
-    request = LlmRequest(
-        model=llm.model,
-        contents=[types.Content(role="user", parts=[types.Part(text=_transcript(session.events))])],
-        config=types.GenerateContentConfig(
-            system_instruction=EXTRACTION_INSTRUCTION,
-            response_mime_type="application/json",
-            response_schema=Extraction,
-        ),
+    extraction, reply = await ask_for(
+        llm,
+        _transcript(session.events),
+        instruction=EXTRACTION_INSTRUCTION,
+        answer=Extraction,
+        role="judge:mine",
+        schema=True,
     )
-    with usage_role("judge:mine"):
-        reply = await complete(llm, request)
-    for data in json_candidates(reply):
-        try:
-            return Extraction.model_validate(data)
-        except ValidationError:
-            continue
+    if extraction is not None:
+        return extraction
     raise EvalSetupError(
         f"the mining model's reply is not {{goal, constraints}} JSON: {reply[:200]!r}"
     )
