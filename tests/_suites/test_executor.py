@@ -57,7 +57,9 @@ async def test_a_class_with_an_async_run_is_an_executor_and_sums_up_as_in_proces
     mine = await run_eval_suite(cases(), executor=ours, repeat=2, seed=7, on_result=seen.append)
     theirs = await run_eval_suite(cases(), executor=InProcess(), repeat=2, seed=7)
 
-    assert ours.ran == [("greets", 0), ("misses", 0), ("greets", 1), ("misses", 1)]
+    assert ours.ran[:2] == [("greets", 0), ("misses", 0)]  # first attempts: the suite's order
+    # repeats: the case whose first run took longer goes first, so their order is the clock's
+    assert sorted(ours.ran[2:]) == [("greets", 1), ("misses", 1)]
     assert len(seen) == 4
     assert mine.summary == theirs.summary, (mine.explain(), theirs.explain())
     assert mine.summary["passed"] == mine.summary["failed"] == 2
