@@ -143,6 +143,7 @@ def test_markup_in_a_conversation_never_runs_in_the_browser(db, realism_json, br
 
         sides = page.locator(".pair .side")
         expect(sides).to_have_count(2)
+        page.wait_for_load_state("load")  # its stylesheet applied: the click waits for less
         expect(sides.nth(0)).to_contain_text(f"{SCRIPT} 12 March {IMAGE}")
         left, right = sides.nth(0).bounding_box(), sides.nth(1).bounding_box()
         assert left is not None
