@@ -101,6 +101,10 @@ def test_the_four_commands_mine_run_and_compare(production):
     assert "feature(s) unlike" in lines[0]
     assert any(line.startswith("your simulated users send this many messages") for line in lines)
     assert any("give up without their goal" in line for line in lines)
+    # the answers to `ask` (function responses of a long-running tool) are measured on both sides
+    (direct,) = [line for line in lines if "answer the agent's questions directly" in line]
+    assert "not compared" not in direct
+    assert direct.startswith("your simulated users answer the agent's questions directly 100 %")
     data = json.loads((production / "realism.json").read_text())
     assert (data["real"], data["simulated"]) == (20, 20)
 

@@ -59,6 +59,44 @@ def test_tool_events_are_not_user_messages() -> None:
     assert found.abandoned is False
 
 
+def test_a_question_asked_through_a_long_running_tool_and_its_answer_are_messages() -> None:
+    events = [
+        user_event("I'd like a blood pressure check"),
+        tool_call_event(
+            AGENT, "ask", {"question": "Which days suit you?"}, call_id="q1", long_running=True
+        ),
+        function_response_event("user", "ask", {"result": "I'd rather not say"}, call_id="q1"),
+        tool_call_event(
+            AGENT, "ask", {"question": "What time works?"}, call_id="q2", long_running=True
+        ),
+        function_response_event("user", "ask", {"result": "Mornings, around 9"}, call_id="q2"),
+        agent("Booked for a morning."),
+    ]
+    found = features(events)
+    assert found.turns == 3
+    assert found.agent_questions == 2
+    assert (found.answers_refusing, found.answers_direct) == (1, 1)
+    assert found.answered_directly_rate == 0.5
+
+
+def test_only_the_users_answer_to_a_long_running_call_is_the_users() -> None:
+    events = [
+        user_event("Hello"),
+        # an ordinary call's arguments say nothing to the user
+        tool_call_event(AGENT, "lookup", {"question": "Which plan?"}, call_id="c1"),
+        function_response_event("user", "lookup", {"result": "premium"}, call_id="c1"),
+        # a long-running call the agent side answers itself (a job finishing) is no user's
+        tool_call_event(
+            AGENT, "ask", {"question": "Which days suit you?"}, call_id="q1", long_running=True
+        ),
+        function_response_event(AGENT, "ask", {"result": "Tuesdays"}, call_id="q1"),
+    ]
+    found = features(events)
+    assert found.turns == 1
+    assert found.agent_questions == 1
+    assert found.answers_none == 1
+
+
 def test_agent_texts_around_a_tool_call_are_one_message() -> None:
     events = [
         user_event("Hello"),

@@ -52,6 +52,25 @@ def test_a_conversation_gives_its_goal_facts_asked_or_volunteered_and_its_manner
     assert scenario.conversation_scenario().starting_prompt == "I need to book a blood test"
 
 
+def test_an_answer_to_a_long_running_question_is_a_fact_given_when_asked():
+    from adk_eval.testing import function_response_event, tool_call_event
+
+    question = {"question": "What is your date of birth?"}
+    events = [
+        user_event("I need to book a blood test"),
+        tool_call_event("desk", "ask", question, call_id="q1", long_running=True),
+        function_response_event("user", "ask", {"result": "12 March 1980"}, call_id="q1"),
+        text_event("desk", "Booked for Tuesday."),
+    ]
+    session = Session(id="s2", app_name="clinic", user_id="ann", events=events, state={})
+
+    scenario = mine_session(session)
+
+    assert scenario is not None
+    assert [(fact.text, fact.asked) for fact in scenario.facts] == [("12 March 1980", True)]
+    assert scenario.held_back() == ["12 March 1980"]
+
+
 def test_a_session_without_a_user_message_is_not_a_scenario():
     empty = Session(id="e", app_name="a", user_id="u", events=[text_event("desk", "Hi")], state={})
     assert mine_session(empty) is None

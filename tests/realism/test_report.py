@@ -184,3 +184,47 @@ async def test_the_json_follows_its_schema_and_the_page_shows_scenarios_side_by_
     assert "<script>alert(1)" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert page.count('<div class="pair">') == 20
+
+
+async def test_a_run_and_its_json_report_measure_the_same_answers_to_a_long_running_question(
+    tmp_path,
+):
+    from google.adk.tools import LongRunningFunctionTool
+
+    from adk_eval.realism import features
+    from adk_eval.reporting import suite_report
+    from adk_eval.testing import tool_call
+
+    def ask(question: str) -> None:
+        """Asks the patient; the answer comes later."""
+
+    agent = LlmAgent(
+        name="desk",
+        model=ScriptedLlm(
+            [
+                tool_call("ask", {"question": "Which days suit you?"}),
+                tool_call("ask", {"question": "What is your date of birth?"}),
+                "Booked for Tuesday.",
+            ]
+        ),
+        tools=[LongRunningFunctionTool(ask)],
+    )
+    answers = ScriptedUserAgent(name="patient", script=["Tuesdays", "I'd rather not say"])
+    case = EvalCase(
+        name="asks",
+        agent=agent,
+        first_message="I need to book a blood test",
+        user_agents=UserAgents(
+            loop=ScriptedUserAgent(name="loop", script=["</finished>"]), tools={"ask": answers}
+        ),
+    )
+    suite = await run_eval_suite([case])
+    (result,) = suite.results
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps(suite_report(suite), default=str))
+    ((events, _, _),) = runs_of_report(path)
+
+    live, reported = features(list(result.events)), features(events)
+    assert live.agent_questions == 2
+    assert (live.answers_direct, live.answers_refusing) == (1, 1)
+    assert reported.values() == live.values()

@@ -6,8 +6,11 @@ feature; `FEATURE_KINDS` names each comparable feature's kind (count, rate, mean
 
 **Messages.** A user message is an event by `user` with text (thought parts left out;
 partial streaming chunks and empty texts skipped). Every other author's text is the agent
-side; consecutive agent texts (around tool calls) make one agent message. Tool calls and
-tool responses carry no text and are ignored. Words are runs of letters and digits
+side; consecutive agent texts (around tool calls) make one agent message. A question asked
+through a long-running tool is a message too: the call's string arguments are the agent's
+(``ask(question="Which days suit you?")``) and the user's function response to it is the
+user's (``{"result": "Tuesdays"}``), see `_messages`. Other tool calls and responses carry
+no message. Words are runs of letters and digits
 ("don't", "12.50" and e-mails are one word each); content words are words outside a
 small English stopword list (function words, pleasantries, yes/no, fillers), with
 apostrophes dropped and a plural "s" cut.
@@ -76,6 +79,7 @@ from typing import Literal
 from google.adk.events import Event
 
 from ._answers import Answer, classify_answer, is_correction, is_quitting, opens_yes_no
+from ._messages import conversation
 from ._text import Question, content_words, fact_items, has_number_or_date, question_in, words
 
 __all__ = ["FEATURE_KINDS", "UserBehaviour", "features"]
@@ -156,21 +160,10 @@ class _Message:
     text: str
 
 
-def _text(event: Event) -> str:
-    if event.partial or event.content is None:
-        return ""
-    parts = event.content.parts or []
-    return "".join(part.text or "" for part in parts if not part.thought).strip()
-
-
 def _messages(events: Sequence[Event], user: str) -> list[_Message]:
-    """The conversation's text messages, consecutive agent texts joined into one."""
+    """The conversation's messages, consecutive agent messages joined into one."""
     found: list[_Message] = []
-    for event in events:
-        text = _text(event)
-        if not text:
-            continue
-        by_user = event.author == user
+    for by_user, text in conversation(events, user):
         if not by_user and found and not found[-1].by_user:
             found[-1] = _Message(False, f"{found[-1].text}\n{text}")
         else:

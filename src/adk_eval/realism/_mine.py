@@ -34,6 +34,7 @@ from google.adk.events import Event
 from google.adk.sessions import Session
 
 from ._features import UserBehaviour, features
+from ._messages import conversation
 
 __all__ = ["MinedFact", "MinedScenario", "mine_session"]
 
@@ -196,13 +197,9 @@ def _user_messages(events: Sequence[Event], user: str) -> list[tuple[bool, str]]
     """Each user message's text, with whether the agent's message before it asked."""
     found: list[tuple[bool, str]] = []
     agent_asked = False
-    for event in events:
-        parts = (event.content.parts if event.content else None) or []
-        text = " ".join(p.text for p in parts if p.text and not p.thought)
-        if not text.strip():
-            continue
-        if event.author == user:
-            found.append((agent_asked, text.strip()))
+    for by_user, text in conversation(events, user):
+        if by_user:
+            found.append((agent_asked, text))
             agent_asked = False
         else:
             agent_asked = "?" in text

@@ -332,16 +332,40 @@ def runs_of_report(path: Path) -> list[tuple[list[Event], bool, str]]:
         ) from None
     found = []
     for run in runs:
-        events = [
-            Event(
-                author=str(entry.get("author") or entry.get("role") or "user"),
-                content=types.Content(
-                    role="user" if entry.get("role") == "user" else "model",
-                    parts=[types.Part(text=str(entry.get("text") or ""))],
-                ),
-            )
-            for entry in run.get("conversation") or []
-            if entry.get("kind") == "message"
-        ]
+        events = _events_of(run.get("conversation") or [])
         found.append((events, run.get("status") == "passed", str(run.get("name") or "")))
     return found
+
+
+def _events_of(entries: list[dict[str, Any]]) -> list[Event]:
+    """A report's conversation as the events `features` reads.
+
+    Its messages, and each long-running call with the user's answer to it (paired
+    by tool name, in order).
+    """
+    events: list[Event] = []
+    waiting: dict[str, list[str]] = {}
+    for index, entry in enumerate(entries):
+        kind, author = entry.get("kind"), str(entry.get("author") or entry.get("role") or "user")
+        if kind == "message":
+            role = "user" if entry.get("role") == "user" else "model"
+            part = types.Part(text=str(entry.get("text") or ""))
+            events.append(Event(author=author, content=types.Content(role=role, parts=[part])))
+        elif kind == "tool_call" and entry.get("long_running"):
+            call_id, name = f"asked-{index}", str(entry.get("name") or "")
+            waiting.setdefault(name, []).append(call_id)
+            call = types.FunctionCall(id=call_id, name=name, args=entry.get("args") or {})
+            content = types.Content(role="model", parts=[types.Part(function_call=call)])
+            events.append(Event(author=author, content=content, long_running_tool_ids={call_id}))
+        elif kind == "tool_response" and author == "user" and waiting.get(entry.get("name") or ""):
+            name = str(entry.get("name"))
+            answer = types.FunctionResponse(
+                id=waiting[name].pop(0), name=name, response=_as_dict(entry.get("response"))
+            )
+            content = types.Content(role="user", parts=[types.Part(function_response=answer)])
+            events.append(Event(author="user", content=content))
+    return events
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {"result": value}
