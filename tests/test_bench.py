@@ -151,7 +151,10 @@ def test_startup_bench(tmp_path):
         "adk-eval runs",
         "adk-eval compare --help",
         "adk-eval run (one trivial case)",
+        "bare ADK script, the same agent run once",
+        "adk-eval mock-mcp --stdio (to its first answer)",
     ]
+    assert result["run_to_bare_adk_run"] > 0
 
 
 def test_workers_wall_bench(tmp_path):
