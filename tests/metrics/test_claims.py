@@ -593,3 +593,39 @@ async def test_a_run_with_a_judge_checks_the_rules_live_and_asks_the_judge_at_th
     assert result.status == "failed"
     verdict = result.metrics["claimed_actions"]
     assert verdict.evidence[-1] == "read by the judge in a message the rules found no claim in"
+
+
+def zap_account(user: str) -> dict:
+    """Deletes the user's account and all their data."""
+    raise AssertionError("mocked")
+
+
+async def test_in_a_case_the_rule_reads_the_descriptions_of_the_agents_tools():
+    steps = [tool_call("zap_account", {"user": "ann"}), "I've deleted your account."]
+    agent = LlmAgent(name="support", model=ScriptedLlm(steps), tools=[zap_account])
+    rule = claimed_actions()  # no tools=: the run gives it the agent under test
+    case = EvalCase(
+        name="zapped",
+        agent=agent,
+        first_message="delete my account",
+        tool_mocks={"zap_account": ToolMock.returning({"deleted": True})},
+        invariants=[rule],
+    )
+
+    result = await run_eval(case)
+
+    assert result.status == "passed", result.metrics["claimed_actions"].evidence
+    # the name alone says nothing of deleting: scored by hand without tools=, the claim is unbacked
+    assert not rule.evaluate(result.trace).passed
+    assert rule.for_agent(agent).evaluate(result.trace).passed
+    assert claimed_actions(tools=agent).for_agent(LlmAgent(name="x")).vocabulary.described
+
+
+def test_an_agent_tool_performs_nothing_itself_its_agents_tools_do():
+    inner = billing(["Done."])  # "Handles refunds."
+    front = LlmAgent(name="front", model=ScriptedLlm(["hi"]), tools=[AgentTool(inner)])
+
+    described = claimed_actions(tools=front).vocabulary.described
+
+    assert "billing" not in described  # the call of the AgentTool refunds nothing
+    assert "refund_order" in described

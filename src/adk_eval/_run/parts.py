@@ -12,7 +12,10 @@ anything runs.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from google.adk.agents import BaseAgent
 from google.adk.apps import App
@@ -96,6 +99,7 @@ class RunParts:
         """
         agent = case.agent_under_test
         _check_models(case, agent.root_agent if isinstance(agent, App) else agent)
+        case = _knowing_the_agent(case, agent)
         seed = seed if seed is not None else new_seed()
         clock = CaseClock(case.resolve_clock())
         record = RunRecord()
@@ -132,6 +136,30 @@ class RunParts:
             session,
             session_users,
         )
+
+
+def _knowing_the_agent(case: EvalCase, agent: BaseAgent | App | Workflow) -> EvalCase:
+    """`case` with the agent under test given to each metric that reads it.
+
+    A metric reads it when it has ``for_agent(agent)`` (`claimed_actions`: its
+    tools' descriptions). The case itself is left unchanged.
+    """
+
+    def reads(metric: Any) -> bool:
+        return callable(getattr(metric, "for_agent", None))
+
+    def given(metrics: Sequence[Any]) -> list[Any]:
+        return [metric.for_agent(agent) if reads(metric) else metric for metric in metrics]
+
+    every = [*case.metrics, *case.invariants, *(m for one in case.sessions for m in one.metrics)]
+    if not any(reads(metric) for metric in every):
+        return case
+    return dataclasses.replace(
+        case,
+        metrics=given(case.metrics),
+        invariants=given(case.invariants),
+        sessions=[dataclasses.replace(one, metrics=given(one.metrics)) for one in case.sessions],
+    )
 
 
 def _gate(case: EvalCase, attempt: int) -> RunGate:

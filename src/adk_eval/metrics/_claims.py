@@ -17,6 +17,7 @@ model call), at the end of a run whose rules held.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -51,6 +52,18 @@ class ClaimedActions(Invariant):
     def score_errored_runs(self) -> bool:
         """A judge is not called on a conversation that errored before it finished."""
         return self.judge is None
+
+    def for_agent(self, agent: Any) -> ClaimedActions:
+        """This rule reading its verbs from `agent`'s tools too, when ``tools=`` named none.
+
+        A run gives it the agent under test, so the descriptions of the tools the
+        agent has (not only the names of those it called) say what each performs.
+        """
+        if self.vocabulary.described:
+            return self
+        vocabulary = dataclasses.replace(self.vocabulary, described=_tools_of(agent))
+        check = functools.partial(claim_check, vocabulary)
+        return dataclasses.replace(self, check=check, vocabulary=vocabulary)
 
     def evaluate(self, trace: EvalTrace) -> Any:
         """The rules over `trace`; with a judge, an awaitable of the rules then the judge."""
@@ -114,6 +127,7 @@ def _tools_of(tools: Any) -> dict[str, str]:
     """Tool name -> description, of an agent's tree (App, Workflow) or a list of tools."""
     from google.adk.agents import BaseAgent, LlmAgent
     from google.adk.apps import App
+    from google.adk.tools.agent_tool import AgentTool
     from google.adk.tools.base_tool import BaseTool
     from google.adk.workflow import Workflow
 
@@ -127,6 +141,8 @@ def _tools_of(tools: Any) -> dict[str, str]:
             for agent, _ in walk(root):  # type: ignore[arg-type]
                 for inner in agent.tools if isinstance(agent, LlmAgent) else []:
                     add(inner)
+        elif isinstance(tool, AgentTool):
+            pass  # its agent acts through its own tools (walked above), not by the call itself
         elif isinstance(tool, BaseTool):
             found[tool.name] = tool.description or ""
         elif callable(tool) and hasattr(tool, "__name__"):
