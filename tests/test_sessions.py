@@ -11,7 +11,15 @@ from google.adk.apps import App
 from google.adk.plugins import BasePlugin
 from google.adk.tools import load_memory, preload_memory
 
-from adk_eval import CaseSession, EvalCase, EvalResult, EvalSetupError, UserAgents, run_eval
+from adk_eval import (
+    CaseSession,
+    EvalCase,
+    EvalResult,
+    EvalSetupError,
+    ScriptedUserAgent,
+    UserAgents,
+    run_eval,
+)
 from adk_eval._suites._results import suite_from_results
 from adk_eval.metrics import MetricResult, render_transcript
 from adk_eval.reporting import load_report_schema, suite_report
@@ -267,6 +275,10 @@ def test_what_a_session_lacks_is_named():
         CaseSession(first_message="hi", max_turns=0)
     with pytest.raises(EvalSetupError, match="`user_agents` must be a UserAgents"):
         CaseSession(first_message="hi", user_agents=[])  # type: ignore[arg-type]
+    with pytest.raises(
+        EvalSetupError, match=r"got the agent `guest`; write UserAgents\(loop=guest\)$"
+    ):
+        CaseSession(first_message="hi", user_agents=ScriptedUserAgent(name="guest", script=[]))  # type: ignore[arg-type]
     with pytest.raises(EvalSetupError, match="`memory_service` must be one of"):
         EvalCase(name="x", agent=vet(), first_message="hi", memory_service="redis")  # type: ignore[arg-type]
     assert CaseSession(user_agents=UserAgents()).label(2) == "session_3"

@@ -260,6 +260,12 @@ def test_a_contract_refuses_unknown_rules_and_bad_settings():
         UserContract(end_state={"session.x": {"$bogus": 1}})
     with pytest.raises(EvalSetupError, match="hold_back=\\['blood'\\]"):
         UserContract(hold_back="blood")
+    with pytest.raises(EvalSetupError, match=r"got unknown rule\(s\) 'restart'$"):
+        UserContract(never=("restart",))  # type: ignore[arg-type]
+    with pytest.raises(EvalSetupError, match="`ends_with` must be a phrase or a list"):
+        UserContract(ends_with=5)  # type: ignore[arg-type]
+    with pytest.raises(EvalSetupError, match="`solved_when` must be a state query, a tool's name"):
+        UserContract(solved_when=123)  # type: ignore[arg-type]
 
 
 async def test_a_contract_for_a_user_agent_the_case_lacks_is_a_setup_error():

@@ -338,8 +338,14 @@ def _session_problem(session: Any) -> str | None:
     turns, name, metrics = session.max_turns, session.name, session.metrics
     if not isinstance(session.first_message, str | types.Content | None):
         return f"`first_message` must be a str or genai Content, got {session.first_message!r}"
+    if isinstance(session.user_agents, BaseAgent):
+        name = session.user_agents.name
+        return (
+            f"`user_agents` must be a UserAgents(...), got the agent `{name}`; "
+            f"write UserAgents(loop={name})"
+        )
     if not isinstance(session.user_agents, UserAgents | None):
-        return f"`user_agents` must be a UserAgents(...), got {session.user_agents!r}"
+        return f"`user_agents` must be a UserAgents(...), got {type(session.user_agents).__name__}"
     if turns not in ("case", None) and (type(turns) is not int or turns < 1):
         return f'`max_turns` must be >= 1, None (no limit) or "case", got {turns!r}'
     if name is not None and (not isinstance(name, str) or not name.strip()):

@@ -61,6 +61,7 @@ def test_faults_report_each_cases_drop_in_the_terminal_and_the_json_report(write
         result.output
     )
     assert result.output.rstrip().splitlines()[-2].startswith("16 passed")  # the clean pass
+    assert "without faults (the pass the reports and gates judge):" in result.output
 
     report = json.loads(path.read_text())
     jsonschema.validate(report, load_report_schema())
@@ -99,6 +100,15 @@ def test_faults_without_repeat_run_each_case_5_times_each_way(write_evals):
     assert result.exit_code == 0, result.output
     assert "1 case(s) x 5 repeats" in result.output
     assert "5/5" in result.output
+
+
+def test_the_robustness_table_never_cuts_a_case_name_in_80_columns(write_evals):
+    renamed = BOOKING.replace('name="books"', 'name="books-a-flight-to-lisbon"')
+    root = write_evals({"booking_eval.py": renamed})
+    args = ("run", str(root), "--faults", "0.5", "--repeat", "10", "--seed", "5", "--no-store")
+    result = CliRunner(env={"COLUMNS": "80"}).invoke(main, list(args), catch_exceptions=False)
+    table = result.output.split("robustness under")[1]
+    assert "│ books-a-flight-to-lisbon │" in table, table
 
 
 def test_the_robustness_gate_needs_faults(write_evals):

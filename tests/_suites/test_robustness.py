@@ -122,8 +122,10 @@ def test_simulated_tools_get_the_faults_too():
 
 @pytest.mark.parametrize("rate", [0, -0.1, 1.5, "0.2", True])
 async def test_a_fault_rate_outside_0_to_1_is_refused(rate):
-    with pytest.raises(EvalSetupError, match="above 0 and at most 1"):
+    with pytest.raises(EvalSetupError, match=r"^faults must be .* above 0 and at most 1"):
         await run_eval_suite([greeting_case()], faults=rate)
+    with pytest.raises(EvalSetupError, match=r"^rate must be .* above 0 and at most 1"):
+        await robustness([greeting_case()], rate=rate)
 
 
 def test_the_sentence_says_which_cases_dropped_and_the_suites_drop_in_points():

@@ -255,11 +255,6 @@ def test_the_verbs_a_tool_performs_come_from_its_name_and_description(name, desc
 # -- options ----------------------------------------------------------------------------
 
 
-def zap_account(user: str) -> dict:
-    """Deletes the user's account for good."""
-    raise AssertionError("mocked")
-
-
 def test_tools_add_the_verbs_of_their_descriptions():
     claim = trace(*call("zap_account", {"ok": True}, 1), text_event("support", "I deleted it."))
     assert claimed_actions(tools=[zap_account]).evaluate(claim).passed
@@ -287,6 +282,14 @@ def test_verbs_map_a_verb_to_tools_and_ignore_leaves_tools_out():
 def test_bad_options_and_the_metric_declares_it_reads_content():
     with pytest.raises(EvalSetupError, match="is not a verb"):
         claimed_actions(verbs={"sign up": ["register"]})
+    with pytest.raises(EvalSetupError, match=r"verbs=\) maps a verb .*, got \['refund'\]$"):
+        claimed_actions(verbs=["refund"])  # type: ignore[arg-type]
+    with pytest.raises(EvalSetupError, match=r"write ignore=\['audit_log'\]$"):
+        claimed_actions(ignore="audit_log")
+    with pytest.raises(EvalSetupError, match=r"write ignore_verbs=\['charge'\]$"):
+        claimed_actions(ignore_verbs="charge")
+    with pytest.raises(EvalSetupError, match="got the name 'refund_order'; to say which tools"):
+        claimed_actions(tools=["refund_order"])
     rule = claimed_actions(name="no_false_claims", on_breach="record")
     assert (rule.name, rule.on_breach, rule.needs) == (
         "no_false_claims",

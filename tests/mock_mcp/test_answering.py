@@ -48,6 +48,8 @@ def test_declarations_and_mocks_must_match_both_ways():
         served_tools([get_order], {"get_order": {"ok": True}})
     with pytest.raises(EvalSetupError, match="never runs a real tool"):
         served_tools([get_order], {"get_order": ToolMock.real(get_order)})
+    with pytest.raises(EvalSetupError, match=r"is a function, not a ToolMock.*ToolMock\(fn\)"):
+        served_tools([get_order], {"get_order": get_order})
     with pytest.raises(EvalSetupError, match="declared twice"):
         served_tools([get_order, get_order], {"get_order": ToolMock.returning(1)})
 

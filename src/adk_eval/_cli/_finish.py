@@ -188,6 +188,8 @@ def finish(
         shown = replace(suite, results=unpassed[:most])
         if len(unpassed) > most:
             out.print(f"the first {most} of {len(unpassed)} runs that did not pass:")
+    if robustness is not None:  # the progress just above was the pass with faults
+        out.print("without faults (the pass the reports and gates judge):")
     if shown.results or shown.not_run:
         out.print(suite_table(shown))
     for text in explanations(shown.results, every_run=reports.verbose):

@@ -77,7 +77,10 @@ class Measured:
     def print(self, out: Console) -> None:
         """The table of each case's pass rates and drop, then the sentence."""
         table = Table(header_style="bold", title=None)
-        for column in ("Case", "Without faults", "With faults", "Drop (points)", ""):
+        widest = max((len(name) for name in self.robustness.cases), default=0)
+        # a case name is never cut, and folds only past 60 columns (as in the suite table)
+        table.add_column("Case", overflow="fold", min_width=min(widest, 60))
+        for column in ("Without faults", "With faults", "Drop (points)", ""):
             table.add_column(column)
         for name, rates in self.robustness.cases.items():
             table.add_row(name, *_row(rates))

@@ -30,15 +30,19 @@ from .._tools._mocks import ToolMock
 __all__ = ["check_fault_rate", "with_default_faults"]
 
 
-def check_fault_rate(rate: object) -> float:
+def check_fault_rate(rate: object, name: str = "faults") -> float:
     """`rate` as a fault rate: the share of calls that fail, above 0 and at most 1.
 
+    Args:
+        rate: The value given.
+        name: The argument it was given as, for the message.
+
     Raises:
-        EvalSetupError: Naming the value and the range.
+        EvalSetupError: Naming the argument, the value and the range.
     """
     if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 < rate <= 1:
         raise EvalSetupError(
-            f"faults must be the share of mocked tool calls that fail, above 0 and at most 1 "
+            f"{name} must be the share of mocked tool calls that fail, above 0 and at most 1 "
             f"(0.2: one call in five), got {rate!r}"
         )
     return float(rate)

@@ -225,7 +225,7 @@ async def robustness(
             faults (`adk_eval._suites._run.check_applies_faults`), or what
             `run_eval_suite` refuses.
     """
-    checked = check_fault_rate(rate)
+    checked = check_fault_rate(rate, "rate")
     check_applies_faults(options.get("executor"))  # before the pass without faults, not after
     seed = seed if seed is not None else new_seed()
     clean = await run_eval_suite(cases, repeat=repeat, seed=seed, **options)

@@ -145,6 +145,11 @@ def _tools_of(tools: Any) -> dict[str, str]:
             pass  # its agent acts through its own tools (walked above), not by the call itself
         elif isinstance(tool, BaseTool):
             found[tool.name] = tool.description or ""
+        elif isinstance(tool, str):
+            raise EvalSetupError(
+                f"claimed_actions(tools=) takes the agent or its tools (functions, ADK tools), "
+                f"got the name {tool!r}; to say which tools perform a verb, use verbs={{...}}"
+            )
         elif callable(tool) and hasattr(tool, "__name__"):
             found[tool.__name__] = (tool.__doc__ or "").strip()
         # a toolset lists its tools only when it runs: its verbs come from its calls
@@ -183,6 +188,7 @@ def claimed_actions(
         on_breach: ``"stop"`` ends a live run at the false claim; ``"record"``
             lets it finish and fails at the end.
     """
+    _check_options(verbs, ignore=ignore, ignore_verbs=ignore_verbs)
     mapped = {
         (lemma(verb) or verb.lower()): frozenset([tools_] if isinstance(tools_, str) else tools_)
         for verb, tools_ in (verbs or {}).items()
@@ -204,3 +210,18 @@ def claimed_actions(
         vocabulary=vocabulary,
         judge=judge if judge is not False else None,
     )
+
+
+def _check_options(verbs: Any, **names: Any) -> None:
+    """Refuses `verbs` that is not a mapping, and a string where a list of names goes."""
+    if verbs is not None and not isinstance(verbs, Mapping):
+        raise EvalSetupError(
+            f"claimed_actions(verbs=) maps a verb to the tools that perform it, "
+            f"e.g. {{'refund': ['issue_voucher']}}, got {verbs!r}"
+        )
+    for option, value in names.items():
+        if isinstance(value, str):
+            raise EvalSetupError(
+                f"claimed_actions({option}=) takes a list of names, got the string {value!r}; "
+                f"write {option}=[{value!r}]"
+            )

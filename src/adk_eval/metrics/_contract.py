@@ -128,14 +128,15 @@ class Breach:
         return {"rule": self.rule, "turn": self.turn, "quote": self.quote, "why": self.why}
 
 
-def _condition(value: Any, what: str) -> None:
+def _condition(value: Any, what: str, *, or_else: str = "") -> None:
     if value is None or callable(value):
         return
     try:
         compile_state_query(value)
     except EvalSetupError as error:
         raise EvalSetupError(
-            f"UserContract `{what}` must be a state query or a function of the state: {error}"
+            f"UserContract `{what}` must be a state query{or_else} or a function of the state: "
+            f"{error}"
         ) from None
 
 
@@ -197,20 +198,24 @@ class UserContract:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise EvalSetupError(f"UserContract `name` must be a non-empty str, got {self.name!r}")
-        unknown = [rule for rule in self.never if rule not in RULES]
-        if isinstance(self.never, str) or unknown:
+        among = f"UserContract `never` takes rules among {', '.join(map(repr, RULES))}"
+        if isinstance(self.never, str):
             raise EvalSetupError(
-                f"UserContract `never` takes rules among {', '.join(map(repr, RULES))}, got "
-                f"{self.never!r}; write never=({self.never!r},) for one rule"
+                f"{among}, got {self.never!r}; write never=({self.never!r},) for one rule"
             )
-        if not all(isinstance(p, str) and p for p in self.closings):
+        unknown = [rule for rule in self.never if rule not in RULES]
+        if unknown:
+            raise EvalSetupError(f"{among}, got unknown rule(s) {', '.join(map(repr, unknown))}")
+        if not isinstance(self.ends_with, str | Sequence | None) or not all(
+            isinstance(p, str) and p for p in self.closings
+        ):
             raise EvalSetupError(
                 f"UserContract `ends_with` must be a phrase or a list of phrases, got "
                 f"{self.ends_with!r}"
             )
         _condition(self.end_state, "end_state")
         if not isinstance(self.solved_when, str):
-            _condition(self.solved_when, "solved_when")
+            _condition(self.solved_when, "solved_when", or_else=", a tool's name")
         if isinstance(self.hold_back, str):
             raise EvalSetupError(
                 f"UserContract `hold_back` must be a list of facts (or facts -> cue words), "

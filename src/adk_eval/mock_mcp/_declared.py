@@ -77,6 +77,12 @@ def _schema(declaration: types.FunctionDeclaration) -> dict[str, Any]:
 
 
 def _checked_mock(name: str, mock: Any) -> ToolMock:
+    if callable(mock) and not isinstance(mock, ToolMock):
+        raise EvalSetupError(
+            f"tool_mocks[{name!r}] is a function, not a ToolMock: a mock MCP server never runs "
+            f"a tool's body; wrap a function of (args, ctx) as ToolMock(fn), or answer with "
+            f"ToolMock.returning(...)"
+        )
     if not isinstance(mock, ToolMock):
         raise EvalSetupError(
             f"tool_mocks[{name!r}] must be a ToolMock, got {mock!r}; for a fixed answer use "
