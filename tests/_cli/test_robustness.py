@@ -116,8 +116,12 @@ def test_the_robustness_gate_needs_faults(write_evals):
     result = invoke("run", str(root), "--fail-on-robustness-drop", "5", "--no-store")
     assert result.exit_code == 2
     assert "give --faults RATE too" in result.output
-    bad = invoke("run", str(root), "--faults", "0", "--no-store")
-    assert bad.exit_code == 2
+    for rate in ("0", "2", "20%", "nan"):
+        bad = invoke("run", str(root), "--faults", rate, "--no-store")
+        assert bad.exit_code == 2
+        assert f"{rate!r} is not a share of the calls above 0 and at most 1 (0.2 for 20%)" in (
+            bad.output
+        )
 
 
 @pytest.mark.slow

@@ -120,6 +120,11 @@ def test_simulated_tools_get_the_faults_too():
     assert unmocked.simulate_unmocked is True
 
 
+async def test_one_case_instead_of_a_list_is_refused_in_one_line():
+    with pytest.raises(EvalSetupError, match=r"^robustness takes a list of cases, got the one"):
+        await robustness(greeting_case(), rate=0.5)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("rate", [0, -0.1, 1.5, "0.2", True])
 async def test_a_fault_rate_outside_0_to_1_is_refused(rate):
     with pytest.raises(EvalSetupError, match=r"^faults must be .* above 0 and at most 1"):

@@ -261,6 +261,10 @@ async def test_duplicate_names_and_bad_settings_are_refused():
         await run_eval_suite([one], repeat=0)
     with pytest.raises(EvalSetupError, match="max_concurrency must be >= 1"):
         await run_eval_suite([one], max_concurrency=0)
+    with pytest.raises(
+        EvalSetupError, match=r"got the one case `same`; write run_eval_suite\(\[case\]\)"
+    ):
+        await run_eval_suite(one)  # type: ignore[arg-type]
 
 
 async def test_xfail_cases_count_as_expected_and_strictly():

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -142,6 +143,23 @@ class _Repeat(click.ParamType):  # type: ignore[type-arg]
         self.fail(f"{value!r} is neither a number of runs (>= 1) nor auto[:MAX] (auto:10)")
 
 
+class _Rate(click.ParamType):  # type: ignore[type-arg]
+    """``--faults``: a share of calls, 0 < RATE <= 1."""
+
+    name = "RATE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, float):
+            return value
+        try:
+            rate = float(str(value).strip())
+        except ValueError:
+            rate = math.nan
+        if not 0 < rate <= 1:
+            self.fail(f"{value!r} is not a share of the calls above 0 and at most 1 (0.2 for 20%)")
+        return rate
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """How each case runs: repeats, concurrency, stopping, its time limit, the seed."""
@@ -245,7 +263,7 @@ run_options = grouped(
     ),
     click.option(
         "--faults",
-        type=click.FloatRange(min=0, min_open=True, max=1),
+        type=_Rate(),
         metavar="RATE",
         help="Run the cases again with this share of the calls of every mocked or simulated "
         "tool failing (seeded by --seed; a mock's own with_faults kept, real tools never "

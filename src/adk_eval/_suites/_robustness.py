@@ -29,7 +29,7 @@ from .._statistics import Interval, newcombe, wilson
 from .._tools._faults import new_seed
 from ._faulted import check_fault_rate
 from ._results import EvalSuiteResult
-from ._run import check_applies_faults, run_eval_suite
+from ._run import check_a_list_of_cases, check_applies_faults, run_eval_suite
 
 __all__ = ["PassRates", "Robustness", "robustness"]
 
@@ -225,6 +225,7 @@ async def robustness(
             faults (`adk_eval._suites._run.check_applies_faults`), or what
             `run_eval_suite` refuses.
     """
+    check_a_list_of_cases(cases, "robustness")
     checked = check_fault_rate(rate, "rate")
     check_applies_faults(options.get("executor"))  # before the pass without faults, not after
     seed = seed if seed is not None else new_seed()

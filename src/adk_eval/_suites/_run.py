@@ -43,6 +43,7 @@ from ._workers import Workers
 __all__ = [
     "Executor",
     "adaptive_repeats",
+    "check_a_list_of_cases",
     "check_applies_faults",
     "run_eval_suite",
     "runs_for_real",
@@ -133,6 +134,7 @@ async def run_eval_suite(
             an unknown executor or mode, or (workers, Ray) a case no module binds (a case's
             own set-up mistake does not stop the suite: its runs are errors).
     """
+    check_a_list_of_cases(cases, "run_eval_suite")
     legacy_options = _legacy_options(legacy, workers)
     adaptive, runs, concurrency = _runs(legacy_options, repeat, max_concurrency, parallel, cases)
     plan = SuitePlan(
@@ -381,3 +383,16 @@ def _legacy_options(legacy: Sequence[Any], workers: int | None) -> dict[str, Any
             raise EvalSetupError(f"workers must be >= 1, got {workers}")
         options["executor"] = Workers(workers) if workers > 1 else InProcess()
     return options
+
+
+def check_a_list_of_cases(cases: Any, function: str) -> None:
+    """Refuses one `EvalCase` where a list of them is due, in one line with the fix.
+
+    Raises:
+        EvalSetupError: `cases` is one case.
+    """
+    if isinstance(cases, EvalCase):
+        raise EvalSetupError(
+            f"{function} takes a list of cases, got the one case `{cases.name}`; write "
+            f"{function}([case]) (or run_eval(case) for one run)"
+        )
