@@ -74,6 +74,7 @@ async def test_a_declared_tool_is_answered_by_its_mock_with_the_call_count():
     )
     assert (first.is_error, first.structured, again.structured) == (False, {"seen": 0}, {"seen": 1})
     assert again.call.response == {"seen": 1}
+    assert again.call.answered_by == "mock"
 
 
 async def test_an_unknown_tool_is_refused_naming_it_and_the_served_ones():
@@ -83,6 +84,7 @@ async def test_an_unknown_tool_is_refused_naming_it_and_the_served_ones():
     assert answer.structured is None
     assert "unknown tool `wipe_db`: this mock MCP server serves only `get_order`" in answer.text
     assert answer.call.response == {"error": answer.text}
+    assert answer.call.answered_by == "refused"
 
 
 async def test_args_that_do_not_fit_and_a_raising_mock_are_error_results():
@@ -110,6 +112,22 @@ async def test_seeded_faults_answer_as_they_do_in_a_case():
     )
     assert answer.structured is not None
     assert answer.structured["error_code"] == 500
+    assert answer.call.answered_by == "fault"
+
+
+def test_each_call_is_echoed_with_what_answered_it(capsys):
+    from adk_eval.mock_mcp._log import LoggedCall
+    from adk_eval.mock_mcp._server import echo_call
+
+    echo_call(LoggedCall("1", "get_order", {"order_id": "A"}, {}, answered_by="fault"))
+    echo_call(LoggedCall("2", "get_order", {"order_id": "B"}, {"status": "shipped"}))
+    echo_call(LoggedCall("3", "wipe", {}, {}, error="unknown tool", answered_by="refused"))
+
+    assert capsys.readouterr().err.splitlines() == [
+        "adk-eval mock-mcp: get_order(order_id='A') -> a fault injected",
+        "adk-eval mock-mcp: get_order(order_id='B') -> answered",
+        "adk-eval mock-mcp: wipe() -> error: unknown tool",
+    ]
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "::1", "localhost"])

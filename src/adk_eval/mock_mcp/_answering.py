@@ -61,7 +61,7 @@ class Answer:
 
 
 def _refused(call_id: str, tool: str, args: dict[str, Any], why: str) -> Answer:
-    call = LoggedCall(call_id, tool, args, {"error": why}, error=why)
+    call = LoggedCall(call_id, tool, args, {"error": why}, error=why, answered_by="refused")
     return Answer(why, None, True, call)
 
 
@@ -127,7 +127,7 @@ async def answer_call(
         _clock=conversation.clock,
     )
     no_adk_context: Any = None  # the mock, a fault or a simulating model answers: none reads it
-    _, answer = answerer(
+    source, answer = answerer(
         target.mock,
         target.tool,
         args,
@@ -145,4 +145,5 @@ async def answer_call(
         return _refused(call_id, tool, args, why)
     response = normalize_response(value)
     earlier.append((dict(args), response))
-    return Answer(_text(value), response, False, LoggedCall(call_id, tool, args, response))
+    call = LoggedCall(call_id, tool, args, response, answered_by=source)
+    return Answer(_text(value), response, False, call)

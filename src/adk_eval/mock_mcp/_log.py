@@ -96,6 +96,8 @@ class LoggedCall:
         response: What it answered (a FunctionResponse dict; ``{"error": ...}``
             for a refused or failed call).
         error: Why it failed (unknown tool, the mock raised), else None.
+        answered_by: What answered it: ``mock``, ``fault`` (an injected fault),
+            ``simulated`` (a model), or ``refused``.
     """
 
     call_id: str
@@ -103,6 +105,7 @@ class LoggedCall:
     args: dict[str, Any]
     response: dict[str, Any]
     error: str | None = None
+    answered_by: str = "mock"
 
 
 @dataclass

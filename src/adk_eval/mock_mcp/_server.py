@@ -303,7 +303,8 @@ def _security(host: str) -> Any:
 
 
 def echo_call(call: LoggedCall) -> None:
-    """One line on stderr per call: the tool, its args, and whether it was answered."""
-    outcome = f"-> error: {call.error}" if call.error else "-> answered"
+    """One line on stderr per call: the tool, its args, and how it was answered."""
+    said = {"fault": "a fault injected", "simulated": "simulated"}.get(call.answered_by, "answered")
+    outcome = f"-> error: {call.error}" if call.error else f"-> {said}"
     args = ", ".join(f"{k}={v!r}" for k, v in call.args.items())
     print(f"adk-eval mock-mcp: {call.tool}({args}) {outcome}", file=sys.stderr, flush=True)
