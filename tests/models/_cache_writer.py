@@ -29,3 +29,14 @@ def write_many(path: str, worker: int, start: Any, count: int) -> None:
             call = ModelCall("c", 0, "agent", "gemini-2.5-flash", None, {"i": index}, key, 1)
             cache.save(call, answer(f"{worker}:{index}"))
             assert cache.lookup(call) is not None
+
+
+def open_at_once(path: str, start: Any, said: Any) -> None:
+    """Opens the cache at `path` the moment every worker may, and says how it went."""
+    start.wait()
+    try:
+        open_cache(ModelCalls(cache_path=Path(path)))
+    except Exception as error:  # the test reads what went wrong
+        said.put(f"{type(error).__name__}: {error}")
+    else:
+        said.put("opened")

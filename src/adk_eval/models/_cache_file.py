@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -146,7 +147,13 @@ def _damaged_or_ours(path: Path) -> bool:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    """A connection to the cache at `path`, made when there is no file (see the module doc)."""
+    """A connection to the cache at `path`, made when there is no file (see the module doc).
+
+    Processes opening one new cache at once race to make it WAL and create its
+    tables; SQLite answers some of those steps "locked" at once rather than after
+    its busy timeout, so the whole set-up is tried again, with a growing pause,
+    for up to the busy timeout.
+    """
     if path.is_dir():
         raise EvalSetupError(
             f"model cache {path} is a folder: give the cache a file path (--cache-path, "
@@ -154,6 +161,21 @@ def _connect(path: Path) -> sqlite3.Connection:
         )
     _check_header(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    deadline, pause = time.monotonic() + _BUSY_TIMEOUT_S, 0.01
+    while True:
+        try:
+            return _set_up(path)
+        except sqlite3.OperationalError as error:
+            if not _busy(error):
+                raise _damaged(path, error) from None
+            if time.monotonic() + pause > deadline:
+                raise EvalSetupError(f"model cache {path} stayed locked: {error}") from None
+        time.sleep(pause)
+        pause = min(pause * 2, 0.5)
+
+
+def _set_up(path: Path) -> sqlite3.Connection:
+    """One try at connecting: WAL, the tables, the mark (`sqlite3.OperationalError` if busy)."""
     try:
         connection = sqlite3.connect(
             path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
@@ -163,14 +185,13 @@ def _connect(path: Path) -> sqlite3.Connection:
     try:
         _check_owner(path, connection)
         connection.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
-        connection.execute("PRAGMA journal_mode = WAL")
+        if connection.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            connection.execute("PRAGMA journal_mode = WAL")
         connection.execute("PRAGMA synchronous = NORMAL")
         _create(path, connection)
-    except sqlite3.OperationalError as error:
+    except sqlite3.OperationalError:
         connection.close()
-        if _busy(error):
-            raise EvalSetupError(f"model cache {path} stayed locked: {error}") from None
-        raise _damaged(path, error) from None
+        raise
     except BaseException as error:
         connection.close()
         if isinstance(error, sqlite3.DatabaseError):
@@ -193,10 +214,17 @@ def _check_header(path: Path) -> None:
 
 
 def _check_owner(path: Path, connection: sqlite3.Connection) -> None:
-    """An SQLite file with tables and without the cache's mark is someone else's."""
-    owner = connection.execute("PRAGMA application_id").fetchone()[0]
+    """An SQLite file with tables and without the cache's mark is someone else's.
+
+    The mark, the version and the tables are read in one statement, so in one
+    snapshot: another process may be creating the cache in between two reads.
+    """
+    owner, version, tables = connection.execute(
+        "SELECT (SELECT application_id FROM pragma_application_id()),"
+        " (SELECT user_version FROM pragma_user_version()),"
+        " (SELECT count(*) FROM sqlite_master)"
+    ).fetchone()
     if owner == _APPLICATION_ID:
-        version = connection.execute("PRAGMA user_version").fetchone()[0]
         if version not in (0, _SCHEMA_VERSION):
             raise EvalSetupError(
                 f"model cache {path} was written by another version of adk-eval "
@@ -204,7 +232,6 @@ def _check_owner(path: Path, connection: sqlite3.Connection) -> None:
                 "(--cache-path, ModelCalls(cache_path=...))"
             )
         return
-    tables = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
     if owner != 0 or tables:
         raise EvalSetupError(
             f"{path} is another SQLite database, not an adk-eval model cache; it was not "
