@@ -266,6 +266,8 @@ def test_a_contract_refuses_unknown_rules_and_bad_settings():
         UserContract(ends_with=5)  # type: ignore[arg-type]
     with pytest.raises(EvalSetupError, match="`solved_when` must be a state query, a tool's name"):
         UserContract(solved_when=123)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="positional"):  # "bye" would have named the contract
+        UserContract("bye")  # type: ignore[misc]
 
 
 async def test_a_contract_for_a_user_agent_the_case_lacks_is_a_setup_error():

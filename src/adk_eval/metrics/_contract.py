@@ -146,7 +146,7 @@ def _holds(condition: Any, state: Mapping[str, Any]) -> bool:
     return bool(compile_state_query(condition).match(dict(state)))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class UserContract:
     """How a simulated user must end the conversation, and what it must never do.
 
@@ -155,7 +155,8 @@ class UserContract:
     breaks it is drawn again once (an LLM user agent is asked again, told what
     it broke; a scripted one gives the same turn, so it breaks again); a redraw
     that breaks it too stops the run in an ``error`` of phase ``user_agent``,
-    attributed to the simulated user, quoting the turn.
+    attributed to the simulated user, quoting the turn. Every field is a keyword
+    (``UserContract("bye")`` is refused: it would have named the contract).
 
     Example:
         ::
