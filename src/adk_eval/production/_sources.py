@@ -129,14 +129,13 @@ class JsonSource:
         Raises:
             EvalSetupError: One line naming it.
         """
-        self._files()
-
-    def _files(self) -> list[Path]:
-        """The files to read, in name order; every one a regular file."""
-        return [Path(name) for name in self._names()]
+        self._names()  # plain strings: a Path per file of a big folder would cost megabytes
 
     def _names(self) -> list[str]:
-        """`_files` as plain strings (a folder of 10,000 files: 10,000 short strings)."""
+        """The files to read, in name order, every one a regular file.
+
+        Plain strings: a folder of 10,000 files is 10,000 short strings.
+        """
         if not self.path.is_dir():
             found = [str(self.path)]
         else:  # os.walk holds names, not one DirEntry and Path per file of a big folder
