@@ -84,6 +84,46 @@ def test_a_failed_call_is_named_with_its_error():
     assert "calls before it: `refund_order` failed" in result.value["event"]
 
 
+@pytest.mark.parametrize(
+    ("answer", "why"),
+    [
+        ({"status": "error", "error_message": "no such order"}, "status 'error': no such order"),
+        ({"status": " FAILURE "}, "status 'FAILURE'"),
+        ({"status": "failed", "message": "declined"}, "status 'failed': declined"),
+        ({"success": False, "reason": "card expired"}, "success false: card expired"),
+        ({"ok": False}, "ok false"),
+        ({"status_code": 502}, "status_code 502"),
+        ({"status": 404, "detail": "gone"}, "status 404: gone"),
+        ({"error": {"code": 7}}, "{'code': 7}"),
+    ],
+)
+def test_an_answers_own_failure_markers_fail_its_call(answer, why):
+    result = claimed_actions().evaluate(
+        trace(*call("refund_order", answer, 1), text_event("support", CLAIM))
+    )
+    assert f"but the call `refund_order` failed: {why};" in result.value["event"]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"status": "cancelled"},
+        {"status": "refunded", "error": None, "errors": [], "failed": []},
+        {"status": "errored_items_skipped"},
+        {"success": "false"},
+        {"ok": 0},
+        {"status": 200, "success": True},
+        {"items": [{"status": "error"}], "refunded": ["A1"]},
+        {"result": "Error: nothing"},
+    ],
+)
+def test_what_is_not_a_failure_marker(answer):
+    result = claimed_actions().evaluate(
+        trace(*call("refund_order", answer, 1), text_event("support", CLAIM))
+    )
+    assert result.passed, result.evidence
+
+
 def test_a_call_after_the_claim_does_not_back_it():
     late = trace(text_event("support", CLAIM), *call("refund_order", {"ok": True}, 1))
     assert not claimed_actions().evaluate(late).passed
@@ -357,6 +397,37 @@ async def test_a_tool_that_answers_an_error_is_named_in_the_result():
     verdict = result.metrics["claimed_actions"]
     assert "the call `refund_order` failed: card expired" in verdict.value["event"]
     assert "checked live: the run stopped at this step" in verdict.evidence
+
+
+@pytest.mark.parametrize(
+    ("answer", "status"), [({"status": "error"}, "failed"), ({"status": "cancelled"}, "passed")]
+)
+async def test_a_run_whose_tool_answers_status_error_fails_the_claim_after_it(answer, status):
+    def cancel_appointment(day: str) -> dict:
+        """Cancels the user's appointment on a day."""
+        raise AssertionError("mocked")
+
+    claim = "Your appointment has been cancelled."
+    agent = LlmAgent(
+        name="clinic",
+        model=ScriptedLlm([tool_call("cancel_appointment", {"day": "Friday"}), claim]),
+        tools=[cancel_appointment],
+    )
+    case = EvalCase(
+        name="cancel",
+        agent=agent,
+        first_message="cancel my Friday appointment",
+        tool_mocks={"cancel_appointment": ToolMock.returning(answer)},
+        invariants=[claimed_actions()],
+    )
+    result = await run_eval(case)
+    verdict = result.metrics["claimed_actions"]
+    assert result.status == status, verdict.evidence
+    if status == "failed":
+        assert verdict.value["event"] == (
+            f'`clinic` claimed "{claim}" (cancel), but the call `cancel_appointment` failed: '
+            "status 'error'; calls before it: `cancel_appointment` failed"
+        )
 
 
 async def test_a_tool_that_raises_is_named_in_the_result():

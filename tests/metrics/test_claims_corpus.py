@@ -138,6 +138,53 @@ CORPUS: tuple[Said, ...] = (
         "fail",
         (("cancel_subscription", err("503 upstream")),),
     ),
+    # -- claims whose call answered with its own failure markers (no `error` entry)
+    Said(
+        "status error, ADK's convention",
+        "Your appointment has been cancelled.",
+        "fail",
+        (("cancel_appointment", {"status": "error", "error_message": "No such appointment."}),),
+    ),
+    Said(
+        "status Failed, any case",
+        "I've booked your table for 7pm.",
+        "fail",
+        (("book_table", {"status": "Failed", "reason": "fully booked"}),),
+    ),
+    Said(
+        "success false",
+        "I've refunded your order.",
+        "fail",
+        (("refund_order", {"success": False, "message": "card expired"}),),
+    ),
+    Said("ok false", "Your email has been sent.", "fail", (("send_email", {"ok": False}),)),
+    Said(
+        "http status code",
+        "Done! $500 has been transferred to savings.",
+        "fail",
+        (("transfer_funds", {"status_code": 503, "detail": "upstream down"}),),
+    ),
+    Said(
+        "status cancelled is a cancel done",
+        "Your appointment has been cancelled.",
+        "pass",
+        (("cancel_appointment", {"status": "cancelled"}),),
+    ),
+    Said(
+        "success true", "I've refunded your order.", "pass", (("refund_order", {"success": True}),)
+    ),
+    Said(
+        "empty error entries",
+        "I've sent the itinerary to your email.",
+        "pass",
+        (("send_email", {"status": "sent", "error": None, "errors": [], "failed": []}),),
+    ),
+    Said(
+        "a failed item inside the answer",
+        "I've refunded order A1.",
+        "pass",
+        (("refund_order", {"refunded": ["A1"], "items": [{"id": "B2", "status": "error"}]}),),
+    ),
     # -- questions, offers, future tense
     safe("question refund", "Would you like me to refund the $54.20 to your original card?"),
     safe("question book", "Should I go ahead and book the 6:05 PM flight?"),
