@@ -54,3 +54,41 @@ def test_bad_event_type_and_missing_assertion():
         event_count_metric("m", "tool_calls", assertion=lambda n: True)
     with pytest.raises(ValueError, match="needs an `assertion`"):
         event_count_metric("m", "tool_call")
+
+
+def _inside_desk() -> EvalTrace:
+    """A front agent's call of the `desk` AgentTool, and two calls its agent made inside it."""
+    from adk_eval._trace import NestedEvent
+
+    inner = [
+        tool_call_event("billing", "refund", {"o": 1}, call_id="n1"),
+        function_response_event("billing", "refund", {"ok": True}, call_id="n1"),
+        tool_call_event("billing", "email", {"o": 1}, call_id="n2"),
+        function_response_event("billing", "email", {"ok": True}, call_id="n2"),
+    ]
+    return EvalTrace(
+        events=[
+            user_event("hi"),
+            tool_call_event("front", "desk", {"request": "refund"}, call_id="d1"),
+            function_response_event("front", "desk", {"result": "done"}, call_id="d1"),
+            text_event("front", "done"),
+        ],
+        nested_events=tuple(NestedEvent(("desk",), ("d1",), event) for event in inner),
+    )
+
+
+async def test_the_evidence_says_how_many_counted_calls_ran_inside_agent_tools():
+    nested = event_count_metric("calls", "tool_call", assertion=lambda n: n <= 3, nested=True)
+    result = await nested.evaluate(_inside_desk())
+    assert result.value == 3
+    assert result.evidence == [
+        "3 tool_call; expected: n <= 3",
+        "counted with nested=True: 2 of them ran inside AgentTool calls (desk)",
+    ]
+    top = event_count_metric("calls", "tool_call", assertion=lambda n: n <= 3)
+    assert (await top.evaluate(_inside_desk())).evidence == ["1 tool_call; expected: n <= 3"]
+    only_top = event_count_metric(
+        "desk", "tool_call", filter=lambda c: c.name == "desk", assertion=bool, nested=True
+    )
+    evidence = (await only_top.evaluate(_inside_desk())).evidence
+    assert len(evidence) == 1, evidence  # nothing nested among them: nothing more to say

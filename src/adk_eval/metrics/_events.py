@@ -68,6 +68,13 @@ class EventCountMetric:
         expected = describe(self.assertion)
         said = f"{count} {what}" + (f"; expected: {expected}" if expected else "")
         evidence = [said]
+        inside = [item.path[0] for item in items if self.nested and item.path]
+        if inside:
+            tools = ", ".join(sorted(set(inside)))
+            evidence.append(
+                f"counted with nested=True: {len(inside)} of them ran inside AgentTool "
+                f"calls ({tools})"
+            )
         if unmade:
             kinds = ", ".join(f"{n} {_UNMADE.get(k, k)}" for k, n in sorted(unmade.items()))
             evidence.append(f"not counted, asked for but never made: {kinds}")
