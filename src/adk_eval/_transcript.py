@@ -9,11 +9,17 @@
 
     Final state:
       session: {"escalation": {...}}
+
+A run the harness stopped inside an `AgentTool` call (an unmocked tool, an
+invariant) shows that call ending in the stop (``[billing stopped] adk_eval
+stopped the run: ...``): what the `AgentTool` returned then is an artifact
+of the stop, not its agent's answer.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from ._trace import EvalTrace, Message, ToolCall, ToolResponse
@@ -46,6 +52,21 @@ _RAISED = {
 }
 
 
+_STOP = "adk_eval stopped the run"
+
+
+def _stops_inside(trace: EvalTrace) -> dict[str, str]:
+    """`AgentTool` call id -> the harness's stop line of a run stopped inside it (the first)."""
+    stops: dict[str, str] = {}
+    for nested in trace.nested_events:
+        for answer in nested.event.get_function_responses():
+            error = (answer.response or {}).get("error")
+            if isinstance(error, str) and error.startswith(_STOP):
+                for call_id in nested.call_ids:
+                    stops.setdefault(call_id, error)
+    return stops
+
+
 def _short(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -76,41 +97,68 @@ def transcript_lines(
             ]
         ]
 
-    def clip(text: str) -> str:
-        if brief:
-            return _short(text, max_chars_per_entry or len(text) or 1)
-        return _clip(text, max_chars_per_entry)
-
+    render = _Render(trace, brief, max_chars_per_entry, _stops_inside(trace))
     lines: list[str] = []
     for item in trace.all_items:
         indent = "    " * len(item.path)  # what ran inside an AgentTool, under its call
         if isinstance(item, Message):
             speaker = "user" if item.role == "user" else item.author
-            text = clip(item.text)
+            text = render.clip(item.text)
             lines.append(indent + (f"{speaker}: {text}" if brief else f"[{speaker}] {text}"))
         elif isinstance(item, ToolCall):
-            call = f"{item.name}({clip(_json(item.args))})"
-            raised = trace.tool_errors.get(item.call_id or "")
-            if brief:
-                result = "(no response)" if item.response is None else clip(_json(item.response))
-                mark = _BRIEF_MARKS.get(trace.source_of(item), "")
-                if raised:
-                    result, mark = f"{_RAISED.get(trace.source_of(item), 'it')} {clip(raised)}", ""
-                lines.append(f"{indent}{item.author} -> {call} = {result}{mark}")
-                continue
-            lines.append(f"{indent}[{item.author}] calls {call}")
-            if raised:
-                said = _RAISED.get(trace.source_of(item), "it")
-                lines.append(f"{indent}[{item.name} result] {said} {clip(raised)}")
-            elif item.response is None:
-                lines.append(f"{indent}[{item.name} result] (no response)")
+            lines.extend(indent + line for line in render.call(item))
         elif isinstance(item, ToolResponse) and not brief:
             # Every response where it happened: a confirmed tool's result comes after
             # the confirmation, a yield's answer after the pause.
-            error = item.response.get("error")
-            label, value = ("error", error) if error is not None else ("result", item.response)
-            lines.append(f"{indent}[{item.name} {label}] {clip(_json(value))}")
+            lines.append(indent + render.response(item))
     return lines
+
+
+@dataclass(frozen=True)
+class _Render:
+    """How one trace's calls and responses read (`transcript_lines`)."""
+
+    trace: EvalTrace
+    brief: bool
+    limit: int | None
+    stops: dict[str, str]
+
+    def clip(self, text: str) -> str:
+        if self.brief:
+            return _short(text, self.limit or len(text) or 1)
+        return _clip(text, self.limit)
+
+    def call(self, item: ToolCall) -> list[str]:
+        """A call's line(s): with its result when brief, else the call (and a missing result)."""
+        call = f"{item.name}({self.clip(_json(item.args))})"
+        raised = self.trace.tool_errors.get(item.call_id or "")
+        stop = self.stops.get(item.call_id or "")
+        source = self.trace.source_of(item)
+        if self.brief:
+            result = "(no response)" if item.response is None else self.clip(_json(item.response))
+            mark = _BRIEF_MARKS.get(source, "")
+            if raised:
+                result, mark = f"{_RAISED.get(source, 'it')} {self.clip(raised)}", ""
+            elif stop:
+                result, mark = f"stopped inside it: {self.clip(stop)}", ""
+            return [f"{item.author} -> {call} = {result}{mark}"]
+        lines = [f"[{item.author}] calls {call}"]
+        if stop and item.response is None:
+            lines.append(f"[{item.name} stopped] {self.clip(stop)}")
+        elif raised:
+            lines.append(f"[{item.name} result] {_RAISED.get(source, 'it')} {self.clip(raised)}")
+        elif item.response is None:
+            lines.append(f"[{item.name} result] (no response)")
+        return lines
+
+    def response(self, item: ToolResponse) -> str:
+        """A response's line; of an `AgentTool` call a run stopped inside, the stop."""
+        stop = self.stops.get(item.call_id or "")
+        if stop:
+            return f"[{item.name} stopped] {self.clip(stop)}"
+        error = item.response.get("error")
+        label, value = ("error", error) if error is not None else ("result", item.response)
+        return f"[{item.name} {label}] {self.clip(_json(value))}"
 
 
 def argument_lines(trace: EvalTrace) -> list[str]:
