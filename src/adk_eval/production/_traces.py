@@ -9,10 +9,13 @@ A trace source is named like a session store:
 * a plain PATH whose content is one of these (see `looks_like_spans`).
 
 Spans are grouped into conversations (the session id a span names, else its
-trace) and each conversation is rebuilt as an ADK `Session` (`_spans._rebuild`),
-one at a time. What the spans do not carry (state deltas always; what was said
-when content capture was off) is said once per source in `notes`, and a metric
-that ``needs`` it is not applicable on those sessions (`lacks_of`).
+trace; a trace of no agent invocation, such as a web server's ``GET /health``, is
+none, and said once by name), and each conversation is rebuilt as an ADK
+`Session` (`_spans._rebuild`), one at a time. What the spans do not carry (state
+deltas always; what was said, where a conversation's model calls were traced with
+content capture off) is said once per source in `notes`, counting only the
+sessions that lack it, and a metric that ``needs`` it is not applicable on those
+sessions (`lacks_of`).
 
 Nothing is written next to what is read: files are decoded into a private
 temporary SQLite file, and SQLite span files are opened read-only.
@@ -40,7 +43,9 @@ _LACKS_SAID = {
     "state": "the spans carry no state: metrics that read the state are not applicable",
     "content": "content capture was off: what was said and the tools' arguments and answers "
     "are not in the spans, and metrics that read them are not applicable",
+    "usage": "the spans carry no token counts",
 }
+_NAMES_SHOWN = 5
 
 
 def looks_like_spans(path: Path) -> bool:
@@ -102,6 +107,8 @@ class TraceSource:
         """What the source left out or does not carry, one line each (said once)."""
         store = self._store
         lines = [f"{self.spec}: {note}" for note in getattr(store, "notes", ())]
+        if store is not None and store.left_out:
+            lines.append(f"{self.spec}: {_left_out(store.left_out)}")
         for fact, sessions in sorted(self._lacking.items()):
             lines.append(f"{self.spec}: {_LACKS_SAID.get(fact, fact)} ({sessions} session(s))")
         for note, times in self._said.most_common():
@@ -147,6 +154,17 @@ class TraceSource:
         if self._store is not None:
             self._store.close()
             self._store = None
+
+
+def _left_out(names: Counter[str]) -> str:
+    """One line on the traces that are no conversation, by their root span's name."""
+    shown = ", ".join(f"{count} {name}" for name, count in names.most_common(_NAMES_SHOWN))
+    more = len(names) - _NAMES_SHOWN
+    return (
+        f"{names.total()} trace(s) with no agent invocation left out (not conversations): "
+        + shown
+        + (f" and {more} more name(s)" if more > 0 else "")
+    )
 
 
 def trace_path(spec: str) -> Path:

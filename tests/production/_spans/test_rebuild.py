@@ -10,6 +10,7 @@ fact, and the known differences listed (`KNOWN`), so that a change shows up.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -365,3 +366,66 @@ def test_openinference_spans():
     assert _usage(events[1]) == (10, 3, 13)
     assert rebuilt.session.user_id == "ann"
     assert rebuilt.lacks == {"state"}
+
+
+def delete_account(user: str) -> dict:
+    """Deletes an account (mocked by nothing here: the spans only record the call)."""
+    return {"deleted": user}
+
+
+def _deleting_run(capture: Any, tmp_path: Path) -> tuple[Session, list[Span]]:
+    steps = [tool_call("delete_account", {"user": "ann"}), "Done."]
+    agent = LlmAgent(name="desk", model=ScriptedLlm(steps), tools=[delete_account])
+    stored = asyncio.run(_run(agent, tmp_path / "s.db", [_user("delete me")]))
+    return stored, _decoded(capture)
+
+
+def _called(rebuilt: Any) -> list[str]:
+    return [c.name or "" for e in rebuilt.session.events for c in e.get_function_calls()]
+
+
+@pytest.mark.parametrize("parent", ["its own agent", "itself"])
+def test_a_cycle_of_parents_is_broken_and_said(capture_spans, tmp_path, content_on, parent):
+    stored, spans = _deleting_run(capture_spans, tmp_path)
+    workflow = next(s for s in spans if s.name.startswith("invoke_workflow"))
+    agent = next(s for s in spans if s.name == "invoke_agent desk")
+    assert agent.parent_id == workflow.span_id
+    looped = dataclasses.replace(
+        workflow, parent_id=agent.span_id if parent == "its own agent" else workflow.span_id
+    )
+    rebuilt = rebuild(stored.id, [looped if s is workflow else s for s in spans])
+    assert _called(rebuilt) == ["delete_account"]
+    assert differences(stored, rebuilt.session) == _user_ids(stored)
+    assert f"a cycle of parent ids broken at {workflow.name} (kept as a root)" in rebuilt.notes
+
+
+def test_a_chain_of_3000_nested_spans_is_read_without_recursion(capture_spans, tmp_path):
+    stored, spans = _deleting_run(capture_spans, tmp_path)
+    workflow = next(s for s in spans if s.name.startswith("invoke_workflow"))
+    trace, start = workflow.trace_id, workflow.start_ns
+    chain = [  # an HTTP-like root naming no session, then 2,999 spans below it
+        Span(trace, f"{n + 1:016x}", f"{n:016x}" if n else None, f"step {n}", start - 1, start)
+        for n in range(3000)
+    ]
+    below = dataclasses.replace(workflow, parent_id=chain[-1].span_id)
+    rebuilt = rebuild(stored.id, [*chain, *(below if s is workflow else s for s in spans)])
+    assert _called(rebuilt) == ["delete_account"]
+    assert [e.author for e in rebuilt.session.events] == [e.author for e in stored.events]
+    oi = [
+        _oi(f"{n + 1:016x}", f"{n:016x}" if n else None, n, **{"openinference.span.kind": "CHAIN"})
+        for n in range(3000)
+    ]
+    oi.append(
+        _oi(
+            "f" * 16,
+            oi[-1].span_id,
+            3001,
+            **{
+                "openinference.span.kind": "LLM",
+                "session.id": "s1",
+                "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.content": "Deep.",
+            },
+        )
+    )
+    assert _parts(rebuild("s1", oi).session.events[-1]) == [("text", "Deep.")]

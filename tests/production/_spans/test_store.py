@@ -27,6 +27,7 @@ def decoded(conversations: int = 2, session: bool = True) -> list[Span]:
 
 
 def spool(tmp_path: Path, spans: list[Span]) -> Path:
+    tmp_path.mkdir(exist_ok=True)
     path = tmp_path / "spans.db"
     with sqlite3.connect(path) as connection:
         write_spans(connection, spans)
@@ -169,3 +170,33 @@ def test_the_table_ddl_is_adks_plus_extra_columns(tmp_path: Path) -> None:
     connection.execute(SPANS_TABLE)
     assert write_spans(connection, []) == 0
     connection.close()
+
+
+def _web_server_spans() -> list[Span]:
+    """An `adk api_server`'s traces: its own request spans, and one /run holding an invocation."""
+    spans = []
+    for n, name in enumerate(["GET /health", "POST /apps/{app}/sessions", "GET /list-apps"]):
+        trace = f"{n + 1:032x}"
+        spans.append(Span(trace, f"{n + 1:016x}", None, name, n, n + 1))
+        spans.append(Span(trace, f"{n + 1:08x}{1:08x}", f"{n + 1:016x}", "fastapi.endpoint", n, n))
+    spans.append(Span(f"{9:032x}", f"{9:016x}", None, "POST /apps/{app}/sessions", 8, 9))
+    run = decoded(1)
+    top = Span(run[0].trace_id, "f" * 16, None, "POST /run", 10, 99)
+    for span in run:  # the invocation's root goes under the request's span
+        spans.append(dataclasses.replace(span, parent_id=span.parent_id or top.span_id))
+    return [*spans, top]
+
+
+def test_only_traces_of_an_agent_invocation_are_conversations(tmp_path: Path) -> None:
+    with SpanStore.open(spool(tmp_path, _web_server_spans())) as store:
+        assert store.conversations() == ["s0"]
+        assert store.left_out == {
+            "POST /apps/{app}/sessions": 2,
+            "GET /health": 1,
+            "GET /list-apps": 1,
+        }
+        assert store.spans_of("s0")[0].name == "POST /run"
+    spans = decoded(1, session=False)  # a trace naming no session, of an invocation
+    with SpanStore.open(spool(tmp_path / "x", spans)) as store:
+        assert store.conversations() == [f"trace:{spans[0].trace_id}"]
+        assert store.left_out == {}

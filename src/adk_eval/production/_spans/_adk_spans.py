@@ -67,8 +67,12 @@ def is_llm(span: Span, parent: Span | None) -> bool:
     )
 
 
-def content_captured(spans: Sequence[Span]) -> bool:
-    """Whether the model calls' content is on the spans (capture was on)."""
+def content_captured(spans: Sequence[Span]) -> bool | None:
+    """Whether the model calls' content is on the spans (capture was on).
+
+    None when no span could carry it (no model or tool call: nothing lacks).
+    """
+    calls = False
     for span in spans:
         attributes = span.attributes
         if "gen_ai.input.messages" in attributes or "gen_ai.output.messages" in attributes:
@@ -78,7 +82,8 @@ def content_captured(spans: Sequence[Span]) -> bool:
             "{}",
         ):
             return True
-    return False
+        calls = calls or span.name.startswith(("call_llm", "generate_content", "execute_tool"))
+    return False if calls else None
 
 
 def _kind(span: Span, parent: Span | None) -> str | None:
@@ -95,27 +100,27 @@ def _kind(span: Span, parent: Span | None) -> str | None:
 def steps_of(
     root: Span, children: Mapping[str, list[Span]], by_id: Mapping[str, Span]
 ) -> list[Step]:
-    """The steps under one root, depth first in start order, `AgentTool` subtrees left out."""
-    steps: list[Step] = []
+    """The steps under one root, depth first in start order, `AgentTool` subtrees left out.
 
-    def visit(span: Span, agent: str) -> bool:
+    Walked with a stack, not recursion: a trace may nest spans thousands deep.
+    """
+    steps: list[Step] = []
+    stack: list[tuple[Span, str, bool]] = [(root, "", False)]  # span, agent, leaving it
+    while stack:
+        span, agent, leaving = stack.pop()
+        if leaving:  # an agent that failed with no error recorded below it
+            if span.status == "error" and not _error_below(steps, span):
+                steps.append(Step("error", span, agent))
+            continue
         kind = _kind(span, by_id.get(span.parent_id or ""))
         agent = str(span.attributes.get("gen_ai.agent.name") or agent)
-        if kind == "agent":
-            steps.append(Step("agent", span, agent))
-        elif kind is not None:
+        if kind is not None:
             steps.append(Step(kind, span, agent))
         if kind in ("llm", "tool", "merged"):
-            return span.status == "error"
-        failed_below = False
-        for child in children.get(span.span_id, []):
-            failed_below = visit(child, agent) or failed_below
-        if kind == "agent" and span.status == "error" and not _error_below(steps, span):
-            steps.append(Step("error", span, agent))
-            return True
-        return failed_below
-
-    visit(root, "")
+            continue
+        if kind == "agent":
+            stack.append((span, agent, True))
+        stack.extend((child, agent, False) for child in reversed(children.get(span.span_id, [])))
     return steps
 
 

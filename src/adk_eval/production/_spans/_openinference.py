@@ -86,27 +86,32 @@ def _usage(attributes: Mapping[str, Any]) -> types.GenerateContentResponseUsageM
 
 
 def _walk(
-    span: Span, children: Mapping[str, list[Span]], agent: str, out: list[tuple[Span, str]]
+    root: Span, children: Mapping[str, list[Span]], agent: str, out: list[tuple[Span, str]]
 ) -> None:
-    kind = span.attributes.get(KIND)
-    if kind == "AGENT":
-        agent = str(
-            span.attributes.get("agent.name") or span.name.removeprefix("agent_run [").rstrip("]")
-        )
-    if kind in ("LLM", "TOOL"):
-        out.append((span, agent))
-        if kind == "TOOL":
-            return
-    for child in children.get(span.span_id, []):
-        _walk(child, children, agent, out)
+    """Appends the LLM and TOOL spans under `root` with their agent (a stack: no recursion)."""
+    stack = [(root, agent)]
+    while stack:
+        span, agent = stack.pop()
+        kind = span.attributes.get(KIND)
+        if kind == "AGENT":
+            agent = str(
+                span.attributes.get("agent.name")
+                or span.name.removeprefix("agent_run [").rstrip("]")
+            )
+        if kind in ("LLM", "TOOL"):
+            out.append((span, agent))
+            if kind == "TOOL":
+                continue
+        stack.extend((child, agent) for child in reversed(children.get(span.span_id, [])))
 
 
 def openinference_events(
     roots: Sequence[Span], children: Mapping[str, list[Span]]
-) -> tuple[list[Event], bool, str]:
-    """The events, whether messages were captured, and the user id the spans name."""
+) -> tuple[list[Event], bool | None, str]:
+    """The events, whether messages were captured (None: no LLM span), and the user id."""
     events: list[Event] = []
-    captured, user_id = False, ""
+    captured: bool | None = None
+    user_id = ""
     for root in roots:
         steps: list[tuple[Span, str]] = []
         _walk(root, children, "", steps)
@@ -125,7 +130,7 @@ def openinference_events(
             user_id = user_id or str(span.attributes.get("user.id") or "")
             inputs = _messages(span.attributes, "llm.input_messages")
             outputs = _messages(span.attributes, "llm.output_messages")
-            captured = captured or bool(inputs or outputs)
+            captured = bool(captured or inputs or outputs)
             if first:
                 users = [m for m in inputs if m.get("role") == "user"]
                 content = _content(users[-1], "user") if users else None

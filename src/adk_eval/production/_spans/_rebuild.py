@@ -12,7 +12,7 @@ names it) is said in `Rebuilt.lacks` and `Rebuilt.notes`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from google.adk.sessions import Session
@@ -31,7 +31,9 @@ class Rebuilt:
     Attributes:
         session: The session (``state`` is always empty).
         lacks: Facts these spans do not carry: ``state`` (never in spans),
-            ``content`` (content capture was off), ``usage`` (no token counts).
+            ``content`` (the model calls were traced with content capture off),
+            ``usage`` (the model's answers have no token counts). A conversation
+            with no model call lacks neither.
         notes: One line each about spans left out or kept oddly.
     """
 
@@ -75,8 +77,43 @@ def _graph(key: str, spans: Sequence[Span]) -> _Graph:
     if orphans:
         notes.append(f"{orphans} span(s) without their parent, kept as roots")
     graph = _Graph(by_id, children, roots, notes)
+    _break_cycles(graph)
     _drop_other_conversations(key, graph)
     return graph
+
+
+def _below(tops: Sequence[Span], children: Mapping[str, list[Span]]) -> Iterator[Span]:
+    """The spans under `tops` (themselves included), depth first in start order, no recursion."""
+    stack = list(reversed(tops))
+    while stack:
+        span = stack.pop()
+        yield span
+        stack.extend(reversed(children.get(span.span_id, [])))
+
+
+def _break_cycles(graph: _Graph) -> None:
+    """Makes a root of the earliest span of each cycle of parent ids, and says so.
+
+    A span whose parent chain loops (a self-parent, or an ``invoke_workflow``
+    whose parent is its own ``invoke_agent``) is reached from no root: without
+    this its whole subtree would be left out without a word.
+    """
+    reached = {span.span_id for span in _below(graph.roots, graph.children)}
+    for span in sorted(graph.by_id.values(), key=_order):
+        if span.span_id in reached:
+            continue
+        loop: list[Span] = []
+        seen: set[str] = set()
+        while span.span_id not in seen:  # unreached spans' parents are unreached: it loops
+            seen.add(span.span_id)
+            loop.append(span)
+            span = graph.by_id[span.parent_id or ""]
+        top = min(loop[loop.index(span) :], key=_order)
+        graph.children[top.parent_id or ""].remove(top)
+        graph.roots.append(top)
+        reached.update(below.span_id for below in _below([top], graph.children))
+        graph.notes.append(f"a cycle of parent ids broken at {top.name} (kept as a root)")
+    graph.roots.sort(key=_order)
 
 
 def _drop_other_conversations(key: str, graph: _Graph) -> None:
@@ -85,7 +122,10 @@ def _drop_other_conversations(key: str, graph: _Graph) -> None:
         return
     kept = []
     for root in graph.roots:
-        named = conversation_of(root) or _named_below(root, graph)
+        named = next(
+            (found for span in _below([root], graph.children) if (found := conversation_of(span))),
+            None,
+        )
         if named is None or named == key:
             kept.append(root)
     if len(kept) < len(graph.roots):
@@ -93,14 +133,6 @@ def _drop_other_conversations(key: str, graph: _Graph) -> None:
             f"{len(graph.roots) - len(kept)} root span(s) of other sessions left out"
         )
     graph.roots = kept
-
-
-def _named_below(span: Span, graph: _Graph) -> str | None:
-    for child in graph.children.get(span.span_id, []):
-        named = conversation_of(child) or _named_below(child, graph)
-        if named is not None:
-            return named
-    return None
 
 
 def _app_name(spans: Sequence[Span]) -> str:
@@ -129,10 +161,11 @@ def rebuild(key: str, spans: Sequence[Span]) -> Rebuilt:
         events, captured, user_id = openinference_events(graph.roots, graph.children)
     else:
         captured = content_captured(spans)
-        events = adk_events(graph.roots, graph.children, graph.by_id, captured)
-    if not captured:
+        events = adk_events(graph.roots, graph.children, graph.by_id, bool(captured))
+    if captured is False:  # None: no model or tool call, so nothing to lack
         lacks.add("content")
-    if not any(e.usage_metadata for e in events if e.author != "user"):
+    answers = [e for e in events if e.author != "user" and e.content and e.content.role == "model"]
+    if answers and not any(e.usage_metadata for e in answers):
         lacks.add("usage")
     if not user_id:
         graph.notes.append("the spans name no user: the sessions' user_id is empty")

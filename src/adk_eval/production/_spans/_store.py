@@ -7,16 +7,22 @@ read-only by the same ``file:`` URI as a session store (`sqlite_uri`: no
 ``-wal``, ``-shm`` or journal created beside it, readable while a process writes
 it in WAL mode).
 
-A conversation is a set of traces: a trace belongs to the conversation its spans
-name (their ``session_id`` column); a trace that names none is a conversation of
-its own, keyed ``trace:<trace_id>``. Only one small tuple per trace is held in
-memory (`SpanStore.conversations`); spans are read one conversation at a time.
+A conversation is a set of traces of agent invocations: a trace belongs to the
+conversation its spans name (their ``session_id`` column); a trace that names none
+is a conversation of its own, keyed ``trace:<trace_id>``. A trace holding no span
+of an agent invocation (ADK's ``invocation``, ``invoke_*``, ``call_llm``,
+``generate_content``, ``execute_tool``, or an OpenInference span) is no
+conversation: a web server's own request spans (``GET /health``, session creation)
+are counted by their root span's name in `SpanStore.left_out`, not made into empty
+conversations. Only one small tuple per conversation trace is held in memory
+(`SpanStore.conversations`); spans are read one conversation at a time.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import TracebackType
@@ -53,6 +59,27 @@ _BASE_COLUMNS = (
 )
 
 _TRACE_PREFIX = "trace:"
+
+_OF_AN_INVOCATION = (
+    "MAX(name IN ('invocation', 'call_llm') OR name GLOB 'invoke_*' "
+    "OR name GLOB 'generate_content*' OR name GLOB 'execute_tool*' "
+    "OR instr(attributes_json, '\"openinference.span.kind\"') > 0)"
+)
+"""SQL: whether a trace holds a span of an agent invocation (ADK's or OpenInference's)."""
+
+_OWNERS = (
+    f"SELECT trace_id, MIN(COALESCE(start_time_unix_nano, 0)), {_OF_AN_INVOCATION}, "
+    f"CASE WHEN {_OF_AN_INVOCATION} THEN "
+    "(SELECT inner.session_id FROM spans AS inner "
+    "WHERE inner.trace_id = outer.trace_id AND NULLIF(inner.session_id, '') IS NOT NULL "
+    "ORDER BY COALESCE(inner.start_time_unix_nano, 0), inner.span_id LIMIT 1) "
+    "ELSE (SELECT root.name FROM spans AS root WHERE root.trace_id = outer.trace_id "
+    "ORDER BY NULLIF(root.parent_span_id, '') IS NOT NULL, "
+    "COALESCE(root.start_time_unix_nano, 0), root.span_id LIMIT 1) END "
+    "FROM spans AS outer GROUP BY trace_id"
+)
+"""SQL: per trace, its first start, whether it is of an invocation, and its session (if so)
+or its root span's name (if not)."""
 
 
 def _row(span: Span) -> tuple[Any, ...]:
@@ -108,6 +135,8 @@ class SpanStore:
         skipped_input: Lines or messages of the input files left out while spooling
             them (a truncated last line); `notes` says which.
         notes: One line for each thing the caller may want to say once.
+        left_out: The traces holding no span of an agent invocation, counted by
+            their root span's name (as of the last `conversations`).
     """
 
     def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
@@ -116,6 +145,7 @@ class SpanStore:
         self.skipped = 0
         self.skipped_input = 0
         self.notes: list[str] = []
+        self.left_out: Counter[str] = Counter()
         self._closers: list[Callable[[], Any]] = []
         columns = {row[1] for row in connection.execute("PRAGMA table_info(spans)")}
         missing = [column for column in (*_BASE_COLUMNS, "session_id") if column not in columns]
@@ -178,7 +208,8 @@ class SpanStore:
 
         A trace goes to the conversation its earliest span naming one names (the
         outermost: an `AgentTool`'s inner agent runs in a session of its own, which
-        its later spans name); a trace naming none is keyed ``trace:<trace_id>``.
+        its later spans name); a trace naming none is keyed ``trace:<trace_id>``; a
+        trace of no agent invocation is none, and counted in `left_out`.
         """
         self._owner_map = self._by_key = None  # a file being written may have grown
         owners = self._owners()
@@ -188,22 +219,15 @@ class SpanStore:
         return sorted(first, key=lambda key: (first[key], key))
 
     def _owners(self) -> dict[str, tuple[str, int]]:
-        """Each trace's conversation key and first start (read once per store)."""
+        """Each conversation trace's key and first start (read once per store)."""
         if self._owner_map is None:
-            rows = self._connection.execute(
-                "SELECT trace_id, MIN(COALESCE(start_time_unix_nano, 0)), "
-                "(SELECT inner.session_id FROM spans AS inner "
-                "WHERE inner.trace_id = outer.trace_id AND NULLIF(inner.session_id, '') "
-                "IS NOT NULL ORDER BY COALESCE(inner.start_time_unix_nano, 0), "
-                "inner.span_id LIMIT 1) FROM spans AS outer GROUP BY trace_id"
-            )
-            self._owner_map = {
-                str(trace): (
-                    str(session) if session is not None else _TRACE_PREFIX + str(trace),
-                    int(start),
-                )
-                for trace, start, session in rows
-            }
+            self._owner_map, self.left_out = {}, Counter()
+            for trace, start, invoked, named in self._connection.execute(_OWNERS):
+                if not invoked:
+                    self.left_out[str(named)] += 1
+                    continue
+                key = str(named) if named is not None else _TRACE_PREFIX + str(trace)
+                self._owner_map[str(trace)] = (key, int(start))
         return self._owner_map
 
     def _traces(self, key: str) -> list[str]:
