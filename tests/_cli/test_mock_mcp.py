@@ -69,3 +69,12 @@ def test_a_log_that_is_not_a_mock_mcp_log_is_refused_and_left_alone(tmp_path):
     error = refusal(TOOLS_FILE, "--stdio", "--log", str(store))
     assert "session.db exists and is not a mock MCP call log" in error
     assert store.read_bytes() == before
+
+
+def test_a_log_through_a_dangling_symlink_is_one_line_and_creates_nothing(tmp_path):
+    target = tmp_path / "elsewhere.db"
+    link = tmp_path / "calls.db"
+    link.symlink_to(target)
+    error = refusal(TOOLS_FILE, "--stdio", "--log", str(link))
+    assert f"--log {link} is a symbolic link to {target}, which does not exist" in error
+    assert not target.exists()

@@ -71,3 +71,33 @@ async def test_one_connection_keeps_its_counts_and_is_closed_in_the_log_when_it_
     assert session.user_id == "checkout-agent"
     assert len(session.events) == 7  # three calls, two events each, and the end
     assert still_open(session, time.time()) is None
+
+
+def test_a_log_path_that_is_a_dangling_symlink_is_refused_and_nothing_is_created(tmp_path):
+    target = tmp_path / "elsewhere" / "calls.db"
+    target.parent.mkdir()
+    link = tmp_path / "calls.db"
+    link.symlink_to(target)
+    with pytest.raises(EvalSetupError, match=r"is a symbolic link to .*which does not exist"):
+        MockMcpServer([get_order], {"get_order": ToolMock.returning({})}, log=link)
+    with pytest.raises(EvalSetupError, match="symbolic link"):
+        CallLog(link)
+    assert not target.exists()
+    assert link.is_symlink()
+    assert list(target.parent.iterdir()) == []
+
+
+async def test_a_log_through_a_symlink_to_a_log_is_written_on(tmp_path):
+    log = tmp_path / "calls.db"
+    server = MockMcpServer([get_order], {"get_order": ToolMock(counting)}, log=log)
+    async with Client(server.lowlevel()) as client:
+        await client.call_tool("get_order", {"order_id": "A1"})
+    await server.close()
+    link = tmp_path / "link.db"
+    link.symlink_to(log)
+    server = MockMcpServer([get_order], {"get_order": ToolMock(counting)}, log=link)
+    async with Client(server.lowlevel()) as client:
+        await client.call_tool("get_order", {"order_id": "A1"})
+    await server.close()
+    with sqlite3.connect(log) as connection:
+        assert connection.execute("SELECT count(*) FROM sessions").fetchone()[0] == 2

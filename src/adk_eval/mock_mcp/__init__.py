@@ -11,7 +11,8 @@
 
 The modules, from the bottom up: `_declared` (the tools served, from a file or
 a list), `_log` (the call log), `_answering` (one call answered, default-deny),
-`_server` (the MCP server and its transports).
+`_stdio` (stdin's end held back until every call read is answered), `_server`
+(the MCP server and its transports).
 
 Names are imported on first use; the `mcp` SDK only when a server starts.
 """

@@ -24,6 +24,7 @@ written to it.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -55,13 +56,22 @@ def claim(path: Path, *, create: bool) -> None:
 
     Raises:
         EvalSetupError: `path` exists and is not a mock MCP call log (nothing is
-            written to it).
+            written to it), is a symbolic link to nothing (nothing is created
+            where it points), or cannot be created.
     """
+    if path.is_symlink() and not path.exists():
+        raise EvalSetupError(
+            f"--log {path} is a symbolic link to {os.readlink(path)}, which does not exist; "
+            "nothing was created. Give the log's own path, or a link to an existing log"
+        )
     if not path.exists() or (path.is_file() and path.stat().st_size == 0):  # nothing in it
         if create:
-            with sqlite3.connect(path) as connection:
-                connection.execute(f"PRAGMA application_id = {MARK}")
-            connection.close()
+            try:
+                with sqlite3.connect(path) as connection:
+                    connection.execute(f"PRAGMA application_id = {MARK}")
+                connection.close()
+            except sqlite3.Error as error:
+                raise EvalSetupError(f"--log {path} cannot be created: {error}") from None
         return
     if not path.is_file():
         raise EvalSetupError(f"--log {path} is not a file; give an SQLite file path")

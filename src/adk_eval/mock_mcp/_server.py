@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import ipaddress
 import sys
+import unicodedata
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
@@ -25,8 +26,9 @@ from .._errors import EvalSetupError
 from ._answering import Answer, Conversation, answer_call
 from ._declared import ServedTool, load_tools, served_tools
 from ._log import CallLog, LoggedCall
+from ._stdio import serve_stdio_streams
 
-__all__ = ["MockMcpServer", "check_host", "echo_call"]
+__all__ = ["MockMcpServer", "check_host", "echo_call", "printable"]
 
 _INSTALL = 'pip install "adk-eval[mcp]"'
 
@@ -181,13 +183,17 @@ class MockMcpServer:
         return conversation
 
     async def serve_stdio(self) -> None:
-        """Serves one client over this process's stdin and stdout until stdin closes."""
-        from mcp.server.stdio import stdio_server
+        """Serves one client over this process's stdin and stdout until stdin closes.
 
+        Every call read before stdin closed is answered first (see `_stdio`).
+        """
         server = self.lowlevel()
+
+        async def run(read_stream: Any, write_stream: Any) -> None:
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
         try:
-            async with stdio_server() as (read_stream, write_stream):
-                await server.run(read_stream, write_stream, server.create_initialization_options())
+            await serve_stdio_streams(run)
         finally:
             await self.close()
 
@@ -303,8 +309,39 @@ def _security(host: str) -> Any:
 
 
 def echo_call(call: LoggedCall) -> None:
-    """One line on stderr per call: the tool, its args, and how it was answered."""
+    """One line on stderr per call: the tool, its args, and how it was answered.
+
+    What the client sent (the tool's name, argument keys and values, the error
+    naming them) is shown with its control characters escaped (`printable`): a
+    terminal never obeys a client's escape sequence, and one call stays one line.
+    """
     said = {"fault": "a fault injected", "simulated": "simulated"}.get(call.answered_by, "answered")
     outcome = f"-> error: {call.error}" if call.error else f"-> {said}"
     args = ", ".join(f"{k}={v!r}" for k, v in call.args.items())
-    print(f"adk-eval mock-mcp: {call.tool}({args}) {outcome}", file=sys.stderr, flush=True)
+    line = printable(f"{call.tool}({args}) {outcome}")
+    print(f"adk-eval mock-mcp: {line}", file=sys.stderr, flush=True)
+
+
+def printable(text: str) -> str:
+    r"""`text` with each control or format character written as its escape (``\x1b``, ``\u202e``).
+
+    Those are Unicode's ``Cc`` (C0 and C1 controls: ESC, CR, LF, BEL, CSI, ...),
+    ``Cf`` (bidirectional overrides, zero-width characters) and the line and
+    paragraph separators; every other character is kept.
+    """
+    return "".join(_escaped(ch) if unicodedata.category(ch) in _HIDDEN else ch for ch in text)
+
+
+_HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp"})
+
+
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escaped(ch: str) -> str:
+    code = ord(ch)
+    if ch in _NAMED:
+        return _NAMED[ch]
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
