@@ -487,3 +487,32 @@ async def test_repeat_auto_is_adaptive_and_a_bad_repeat_is_one_clear_error():
         await run_eval_suite(_mixed_suite(), repeat="often")
     with pytest.raises(EvalSetupError, match="threshold"):
         Adaptive(threshold=1.5)
+
+
+async def test_a_suite_of_workflow_app_and_agent_tool_cases_keeps_and_reads_their_traces():
+    from adk_eval._trace._spool import SpooledTrace
+    from tests import shapes_support
+    from tests.shapes_support import agent_tool_case, app_case, workflow_case
+
+    shapes_support.RAN.clear()
+    suite = await run_eval_suite([workflow_case(), app_case(), agent_tool_case()])
+
+    assert [(r.name, r.status) for r in suite.results] == [
+        ("workflow", "passed"),
+        ("app", "passed"),
+        ("agent_tool", "passed"),
+    ], [r.explain() for r in suite.results]
+    assert all(isinstance(r._trace, SpooledTrace) for r in suite.results)  # spooled, the default
+    workflow, app, nested = suite.results
+    assert workflow.final_state["session"]["formatter"].startswith("<function open_ledger.")
+    (output,) = [e.output for e in workflow.events if isinstance(e.output, dict)]
+    assert output["text"] == "owls hunt at night"  # kept, next to the lock kept as its repr
+    assert output["guard"].startswith("<unlocked _thread.lock object")
+    texts = [m.text for m in workflow.trace.messages if m.role == "agent"]
+    assert texts == ["owls hunt at night", "Confirmed: owls hunt at night"]
+    assert [c.response for c in app.trace.tool_calls] == [{"facts": "mocked"}]
+    assert [c.name for c in nested.trace.nested_tool_calls] == ["finder", "lookup"]
+    assert shapes_support.RAN == ["confirm"]  # the declared node; never the mocked tool
+    for result in suite.results:
+        assert result.explain().startswith(f"EvalCase `{result.name}`: PASSED")
+        assert result.to_data()["status"] == "passed"

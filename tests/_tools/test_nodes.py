@@ -473,3 +473,38 @@ async def test_a_node_that_raises_is_one_clean_error_without_adks_traceback(capl
     assert [r for r in caplog.records if r.exc_info] == []
     sys.stderr.flush()
     assert "Traceback" not in capfd.readouterr().err
+
+
+def confirm(node_input: str):
+    """A generator node, as ADK's samples write one: it yields its message."""
+    from google.adk import Event
+
+    RAN.append("confirm")
+    yield Event(message=f"Confirmed: {node_input}")
+
+
+async def test_a_generator_node_declared_harmless_or_mocked_by_one_yields_its_events():
+    from google.adk import Event
+
+    def mocked(node_input: str):
+        yield Event(message=f"Mocked: {node_input}")
+
+    async def streamed(node_input: str):
+        yield Event(message=f"Streamed: {node_input}")
+
+    texts = {}
+    for label, mock in [("itself", confirm), ("sync mock", mocked), ("async mock", streamed)]:
+        writer = LlmAgent(name="writer", model=ScriptedLlm(["owls"]))
+        graph = Workflow(name="confirming", edges=[(START, writer, confirm)])
+        result = await run_eval(
+            EvalCase(name="g", agent=graph, first_message="go", node_mocks={"confirm": mock})
+        )
+        assert result.status == "passed", result.explain()
+        assert all(e.output is None or isinstance(e.output, str) for e in result.events)
+        texts[label] = [m.text for m in result.trace.messages if m.author == "confirming"]
+    assert texts == {
+        "itself": ["Confirmed: owls"],
+        "sync mock": ["Mocked: owls"],
+        "async mock": ["Streamed: owls"],
+    }
+    assert RAN == ["confirm"]

@@ -145,19 +145,7 @@ class _Gate:
                 return node
             started = f"{where} (started by node `{node.name}` with ctx.run_node)"
             return _worker_like(node, _function_node_like(node, self._gated(function, started)))
-
-        async def mocked(**arguments: Any) -> Any:
-            try:
-                return await call_user(
-                    lambda values: mock(**values) if callable(mock) else mock, arguments
-                )
-            except Exception as error:  # the result reports it: ADK need not log it too
-                detail = f"The mock for node `{node.name}` raised {type(error).__name__}: {error}"
-                raised = EvalToolError(node.name, arguments, detail=detail, kind="node")
-                quiet(raised)
-                raise raised from error
-
-        return _worker_like(node, _function_node_like(node, mocked))
+        return _worker_like(node, _function_node_like(node, _mocked(node.name, mock)))
 
     def _gated(self, function: Callable[..., Any], where: str) -> Callable[..., Any]:
         """`function`, with the ``ctx`` it gets starting dynamic nodes through this gate."""
@@ -196,11 +184,63 @@ class _Gate:
 
             return functools.wraps(function)(gated)
 
+        if inspect.isgeneratorfunction(function):  # ADK streams what it yields, as the node's
+
+            def plain_stream(*args: Any, **kwargs: Any) -> Any:
+                with _reported():
+                    yield from function(*args, **kwargs)
+
+            return functools.wraps(function)(plain_stream)
+
         def plain(*args: Any, **kwargs: Any) -> Any:  # sync code cannot await ctx.run_node
             with _reported():
                 return function(*args, **kwargs)
 
         return functools.wraps(function)(plain)
+
+
+def _mocked(name: str, mock: Any) -> Callable[..., Any]:
+    """What runs instead of node `name`: `mock` called with its arguments, or `mock` itself.
+
+    A generator function (sync or async) yields its items as the node's, as ADK
+    streams a generator node's; any other callable's result is the node's output.
+    """
+
+    def raised(error: Exception, arguments: dict[str, Any]) -> EvalToolError:
+        detail = f"The mock for node `{name}` raised {type(error).__name__}: {error}"
+        failure = EvalToolError(name, arguments, detail=detail, kind="node")
+        quiet(failure)  # the result reports it: ADK need not log it too
+        return failure
+
+    if inspect.isasyncgenfunction(mock):
+
+        async def streamed(**arguments: Any) -> Any:
+            try:
+                async for item in mock(**arguments):
+                    yield item
+            except Exception as error:
+                raise raised(error, arguments) from error
+
+        return streamed
+    if inspect.isgeneratorfunction(mock):
+
+        def generated(**arguments: Any) -> Any:
+            try:
+                yield from mock(**arguments)
+            except Exception as error:
+                raise raised(error, arguments) from error
+
+        return generated
+
+    async def mocked(**arguments: Any) -> Any:
+        try:
+            return await call_user(
+                lambda values: mock(**values) if callable(mock) else mock, arguments
+            )
+        except Exception as error:
+            raise raised(error, arguments) from error
+
+    return mocked
 
 
 @contextlib.contextmanager
