@@ -48,6 +48,11 @@ POSITIVES = [
     ("amex 3782 822463 10005", "amex <CARD_1>"),
     ("qty 3 4111111111111111", "qty 3 <CARD_1>"),
     ("ssn 123-45-6789", "ssn <ID_1>"),
+    ("ssn 123 45 6789.", "ssn <ID_1>."),
+    ("123-45-6789 = 123 45 6789", "<ID_1> = <ID_1>"),
+    ("write to user@[192.168.0.1] please", "write to <EMAIL_1> please"),
+    ("USER@[192.168.0.1] or user@[192.168.0.1]", "<EMAIL_1> or <EMAIL_1>"),
+    ("ops@[IPv6:2001:db8::1]", "<EMAIL_1>"),
     ("IBAN DE89 3704 0044 0532 0130 00 please", "IBAN <ID_1> please"),
     ("iban gb82west12345698765432", "iban <ID_1>"),
 ]
@@ -65,6 +70,10 @@ NEGATIVES = [
     "XX89370400440532013000 is no country",
     "write to user@ or @home or a@b",
     "ssn-like 000-12-3456 and 666-12-3456 were never issued",
+    "ssn-like 000 12 3456, 900 12 3456 and 123 00 4567",
+    "mixed separators 123-45 6789 and 123 45-6789",
+    "a longer run 1 123 45 6789 and 123 45 6789 12",
+    "no address user@[300.1.2.3], user@[10.0.0] or [192.168.0.1]",
     "local 555-0123 and 123-456-7890",
     "a 20-digit number 41111111111111111111",
     "build 20261127103000 and sha 3f2a9b1c4d5e6f708192a3b4c5d6e7f8",
@@ -153,7 +162,7 @@ def test_a_session_is_redacted_everywhere_a_reader_could_see_it():
         "customer": {"email": "<EMAIL_1>", "phones": ["<PHONE_1>", 7]},
         "card": "<CARD_1>",
         "amount": 1234.56,
-        "jane@example.com": True,  # keys are kept
+        "<EMAIL_1>": True,  # keys too
     }
     assert response.content.parts[0].function_response.response == {
         "receipt": {"sent_to": "<EMAIL_1>", "lines": [["card", "<CARD_1>"]]}
@@ -299,11 +308,11 @@ def test_none_changes_nothing():
 
 def test_counts_occurrences_and_distinct_values():
     _, counts = redact_session(conversation(), Redactor())
-    assert dict(counts) == {"email": 6, "phone": 3, "card": 4}
+    assert dict(counts) == {"email": 7, "phone": 3, "card": 4}
     assert counts.distinct == {"email": 1, "phone": 2, "card": 1}
     assert counts["card"] == 4
-    assert counts.total == 13
-    assert counts.describe() == "redacted 6 e-mails, 3 phone numbers, 4 card numbers in 1 session"
+    assert counts.total == 14
+    assert counts.describe() == "redacted 7 e-mails, 3 phone numbers, 4 card numbers in 1 session"
 
 
 def test_counts_add_up_over_sessions():

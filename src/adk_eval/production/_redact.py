@@ -13,6 +13,9 @@ Within one conversation the same value always gets the same marker (e-mails
 compared case-insensitively, phone and card numbers by their digits), so a
 metric that checks whether the agent repeated a card number in a tool call still
 works on markers. Each conversation numbers its markers from 1.
+
+Values hidden in an encoding are found too (`_redact_hidden`): the text a
+base64 string or a ``text/*`` blob decodes to is redacted and encoded again.
 """
 
 from __future__ import annotations
@@ -25,9 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from google.adk.sessions import Session
-from google.genai import types
 
 from .._errors import EvalSetupError
+from ._redact_hidden import Encoded, base64_texts
+from ._redact_parts import redact_event
 from ._redact_patterns import DETECTORS
 
 __all__ = [
@@ -265,6 +269,9 @@ def _rank(kind: str) -> int:
 def redact_text(text: str, redactor: Redactor, table: MarkerTable) -> str:
     """`text` with every value `redactor` finds replaced by its marker from `table`.
 
+    A base64 value in it that decodes to text with such values is decoded,
+    redacted and encoded again (`_redact_hidden`).
+
     Args:
         text: Any text of the conversation.
         redactor: What to find.
@@ -273,17 +280,31 @@ def redact_text(text: str, redactor: Redactor, table: MarkerTable) -> str:
     Returns:
         The redacted text (`text` itself when nothing was found).
     """
-    spans = redactor.find(text)
-    if not spans:
+    if not redactor.enabled:
         return text
+    spans = redactor.find(text)
+    hidden = [e for e in base64_texts(text) if not any(_overlap(e, span) for span in spans)]
+    if not spans and not hidden:
+        return text
+    finds: list[Span | Encoded] = [*spans, *hidden]
     pieces: list[str] = []
     last = 0
-    for span in spans:
-        pieces.append(text[last : span.start])
-        pieces.append(table.marker(span.kind, span.key))
-        last = span.end
+    for found in sorted(finds, key=lambda found: found.start):
+        pieces.append(text[last : found.start])
+        if isinstance(found, Span):
+            pieces.append(table.marker(found.kind, found.key))
+        else:
+            inner = redact_text(found.text, redactor, table)
+            pieces.append(
+                text[found.start : found.end] if inner == found.text else found.encode(inner)
+            )
+        last = found.end
     pieces.append(text[last:])
     return "".join(pieces)
+
+
+def _overlap(encoded: Encoded, span: Span) -> bool:
+    return encoded.start < span.end and span.start < encoded.end
 
 
 def redact_session(session: Session, redactor: Redactor) -> tuple[Session, RedactionCounts]:
@@ -291,9 +312,10 @@ def redact_session(session: Session, redactor: Redactor) -> tuple[Session, Redac
 
     Redacted: the events' text parts (thoughts included), function call arguments,
     function responses, code and code results, transcriptions, error messages,
-    custom metadata, outputs, state deltas and compaction summaries, and the
-    session's state; in nested dicts and lists, string values only (keys are
-    kept). Ids, authors, timestamps and other values are kept as they are.
+    custom metadata, outputs, state deltas and compaction summaries, ``text/*``
+    blobs and their names, and the session's state; in nested dicts and lists,
+    strings and keys (two keys redacted alike stay apart: ``<EMAIL_1> (2)``).
+    Ids, authors, timestamps and other values are kept as they are.
 
     Args:
         session: A session as read from production; it is not modified.
@@ -310,7 +332,7 @@ def redact_session(session: Session, redactor: Redactor) -> tuple[Session, Redac
             return _redact_value(value, redactor, table)
 
         for event in copy.events:
-            _redact_event(event, redact)
+            redact_event(event, redact)
         copy.state = redact(copy.state)
     return copy, table.counts()
 
@@ -320,51 +342,17 @@ def _redact_value(value: Any, redactor: Redactor, table: MarkerTable) -> Any:
     if isinstance(value, str):
         return redact_text(value, redactor, table)
     if isinstance(value, dict):
-        return {key: _redact_value(item, redactor, table) for key, item in value.items()}
+        clean: dict[Any, Any] = {}
+        for key, item in value.items():
+            if isinstance(key, str) and (new := redact_text(key, redactor, table)) != key:
+                key, again = new, 1
+                while key in clean or key in value:
+                    again += 1
+                    key = f"{new} ({again})"
+            clean[key] = _redact_value(item, redactor, table)
+        return clean
     if isinstance(value, list):
         return [_redact_value(item, redactor, table) for item in value]
     if isinstance(value, tuple):
         return tuple(_redact_value(item, redactor, table) for item in value)
     return value
-
-
-def _redact_event(event: Any, redact: Callable[[Any], Any]) -> None:
-    """Redacts one event (a copy) in place."""
-    if event.content is not None:
-        _redact_content(event.content, redact)
-    for transcription in (event.input_transcription, event.output_transcription):
-        if transcription is not None and transcription.text:
-            transcription.text = redact(transcription.text)
-    if event.error_message:
-        event.error_message = redact(event.error_message)
-    if event.custom_metadata:
-        event.custom_metadata = redact(event.custom_metadata)
-    if event.output is not None:
-        event.output = redact(event.output)
-    actions = event.actions
-    if actions.state_delta:
-        actions.state_delta = redact(actions.state_delta)
-    if actions.compaction is not None and actions.compaction.compacted_content is not None:
-        _redact_content(actions.compaction.compacted_content, redact)
-
-
-def _redact_content(content: types.Content, redact: Callable[[Any], Any]) -> None:
-    """Redacts the readable parts of a content (a copy) in place."""
-    for part in content.parts or []:
-        if part.text:
-            part.text = redact(part.text)
-        if part.function_call is not None and part.function_call.args:
-            part.function_call.args = redact(part.function_call.args)
-        if part.function_response is not None and part.function_response.response:
-            part.function_response.response = redact(part.function_response.response)
-        if part.executable_code is not None and part.executable_code.code:
-            part.executable_code.code = redact(part.executable_code.code)
-        result = part.code_execution_result
-        if result is not None and result.output:
-            result.output = redact(result.output)
-        if part.tool_call is not None and part.tool_call.args:
-            part.tool_call.args = redact(part.tool_call.args)
-        if part.tool_response is not None and part.tool_response.response:
-            part.tool_response.response = redact(part.tool_response.response)
-        if part.audio_transcription is not None and part.audio_transcription.text:
-            part.audio_transcription.text = redact(part.audio_transcription.text)

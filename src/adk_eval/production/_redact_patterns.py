@@ -6,14 +6,16 @@ they get one marker). The detectors favour precision over recall: a false
 positive replaces a date, a price or an order number with a marker and destroys
 what an evaluation measures, so every candidate is checked beyond its shape:
 
-* e-mail: a local part, ``@`` and a domain with a dot and a top-level name.
+* e-mail: a local part, ``@`` and a domain with a dot and a top-level name, or an
+  address literal (``user@[192.168.0.1]``, ``user@[IPv6:2001:db8::1]``).
 * phone: ``+`` and 8 to 15 digits (international), or a national number in
   separated groups: 10 to 12 digits led by a trunk ``0``, 9 to 12 with a
   parenthesized area code, or the North American 3-3-4 with valid area and exchange codes.
 * card: 13 to 19 digits, contiguous or in groups of 3 to 6 led by 4, that pass
   the Luhn check and do not start with 0.
-* id: a US social security number ``123-45-6789`` (with the numbers never issued
-  excluded), or an IBAN of a known country at its length, passing the mod-97 check.
+* id: a US social security number ``123-45-6789`` or ``123 45 6789`` (one
+  separator throughout, not inside a longer run of numbers; the numbers never
+  issued excluded), or an IBAN of a known country at its length, passing the mod-97 check.
 """
 
 from __future__ import annotations
@@ -42,9 +44,11 @@ class Found(NamedTuple):
     key: str
 
 
+_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
 _EMAIL = re.compile(
     r"(?<![\w.%+-])[A-Za-z0-9](?:[A-Za-z0-9._%+-]{0,62}[A-Za-z0-9_%+-])?"
-    r"@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![\w@-])"
+    r"@(?:(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![\w@-])"
+    rf"|\[(?:(?:{_OCTET}\.){{3}}{_OCTET}|IPv6:[0-9A-Fa-f:.]{{2,45}})\])"
 )
 # A maximal run of digits in groups separated by one space or dash (a card's candidate).
 _DIGIT_RUN = re.compile(
@@ -62,7 +66,9 @@ _PHONE_NATIONAL = re.compile(
 )
 _SEPARATOR = re.compile(r"[^\d()]+")
 _SSN = re.compile(
-    r"(?<![\w-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w-]|\.\d)", re.ASCII
+    r"(?<![\w-])(?<!\d )(?!000|666|9\d\d)\d{3}([- ])(?!00)\d{2}\1(?!0000)\d{4}"
+    r"(?![\w-]|\.\d| \d)",
+    re.ASCII,
 )
 _IBAN = re.compile(r"\b[A-Za-z]{2}\d{2}(?: ?[A-Za-z0-9]){11,40}\b", re.ASCII)
 
@@ -185,7 +191,7 @@ def _national(candidate: str) -> bool:
 
 def find_ids(text: str) -> list[Found]:
     """US social security numbers and IBANs; the key is the compact upper-case value."""
-    found = [Found(m.start(), m.end(), m.group().replace("-", "")) for m in _SSN.finditer(text)]
+    found = [Found(m.start(), m.end(), _digits(m.group())) for m in _SSN.finditer(text)]
     for match in _IBAN.finditer(text):
         start = match.start()
         length = _IBAN_LENGTHS.get(match.group()[:2].upper())
