@@ -22,9 +22,11 @@ def drawn_tree(text: str) -> dict[str, str | None]:
     chain: list[str] = []
     for line in text.splitlines():
         match = re.match(r"^\s*((?:[│ ] {3}|[├└]── )*)([A-Z]\w+)(?:\s|$)", line)
-        if not match or not match.group(2).endswith(("Error", "Warning")):
+        if not match:
             continue
         depth = len(match.group(1)) // 4
+        if depth == 0 and not match.group(2).endswith(("Error", "Warning")):
+            continue  # a sentence, not the tree's root
         chain[depth:] = [match.group(2)]
         parents[match.group(2)] = chain[depth - 1] if depth else None
     return parents
@@ -38,11 +40,32 @@ def doc_block(text: str) -> str:
     return "\n".join(line.strip() for line in lines[start:end])
 
 
-def real_tree() -> dict[str, str | None]:
-    """Every public error class adk_eval defines -> its parent in the tree."""
+def import_everything() -> None:
     for info in pkgutil.walk_packages(adk_eval.__path__, "adk_eval."):
         if not info.name.endswith("__main__"):
             importlib.import_module(info.name)
+
+
+def every_exception_class() -> set[type[BaseException]]:
+    """Every exception class a module of adk_eval defines (warnings aside)."""
+    import_everything()
+    found: set[type[BaseException]] = set()
+    pending: list[type[BaseException]] = [BaseException]
+    while pending:
+        for sub in pending.pop().__subclasses__():
+            if sub not in found:
+                found.add(sub)
+                pending.append(sub)
+    return {
+        cls
+        for cls in found
+        if cls.__module__.startswith("adk_eval") and not issubclass(cls, Warning)
+    }
+
+
+def real_tree() -> dict[str, str | None]:
+    """Every public error class adk_eval defines -> its parent in the tree."""
+    import_everything()
     parents: dict[str, str | None] = {"AdkEvalError": None}
     pending = [AdkEvalError]
     while pending:
@@ -59,6 +82,32 @@ def test_the_docstring_draws_every_error_class_under_its_parent():
     drawn = drawn_tree(_errors.__doc__ or "")
     drawn.pop("SharedModelWarning", None)  # named in the docstring, beside the tree
     assert drawn == real_tree()
+
+
+def test_every_public_exception_class_is_in_the_tree_and_defined_with_it():
+    public = {cls for cls in every_exception_class() if not cls.__name__.startswith("_")}
+    outside = sorted(
+        f"{c.__module__}.{c.__name__}" for c in public if not issubclass(c, AdkEvalError)
+    )
+    assert outside == []
+    elsewhere = sorted(
+        f"{c.__module__}.{c.__name__}" for c in public if c.__module__ != _errors.__name__
+    )
+    assert elsewhere == []
+
+
+@pytest.mark.parametrize(
+    ("name", "also"),
+    [
+        ("CacheBusyError", RuntimeError),
+        ("UserCodeExit", RuntimeError),
+        ("SpanFormatError", ValueError),
+        ("CollectorError", ValueError),
+        ("AnswerError", ValueError),
+    ],
+)
+def test_an_error_moved_into_the_tree_is_still_caught_as_before(name, also):
+    assert issubclass(getattr(_errors, name), also)
 
 
 def test_docs_api_draws_the_same_tree():

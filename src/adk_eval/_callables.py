@@ -25,6 +25,8 @@ from typing import Any
 
 import anyio.to_thread
 
+from ._errors import UserCodeExit
+
 __all__ = [
     "UserCodeExit",
     "being_cancelled",
@@ -33,10 +35,6 @@ __all__ = [
     "maybe_await",
     "sharing_the_event_loop",
 ]
-
-
-class UserCodeExit(RuntimeError):
-    """User code (a mock, a step, a metric) called ``sys.exit``: an error of that code."""
 
 
 _LOOP_SHARED: ContextVar[bool] = ContextVar("adk_eval_loop_shared", default=False)

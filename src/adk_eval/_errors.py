@@ -8,16 +8,21 @@ files, databases and servers around them::
     AdkEvalError                 every error adk_eval raises on purpose
     ├── EvalSetupError           written in a way that cannot work; nothing ran
     │   ├── DiscoveryError       eval files or modules cannot be found or imported
-    │   └── CassetteMissError    a replayed model request differs from its recording
+    │   ├── CassetteMissError    a replayed model request differs from its recording
+    │   └── CollectorError       the span collector cannot start as asked
     ├── EvalRunError             something failed while the conversation ran
     │   ├── EvalToolError        the agent called a tool the case does not allow
     │   ├── EvalUserAgentError   a user agent is missing or failed
     │   ├── EvalSandboxError     a strict sandbox refused what the run was about to do
     │   ├── SimulatedToolError   the model simulating a tool gave no valid answer
     │   ├── ProviderWaitError    a run waited for a provider's quota as long as it may
-    │   └── ShadowDivergenceError a shadow replay's agent left the recorded conversation
+    │   ├── ShadowDivergenceError a shadow replay's agent left the recorded conversation
+    │   └── UserCodeExit         user code (a mock, a step, a metric) called sys.exit
+    ├── MetricFailure            a metric raised; kept with its failing result, not raised
     ├── EvalSetFileError         an EvalSet file cannot be used; it was not modified
+    ├── SpanFormatError          an OTLP export cannot be read as spans
     ├── RunStoreError            the runs database cannot be used
+    ├── CacheBusyError           the model cache file stayed locked by other processes
     ├── ScriptExhaustedError     a ScriptedLlm was asked for a step past its script
     ├── ScriptedCallError        a ScriptedLlm step calls a tool as it is not declared
     ├── StudioError              a request the studio cannot carry out
@@ -25,13 +30,16 @@ files, databases and servers around them::
     │   │   └── StudioGoneError  the request existed but will never be answered
     │   ├── StudioConflictError  not now: the session or request is in another phase
     │   └── StudioInvalidError   what was sent does not fit (`problems` says why)
+    │       └── AnswerError      an answer does not fit the model request it answers
     └── StudioUnavailableError   the studio gave a `StudioPlugin` no usable answer
 
-`EvalSetupError` is also a `ValueError` and a `TypeError`, `ScriptExhaustedError`
-and `StudioUnavailableError` are also `RuntimeError`s, as they were before the
-tree, so code that caught those keeps working; `ScriptedCallError` is a
-`ValueError`; `EvalSandboxError` is a `RuntimeError` (raised inside the run, where
-a network client passes it on instead of retrying as it would an `OSError`). `run_eval` raises
+`EvalSetupError` is also a `ValueError` and a `TypeError`; `ScriptExhaustedError`,
+`StudioUnavailableError`, `CacheBusyError` and `UserCodeExit` are also
+`RuntimeError`s, and `ScriptedCallError`, `SpanFormatError` and `AnswerError`
+`ValueError`s (`CollectorError` is one as an `EvalSetupError`), as they were
+before the tree, so code that caught those keeps working; `EvalSandboxError` is a
+`RuntimeError` (raised inside the run, where a network client passes it on
+instead of retrying as it would an `OSError`). `run_eval` raises
 `EvalSetupError` (a programming mistake) and records run errors in
 `EvalResult.error` with the phase they happened in. Only the studio's server
 turns `StudioError`s into HTTP statuses.
@@ -46,7 +54,10 @@ from typing import Any, Literal
 
 __all__ = [
     "AdkEvalError",
+    "AnswerError",
+    "CacheBusyError",
     "CassetteMissError",
+    "CollectorError",
     "DiscoveryError",
     "EvalRunError",
     "EvalSandboxError",
@@ -54,6 +65,7 @@ __all__ = [
     "EvalSetupError",
     "EvalToolError",
     "EvalUserAgentError",
+    "MetricFailure",
     "ProviderWaitError",
     "RunStoreError",
     "ScriptExhaustedError",
@@ -61,12 +73,14 @@ __all__ = [
     "ShadowDivergenceError",
     "SharedModelWarning",
     "SimulatedToolError",
+    "SpanFormatError",
     "StudioConflictError",
     "StudioError",
     "StudioGoneError",
     "StudioInvalidError",
     "StudioNotFoundError",
     "StudioUnavailableError",
+    "UserCodeExit",
     "format_args",
 ]
 
@@ -217,6 +231,32 @@ class CassetteMissError(EvalSetupError):
     """A replayed model request differs from its cassette's recording (one line says where)."""
 
 
+class CollectorError(EvalSetupError):
+    """The span collector cannot start as asked (its output file); one line.
+
+    A refused address is the `EvalSetupError` every server of adk-eval raises for
+    a host that is not loopback (`adk_eval._sandbox._loopback.refuse_remote`).
+    """
+
+
+class UserCodeExit(EvalRunError, RuntimeError):
+    """User code (a mock, a step, a metric) called ``sys.exit``: an error of that code."""
+
+
+class MetricFailure(AdkEvalError):
+    """A metric raised instead of returning a `MetricResult` (kept, not raised).
+
+    Attributes:
+        metric_name: The metric's name.
+        error: What it raised.
+    """
+
+    def __init__(self, metric_name: str, error: Exception) -> None:
+        super().__init__(f"metric `{metric_name}` raised {type(error).__name__}: {error}")
+        self.metric_name = metric_name
+        self.error = error
+
+
 class ShadowDivergenceError(EvalRunError):
     """A shadow replay's agent called a recorded tool with arguments the recording never answered.
 
@@ -229,8 +269,20 @@ class EvalSetFileError(AdkEvalError):
     """An EvalSet file is missing, unreadable or invalid; it was not modified."""
 
 
+class SpanFormatError(AdkEvalError, ValueError):
+    """An OTLP export that cannot be read as spans; the message says where and why."""
+
+
 class RunStoreError(AdkEvalError):
     """The runs database cannot be used (not a database, too new, no such run)."""
+
+
+class CacheBusyError(AdkEvalError, RuntimeError):
+    """The model cache file stayed locked by other processes longer than the busy timeout.
+
+    Not an `EvalSetupError`: nothing is wrong with the case or the file. A run
+    takes it as a miss (or an answer not kept); ``adk-eval cache`` prints it.
+    """
 
 
 class ScriptExhaustedError(AdkEvalError, RuntimeError):
@@ -267,6 +319,13 @@ class StudioConflictError(StudioError):
 
 class StudioInvalidError(StudioError):
     """What was sent does not fit: a bad role, answer, message or file."""
+
+
+class AnswerError(StudioInvalidError, ValueError):
+    """An answer the model request cannot accept; `problems` says why, one problem a field."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems), problems)
 
 
 class StudioUnavailableError(AdkEvalError, RuntimeError):

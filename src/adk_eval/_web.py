@@ -5,10 +5,12 @@
   the cookie the page sets when it is opened with the token. Requests that change
   anything must carry the header, so another site cannot forge them with the cookie.
 * A request whose ``Host`` is not a loopback name (or the host the server was bound
-  to) gets 421, which stops DNS-rebinding pages.
+  to) gets 421, which stops DNS-rebinding pages. Loopback is one rule for every
+  server (`adk_eval._sandbox._loopback`).
 * Every response carries a strict Content-Security-Policy, ``X-Frame-Options:
   DENY``, ``Referrer-Policy: no-referrer`` and ``X-Content-Type-Options: nosniff``.
-* `serve` binds 127.0.0.1 unless told otherwise and announces the URL, with its
+* `serve` binds 127.0.0.1 unless told otherwise, refuses a host that is not
+  loopback unless allowed (``--allow-remote``), and announces the URL, with its
   token, once listening. One Ctrl-C or SIGTERM shuts it down and returns, so the
   command exits 0 (an open page's event stream ends, see `stopping`); a second
   Ctrl-C stops at once.
@@ -29,11 +31,11 @@ from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 
 from . import _strict_json as strict_json
+from ._sandbox._loopback import is_loopback, refuse_remote
 
 __all__ = [
     "MAX_ECHO",
     "echo",
-    "LOOPBACK_HOSTS",
     "SHARED_FILES",
     "Access",
     "StrictJSONResponse",
@@ -45,7 +47,6 @@ __all__ = [
     "stopping",
 ]
 
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 _SECURITY_HEADERS = {
     "Content-Security-Policy": (
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -137,7 +138,7 @@ def guard(app: FastAPI, access: Access, *, cut: Callable[[str], str] = echo) -> 
         cut: Shortens a request's own value before an error message repeats it.
     """
     any_host = access.bound_host in ("0.0.0.0", "::", "")
-    allowed_hosts = LOOPBACK_HOSTS | {access.bound_host.lower()}
+    bound = access.bound_host.lower()
 
     def presented(request: Request, *, header_only: bool) -> str | None:
         header = request.headers.get(access.header)
@@ -149,7 +150,7 @@ def guard(app: FastAPI, access: Access, *, cut: Callable[[str], str] = echo) -> 
         request: Request, call_next: Callable[[Request], Awaitable[Response]]
     ) -> Response:
         host = host_name(request.headers.get("host", ""))
-        if not any_host and host not in allowed_hosts:
+        if not any_host and host != bound and not is_loopback(host):
             return JSONResponse(
                 {
                     "error": f"this {access.what} answers requests for {access.bound_host} "
@@ -207,16 +208,23 @@ def serve(
     port: int,
     token: str | None,
     announce: Callable[[str], None],
+    allow_remote: bool = False,
 ) -> None:
     """Serves ``app_for(token, host)`` until interrupted; announces its URL once listening.
 
     Args:
         app_for: Builds the app from the token and the bound host.
-        host: Interface to bind.
+        host: Interface to bind: a loopback address unless `allow_remote`.
         port: Port (0 picks a free one; the announced URL has the real port).
         token: The access token (random when None).
         announce: Called with the URL to open (the token in it).
+        allow_remote: Allows a `host` that is not loopback.
+
+    Raises:
+        EvalSetupError: A `host` that is not loopback, without `allow_remote`.
+        OSError: The port cannot be bound.
     """
+    refuse_remote(host, allow_remote)
     import secrets
     import socket
 

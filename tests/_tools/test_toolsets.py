@@ -29,7 +29,7 @@ from google.adk.tools.mcp_tool.mcp_session_manager import (
 from mcp import StdioServerParameters
 
 from adk_eval import EvalCase, EvalSetupError, ToolMock, ToolsetMock, run_eval
-from adk_eval._tools._mtls import is_loopback, skip_mtls_probe
+from adk_eval._tools._mtls import is_loopback_url, skip_mtls_probe
 from adk_eval._tools._policy import ToolPolicy
 from adk_eval.testing import ScriptedLlm, tool_call
 
@@ -319,7 +319,7 @@ def test_only_toolsets_to_this_machine_are_changed(marker):
         local = McpToolset(connection_params=params)
         assert skip_mtls_probe(local)
         assert mtls_probe_replaced(local)
-    assert not is_loopback("http://127.0.0.1.example.com/mcp")
+    assert not is_loopback_url("http://127.0.0.1.example.com/mcp")
 
 
 async def test_the_tool_policy_leaves_a_remote_toolset_as_it_is(monkeypatch):

@@ -53,11 +53,14 @@ def collect(address: str, out: Path, allow_remote: bool, max_body_mib: int) -> N
     """Keep the spans an ADK app exports over OTLP/HTTP, for `score` and `shadow`.
 
     Start it, then run the app with
-    OTEL_EXPORTER_OTLP_ENDPOINT set to the URL it prints (the OpenTelemetry SDK's
-    OTLP HTTP span exporter). Spans are written as they arrive, so `adk-eval score`
-    can read the file meanwhile. Ctrl-C or SIGTERM stops it and prints what was kept.
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT set to the URL it prints (the OpenTelemetry
+    SDK's OTLP HTTP span exporter; given OTEL_EXPORTER_OTLP_ENDPOINT, the URL without
+    /v1/traces, the app sends its logs and metrics too, which are dropped). Spans are
+    written as they arrive, so `adk-eval score` can read the file meanwhile. Ctrl-C
+    or SIGTERM stops it and prints what was kept.
     """
-    from ..production._spans._collector import CollectorError, SpanCollector
+    from .._errors import EvalSetupError
+    from ..production._spans._collector import SpanCollector
 
     host, port = host_and_port(address, "--otlp", "127.0.0.1:4318")
     collector = SpanCollector(
@@ -65,12 +68,12 @@ def collect(address: str, out: Path, allow_remote: bool, max_body_mib: int) -> N
     )
     try:
         collector.start()
-    except CollectorError as error:
+    except EvalSetupError as error:  # a refused host, or a refused file (CollectorError)
         fail(str(error))
     except OSError as error:
         fail(f"cannot listen on {address}: {error.strerror or error}")
     click.echo(
-        f"adk-eval collect: OTEL_EXPORTER_OTLP_ENDPOINT={collector.endpoint} "
+        f"adk-eval collect: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT={collector.endpoint}/v1/traces "
         f"(spans go to {out}; Ctrl-C stops)"
     )
     sys.stdout.flush()

@@ -73,14 +73,15 @@ def mock_mcp(
         fail("give exactly one transport: --stdio, or --http 127.0.0.1:PORT")
     if allow_remote and address is None:
         fail("--allow-remote goes with --http HOST:PORT")
-    from ..mock_mcp._server import MockMcpServer, check_host, echo_call
+    from .._sandbox._loopback import refuse_remote
+    from ..mock_mcp._server import MockMcpServer, echo_call
 
     host, port = ("", 0)
     if address is not None:
         host, port = host_and_port(address, "--http", "127.0.0.1:8765")
     try:
         if address is not None:
-            check_host(host, allow_remote)
+            refuse_remote(host, allow_remote)
         server = MockMcpServer.from_file(tools_file, log=log_path, seed=seed, on_call=echo_call)
         server.lowlevel()  # the mcp SDK is there, before anything listens
     except AdkEvalError as error:

@@ -16,7 +16,7 @@ from ..models import (
     provider_statuses,
 )
 from ._common import EXIT_FAILED, console, fail
-from ._serving import serve, server_options
+from ._serving import checked_host, serve, server_options
 
 __all__ = ["models", "setup_local", "studio"]
 
@@ -37,7 +37,13 @@ __all__ = ["models", "setup_local", "studio"]
     help="EvalSet file exports of eval cases go to (agents use their eval_set_path).",
 )
 def studio(
-    target: str, host: str, port: int, db: Path, eval_set: Path | None, token: str | None
+    target: str,
+    host: str,
+    port: int,
+    db: Path,
+    eval_set: Path | None,
+    token: str | None,
+    allow_remote: bool,
 ) -> None:
     """Play an agent's model (or a simulated user) in the browser and export goldens.
 
@@ -45,15 +51,17 @@ def studio(
     a list of them, an EvalCase or a list of cases), or a file/module of them.
     """
     from .._errors import DiscoveryError
+    from .._sandbox._loopback import is_loopback
     from ..studio._config import load_targets
     from ..studio._engine import StudioEngine
     from ..studio._server import run_studio
 
+    checked_host(host, allow_remote)
     try:
         targets = load_targets(target, eval_set=eval_set)
     except DiscoveryError as error:
         fail(str(error))
-    if host not in ("127.0.0.1", "localhost", "::1"):
+    if not is_loopback(host):
         click.secho(
             f"adk-eval: warning: listening on {host}: anyone who can reach it and has the "
             "token can run your agent's tools",
@@ -68,7 +76,9 @@ def studio(
         out,
         host,
         port,
-        lambda announce: run_studio(engine, host=host, port=port, token=token, announce=announce),
+        lambda announce: run_studio(
+            engine, host=host, port=port, token=token, announce=announce, allow_remote=allow_remote
+        ),
     )
 
 

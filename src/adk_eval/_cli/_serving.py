@@ -1,4 +1,9 @@
-"""What the commands that serve a page share: ``--host``, ``--port``, ``--token``, serving."""
+"""What the commands that serve a page share: ``--host``, ``--port``, ``--token``, serving.
+
+A ``--host`` that is not loopback is refused (one line) unless ``--allow-remote``
+is given, before anything is read or started: the rule every server of
+adk-eval follows (`adk_eval._sandbox._loopback`).
+"""
 
 from __future__ import annotations
 
@@ -11,11 +16,11 @@ from rich.console import Console
 
 from ._common import fail
 
-__all__ = ["serve", "server_options"]
+__all__ = ["checked_host", "serve", "server_options"]
 
 
 def server_options(port: int, token_env: str) -> Callable[[Any], Any]:
-    """``--host``, ``--port`` and ``--token`` of a command that serves a page."""
+    """``--host``, ``--port``, ``--token`` and ``--allow-remote`` of a command serving a page."""
 
     def add(function: Any) -> Any:
         options = [
@@ -30,12 +35,29 @@ def server_options(port: int, token_env: str) -> Callable[[Any], Any]:
                 help="0 picks a free port.",
             ),
             click.option("--token", envvar=token_env, help="Access token (random by default)."),
+            click.option(
+                "--allow-remote",
+                is_flag=True,
+                help="Listen on a --host that is not loopback (anyone who reaches it and has "
+                "the token can use it).",
+            ),
         ]
         for option in reversed(options):
             function = option(function)
         return function
 
     return add
+
+
+def checked_host(host: str, allow_remote: bool) -> None:
+    """Fails the command with one line for a `host` that is not loopback, unless `allow_remote`."""
+    from .._errors import EvalSetupError
+    from .._sandbox._loopback import refuse_remote
+
+    try:
+        refuse_remote(host, allow_remote)
+    except EvalSetupError as error:
+        fail(str(error))
 
 
 def serve(

@@ -15,7 +15,7 @@ from ..reporting._store import RunStore
 from ._common import EXIT_FAILED, console, db_option, fail
 from ._comparing import comparison_summary, comparison_table
 from ._output import runs_table
-from ._serving import serve, server_options
+from ._serving import checked_host, serve, server_options
 
 __all__ = ["compare", "judges", "runs", "view"]
 
@@ -131,7 +131,12 @@ def judges(db: Path, labels_path: Path | None) -> None:
     help="Also show this realism report (`adk-eval realism ... --json`), read only; repeatable.",
 )
 def view(
-    db: Path, host: str, port: int, token: str | None, realism_paths: tuple[Path, ...]
+    db: Path,
+    host: str,
+    port: int,
+    token: str | None,
+    allow_remote: bool,
+    realism_paths: tuple[Path, ...],
 ) -> None:
     """Browse the stored runs: pass rates over time, each run's cases and conversations, compare.
 
@@ -140,6 +145,7 @@ def view(
     from ..reporting._viewer import run_viewer
     from ..reporting._viewer_realism import load_realism_reports
 
+    checked_host(host, allow_remote)
     try:
         RunStore(db).runs(1)
         realism = load_realism_reports(realism_paths)
@@ -150,6 +156,12 @@ def view(
         host,
         port,
         lambda announce: run_viewer(
-            db, host=host, port=port, token=token, announce=announce, realism=realism
+            db,
+            host=host,
+            port=port,
+            token=token,
+            announce=announce,
+            realism=realism,
+            allow_remote=allow_remote,
         ),
     )

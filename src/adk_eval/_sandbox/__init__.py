@@ -2,6 +2,8 @@
 
 The modules, from the bottom up (each imports only modules listed before it):
 
+* `_loopback`: what counts as this machine (`is_loopback`), the one rule of
+  the sandbox and of every server adk-eval starts (`refuse_remote`).
 * `_scope`: which run the current code belongs to (`RunScope`, a context
   variable), whether it is inside a model call, and what the sandbox saw.
 * `_telemetry`: the user's span and log exporters and litellm's logging

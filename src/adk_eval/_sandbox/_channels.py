@@ -12,7 +12,7 @@ The channels, by audit event:
 * **bind**: a socket bound to an address that is not loopback (other machines can
   reach what listens there; a Unix socket's bind makes a file, noted as one);
 * **dns**: a name lookup of a host that is not loopback, ``*.localhost`` included
-  (see `is_loopback`), and a reverse lookup of any address that is not loopback;
+  (see `_loopback.is_loopback`), and a reverse lookup of any address that is not loopback;
 * **file** written: opened for writing, truncated, renamed, removed, a directory
   made or removed, a link made, its mode, owner or attributes changed, and an
   SQLite database opened (SQLite's C code writes it: ``sqlite3.connect`` is the
@@ -31,7 +31,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["METADATA", "NETWORK", "PROCESS", "WATCHED", "describe", "is_loopback"]
+from ._loopback import is_loopback
+
+__all__ = ["METADATA", "NETWORK", "PROCESS", "WATCHED", "describe"]
 
 PROCESS = frozenset(
     {"subprocess.Popen", "os.system", "os.posix_spawn", "os.fork", "os.forkpty", "os.exec"}
@@ -65,7 +67,6 @@ WATCHED = PROCESS | SIGNALS | NETWORK | DNS | frozenset(_FILES)
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _INTERNET = (socket.AF_INET, socket.AF_INET6)
 _UNIX = getattr(socket, "AF_UNIX", None)
-_LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost", "ip6-loopback"})
 
 
 def describe(
@@ -91,24 +92,6 @@ def describe(
             return None  # a numeric host is not looked up; a reverse lookup asks a name server
         return "dns", host
     return _file(event, args)
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` is this machine: a loopback address, or the name ``localhost``.
-
-    ``*.localhost`` is not: RFC 6761 asks resolvers to answer loopback for those,
-    but glibc's, without systemd's ``nss-myhostname`` or ``resolved`` (the default
-    of most containers), sends the query to the name server, so the name leaves the
-    machine, and the connection goes wherever its answer points.
-    """
-    if host.rstrip(".").lower() in _LOOPBACK_NAMES:
-        return True
-    try:
-        address = ipaddress.ip_address(host.split("%")[0])
-    except ValueError:
-        return False
-    mapped = getattr(address, "ipv4_mapped", None)
-    return address.is_loopback or (mapped is not None and mapped.is_loopback)
 
 
 def _command(event: str, args: tuple[Any, ...]) -> str:

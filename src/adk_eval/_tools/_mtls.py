@@ -19,25 +19,24 @@ explicitly, keep ADK's behaviour; nothing global changes.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import sys
 import urllib.parse
 
-__all__ = ["is_loopback", "skip_mtls_probe"]
+from .._sandbox._loopback import is_loopback
+
+__all__ = ["is_loopback_url", "skip_mtls_probe"]
 
 _SESSION_MANAGER_MODULE = "google.adk.tools.mcp_tool.mcp_session_manager"
 
 
-def is_loopback(url: str) -> bool:
-    """Whether `url` names this machine: ``localhost`` or a loopback address."""
-    host = urllib.parse.urlparse(url).hostname or ""
-    if host == "localhost":
-        return True
+def is_loopback_url(url: str) -> bool:
+    """Whether `url` names this machine (the loopback rule of `_sandbox._loopback`)."""
     try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
+        host = urllib.parse.urlparse(url).hostname
+    except ValueError:  # a malformed address: not this machine's
         return False
+    return host is not None and is_loopback(host)
 
 
 async def _no_mtls() -> None:
@@ -60,7 +59,7 @@ def skip_mtls_probe(toolset: object) -> bool:
     if not isinstance(manager, module.MCPSessionManager):
         return False
     url = getattr(manager._connection_params, "url", None)
-    if not isinstance(url, str) or not is_loopback(url):
+    if not isinstance(url, str) or not is_loopback_url(url):
         return False
     if os.environ.get("GOOGLE_API_USE_CLIENT_CERTIFICATE", "").lower() == "true":
         return False  # asked for explicitly: ADK's probe runs

@@ -9,20 +9,11 @@ import anyio
 from google.adk.sessions import Session
 
 from .._callables import call_user
-from .._errors import EvalSetupError
+from .._errors import EvalSetupError, MetricFailure
 from .._trace import EvalTrace
 from ._types import Metric, MetricResult
 
 __all__ = ["MetricFailure", "score_session", "score_stopped_trace", "score_trace"]
-
-
-class MetricFailure(Exception):
-    """A metric raised instead of returning a `MetricResult` (kept, not raised)."""
-
-    def __init__(self, metric_name: str, error: Exception) -> None:
-        super().__init__(f"metric `{metric_name}` raised {type(error).__name__}: {error}")
-        self.metric_name = metric_name
-        self.error = error
 
 
 async def score_trace(

@@ -4,15 +4,14 @@ Built on the `mcp` SDK's low-level `Server` (mcp 2.x, imported when a server
 starts: ``pip install "adk-eval[mcp]"``), with two handlers: ``tools/list``
 lists the served tools and nothing else, ``tools/call`` answers through
 `_answering` and logs the call (`_log`). Over HTTP it listens on a loopback
-address unless told otherwise (`allow_remote`): the mocks answer anyone who
-can reach the port, and the SDK's DNS-rebinding protection is on for loopback
-hosts.
+address unless told otherwise (`allow_remote`; the refusal is every server's,
+`_sandbox._loopback.refuse_remote`): the mocks answer anyone who can reach the
+port, and the SDK's DNS-rebinding protection is on for loopback hosts.
 """
 
 from __future__ import annotations
 
 import errno
-import ipaddress
 import sys
 import unicodedata
 import uuid
@@ -23,12 +22,13 @@ from typing import Any
 import anyio
 
 from .._errors import EvalSetupError
+from .._sandbox._loopback import is_loopback, refuse_remote
 from ._answering import Answer, Conversation, answer_call
 from ._declared import ServedTool, load_tools, served_tools
 from ._log import CallLog, LoggedCall
 from ._stdio import serve_stdio_streams
 
-__all__ = ["MockMcpServer", "check_host", "echo_call", "printable"]
+__all__ = ["MockMcpServer", "echo_call", "printable"]
 
 _INSTALL = 'pip install "adk-eval[mcp]"'
 
@@ -43,26 +43,6 @@ def _sdk() -> tuple[Any, Any]:
             f"the mock MCP server needs the `mcp` package, version 2: {_INSTALL}"
         ) from None
     return Server, mcp_types
-
-
-def check_host(host: str, allow_remote: bool) -> None:
-    """Refuses a non-loopback `host` unless `allow_remote`.
-
-    Raises:
-        EvalSetupError: `host` is not ``localhost`` or a loopback address.
-    """
-    if not _loopback(host) and not allow_remote:
-        raise EvalSetupError(
-            f"{host} is not a loopback address, and a mock MCP server answers anyone who "
-            "reaches it; listen on 127.0.0.1 (or ::1), or pass --allow-remote"
-        )
-
-
-def _loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"
 
 
 class MockMcpServer:
@@ -217,7 +197,7 @@ class MockMcpServer:
             EvalSetupError: A non-loopback `host` without `allow_remote`.
             OSError: The port cannot be bound.
         """
-        check_host(host, allow_remote)
+        refuse_remote(host, allow_remote)
         app = self.lowlevel().streamable_http_app(host=host, transport_security=_security(host))
         import uvicorn
 
@@ -297,7 +277,7 @@ def _security(host: str) -> Any:
     """
     from mcp.server.transport_security import TransportSecuritySettings
 
-    if not _loopback(host):
+    if not is_loopback(host):
         return None
     named = f"[{host}]" if ":" in host else host
     hosts = sorted({named, "127.0.0.1", "localhost", "[::1]"})

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .._errors import EvalSetupError
+from .._errors import CacheBusyError, EvalSetupError
 from ._settings import ModelCalls
 
 __all__ = [
@@ -71,14 +71,6 @@ def cache_file(settings: ModelCalls | None = None) -> Path:
     base = os.environ.get("XDG_CACHE_HOME")
     root = Path(base).expanduser() if base else Path.home() / ".cache"
     return root / "adk-eval" / _FILE_NAME
-
-
-class CacheBusyError(RuntimeError):
-    """The file stayed locked by other processes longer than the busy timeout.
-
-    Not an `EvalSetupError`: nothing is wrong with the case or the file. A run
-    takes it as a miss (or an answer not kept); ``adk-eval cache`` prints it.
-    """
 
 
 class CacheDatabase:

@@ -20,7 +20,7 @@ JSON API over the runs database instead of inline data:
 
 The routes are `_viewer_routes`' routers, and the JSON they shape is
 `_viewer_replies`' models. Access, headers and serving are `adk_eval._web`'s, as
-for the studio: a token on every request, loopback by default, a strict
+for the studio: a token on every request, loopback unless allowed, a strict
 Content-Security-Policy.
 """
 
@@ -33,6 +33,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from .._errors import AdkEvalError
+from .._sandbox._loopback import refuse_remote
 from .._web import Access, StrictJSONResponse, guard, serve
 from ._store import RunStore
 from ._viewer_realism import RealismFile, realism_routes
@@ -101,13 +102,17 @@ def run_viewer(
     token: str | None = None,
     announce: Callable[[str], None] = print,
     realism: Sequence[RealismFile] = (),
+    allow_remote: bool = False,
 ) -> None:
     """Serves the viewer until interrupted (see `adk_eval._web.serve`), with `realism` reports.
 
     Without `token`, the viewer keeps one per database in ``viewer.token`` beside it
     (readable by its owner only), so the cookie a browser got and the links it
-    keeps still work after a restart on the same database.
+    keeps still work after a restart on the same database. A `host` that is not
+    loopback is refused (`EvalSetupError`, before any token is made) unless
+    `allow_remote`.
     """
+    refuse_remote(host, allow_remote)
     token = token or _kept_token(db)
     serve(
         lambda token, bound: create_viewer_app(db, token, bound_host=bound, realism=realism),
@@ -115,4 +120,5 @@ def run_viewer(
         port=port,
         token=token,
         announce=announce,
+        allow_remote=allow_remote,
     )

@@ -26,6 +26,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 
+from .._errors import AnswerError
 from .._turns import content_text, jsonable
 from ._schemas import declaration_schema, model_schema, validate_against, validate_model
 
@@ -100,14 +101,6 @@ REQUEST_SCHEMA: dict[str, Any] = {
     },
 }
 """The shape of a model request as `serialize_request` writes it (what a remote app sends)."""
-
-
-class AnswerError(ValueError):
-    """An answer the model request cannot accept; `problems` says why."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("; ".join(problems))
-        self.problems = problems
 
 
 def part_to_json(part: types.Part) -> dict[str, Any] | None:

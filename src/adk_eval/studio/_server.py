@@ -12,7 +12,8 @@ when it is opened with the token. Requests that change anything must carry the
 header, so another site cannot forge them with the cookie; the page it serves
 carries the token for its own requests (only a token-holder gets the page, and
 another site cannot read it), so a bookmarked URL without the token works too.
-The server binds to 127.0.0.1 unless told otherwise.
+The server binds to 127.0.0.1 unless told otherwise, and refuses a host that
+is not loopback unless allowed (``allow_remote``, ``--allow-remote``).
 
 Limits: request bodies up to `MAX_BODY_BYTES` (413 above), JSON up to
 `MAX_JSON_DEPTH` levels, without NaN / Infinity or lone surrogates (400), a
@@ -155,15 +156,21 @@ def run_studio(
     port: int = 8765,
     token: str | None = None,
     announce: Callable[[str], None] = print,
+    allow_remote: bool = False,
 ) -> None:
     """Serves the studio until interrupted; announces the URL (with its token) once listening.
 
     Args:
         engine: What to serve.
-        host: Interface to bind (loopback by default).
+        host: Interface to bind: a loopback address unless `allow_remote`.
         port: Port (0 picks a free one; the announced URL has the real port).
         token: The access token (random when None).
         announce: Called with the URL to open.
+        allow_remote: Allows a `host` that is not loopback (anyone who reaches it
+            and has the token can run the agent's tools).
+
+    Raises:
+        EvalSetupError: A `host` that is not loopback, without `allow_remote`.
     """
     serve(
         lambda token, bound: create_app(engine, token, bound_host=bound),
@@ -171,4 +178,5 @@ def run_studio(
         port=port,
         token=token,
         announce=announce,
+        allow_remote=allow_remote,
     )

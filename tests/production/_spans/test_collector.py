@@ -19,6 +19,7 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
+from adk_eval import EvalSetupError
 from adk_eval.production._spans._collector import CollectorError, SpanCollector
 from adk_eval.production._spans._store import SpanStore
 from adk_eval.testing import ScriptedLlm, tool_call
@@ -262,7 +263,7 @@ def test_an_adk_span_file_and_a_collector_file_are_appended_to(tmp_path, capture
 
 
 def test_only_loopback_unless_allowed(tmp_path):
-    with pytest.raises(CollectorError, match="--allow-remote"):
+    with pytest.raises(EvalSetupError, match="--allow-remote"):
         SpanCollector(tmp_path / "t.db", host="0.0.0.0", port=0).start()
     assert not (tmp_path / "t.db").exists()
     with SpanCollector(tmp_path / "t.db", host="0.0.0.0", port=0, allow_remote=True) as open_:

@@ -25,7 +25,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from ..._errors import EvalSetupError
+from ..._errors import CollectorError, EvalSetupError
+from ..._sandbox._loopback import refuse_remote
 from .._database import sqlite_uri
 from ._otlp import SpanFormatError, spans_from_json, spans_from_proto
 from ._span import EXTRA_COLUMNS, SPANS_TABLE, Span
@@ -44,10 +45,6 @@ _SOCKET_TIMEOUT = 30.0
 _STOP_GRACE = 5.0
 _ADK_COLUMNS = {"span_id", "trace_id", "parent_span_id", "name", "attributes_json", "session_id"}
 _BUSY = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-
-
-class CollectorError(ValueError):
-    """The collector cannot start as asked (its address or its output file); one line."""
 
 
 @dataclass(frozen=True)
@@ -279,16 +276,11 @@ def _open_spans_file(path: Path) -> sqlite3.Connection:
 
 def _family(host: str, allow_remote: bool) -> int:
     """The address family to bind `host` with; a non-loopback host needs `allow_remote`."""
+    refuse_remote(host, allow_remote)  # every server's rule: spans carry prompts and replies
     try:
-        address = ipaddress.ip_address(host)
-        loopback, ipv6 = address.is_loopback, address.version == 6
+        ipv6 = ipaddress.ip_address(host).version == 6
     except ValueError:
-        loopback, ipv6 = host == "localhost", False
-    if not loopback and not allow_remote:
-        raise CollectorError(
-            f"{host} is not a loopback address and spans carry prompts, replies and tool "
-            "arguments; pass --allow-remote to listen on it"
-        )
+        ipv6 = False
     return socket.AF_INET6 if ipv6 else socket.AF_INET
 
 
@@ -304,7 +296,8 @@ class SpanCollector:
         allow_remote: Allows a non-loopback `host`.
         max_body: The largest body accepted, compressed and decompressed (bytes).
 
-    `start` raises `CollectorError` (a refused `host` or `out`) or `OSError` (cannot bind).
+    `start` raises `EvalSetupError` (a refused `host`; `CollectorError`, one, a refused
+    `out`) or `OSError` (cannot bind).
     """
 
     def __init__(

@@ -21,18 +21,21 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as ProtoSpan
 
+from ..._errors import SpanFormatError
 from ._span import Span, SpanEvent
 
-__all__ = ["SpanFormatError", "spans_from_json", "spans_from_proto"]
+__all__ = [
+    "SpanFormatError",
+    "resource_from_json",
+    "span_from_json",
+    "spans_from_json",
+    "spans_from_proto",
+]
 
 _HEX = re.compile(r"[0-9a-fA-F]*")
 _STATUS = {0: None, 1: "ok", 2: "error"}
 _STATUS_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
 _SCALARS = {"stringValue": str, "boolValue": bool}
-
-
-class SpanFormatError(ValueError):
-    """An OTLP export that cannot be read as spans; the message says where and why."""
 
 
 def _snake(name: str) -> str:
@@ -214,6 +217,20 @@ def _json_span(obj: Any, resource: Mapping[str, Any], where: str) -> Span:
         status_message=message,
         resource=resource,
     )
+
+
+def span_from_json(obj: Any, resource: Mapping[str, Any], where: str) -> Span:
+    """One OTLP/JSON span object, emitted by the resource whose attributes are `resource`.
+
+    Raises:
+        SpanFormatError: It is malformed (the message starts with `where`).
+    """
+    return _json_span(obj, resource, where)
+
+
+def resource_from_json(resource: Any, where: str) -> dict[str, Any]:
+    """The attributes of an OTLP/JSON ``resource`` object (None: no attributes)."""
+    return _attributes(_object(resource or {}, where), "attributes", where)
 
 
 def spans_from_json(document: Mapping[str, Any]) -> list[Span]:
