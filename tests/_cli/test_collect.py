@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import sqlite3
@@ -39,6 +40,16 @@ def test_an_address_it_will_not_use_is_one_line(tmp_path, address, error):
     assert not (tmp_path / "t.db").exists()
 
 
+def test_a_fifo_as_out_is_one_line(tmp_path):
+    os.mkfifo(tmp_path / "spans")
+    result = CliRunner().invoke(
+        main, ["collect", "--otlp", "127.0.0.1:0", "--out", tmp_path / "spans"]
+    )
+    assert result.exit_code == 2
+    assert "is a FIFO (named pipe), not a file" in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
 def test_a_file_that_is_not_a_spans_file_is_refused_unchanged(tmp_path):
     other = tmp_path / "runs.db"
     with sqlite3.connect(other) as connection:
@@ -60,9 +71,9 @@ def test_the_command_collects_until_sigterm(tmp_path):
     )
     try:
         first = process.stdout.readline()
-        endpoint = re.search(r"OTEL_EXPORTER_OTLP_ENDPOINT=(http://127\.0\.0\.1:\d+) ", first)
+        endpoint = re.search(r"OTLP_TRACES_ENDPOINT=(http://127\.0\.0\.1:\d+/v1/traces) ", first)
         assert endpoint, first
-        url = endpoint.group(1) + "/v1/traces"
+        url = endpoint.group(1)
         for number in (1, 2, 3):
             reply = httpx.post(url, json=one_span(f"{number:016x}"))
             assert (reply.status_code, reply.content) == (200, b"{}")

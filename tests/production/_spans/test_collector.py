@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import os
 import socket
 import sqlite3
 import threading
+import time
 from pathlib import Path
 
 import httpx
@@ -166,19 +168,20 @@ def test_hostile_requests_are_refused_counted_and_the_server_carries_on(tmp_path
             assert post(url, content=bomb, headers=bomb_headers).status_code == 413
             not_gzip = post(url, content=b"plain", headers=bomb_headers)
             assert not_gzip.status_code == 400
-            assert post(collector.endpoint + "/v1/metrics", json={}).status_code == 404
+            assert post(collector.endpoint + "/v1/profiles", json={}).status_code == 404
             assert client.get(url).status_code == 405
             assert client.request("PURGE", url).status_code == 405
         huge = raw_request(
             collector.endpoint,
-            b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\n"
-            b"Content-Length: 999999999999\r\n\r\n",
+            b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/x-protobuf\r\nContent-Length: 999999999999\r\n\r\n",
         )
         assert huge.startswith(b"HTTP/1.1 413 ")
         assert b"over 65536 bytes" in huge
         assert raw_request(
             collector.endpoint,
-            b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\r\n",
+            b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/json\r\n\r\n",
         ).startswith(b"HTTP/1.1 411 ")
         reply = httpx.post(url, content=good, headers=PROTOBUF)
         assert (reply.status_code, reply.content) == (200, b"")
@@ -271,3 +274,94 @@ def test_only_loopback_unless_allowed(tmp_path):
     with SpanCollector(tmp_path / "t.db", host="::1", port=0) as ipv6:
         assert ipv6.endpoint.startswith("http://[::1]:")
         assert httpx.post(ipv6.endpoint + "/v1/traces", json=otlp_json()).status_code == 200
+
+
+def test_a_request_for_another_host_name_is_refused(tmp_path):
+    """DNS rebinding: a web page whose name now points at 127.0.0.1 cannot plant conversations."""
+    with SpanCollector(tmp_path / "t.db", port=0) as collector:
+        url = collector.endpoint + "/v1/traces"
+        port = url.split(":")[2].split("/")[0]
+        for host in ("evil.example", f"evil.example:{port}", "127.0.0.1.evil.example"):
+            refused = httpx.post(url, json=otlp_json(), headers={"Host": host})
+            assert refused.status_code == 421, host
+            assert "answers requests for 127.0.0.1 only" in refused.text
+        for host in (f"127.0.0.1:{port}", f"localhost:{port}", "[::1]"):
+            assert httpx.post(url, json=otlp_json(), headers={"Host": host}).status_code == 200
+        no_host = raw_request(
+            collector.endpoint,
+            b"POST /v1/traces HTTP/1.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 2\r\n\r\n{}",
+        )
+        assert no_host.startswith(b"HTTP/1.1 421 ")
+    assert collector.stats.refused == {"wrong_host": 4}
+    assert collector.stats.requests == 3
+    with SpanCollector(tmp_path / "t.db", host="0.0.0.0", port=0, allow_remote=True) as remote:
+        url = f"http://127.0.0.1:{remote.endpoint.rsplit(':', 1)[1]}/v1/traces"
+        reply = httpx.post(url, json=otlp_json(), headers={"Host": "collector.internal:4318"})
+        assert reply.status_code == 200  # listening beyond loopback: any name reaches it
+
+
+def test_half_sent_bodies_do_not_hold_up_a_normal_export(tmp_path):
+    with SpanCollector(tmp_path / "t.db", port=0) as collector:
+        host, port = collector.endpoint.removeprefix("http://").rsplit(":", 1)
+        stalled = []
+        for _ in range(8):
+            connection = socket.create_connection((host, int(port)), timeout=10)
+            connection.sendall(
+                b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                b'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"resour'
+            )
+            stalled.append(connection)
+        try:
+            time.sleep(0.2)  # the collector is reading each of them
+            started = time.monotonic()
+            reply = httpx.post(collector.endpoint + "/v1/traces", json=otlp_json(), timeout=10)
+            assert reply.status_code == 200
+            assert time.monotonic() - started < 2
+        finally:
+            for connection in stalled:
+                connection.close()
+        deadline = time.monotonic() + 5
+        while collector.budget.held and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert collector.budget.held == 0  # each cut body gave back what it held
+    assert collector.stats.requests == 1
+    assert collector.stats.refused == {"bad_request": 8}
+
+
+def test_logs_and_metrics_are_accepted_and_dropped(tmp_path):
+    """ADK sends them too when OTEL_EXPORTER_OTLP_ENDPOINT is set: no error in the app's log."""
+    with SpanCollector(tmp_path / "t.db", port=0) as collector:
+        for signal in ("logs", "metrics"):
+            url = f"{collector.endpoint}/v1/{signal}"
+            protobuf = httpx.post(url, content=b"\x0a\x00" * 5000, headers=PROTOBUF)
+            assert (protobuf.status_code, protobuf.content) == (200, b"")
+            as_json = httpx.post(url, json={"resourceLogs": []})
+            assert (as_json.status_code, as_json.content) == (200, b"{}")
+        assert httpx.get(f"{collector.endpoint}/v1/logs").status_code == 405
+    stats = collector.stats
+    assert (stats.requests, stats.dropped, stats.refused) == (0, 4, {"method_not_allowed": 1})
+    assert stats.summary() == (
+        "0 span(s) kept, 0 received in 0 request(s); 4 log and metric request(s) dropped; "
+        "1 refused: 1 method_not_allowed"
+    )
+    assert rows(tmp_path / "t.db") == {}
+
+
+def test_an_empty_sqlite_file_of_another_app_is_refused_unchanged(tmp_path):
+    other = tmp_path / "app.db"
+    with sqlite3.connect(other) as connection:
+        connection.execute("PRAGMA user_version = 3")  # an SQLite file, no table yet
+    connection.close()
+    before = other.read_bytes()
+    assert before.startswith(b"SQLite format 3\x00")
+    with pytest.raises(CollectorError, match=r"exists and is not a spans file \(no tables"):
+        SpanCollector(other, port=0).start()
+    assert other.read_bytes() == before
+
+
+def test_a_fifo_is_refused_as_out(tmp_path):
+    fifo = tmp_path / "spans.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(CollectorError, match=r"--out .* is a FIFO \(named pipe\), not a file"):
+        SpanCollector(fifo, port=0).start()
