@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -223,3 +224,44 @@ def test_the_memory_bench_runs(tmp_path: Path) -> None:
     assert [row["spans"] for row in result["sizes"]] == [200, 2000]
     assert result["sizes"][-1]["conversations"] == 100
     assert "flat_mib" in result
+
+
+def _conversation_request(index: int) -> dict:
+    """One export request: 20 spans of one conversation, with ADK's attributes."""
+    trace, spans = f"{index + 1:032x}", []
+    for n in range(20):
+        attributes = {"gcp.vertex.agent.session_id": f"s{index}", "content": f"{n}" * 300}
+        span = {
+            "traceId": trace,
+            "spanId": f"{index + 1:08x}{n + 1:08x}",
+            "name": "invocation" if n == 0 else "execute_tool lookup",
+            "startTimeUnixNano": str(1_700_000_000_000_000_000 + index * 10**9 + n),
+            "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attributes.items()],
+        }
+        if n:
+            span["parentSpanId"] = f"{index + 1:08x}{1:08x}"
+        spans.append(span)
+    return {"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": spans}]}]}
+
+
+def _peak_reading(spec: str) -> tuple[int, int]:
+    """Python's peak memory while reading every conversation, and how many spans."""
+    tracemalloc.start()
+    try:
+        _, count, _, _ = read_all(spec)
+        return tracemalloc.get_traced_memory()[1], count
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_pretty_printed_document_is_read_span_by_span(tmp_path: Path) -> None:
+    requests = [_conversation_request(index) for index in range(100)]
+    whole = {"resourceSpans": [part for r in requests for part in r["resourceSpans"]]}
+    (tmp_path / "doc.json").write_text(json.dumps(whole, indent=2))
+    (tmp_path / "lines.jsonl").write_text("".join(json.dumps(r) + "\n" for r in requests))
+    del requests, whole
+    document, spans = _peak_reading(f"otlp:{tmp_path / 'doc.json'}")
+    lines, same = _peak_reading(f"otlp:{tmp_path / 'lines.jsonl'}")
+    assert spans == same == 2000
+    assert (tmp_path / "doc.json").stat().st_size > 2_000_000
+    assert document < 1.5 * lines, (document, lines)

@@ -5,12 +5,13 @@ A source is named ``adk-spans:PATH`` (ADK's `SqliteSpanExporter` file, or the on
 ``*.json``, ``*.jsonl``, ``*.pb`` and ``*.binpb`` files read in name order), or a
 plain PATH whose first bytes tell which (`sniff`).
 
-OTLP files are decoded as they are read (JSON lines line by line, protobuf
-message by message) into a private SQLite file in the system's temporary folder,
-never beside the input, deleted when the store is closed; so memory stays flat
-whatever the files' size. Protobuf files are either one serialized
-``ExportTraceServiceRequest`` or the OpenTelemetry Collector ``fileexporter``'s
-``format: proto`` layout: each message preceded by its size, 4 bytes big-endian.
+OTLP files are decoded as they are read (JSON lines line by line, a JSON
+document span by span, protobuf message by message) into a private SQLite file
+in the system's temporary folder, never beside the input, deleted when the store
+is closed; so memory stays flat whatever the files' size. Protobuf files are
+either one serialized ``ExportTraceServiceRequest`` or the OpenTelemetry
+Collector ``fileexporter``'s ``format: proto`` layout: each message preceded by
+its size, 4 bytes big-endian.
 
 A file being written may end in a truncated line or message: it is left out,
 counted in the store's ``skipped_input`` and said once in its ``notes``. Anything
@@ -31,6 +32,7 @@ from typing import IO, Any
 
 from ..._errors import EvalSetupError
 from .._files import not_a_file
+from ._json_stream import NotJson, stream_documents
 from ._otlp import SpanFormatError, spans_from_json, spans_from_proto
 from ._span import Span
 from ._store import SpanStore, write_spans
@@ -198,7 +200,7 @@ def _bad(path: Path, where: str, reason: str) -> EvalSetupError:
 
 
 def _read_json(path: Path, file: IO[bytes], spool: _Spool) -> None:
-    """Reads a JSON file: JSON lines, else one whole document."""
+    """Reads a JSON file: JSON lines, else whole documents, streamed (`_json_stream`)."""
     number, first = 1, file.readline()
     while first and not first.strip():
         number, first = number + 1, file.readline()
@@ -210,20 +212,16 @@ def _read_json(path: Path, file: IO[bytes], spool: _Spool) -> None:
     except ValueError:
         if first.endswith(b"\n"):  # the first of a document's many lines
             file.seek(0)
-            _document(path, file.read(), spool)
+            _document(path, file, spool)
             return
     _lines(path, number, first, file, spool)
 
 
-def _document(path: Path, data: bytes, spool: _Spool) -> None:
+def _document(path: Path, file: IO[bytes], spool: _Spool) -> None:
     try:
-        document = json.loads(data)
-    except json.JSONDecodeError as error:
-        raise _bad(path, f":{error.lineno}", f"not JSON ({error.msg})") from None
-    except ValueError as error:
-        raise _bad(path, "", f"not JSON ({error})") from None
-    try:
-        spool.add(spans_from_json(document))
+        stream_documents(file, spool.add)
+    except NotJson as error:
+        raise _bad(path, f":{error.line}", f"not JSON ({error.reason})") from None
     except SpanFormatError as error:
         raise _bad(path, "", str(error)) from None
 
