@@ -98,3 +98,31 @@ def test_adk_eval_realism_calibrate_prints_the_closest_setting(tmp_path):
     missing = CliRunner().invoke(main, ["realism", str(store)])
     assert missing.exit_code != 0
     assert "--calibrate" in missing.output
+
+
+def test_calibration_leaves_out_traces_without_their_words_and_names_them(tmp_path):
+    from click.testing import CliRunner
+
+    from adk_eval._cli import main
+    from tests.realism.traces import write_traces
+
+    turns = [
+        ("I need to book a blood test", "What is your date of birth?"),
+        ("12 March 1980", "Booked."),
+    ]
+    both = [(f"c{i}", turns, True) for i in range(8)] + [(f"x{i}", turns, False) for i in range(3)]
+    spec = write_traces(tmp_path / "t.jsonl", both)
+
+    done = CliRunner().invoke(main, ["realism", spec, "--calibrate"])
+
+    assert done.exit_code == 0, done.output
+    lines = done.output.splitlines()
+    assert lines[0] == (
+        "3 real conversation(s) left out: their source carries no message text "
+        "(content capture was off): x0, x1, x2"
+    )
+    assert "tried on 6 conversation(s), checked on 2" in lines[1]
+    silent = write_traces(tmp_path / "s.jsonl", [*both[8:], ("x3", turns, False)])
+    none = CliRunner().invoke(main, ["realism", silent, "--calibrate"])
+    assert none.exit_code != 0
+    assert "realism --calibrate: none of the 4 real conversation(s)" in none.output

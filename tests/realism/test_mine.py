@@ -165,7 +165,7 @@ async def test_calibrated_settings_join_each_mined_persona(tmp_path):
 
 async def test_a_model_reads_the_goal_and_constraints_with_a_structured_schema(tmp_path):
     from adk_eval._errors import EvalSetupError
-    from adk_eval.realism._extract import Extraction
+    from adk_eval.realism._extract import Extraction, extract
 
     seen = []
 
@@ -188,7 +188,74 @@ async def test_a_model_reads_the_goal_and_constraints_with_a_structured_schema(t
     (case,) = EvalSet.model_validate_json((out / EVALSET_NAME).read_text()).eval_cases
     assert "Hold to this: on a Tuesday." in case.conversation_scenario.conversation_plan
 
-    with pytest.raises(EvalSetupError, match=r"not \{goal, constraints\} JSON"):
-        await mine_sessions(
-            open_sessions(str(store)), tmp_path / "other", model=ScriptedLlm(["no idea"])
-        )
+    with pytest.raises(EvalSetupError, match=r"not \{goal, constraints\} JSON: 'still no'"):
+        await extract(booking(), ScriptedLlm(["no idea", "still no"]))
+
+
+GOAL = '{"goal": "Book a blood test", "constraints": []}'
+
+
+async def test_a_reply_that_is_not_json_is_asked_again_then_its_session_is_skipped_and_named(
+    tmp_path,
+):
+    asked: dict[str, list[str]] = {}
+
+    def reader(request):
+        said = request.contents[0].parts[0].text
+        who = next(name for name in ("ann", "bob", "cyd", "dee") if f"I am {name}" in said)
+        asked.setdefault(who, []).append(request.contents[-1].parts[0].text)
+        if who == "bob" or (who == "cyd" and len(asked[who]) == 1):
+            return "Sorry, I cannot help with that."  # bob never answers in JSON; cyd once
+        return GOAL
+
+    store = tmp_path / "store"
+    store.mkdir()
+    for n, name in enumerate(("ann", "bob", "cyd", "dee")):
+        session = booking(f"s{n}")
+        session.events[0].content.parts[0].text = f"I am {name}, I need to book a blood test"
+        (store / f"s{n}.json").write_text(session.model_dump_json())
+    out = tmp_path / "mined"
+
+    summary = await mine_sessions(
+        open_sessions(str(store)), out, model=ScriptedLlm(responder=reader)
+    )
+
+    assert (summary.mined, summary.unread, summary.unread_sessions) == (3, 1, ("clinic/ann/s1",))
+    assert [len(asked[name]) for name in ("ann", "bob", "cyd", "dee")] == [1, 2, 2, 1]
+    assert asked["bob"][1].startswith("Your last reply was not the JSON asked for.")
+    assert (
+        "1 session(s) skipped: the model's reply was not {goal, constraints} JSON, asked "
+        "twice: clinic/ann/s1" in summary.describe()
+    )
+    sources = [
+        json.loads(line)["source"] for line in (out / SCENARIOS_NAME).read_text().splitlines()
+    ]
+    assert sources == ["clinic/ann/s0", "clinic/ann/s2", "clinic/ann/s3"]
+    cases = EvalSet.model_validate_json((out / EVALSET_NAME).read_text()).eval_cases
+    assert [c.eval_id for c in cases] == ["s0", "s2", "s3"]
+
+
+async def test_traces_without_their_words_are_left_out_of_mining_and_named(tmp_path):
+    from adk_eval._errors import EvalSetupError
+    from tests.realism.traces import write_traces
+
+    turns = [
+        ("I need to book a blood test", "What is your date of birth?"),
+        ("12 March 1980", "Booked."),
+    ]
+    spec = write_traces(
+        tmp_path / "t.jsonl", [("a", turns, True), ("b", turns, False), ("c", turns, False)]
+    )
+
+    summary = await mine_sessions(open_sessions(spec), tmp_path / "mined")
+
+    assert (summary.mined, summary.skipped, summary.silent) == (1, 0, 2)
+    assert summary.silent_sessions == ("b", "c")
+    assert (
+        "2 left out: their source carries no message text (content capture was off): b, c"
+        in summary.describe()
+    )
+    silent = write_traces(tmp_path / "s.jsonl", [("b", turns, False)])
+    with pytest.raises(EvalSetupError, match="mine: none of the 1 real conversation"):
+        await mine_sessions(open_sessions(silent), tmp_path / "none")
+    assert not (tmp_path / "none" / EVALSET_NAME).exists()

@@ -228,3 +228,69 @@ async def test_a_run_and_its_json_report_measure_the_same_answers_to_a_long_runn
     assert live.agent_questions == 2
     assert (live.answers_direct, live.answers_refusing) == (1, 1)
     assert reported.values() == live.values()
+
+
+def traced(tmp_path, captured: int, silent: int) -> str:
+    """An OTLP file: `captured` conversations with their words, then `silent` without."""
+    from tests.realism.traces import write_traces
+
+    turns = [("I need to book a blood test", QUESTION), ("12 March 1980", "Booked for Tuesday.")]
+    dodged = [(turns[0][0], QUESTION), ("not sure, does it matter?", "I need it to book.")]
+    return write_traces(
+        tmp_path / "traces.jsonl",
+        [(f"t{i}", turns if i % 2 else dodged, i < captured) for i in range(captured + silent)],
+    )
+
+
+async def test_conversations_whose_source_carries_no_text_are_left_out_and_named(tmp_path):
+    from importlib import resources
+
+    import jsonschema
+
+    from adk_eval.production import open_sessions
+
+    spec = traced(tmp_path, captured=6, silent=3)
+    simulated = as_runs(group(0.5, 10, random.Random(1)))
+
+    report = await realism_report(open_sessions(spec), simulated, resamples=200)
+
+    assert report.real == 6
+    assert (report.left_out, report.left_out_sessions) == (3, ("t6", "t7", "t8"))
+    assert report.lines()[1] == (
+        "3 real conversation(s) left out: their source carries no message text "
+        "(content capture was off): t6, t7, t8"
+    )
+    turns = next(c for c in report.comparisons if c.name == "turns")
+    assert turns.real.n == 6
+    assert turns.real.estimate.estimate == 2.0  # the mean of two messages: no silent user in it
+    data = json.loads(json.dumps(report.to_data(), default=str))
+    assert data["left_out"] == {
+        "count": 3,
+        "sessions": ["t6", "t7", "t8"],
+        "why": "their source carries no message text (content capture was off)",
+    }
+    schema = resources.files("adk_eval.reporting").joinpath("realism.schema.json").read_text()
+    jsonschema.validate(data, json.loads(schema))
+
+
+async def test_a_source_with_no_message_text_at_all_is_one_line(tmp_path):
+    from adk_eval._errors import EvalSetupError
+    from adk_eval.production import open_sessions
+
+    spec = traced(tmp_path, captured=0, silent=4)
+    with pytest.raises(EvalSetupError) as raised:
+        await realism_report(open_sessions(spec), as_runs(group(0.5, 4, random.Random(1))))
+    said = str(raised.value)
+    assert "\n" not in said
+    assert said.startswith(f"realism: none of the 4 real conversation(s) of the traces in {spec}")
+    assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY" in said
+
+
+def test_adk_eval_realism_on_traces_without_text_says_so_in_one_line(tmp_path):
+    spec = traced(tmp_path, captured=0, silent=4)
+    report = tmp_path / "runs.json"
+    report.write_text(json.dumps({"results": []}))
+    done = CliRunner().invoke(main, ["realism", spec, str(report)])
+    assert done.exit_code != 0
+    assert "realism: none of the 4 real conversation(s)" in done.output
+    assert "Traceback" not in done.output

@@ -153,8 +153,17 @@ def _write(path: Path, text: str) -> None:
 async def _calibration(source: Any, filters: Filters, seed: int) -> list[str]:
     from ..production._redact import Redactor, redact_session
     from ..realism._calibrate import calibrate
+    from ..realism._silent import LeftOut, lacks_text
 
     await source.check()
-    redactor = Redactor()
-    sessions = [redact_session(s, redactor)[0] async for s in source.sessions(filters.build())]
-    return calibrate(sessions, seed=seed).lines()
+    redactor, silent = Redactor(), LeftOut()
+    sessions = []
+    async for session in source.sessions(filters.build()):
+        if lacks_text(source, session):  # it would calibrate to a silent user
+            silent.add(session)
+        else:
+            sessions.append(redact_session(session, redactor)[0])
+    if silent.count and not sessions:
+        raise silent.nothing_left("realism --calibrate", source.description)
+    said = silent.line()
+    return [*([said] if said else []), *calibrate(sessions, seed=seed).lines()]

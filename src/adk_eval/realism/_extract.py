@@ -6,26 +6,36 @@ the conversation (redacted first: it leaves the machine) to a model with
 `Extraction` as the response schema and returns what it read. Everything a rule can
 measure (facts and when they were given, manner) stays with the rules (`_mine`).
 The call goes through the model-call gate as the role ``judge:mine`` (pacing, retries,
-the cache and cassettes apply).
+the cache and cassettes apply). A reply that is not the JSON asked for is asked again
+once: the request then holds that reply and a reminder of the shape (a different
+request, so no cache answers it with the same reply); `read_goal` then gives None and
+the last reply, and `extract` raises.
 """
 
 from __future__ import annotations
 
 from google.adk.events import Event
+from google.adk.models.llm_request import LlmRequest
 from google.adk.sessions import Session
-from pydantic import BaseModel, Field
+from google.genai import types
+from pydantic import BaseModel, Field, ValidationError
 
 from .._errors import EvalSetupError
 from ..models import ModelSpec, resolve_model
-from ..models._calls import ask_for
+from ..models._calls import complete, json_candidates
+from ..models._usage import usage_role
 
-__all__ = ["EXTRACTION_INSTRUCTION", "Extraction", "extract"]
+__all__ = ["EXTRACTION_INSTRUCTION", "Extraction", "extract", "read_goal"]
 
 EXTRACTION_INSTRUCTION = (
     "You read a conversation between a user and an assistant. Reply with JSON only: the "
     "user's goal in one sentence, in their own terms (what they wanted done, not how it "
     "went), and the constraints they set on it (deadlines, exclusions, preferences), each "
     "a short phrase. Invent nothing: an empty list when they set none."
+)
+_AGAIN = (
+    "Your last reply was not the JSON asked for. Reply with one JSON object and nothing "
+    'else: {"goal": "...", "constraints": ["..."]}.'
 )
 
 
@@ -48,21 +58,44 @@ def _transcript(events: list[Event]) -> str:
     return "\n".join(lines)
 
 
+async def read_goal(
+    session: Session, model: ModelSpec, *, attempts: int = 2
+) -> tuple[Extraction | None, str]:
+    """The goal and constraints of `session` as `model` reads them, and its last reply.
+
+    A reply that is not the JSON asked for is answered with a reminder and asked
+    again (`attempts` in all); None when no reply was that JSON.
+    """
+    llm = resolve_model(model)
+    contents = [types.Content(role="user", parts=[types.Part(text=_transcript(session.events))])]
+    config = types.GenerateContentConfig(
+        system_instruction=EXTRACTION_INSTRUCTION,
+        response_mime_type="application/json",
+        response_schema=Extraction,
+    )
+    reply = ""
+    for attempt in range(attempts):
+        if attempt:
+            contents.append(types.Content(role="model", parts=[types.Part(text=reply)]))
+            contents.append(types.Content(role="user", parts=[types.Part(text=_AGAIN)]))
+        request = LlmRequest(model=llm.model, contents=list(contents), config=config)
+        with usage_role("judge:mine"):
+            reply = await complete(llm, request)
+        for data in json_candidates(reply):
+            try:
+                return Extraction.model_validate(data), reply
+            except ValidationError:
+                continue
+    return None, reply
+
+
 async def extract(session: Session, model: ModelSpec) -> Extraction:
     """The goal and constraints of `session` as `model` reads them (see the module doc).
 
     Raises:
-        EvalSetupError: The model's reply does not follow the schema (one line quoting it).
+        EvalSetupError: No reply follows the schema, asked twice (one line quoting the last).
     """
-    llm = resolve_model(model)
-    extraction, reply = await ask_for(
-        llm,
-        _transcript(session.events),
-        instruction=EXTRACTION_INSTRUCTION,
-        answer=Extraction,
-        role="judge:mine",
-        schema=True,
-    )
+    extraction, reply = await read_goal(session, model)
     if extraction is not None:
         return extraction
     raise EvalSetupError(

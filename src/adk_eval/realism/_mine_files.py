@@ -14,6 +14,10 @@ Both are written beside each other under temporary names and renamed at the end,
 so a folder holds a complete pair or its old one; nothing else in it is touched.
 Memory stays flat: a mined scenario is written and dropped.
 
+A conversation whose source carries no message text (a trace with content capture
+off: `_silent`) is left out and named, and so is one whose goal the model (``model=``)
+could not read: its reply was not the JSON asked for, twice. The rest is written.
+
 `load_mined(out, agent)` gives the `EvalCase`s that play them here.
 """
 
@@ -39,9 +43,10 @@ from ..models import ModelSpec
 from ..production._filter import SessionFilter
 from ..production._redact import RedactionCounts, Redactor, redact_session
 from ..production._sources import SessionSource
-from ._extract import extract
-from ._mine import mine_session
+from ._extract import read_goal
+from ._mine import MinedScenario, mine_session
 from ._persona import PersonaSettings
+from ._silent import NAMES_KEPT, LeftOut, lacks_text
 
 __all__ = [
     "EVALSET_NAME",
@@ -57,19 +62,87 @@ SCENARIOS_NAME = "scenarios.jsonl"
 
 @dataclass(frozen=True)
 class MineSummary:
-    """What a mining wrote: how many scenarios, what it left out, what it redacted."""
+    """What a mining wrote: how many scenarios, what it left out, what it redacted.
+
+    Attributes:
+        mined: Scenarios written.
+        skipped: Conversations without a user message, left out.
+        redacted: What redaction replaced.
+        folder: Where the scenarios are.
+        silent: Conversations left out because their source carries no message text.
+        silent_sessions: Their session ids (the first 20).
+        unread: Conversations left out because the model's reply was not the JSON
+            asked for, twice.
+        unread_sessions: Their sources (``app/user/session``, the first 20).
+    """
 
     mined: int
     skipped: int
     redacted: RedactionCounts
     folder: Path
+    silent: int = 0
+    silent_sessions: tuple[str, ...] = ()
+    unread: int = 0
+    unread_sessions: tuple[str, ...] = ()
 
     def describe(self) -> str:
         """One line for the terminal."""
         left = f"; {self.skipped} without a user message left out" if self.skipped else ""
+        silent = LeftOut(self.silent, list(self.silent_sessions)).line("")
+        left += f"; {silent}" if silent else ""
+        if self.unread:
+            more = self.unread - len(self.unread_sessions)
+            left += (
+                f"; {self.unread} session(s) skipped: the model's reply was not {{goal, "
+                f"constraints}} JSON, asked twice: {', '.join(self.unread_sessions)}"
+                + (f" and {more} more" if more else "")
+            )
         return (
             f"mined {self.mined} scenario(s) into {self.folder / EVALSET_NAME} and "
             f"{self.folder / SCENARIOS_NAME}{left}; {self.redacted.describe()}"
+        )
+
+
+class _Mining:
+    """What one mining has seen so far: its counts and the sessions it left out."""
+
+    def __init__(self, source: SessionSource, redactor: Redactor, model: ModelSpec | None) -> None:
+        self.source, self.redactor, self.model = source, redactor, model
+        self.mined = self.skipped = 0
+        self.counts = RedactionCounts()
+        self.silent = LeftOut()
+        self.unread: list[str] = []
+
+    async def scenario(self, session: Any, outcome: bool | None) -> MinedScenario | None:
+        """`session` mined (redacted first), or None when it is left out (and counted)."""
+        if lacks_text(self.source, session):
+            self.silent.add(session)
+            return None
+        clean, found = redact_session(session, self.redactor)
+        self.counts = self.counts + found
+        scenario = mine_session(clean, outcome=outcome)
+        if scenario is None:
+            self.skipped += 1
+            return None
+        if self.model is None:
+            return scenario
+        read, _ = await read_goal(clean, self.model)
+        if read is None:
+            self.unread.append(scenario.source)
+            return None
+        return replace(scenario, goal=read.goal, constraints=tuple(read.constraints))
+
+    def summary(self, out: Path) -> MineSummary:
+        silent, unread = self.silent, self.unread
+        return MineSummary(
+            self.mined,
+            self.skipped,
+            self.counts,
+            out,
+            silent.count,
+            tuple(silent.sessions),
+            len(unread),
+            tuple(unread[:NAMES_KEPT]),
         )
 
 
@@ -92,44 +165,38 @@ async def mine_sessions(
             patterns; `Redactor.none()` redacts nothing).
         outcomes: Whether each session reached its goal, by session id, when known.
         model: Reads each conversation's goal and constraints (`_extract`: a structured
-            schema); None: the goal is the first message, and no constraints.
+            schema); None: the goal is the first message, and no constraints. A
+            conversation whose reply is not that JSON, asked twice, is left out and named.
 
     Raises:
-        EvalSetupError: `out` is a file; the source cannot be read.
+        EvalSetupError: `out` is a file; the source cannot be read; no conversation
+            of the source carries message text.
     """
     _folder(out)
-    redactor = redactor if redactor is not None else Redactor()
+    mining = _Mining(source, redactor if redactor is not None else Redactor(), model)
     cases_tmp, lines_tmp = out / f".{EVALSET_NAME}.tmp", out / f".{SCENARIOS_NAME}.tmp"
-    mined = skipped = 0
-    counts = RedactionCounts()
     try:
         with cases_tmp.open("w", encoding="utf-8") as cases, lines_tmp.open("w") as lines:
             cases.write('{"eval_set_id": "mined_scenarios", "name": "mined_scenarios", ')
             cases.write('"description": "Scenarios mined from stored conversations", ')
             cases.write('"eval_cases": [')
             async for session in source.sessions(filters):
-                clean, found = redact_session(session, redactor)
-                counts = counts + found
-                scenario = mine_session(clean, outcome=(outcomes or {}).get(session.id))
+                scenario = await mining.scenario(session, (outcomes or {}).get(session.id))
                 if scenario is None:
-                    skipped += 1
                     continue
-                if model is not None:
-                    read = await extract(clean, model)
-                    scenario = replace(
-                        scenario, goal=read.goal, constraints=tuple(read.constraints)
-                    )
                 case = scenario.adk_eval_case().model_dump_json(by_alias=True, exclude_none=True)
-                cases.write(("," if mined else "") + "\n" + case)
+                cases.write(("," if mining.mined else "") + "\n" + case)
                 lines.write(json.dumps(scenario.to_json(), ensure_ascii=False) + "\n")
-                mined += 1
+                mining.mined += 1
             cases.write("\n]}\n")
+        if mining.silent.count and not (mining.mined or mining.skipped or mining.unread):
+            raise mining.silent.nothing_left("mine", source.description)
         os.replace(cases_tmp, out / EVALSET_NAME)
         os.replace(lines_tmp, out / SCENARIOS_NAME)
     finally:
         for leftover in (cases_tmp, lines_tmp):
             leftover.unlink(missing_ok=True)
-    return MineSummary(mined, skipped, counts, out)
+    return mining.summary(out)
 
 
 def _folder(out: Path) -> None:

@@ -10,7 +10,9 @@ outcomes against the simulated runs' verdicts). `RealismReport.lines()` says it 
 words; `to_data()` is its JSON.
 
 Memory stays flat in the number of sessions: a conversation is measured, its feature
-values (a few numbers) kept and the conversation dropped.
+values (a few numbers) kept and the conversation dropped. A conversation whose source
+carries no message text (a trace with content capture off) is left out, counted and
+named (`_silent`): it would measure as a silent user.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from ._compare import (
     pass_rate_gap,
 )
 from ._features import FEATURE_KINDS, features
+from ._silent import LeftOut, lacks_text
 
 __all__ = [
     "COMPARED",
@@ -117,6 +120,8 @@ class RealismReport:
         gap: The sim-to-real gap in pass rate (None: no real outcome known).
         pairs: Real conversations beside the simulated run of their mined scenario
             (a run named ``mined APP/USER/SESSION``), the first `PAIRS_KEPT`.
+        left_out: Real conversations left out: their source carries no message text.
+        left_out_sessions: Their session ids (the first `_silent.NAMES_KEPT`).
     """
 
     real: int
@@ -125,6 +130,8 @@ class RealismReport:
     distance: OverallDistance | None
     gap: PassRateGap | None
     pairs: tuple[ScenarioPair, ...] = ()
+    left_out: int = 0
+    left_out_sessions: tuple[str, ...] = ()
 
     @property
     def unlike(self) -> list[FeatureComparison]:
@@ -143,6 +150,8 @@ class RealismReport:
                 f"{self.distance.features} feature(s) (p = {self.distance.p_value:.3g})"
             )
         lines = [head]
+        silent = LeftOut(self.left_out, list(self.left_out_sessions)).line()
+        lines += [silent] if silent else []
         lines += [c.sentence(PHRASES.get(c.name)) for c in self.comparisons]
         if self.gap is not None:
             lines.append(self.gap.sentence())
@@ -163,6 +172,7 @@ class RealismReport:
                 else None
             ),
             "pairs": [asdict(pair) for pair in self.pairs],
+            "left_out": LeftOut(self.left_out, list(self.left_out_sessions)).to_data(),
         }
 
 
@@ -201,7 +211,11 @@ async def realism_report(
         sim.add(features(events, user=user, goal_reached=ok).values())
     real_side = _Columns(kept)
     pairs: list[ScenarioPair] = []
+    silent = LeftOut()
     async for session in _sessions(real, filters):
+        if lacks_text(real, session):
+            silent.add(session)
+            continue
         if redactor.enabled:
             session, _ = redact_session(session, redactor)
         known = (outcomes or {}).get(session.id)
@@ -209,6 +223,8 @@ async def realism_report(
         played = by_source.get(f"{session.app_name}/{session.user_id}/{session.id}")
         if played is not None and len(pairs) < PAIRS_KEPT:
             pairs.append(_pair(session, *played))
+    if silent.count and not real_side.count:
+        raise silent.nothing_left("realism", getattr(real, "description", "the source"))
     columns = {name: FEATURE_KINDS[name] for name in COMPARED}
     compared = compare_features(
         real_side.values(columns),
@@ -224,7 +240,16 @@ async def realism_report(
         both = {name: (real_side.columns[name], sim.columns[name]) for name in COMPARED}
         distance = distance_of_columns(both)
     gap = _gap(real_side.columns["outcome"], sim.columns["outcome"])
-    return RealismReport(real_side.count, sim.count, tuple(compared), distance, gap, tuple(pairs))
+    return RealismReport(
+        real_side.count,
+        sim.count,
+        tuple(compared),
+        distance,
+        gap,
+        tuple(pairs),
+        silent.count,
+        tuple(silent.sessions),
+    )
 
 
 def _gap(real: array[float], sim: array[float]) -> PassRateGap | None:
