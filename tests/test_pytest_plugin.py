@@ -330,6 +330,10 @@ def test_cassette_options_record_once_then_replay_without_the_model(pytester, mo
     result.stdout.fnmatch_lines(
         ["*cassette miss: case `Chest pain`, role agent, call 1: system instruction: *"]
     )
+    said = result.stdout.str() + result.stderr.str()
+    assert "(re-record with --adk-eval-record-models DIR, or --adk-eval-on-miss call)" in said
+    assert "--record-models DIR" not in said.replace("--adk-eval-record-models DIR", "")
+    assert "Traceback" not in said  # ADK's log of the miss is not among the captured logs
 
     monkeypatch.delenv("NO_MODEL")
     on_miss = ("--adk-eval-on-miss", "call")

@@ -121,7 +121,9 @@ def _model_calls(config: pytest.Config) -> str | None:
             "--adk-eval-record-models and --adk-eval-replay-models: record or replay, not both"
         )
     here = config.invocation_params.dir
-    changes: dict[str, Any] = {} if on_miss is None else {"on_miss": on_miss}
+    changes: dict[str, Any] = {"given_by": "pytest"}  # a miss names these options
+    if on_miss is not None:
+        changes["on_miss"] = on_miss
     if record is not None:
         changes.update(record=here / record, replay=None)
     if replay is not None:

@@ -228,3 +228,21 @@ def test_ctrl_c_or_sigterm_in_the_pass_with_faults_keeps_the_report_of_the_pass_
     (stored,) = RunStore(root / "runs.db").runs()
     assert stored.command.endswith("(interrupted)")
     assert (stored.total, stored.passed) == (1, 1)
+
+
+def test_faults_record_each_pass_into_cassettes_of_its_own_and_replay_both(
+    write_evals, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("ADK_EVAL_MODEL_CALLS", "")  # the command sets it: given back after
+    root = write_evals({"booking_eval.py": BOOKING})
+    tapes = tmp_path / "tapes"
+    args = ("run", str(root), "-k", "books", "--faults", "1", "--repeat", "1", "--seed", "1")
+    recorded = invoke(*args, "--no-store", "--record-models", str(tapes))
+    assert recorded.exit_code == 0, recorded.output
+    files = sorted(path.relative_to(tapes).as_posix() for path in tapes.rglob("*.json"))
+    assert files == ["_faults-1/books/attempt-0.json", "books/attempt-0.json"]
+
+    replayed = invoke(*args, "--no-store", "--replay-models", str(tapes))
+    assert replayed.exit_code == 0, replayed.output  # the pass without faults replays its own
+    assert "cassette miss" not in replayed.output
+    assert "providers: cassette 4 replayed / 0 recorded" in replayed.output  # the pass judged

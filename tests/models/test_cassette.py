@@ -28,7 +28,7 @@ from adk_eval.fake_provider import (
 )
 from adk_eval.metrics import llm_judge
 from adk_eval.models import CassetteMissError, ModelCalls, missing_credentials
-from adk_eval.models._cassette import Cassette, case_folder, cassette_path
+from adk_eval.models._cassette import Cassette, case_folder, cassette_path, open_cassette
 from adk_eval.models._gate import ModelCall
 from adk_eval.models._settings import using_settings
 from adk_eval.testing import ScriptedLlm, tool_call
@@ -255,7 +255,7 @@ async def test_a_one_word_change_is_one_clean_miss(recorded):
     assert "\n" not in line
     assert line.startswith("cassette miss: case `adds`, role agent, call 1: system instruction: ")
     assert "[helpful → careful]" in line
-    assert line.endswith("(re-record with --record-models DIR, or --on-miss call)")
+    assert line.endswith("(re-record with ModelCalls(record=DIR), or ModelCalls(on_miss='call'))")
     assert changed.provider.replayed == 0
 
 
@@ -353,8 +353,26 @@ def test_a_miss_names_the_closest_recorded_call(tmp_path):
         cassette.lookup(call("agent", 1, "add two and three"))
     assert str(raised.value) == (
         "cassette miss: case `c`, role agent, call 1: message 1 (user): add two and "
-        "[two → three] (re-record with --record-models DIR, or --on-miss call)"
+        "[two → three] (re-record with ModelCalls(record=DIR), or ModelCalls(on_miss='call'))"
     )
+
+
+@pytest.mark.parametrize(
+    ("given_by", "hint"),
+    [
+        ("cli", "(re-record with --record-models DIR, or --on-miss call)"),
+        ("pytest", "(re-record with --adk-eval-record-models DIR, or --adk-eval-on-miss call)"),
+        ("code", "(re-record with ModelCalls(record=DIR), or ModelCalls(on_miss='call'))"),
+    ],
+)
+def test_a_miss_names_the_options_of_where_the_settings_were_given(tmp_path, given_by, hint):
+    recording(tmp_path, call("agent", 1, "a"))
+    settings = ModelCalls.from_env(ModelCalls(replay=tmp_path, given_by=given_by).to_env())
+    assert settings.given_by == given_by  # carried to worker processes and Ray tasks
+    cassette = open_cassette(settings, "c", 0)
+    with pytest.raises(CassetteMissError) as raised:
+        cassette.lookup(call("agent", 1, "b"))
+    assert str(raised.value).endswith(f"[a → b] {hint}")
 
 
 def test_a_replay_that_records_nothing_leaves_the_file_as_it_was(tmp_path):

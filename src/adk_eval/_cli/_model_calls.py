@@ -57,17 +57,19 @@ class CallOptions:
                     name: RateLimit(limit.rpm, limit.tpm, self.quota_window)
                     for name, limit in given.items()
                 }
-            changes: dict[str, object] = {"limits": {**settings.limits, **given}}
+            changes: dict[str, object] = {"limits": {**settings.limits, **given}, "given_by": "cli"}
             if self.max_provider_wait is not None:
                 changes["max_wait"] = self.max_provider_wait
             if self.cache is not None:
                 changes["cache"] = self.cache
             if self.cache_ttl is not None:
                 changes["cache_ttl"] = self.cache_ttl
-            if self.record_models is not None:
-                changes["record"] = self.record_models
+            if self.record_models is not None and self.replay_models is not None:
+                fail("--record-models and --replay-models: record or replay, not both")
+            if self.record_models is not None:  # over a replay the variable held, as pytest's
+                changes.update(record=self.record_models, replay=None)
             if self.replay_models is not None:
-                changes["replay"] = self.replay_models
+                changes.update(replay=self.replay_models, record=None)
             if self.on_miss is not None:
                 changes["on_miss"] = self.on_miss
             return settings.replace(**changes)

@@ -37,7 +37,7 @@ from google.genai import types
 from .. import _session_service
 from .._errors import AdkEvalError, EvalSetupError
 from .._model_check import MODEL_NOT_READY_CODE, ModelCheck
-from .._quiet import quiet_harness_app
+from .._quiet import quiet_adk_logs
 from .._sandbox._telemetry import run_config as quiet_run_config
 from .._session_service import EvalSessionService, memory_events
 from .._state import flatten_state
@@ -158,8 +158,7 @@ class System:
                 agent's tool, or the agent holds a construct that cannot be intercepted.
         """
         app = agent_app(spec.agent, [])
-        if not isinstance(spec.agent, App):  # ADK's advice about it is not the user's to follow
-            quiet_harness_app(app.name)
+        quiet_adk_logs(harness_app=None if isinstance(spec.agent, App) else app.name)
         if isinstance(app.root_agent, Workflow):  # its code nodes mocked, passed or refused
             graph = with_node_mocks(
                 app.root_agent, spec.node_mocks, record.refuse_node, case=app.name

@@ -15,6 +15,11 @@ seed fails the same calls). What gets the faults, and what does not:
   copy of the case never wraps its body.
 
 The user's case is never changed: the suite runs a copy.
+
+Its model calls are recorded apart (`cassettes_apart`): the pass with faults
+sends other requests than the pass without (a tool's answer is an error), so
+its cassettes go to ``<DIR>/_faults-<rate>/`` and are replayed from there, and
+the pass without faults keeps ``<DIR>/<case>/attempt-<n>.json``.
 """
 
 from __future__ import annotations
@@ -26,8 +31,15 @@ from .._case import EvalCase
 from .._errors import EvalSetupError
 from .._tools._faults import Faults
 from .._tools._mocks import ToolMock
+from ..models._settings import ModelCalls
 
-__all__ = ["check_fault_rate", "with_default_faults"]
+__all__ = ["FAULTED_CASSETTES", "cassettes_apart", "check_fault_rate", "with_default_faults"]
+
+FAULTED_CASSETTES = "_faults-{rate:g}"
+"""The subfolder of a cassette folder for a pass with faults at `rate` (``_faults-0.2``).
+
+No case's folder is named so: a case's folder starts with a letter or a digit.
+"""
 
 
 def check_fault_rate(rate: object, name: str = "faults") -> float:
@@ -72,3 +84,14 @@ def _faulted(value: Any, faults: Faults) -> Any:
     if isinstance(value, ToolMock) and value.faults is None and value.real_tool is None:
         return dataclasses.replace(value, faults=faults)
     return value
+
+
+def cassettes_apart(settings: ModelCalls, rate: float | None) -> ModelCalls:
+    """`settings` with their cassettes under `FAULTED_CASSETTES` when `rate` is a fault rate."""
+    if rate is None or (settings.record is None and settings.replay is None):
+        return settings
+    folder = FAULTED_CASSETTES.format(rate=rate)
+    if settings.record is not None:
+        return settings.replace(record=settings.record / folder)
+    assert settings.replay is not None
+    return settings.replace(replay=settings.replay / folder)

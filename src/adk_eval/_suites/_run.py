@@ -25,7 +25,7 @@ from .._sandbox._telemetry import describe
 from .._termination import Budget
 from .._tools._faults import new_seed
 from ..models._settings import CacheRoles, ModelCalls, current_settings, using_settings
-from ._faulted import check_fault_rate
+from ._faulted import cassettes_apart, check_fault_rate
 from ._inventory import RunsForReal, of_trees
 from ._jobs import WorkerSetup
 from ._local import InProcess
@@ -119,6 +119,7 @@ async def run_eval_suite(
             simulated tool without faults of its own, drawn from the seed like
             `ToolMock.with_faults`; real tools are never faulted. The cases are not
             changed: each run gets a copy (docs/harness.md, "Robustness under faults").
+            Its cassettes are recorded and replayed apart, under ``_faults-<rate>``.
         on_start: Called with ``(case, attempt)`` as a run starts (sync or async).
         on_result: Called with each finished `EvalResult` (sync or async).
         workers: Deprecated: ``executor=Workers(n)``.
@@ -156,12 +157,12 @@ async def run_eval_suite(
     chosen = _executor(legacy_options.get("executor", executor))
     if plan.faults is not None:
         check_applies_faults(chosen)
-    if model_calls is None and cache is None:
+    if model_calls is None and cache is None and plan.faults is None:
         return await _run(plan, chosen)
     settings = model_calls if model_calls is not None else current_settings()
     if cache is not None:
         settings = settings.replace(cache=cache)
-    with using_settings(settings):
+    with using_settings(cassettes_apart(settings, plan.faults)):
         return await _run(plan, chosen)
 
 

@@ -11,7 +11,9 @@ and the responses (``LlmResponse`` JSON data).
 Recording (`ModelCalls.record`) writes every call when the run ends, to a
 temporary file renamed over the case's file: a run that crashes leaves the old
 file (or none), never half of one, and the files of other cases stay as they
-are.
+are. The write is the harness's own, not the case's: the run's sandbox neither
+lists nor refuses it. A pass with faults records in a subfolder of its own
+(`adk_eval._suites._faulted.cassettes_apart`).
 
 Replaying (`ModelCalls.replay`) answers a call from the recording of its case,
 attempt and role: the next unused call of the role when its request is the
@@ -23,9 +25,12 @@ information and not compared: a recording answers for the provider, wherever
 the run reaches it from (a proxy, a local gateway, no network at all). A call
 the recording cannot answer is a miss: with ``on_miss="error"`` a
 `CassetteMissError` of one line (the case, the role, the call's number and the
-first difference against the recorded call it is closest to); with
-``on_miss="call"`` the model answers it and the file is rewritten, when the run
-ends, with the calls the run made (replayed and new, in its order).
+first difference against the recorded call it is closest to, then how to
+re-record in the options of where the settings were given: the command line,
+pytest or code); with ``on_miss="call"`` the model answers it and the file is
+rewritten, when the run ends, with the calls the run made (replayed and new, in
+its order). The run's result reports a miss; ADK does not log it
+(`adk_eval._quiet`).
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .._errors import CassetteMissError
+from .._sandbox._scope import model_traffic
 from ._gate import ModelCall
 from ._requests import first_difference
 from ._settings import ModelCalls
@@ -58,7 +64,12 @@ _HASHED = re.compile(r".*-[0-9a-f]{10}")
 _RESERVED = frozenset(
     ["con", "prn", "aux", "nul"] + [f"{kind}{n}" for kind in ("com", "lpt") for n in range(1, 10)]
 )
-_HINT = "(re-record with --record-models DIR, or --on-miss call)"
+_HINTS = {
+    "cli": "(re-record with --record-models DIR, or --on-miss call)",
+    "pytest": "(re-record with --adk-eval-record-models DIR, or --adk-eval-on-miss call)",
+    "code": "(re-record with ModelCalls(record=DIR), or ModelCalls(on_miss='call'))",
+}
+"""How a miss says to re-record, by where the settings were given (`ModelCalls.given_by`)."""
 
 
 def case_folder(case: str) -> str:
@@ -141,6 +152,7 @@ class Cassette:
         attempt: Which repetition of the case.
         mode: ``record`` (write every call) or ``replay`` (answer from the file).
         on_miss: When replaying, what a call the file cannot answer does.
+        given_by: Where the settings were given: the options a miss names.
     """
 
     def __init__(
@@ -151,12 +163,14 @@ class Cassette:
         *,
         mode: Literal["record", "replay"],
         on_miss: Literal["error", "call"] = "error",
+        given_by: str = "code",
     ) -> None:
         self.path = path
         self.case = case
         self.attempt = attempt
         self.mode = mode
         self.on_miss = on_miss
+        self.hint = _HINTS.get(given_by, _HINTS["code"])
         self._lock = threading.Lock()
         self._made: list[_Entry] = []  # this run's calls, in the order they were answered
         self._saved = 0
@@ -226,12 +240,14 @@ class Cassette:
                 "attempt": self.attempt,
                 "entries": [entry.to_data() for entry in entries],
             }
-            _write_atomically(self.path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+            text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+            with model_traffic():  # the harness's own file, not the case's: no sandbox line
+                _write_atomically(self.path, text)
             self._saved = 0
 
     def _miss_line(self, call: ModelCall) -> str:
         head = f"cassette miss: case `{self.case}`, role {call.role}, call {call.index}"
-        return f"{head}: {_one_line(self._why(call))} {_HINT}"
+        return f"{head}: {_one_line(self._why(call))} {self.hint}"
 
     def _why(self, call: ModelCall) -> str:
         if self._problem is not None:
@@ -303,5 +319,7 @@ def open_cassette(settings: ModelCalls, case: str, attempt: int) -> Cassette:
         return Cassette(cassette_path(settings.record, case, attempt), case, attempt, mode="record")
     if settings.replay is not None:
         path = cassette_path(settings.replay, case, attempt)
-        return Cassette(path, case, attempt, mode="replay", on_miss=settings.on_miss)
+        return Cassette(
+            path, case, attempt, mode="replay", on_miss=settings.on_miss, given_by=settings.given_by
+        )
     raise ValueError("open_cassette: the settings neither record nor replay model calls")

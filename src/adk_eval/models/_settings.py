@@ -54,6 +54,8 @@ CacheRoles: TypeAlias = str | Sequence[str] | bool | None
 """Roles to cache: ``"all"``, ``"agent,users"``, a sequence of them, True (all) or None/False."""
 
 OnMiss: TypeAlias = Literal["error", "call"]
+GivenBy: TypeAlias = Literal["code", "cli", "pytest"]
+_GIVEN_BY = ("code", "cli", "pytest")
 
 
 def cache_roles(value: CacheRoles) -> frozenset[str]:
@@ -105,6 +107,9 @@ class ModelCalls:
         replay: Answer model calls from this cassette folder, offline.
         on_miss: A replayed request that differs from the recording: ``error``
             ends the run, ``call`` asks the model and updates the cassette.
+        given_by: Where these settings were given (``code``, ``cli`` or
+            ``pytest``), so that a cassette miss names the options to use there
+            (``--record-models``, ``--adk-eval-record-models``, ``ModelCalls(record=...)``).
     """
 
     limits: Mapping[str, RateLimit] = field(default_factory=dict)
@@ -116,6 +121,7 @@ class ModelCalls:
     record: Path | None = None
     replay: Path | None = None
     on_miss: OnMiss = "error"
+    given_by: GivenBy = field(default="code", compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "cache", cache_roles(self.cache))  # checked, and one form
@@ -127,6 +133,8 @@ class ModelCalls:
             raise EvalSetupError("record or replay model calls, not both: drop one of the two")
         if self.on_miss not in ("error", "call"):
             raise EvalSetupError(f"on_miss must be 'error' or 'call', got {self.on_miss!r}")
+        if self.given_by not in _GIVEN_BY:
+            raise EvalSetupError(f"given_by must be one of {_GIVEN_BY}, got {self.given_by!r}")
         if not isinstance(self.max_wait, int | float) or self.max_wait < 0:
             raise EvalSetupError(f"max_wait must be seconds >= 0, got {self.max_wait!r}")
         for pattern, limit in self.limits.items():
@@ -153,6 +161,7 @@ class ModelCalls:
             "cache": sorted(self.cached),
             "cache_ttl": self.cache_ttl,
             "on_miss": self.on_miss,
+            "given_by": self.given_by,
         }
         for name in ("cache_path", "record", "replay"):
             value = getattr(self, name)
