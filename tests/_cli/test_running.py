@@ -376,6 +376,40 @@ refunds = EvalCase(name="refunds", agent=root, first_message="refund A1")
 
 
 @pytest.mark.slow
+def test_an_unmocked_tool_of_an_agent_in_a_workflow_is_one_line_per_case_and_no_stderr(tmp_path):
+    (tmp_path / "flow_eval.py").write_text(
+        """
+from google.adk.agents import LlmAgent
+from google.adk.workflow import START, Workflow
+from adk_eval import EvalCase
+from adk_eval.testing import ScriptedLlm, tool_call
+
+def lookup(topic: str) -> dict:
+    \"\"\"Looks a topic up.\"\"\"
+    raise AssertionError("the real lookup ran")
+
+def shout(node_input: str) -> str:
+    return str(node_input).upper()
+
+def case(number):
+    writer = LlmAgent(name="writer", tools=[lookup],
+                      model=ScriptedLlm([tool_call("lookup", {"topic": "owls"}), "done"]))
+    flow = Workflow(name="pipeline", edges=[(START, writer, shout)])
+    return EvalCase(name=f"flow-{number}", agent=flow, first_message="hi",
+                    node_mocks={"shout": shout})
+
+CASES = [case(number) for number in range(4)]
+"""
+    )
+    completed = run_process(tmp_path, "flow_eval.py")
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    assert completed.stderr == ""  # ADK's node runner logs no traceback of the refusals
+    assert completed.stdout.count("error in the agent under test (EvalToolError):") == 4
+    assert "  Tool `lookup` was called by node `writer` of workflow `pipeline`" in completed.stdout
+    assert "Traceback" not in completed.stdout
+
+
+@pytest.mark.slow
 def test_a_mock_or_a_fault_that_raises_is_one_clean_result_and_adk_logs_nothing(tmp_path):
     (tmp_path / "raise_eval.py").write_text(
         """
