@@ -345,7 +345,7 @@ class EvalCase:
 
         def replace(tool: Any) -> Any:
             mock = stand_ins.get(id(tool))
-            return mock.toolset() if mock is not None else tool
+            return mock.toolset(tool) if mock is not None else tool
 
         root = with_models(self.root_agent, self.models or {}, replace)
         if isinstance(self.agent, App):

@@ -78,6 +78,12 @@ def librarian(marker: Path, model) -> LlmAgent:
 
 READS = [tool_call("read_file", {"path": "notes.txt"}), "It says: hello."]
 ANSWER = {"read_file": ToolMock.returning({"content": "hello"})}
+HELLO = {
+    "content": [{"type": "text", "text": '{"content": "hello"}'}],
+    "structuredContent": {"content": "hello"},
+    "isError": False,
+}
+"""What the model reads when an MCP tool answers ``{"content": "hello"}``: a CallToolResult."""
 
 
 async def test_without_a_toolset_mock_the_server_starts_though_every_call_is_mocked(marker):
@@ -111,7 +117,7 @@ async def test_a_toolset_mock_declares_the_tools_and_nothing_of_the_toolset_star
     )
     assert result.status == "passed", result.explain()
     assert seen[0] == ["delete_file", "read_file"]
-    assert result.trace.tool_calls[0].response == {"content": "hello"}
+    assert result.trace.tool_calls[0].response == HELLO  # as McpTool gives it
     assert not marker.exists()
 
 
@@ -282,7 +288,7 @@ async def test_an_mcp_toolset_on_loopback_connects_without_the_mtls_probe(
     assert result.status == "passed", result.explain()
     assert credential_lookups == []  # google.auth.default() was never asked
     assert marker.read_text().splitlines() == ["started"]  # listed over HTTP; no tool body ran
-    assert result.trace.tool_calls[0].response == {"content": "hello"}
+    assert result.trace.tool_calls[0].response == HELLO  # the mock's answer, as McpTool gives it
 
 
 async def test_client_certificates_asked_for_explicitly_keep_the_probe(

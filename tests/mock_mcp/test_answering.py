@@ -163,3 +163,21 @@ async def test_a_recorded_run_answers_as_it_was_answered():
     )
     assert missing.is_error
     assert "the recording has no call of `get_order`" in missing.text
+
+
+async def test_a_mocks_answer_is_the_call_tool_result_the_in_process_stand_in_gives():
+    from adk_eval._tools._mcp import mcp_result
+
+    for value in ({"status": "shipped"}, "shipped", 7, None):
+        tools = served(get_order=ToolMock.returning(value))
+        answer = await answer_call(
+            tools, Conversation("a"), "get_order", {"order_id": "A1"}, call_id="1", seed=0
+        )
+        assert answer.result == mcp_result(value)
+    failed = {"content": [{"type": "text", "text": "no such order"}], "isError": True}
+    tools = served(get_order=ToolMock.returning(failed))
+    answer = await answer_call(
+        tools, Conversation("a"), "get_order", {"order_id": "A1"}, call_id="1", seed=0
+    )
+    assert answer.result == failed  # already a result: sent as it is
+    assert answer.is_error

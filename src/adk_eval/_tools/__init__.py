@@ -12,7 +12,9 @@ The modules, from the bottom up (each imports only modules listed before it):
 * `_mtls`: MCP toolsets to a loopback URL spared ADK's client-certificate probe.
 * `_policy`: which calls a case allows (`ToolPolicy`), from its mocks and the tree.
 * `_bodies`: what runs instead of a tool's body (the copies handed to ADK).
-* `_toolsets`: toolsets replaced as a whole (`ToolsetMock`): declared, never started.
+* `_toolsets`: toolsets replaced as a whole (`ToolsetMock`): declared, never started;
+  their filter and prefix kept.
+* `_mcp`: an MCP tool's answer as ADK's `McpTool` gives it the model (a `CallToolResult`).
 * `_rejections`: calls that do not fit their tool's declaration, and ADK's answer to them.
 * `_notes`: what the interception notes about each call (answered by, raised, misfits).
 * `_plugin`: `InterceptionPlugin`, the ADK plugin that applies the policy.

@@ -24,6 +24,7 @@ from ._context import MockToolContext
 from ._direct import unguarded
 from ._faults import call_key
 from ._injection import Injection
+from ._mcp import answers_as_mcp, mcp_result
 from ._mocks import ToolMock, normalize_response
 
 __all__ = ["MockCalls", "answerer"]
@@ -76,13 +77,16 @@ class MockCalls:
 
         A value that is not a dict goes to ADK as it is, as a real tool's does:
         the agent's after-tool callbacks see ``7``, and ADK makes it
-        ``{"result": 7}`` in the event. `interim`: a long-running tool whose
-        empty answer is an interim one (a user agent gives the final,
+        ``{"result": 7}`` in the event. An MCP tool's answer goes as `McpTool`
+        gives it, a ``CallToolResult`` (`_mcp`). `interim`: a long-running tool
+        whose empty answer is an interim one (a user agent gives the final,
         `ToolPolicy.interim`).
         """
         if source == "mock":  # each call its own answer: an edit by a callback stays in it
             value = copy.deepcopy(value)
         self._answers.setdefault(tool.name, []).append((dict(args), normalize_response(value)))
+        if answers_as_mcp(tool):
+            return mcp_result(value)
         if tool.is_long_running and not value and not interim:
             return {"result": value}  # an empty answer would keep ADK's pause
         return value

@@ -43,7 +43,7 @@ from ._bodies import (
 )
 from ._direct import DIRECT, guarded, refusal
 from ._mocks import ToolMock
-from ._policy import ToolPolicy, is_framework_tool
+from ._policy import ToolPolicy, is_control_tool, is_framework_tool
 from ._record import RunRecord
 from ._rejections import adk_rejection
 from ._tree import refuses_code_execution
@@ -125,6 +125,8 @@ class InterceptionPlugin(BasePlugin):
         policy = self._policy
         if replaced_tool(tool) is not None:
             return None
+        if is_framework_tool(tool) and not is_control_tool(tool):
+            return None  # a name the agent has no tool by: ADK answers "not found", no mock does
         mock = policy.mocks.get(tool.name)
         if mock is not None:
             if mock.real_tool is not None and not policy.passthrough[tool.name].allows(tool):

@@ -9,6 +9,12 @@ agent is told about the tools it declares, exactly as the toolset would have
 listed them, and `tool_mocks` answers their calls as any other tool's (a call
 with no mock stops the run). The toolset object itself is never asked for
 anything, so nothing of it starts.
+
+The stand-in keeps what ADK does with the toolset's list: its ``tool_filter``
+(names, or a predicate) hides the tools it leaves out, whose calls ADK answers
+"not found", and its ``tool_name_prefix`` names the tools the agent sees. For
+an `McpToolset`, each answer reaches the model as `McpTool` gives it, a
+``CallToolResult`` (`_mcp`).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from pydantic import ValidationError
 from .._agent_tree import walk
 from .._errors import EvalSetupError
 from .._strict_json import load_file
+from ._mcp import mcp_toolset_class
 
 __all__ = ["ToolsetMock", "resolve_toolset_mocks"]
 
@@ -39,11 +46,15 @@ RECORDING_VERSION = 1
 
 
 class _DeclaredTool(BaseTool):
-    """A tool of a `ToolsetMock`: a declaration, no body (the interception answers it)."""
+    """A tool of a `ToolsetMock`: a declaration, no body (the interception answers it).
 
-    def __init__(self, declaration: types.FunctionDeclaration) -> None:
+    `answers_as_mcp`: it stands for an `McpToolset`'s tool (see `_mcp`).
+    """
+
+    def __init__(self, declaration: types.FunctionDeclaration, *, mcp: bool = False) -> None:
         super().__init__(name=declaration.name or "", description=declaration.description or "")
         self._declaration = declaration
+        self.answers_as_mcp = mcp
 
     def _get_declaration(self) -> types.FunctionDeclaration:
         return self._declaration.model_copy(deep=True)
@@ -55,14 +66,20 @@ class _DeclaredTool(BaseTool):
 
 
 class _MockedToolset(BaseToolset):
-    """The stand-in the case's tree holds instead of the toolset."""
+    """The stand-in the case's tree holds instead of the toolset: its filter and prefix too."""
 
-    def __init__(self, tools: list[BaseTool]) -> None:
-        super().__init__()
+    def __init__(
+        self,
+        tools: list[BaseTool],
+        *,
+        tool_filter: Any = None,
+        tool_name_prefix: str | None = None,
+    ) -> None:
+        super().__init__(tool_filter=tool_filter, tool_name_prefix=tool_name_prefix)
         self._tools = tools
 
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
-        return list(self._tools)
+        return [tool for tool in self._tools if self._is_tool_selected(tool, readonly_context)]
 
     async def close(self) -> None:
         return None
@@ -78,8 +95,9 @@ class ToolsetMock:
 
     Args:
         tools: Tool name -> ``{"description": ..., "parameters": <JSON schema>}``,
-            the names as the agent sees them (after the toolset's prefix and
-            filter). `from_recording` reads them from a file instead.
+            the names as the toolset lists them (as `record` writes them): the
+            replaced toolset's ``tool_filter`` and ``tool_name_prefix`` apply to
+            them. `from_recording` reads them from a file instead.
     """
 
     def __init__(self, tools: Mapping[str, Mapping[str, Any]]) -> None:
@@ -121,13 +139,26 @@ class ToolsetMock:
         """The names of the tools it declares."""
         return [declaration.name or "" for declaration in self.declarations]
 
-    def tools(self) -> list[BaseTool]:
-        """Its tools: each a declaration without a body (the interception answers it)."""
-        return [_DeclaredTool(d) for d in self.declarations]
+    def tools(self, *, mcp: bool = False) -> list[BaseTool]:
+        """Its tools: each a declaration without a body (the interception answers it).
 
-    def toolset(self) -> BaseToolset:
-        """A fresh toolset listing these tools (what the case's tree holds)."""
-        return _MockedToolset(self.tools())
+        `mcp`: they stand for an `McpToolset`'s tools, answering as `McpTool` does.
+        """
+        return [_DeclaredTool(d, mcp=mcp) for d in self.declarations]
+
+    def toolset(self, replaced: BaseToolset | None = None) -> BaseToolset:
+        """A fresh toolset listing these tools, in `replaced`'s place (what the case's tree holds).
+
+        It keeps `replaced`'s ``tool_filter`` and ``tool_name_prefix``, and, for an
+        `McpToolset`, answers as its tools would (see the module doc).
+        """
+        mcp_toolset = mcp_toolset_class()
+        mcp = mcp_toolset is not None and isinstance(replaced, mcp_toolset)
+        return _MockedToolset(
+            self.tools(mcp=mcp),
+            tool_filter=getattr(replaced, "tool_filter", None),
+            tool_name_prefix=getattr(replaced, "tool_name_prefix", None),
+        )
 
     @classmethod
     def from_recording(cls, path: str | Path) -> ToolsetMock:

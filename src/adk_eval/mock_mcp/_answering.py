@@ -5,7 +5,9 @@ result naming the tool and the tools served, never a made-up answer. A call
 whose arguments do not fit the tool's schema is refused the same way. A served
 tool's call is answered as a case's mocked call is (`_tools._answers`): seeded
 faults first, then the mock (or the simulating model), then any injection;
-a mock that raises gives an error result naming the exception.
+a mock that raises gives an error result naming the exception. The result is
+the one a `ToolsetMock` standing in for an `McpToolset` gives the model in
+process (`_tools._mcp`): the same value reads the same either way.
 
 A `Conversation` is what one MCP connection keeps across its calls: how often
 each call came (a recording's n-th answer, a fault's draw), each tool's earlier
@@ -15,7 +17,6 @@ write with ``ctx.state``, and the session its calls are logged in.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from .._tools._answers import answerer
 from .._tools._clock import CaseClock
 from .._tools._context import MockToolContext
 from .._tools._faults import call_key
+from .._tools._mcp import mcp_error, mcp_result
 from .._tools._mocks import normalize_response
 from ._declared import ServedTool
 from ._log import LoggedCall
@@ -52,17 +54,31 @@ class Conversation:
 
 @dataclass(frozen=True)
 class Answer:
-    """One call's answer: the text and structured value sent back, and the call as logged."""
+    """One call's answer: the ``CallToolResult`` sent back (as ADK dumps it), the call as logged."""
 
-    text: str
-    structured: dict[str, Any] | None
-    is_error: bool
+    result: dict[str, Any]
     call: LoggedCall
+
+    @property
+    def text(self) -> str:
+        """The text of its first text content ("" when it has none)."""
+        texts = [block.get("text") for block in self.result["content"] if "text" in block]
+        return str(texts[0]) if texts else ""
+
+    @property
+    def structured(self) -> Any:
+        """Its structured content (None when it has none)."""
+        return self.result.get("structuredContent")
+
+    @property
+    def is_error(self) -> bool:
+        """Whether it is an error result."""
+        return bool(self.result.get("isError"))
 
 
 def _refused(call_id: str, tool: str, args: dict[str, Any], why: str) -> Answer:
     call = LoggedCall(call_id, tool, args, {"error": why}, error=why, answered_by="refused")
-    return Answer(why, None, True, call)
+    return Answer(mcp_error(why), call)
 
 
 def _unfit(served: ServedTool, args: dict[str, Any]) -> str | None:
@@ -75,10 +91,6 @@ def _unfit(served: ServedTool, args: dict[str, Any]) -> str | None:
     except jsonschema.SchemaError:  # the declared schema itself is broken: do not check
         return None
     return None
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, default=repr)
 
 
 async def answer_call(
@@ -146,4 +158,4 @@ async def answer_call(
     response = normalize_response(value)
     earlier.append((dict(args), response))
     call = LoggedCall(call_id, tool, args, response, answered_by=source)
-    return Answer(_text(value), response, False, call)
+    return Answer(mcp_result(value), call)

@@ -23,6 +23,7 @@ import anyio
 
 from .._errors import EvalSetupError
 from .._sandbox._loopback import is_loopback, refuse_remote
+from .._tools._mcp import mcp_error
 from ._answering import Answer, Conversation, answer_call
 from ._declared import ServedTool, load_tools, served_tools
 from ._log import CallLog, LoggedCall
@@ -126,11 +127,11 @@ class MockMcpServer:
 
         async def call_tool(ctx: Any, params: Any) -> Any:
             answer = await self._answer(ctx, params.name, dict(params.arguments or {}))
-            return types.CallToolResult(
-                content=[types.TextContent(type="text", text=answer.text)],
-                structured_content=answer.structured,
-                is_error=answer.is_error,
-            )
+            try:
+                return types.CallToolResult.model_validate(answer.result)
+            except ValueError as error:  # a mock's own result that MCP's types refuse
+                why = f"`{params.name}` answered a CallToolResult MCP refuses: {error}"
+                return types.CallToolResult.model_validate(mcp_error(" ".join(why.split())))
 
         return server_class(self._name, on_list_tools=list_tools, on_call_tool=call_tool)
 

@@ -10,10 +10,19 @@ file (the OpenTelemetry Collector's file exporter's format) and ADK's own
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import contextlib
 import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import httpx
 import pytest
 from google.adk.telemetry.sqlite_span_exporter import SqliteSpanExporter
 from google.protobuf.json_format import MessageToDict
@@ -21,6 +30,7 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+from adk_eval.metrics import event_count_metric, never_called
 from adk_eval.production import open_sessions
 from adk_eval.production._score import score_sessions
 from adk_eval.production._spans._collector import SpanCollector
@@ -63,11 +73,11 @@ def verdicts(score) -> dict[str, dict[str, object]]:
     }
 
 
-async def scored(spec: str) -> dict[str, dict[str, str]]:
+async def scored(spec: str, metrics: list | None = None) -> dict[str, dict[str, str]]:
     source = open_sessions(spec)
     await source.check()
     try:
-        return verdicts(await score_sessions(source, METRICS, include_open=True))
+        return verdicts(await score_sessions(source, metrics or METRICS, include_open=True))
     finally:
         getattr(source, "close", lambda: None)()
 
@@ -179,3 +189,114 @@ async def test_shadow_replays_a_traced_conversation_on_its_recorded_answers(expo
     assert parallel.outcome == "same"
     assert parallel.new_calls == parallel.recorded_calls
     assert list(parallel.recorded_calls[0]) == ['lookup{"key": "A1"}', 'lookup{"key": "A2"}']
+
+
+DESK_AGENT = '''
+from google.adk.agents import LlmAgent
+from adk_eval.testing import ScriptedLlm, model_turn_index, tool_call
+
+
+def lookup(key: str) -> dict:
+    """Looks an order up."""
+    return {"status": "shipped", "key": key}
+
+
+def _step(request):
+    asked = request.contents[-1].parts[0].text or ""
+    if model_turn_index(request) == 0 and asked.startswith("where is"):
+        return tool_call("lookup", {"key": asked.split()[-1].rstrip("?")})
+    return "Done: " + (asked or "shipped")
+
+
+root_agent = LlmAgent(name="desk", model=ScriptedLlm(responder=_step), tools=[lookup])
+'''
+
+SERVER_METRICS = [
+    event_count_metric("looked_up", "tool_call", lambda c: c.name == "lookup", lambda n: n >= 1),
+    event_count_metric("replies", "agent_message", lambda m: bool(m.text), lambda n: n >= 1),
+    never_called("delete_account"),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _drive(base: str) -> None:
+    """A user's three conversations through the server's HTTP API, and its other requests."""
+    with httpx.Client(base_url=base, timeout=30) as client:
+        assert client.get("/health").status_code == 200
+        for turns in (["where is A1?"], ["hello", "where is B2?"], ["where is C3?"]):
+            session = client.post("/apps/desk/users/ann/sessions", json={}).json()["id"]
+            for text in turns:
+                message = {"role": "user", "parts": [{"text": text}]}
+                run = {"app_name": "desk", "user_id": "ann", "session_id": session}
+                reply = client.post("/run", json={**run, "new_message": message})
+                assert reply.status_code == 200, reply.text
+            assert client.get(f"/apps/desk/users/ann/sessions/{session}").status_code == 200
+        assert client.get("/list-apps").status_code == 200
+        assert client.get("/health").status_code == 200
+
+
+def _serve(agents: Path, store: Path, collector: SpanCollector) -> str:
+    """Runs `adk api_server` exporting to `collector`, drives it, stops it; its output."""
+    environment = {
+        **os.environ,
+        "OTEL_EXPORTER_OTLP_ENDPOINT": collector.endpoint,  # spans, logs and metrics
+        "OTEL_BSP_SCHEDULE_DELAY": "100",
+        "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY",
+    }
+    port = _free_port()
+    command = [str(Path(sys.executable).parent / "adk"), "api_server", "--port", str(port)]
+    command += ["--session_service_uri", f"sqlite:///{store}", str(agents)]
+    server = subprocess.Popen(
+        command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        base, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 60
+        while server.poll() is None and time.monotonic() < deadline:
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(base + "/health").status_code == 200:
+                    break
+            time.sleep(0.1)
+        _drive(base)
+    finally:
+        server.send_signal(signal.SIGINT)  # Ctrl-C: it exits, flushing its spans and logs
+        output = server.communicate(timeout=60)[0]
+    return output
+
+
+async def _score_both(store: Path, traces: Path) -> tuple[dict, dict, list[str]]:
+    from_store = await scored(f"sqlite:///{store}", SERVER_METRICS)
+    source = open_sessions(str(traces))
+    await source.check()
+    try:
+        results = await score_sessions(source, SERVER_METRICS, include_open=True)
+        return from_store, verdicts(results), source.notes
+    finally:
+        source.close()
+
+
+@pytest.mark.slow
+def test_a_real_api_servers_spans_score_exactly_its_stored_conversations(tmp_path):
+    """`adk api_server` exports its own request spans too: they are no conversations."""
+    agents = tmp_path / "agents"
+    (agents / "desk").mkdir(parents=True)
+    (agents / "desk" / "__init__.py").write_text("from . import agent\n")
+    (agents / "desk" / "agent.py").write_text(DESK_AGENT)
+    store, traces = tmp_path / "sessions.db", tmp_path / "traces.db"
+    with SpanCollector(traces, port=0) as collector:
+        output = _serve(agents, store, collector)
+    assert "Finished server process" in output, output  # a graceful stop: spans flushed
+    from_store, from_traces, notes = asyncio.run(_score_both(store, traces))
+    assert len(from_store) == 3
+    assert from_traces == from_store  # the same conversations, the same verdicts
+    assert not [note for note in notes if "content capture was off" in note]
+    (left_out,) = [note for note in notes if "no agent invocation" in note]
+    assert "3 POST /apps/{app_name}/users/{user_id}/sessions" in left_out
+    assert "GET /health" in left_out
+    assert "Failed to export" not in output, output
+    assert collector.stats.refused == {}
+    assert collector.stats.dropped >= 1  # ADK's logs, answered and dropped
