@@ -22,7 +22,7 @@ from adk_eval import EvalCase, TerminateWhen, run_eval, run_eval_suite
 from adk_eval._errors import EvalSetupError
 from adk_eval.fake_provider import FakeProviderServer, error_reply, text_reply, tool_reply
 from adk_eval.metrics import llm_judge
-from adk_eval.models._cache import cache_file, close_caches, open_cache
+from adk_eval.models._cache import cache_file, close_caches, open_cache, remove_damaged
 from adk_eval.models._gate import ModelCall
 from adk_eval.models._settings import ModelCalls, using_settings
 from adk_eval.models._usage import cost_of
@@ -128,7 +128,7 @@ def test_one_file_is_opened_once_per_process_whatever_the_ttl(tmp_path):
     [b"notes, not a database\n", b"SQLite format 3\x00" + b"\xff" * 200],
     ids=["text", "garbled-sqlite"],
 )
-def test_a_damaged_file_is_one_clear_error_and_is_left_as_it_was(tmp_path, content):
+def test_a_file_without_the_caches_mark_is_one_clear_error_and_is_left_as_it_was(tmp_path, content):
     path = tmp_path / "models.sqlite"
     path.write_bytes(content)
 
@@ -136,11 +136,32 @@ def test_a_damaged_file_is_one_clear_error_and_is_left_as_it_was(tmp_path, conte
         open_cache(ModelCalls(cache_path=path))
 
     message = str(caught.value)
-    assert str(path) in message
-    assert "adk-eval cache clear" in message
+    assert message.startswith(f"{path} is not an adk-eval model cache (")
     assert "another path" in message
+    assert "cache clear" not in message  # it is not the cache's to delete
+    assert not remove_damaged(path)
     assert path.read_bytes() == content
     assert sorted(p.name for p in tmp_path.iterdir()) == ["models.sqlite"]
+
+
+def test_a_damaged_cache_is_one_clear_error_naming_the_clear_that_deletes_it(tmp_path):
+    path = tmp_path / "models.sqlite"
+    open_cache(ModelCalls(cache_path=path)).save(model_call(), answer("yes"))
+    close_caches()
+    with path.open("r+b") as file:  # its pages, not its header (and so not its mark)
+        file.seek(100)
+        file.write(b"\xff" * (path.stat().st_size - 100))
+    content = path.read_bytes()
+
+    with pytest.raises(EvalSetupError) as caught:
+        open_cache(ModelCalls(cache_path=path))
+
+    message = str(caught.value)
+    assert message.startswith(f"model cache {path} is damaged (")
+    assert f"adk-eval cache clear --cache-path {path}" in message
+    assert path.read_bytes() == content
+    assert remove_damaged(path)
+    assert not path.exists()
 
 
 def test_another_sqlite_database_is_never_modified(tmp_path):
@@ -149,9 +170,13 @@ def test_another_sqlite_database_is_never_modified(tmp_path):
         db.execute("CREATE TABLE users (name TEXT)")
     before = path.read_bytes()
 
-    with pytest.raises(EvalSetupError, match="another SQLite database, not an adk-eval"):
+    with pytest.raises(
+        EvalSetupError, match="is not an adk-eval model cache \\(another SQLite database\\)"
+    ):
         open_cache(ModelCalls(cache_path=path))
 
+    assert path.read_bytes() == before
+    assert not remove_damaged(path)
     assert path.read_bytes() == before
 
 
@@ -360,3 +385,46 @@ async def test_a_suite_run_again_is_answered_from_the_cache(tmp_path):
     assert len(server.requests) == 4
     assert [r.provider.cache_hits for r in second.results] == [1, 1, 1, 1]
     assert [r.status for r in second.results] == [r.status for r in first.results]
+
+
+async def test_a_run_against_another_fake_provider_is_answered_from_the_cache(tmp_path):
+    # each FakeProviderServer (like the local model's server) takes a free port of its own
+    settings = ModelCalls(cache="all", cache_path=tmp_path / "c.sqlite")
+    with (
+        FakeProviderServer(ADDS) as server,
+        FakeProviderServer(ADDS) as again,
+        using_settings(settings),
+    ):
+        first = await run_eval(case(litellm_model(server)))
+        second = await run_eval(case(litellm_model(again)))
+
+    assert server.openai_base != again.openai_base
+    assert (len(server.requests), len(again.requests)) == (2, 0)
+    assert (second.provider.cache_hits, second.provider.cache_misses) == (2, 0)
+    assert events(second) == events(first)
+    [entry, _] = open_cache(ModelCalls(cache_path=tmp_path / "c.sqlite")).entries()
+    assert entry.base_url == server.openai_base  # the address it came from, for the list
+
+
+@pytest.mark.parametrize(
+    "responses",
+    ['[{"content": {"role": "model", "parts": [{"te', '[{"content": 5}]', '{"a": 1}'],
+    ids=["cut-short", "not-a-response", "not-a-list"],
+)
+async def test_a_damaged_entry_ends_the_run_naming_the_cache_and_the_fix(tmp_path, responses):
+    path = tmp_path / "c.sqlite"
+    settings = ModelCalls(cache="all", cache_path=path)
+    with FakeProviderServer(ADDS) as server, using_settings(settings):
+        assert (await run_eval(case(litellm_model(server)))).status == "passed"
+        with sqlite3.connect(path) as db:
+            db.execute("UPDATE entries SET responses = ?", (responses,))
+        result = await run_eval(case(litellm_model(server)))
+
+    assert result.status == "error"
+    assert result.error.type == "EvalSetupError"
+    message = result.error.message
+    assert message.count("\n") == 0
+    assert f"model cache {path}" in message
+    assert f"adk-eval cache clear --cache-path {path}" in message
+    assert result.attribution.party == "setup", result.attribution
+    assert len(server.requests) == 2  # the damaged answer was not used, nor asked again

@@ -347,7 +347,9 @@ def test_the_page_shows_each_runs_provider_line_and_the_suites_as_text(browser, 
         page.locator("#cases tr").nth(0).click()
         shown[name] = detail.locator(".provider").all_inner_texts()
     assert shown["asks"] == [f"providers: {UNPRICED.line()}"]
-    assert UNPRICED.line() == "cache 2 hits / 1 miss, saved unknown"
+    assert UNPRICED.line() == (
+        "cache 2 hits / 1 miss, saved an unknown amount (a model without a known price)"
+    )
     assert shown["greets"] == []  # nothing worth a line
     assert shown["old"] == []
     assert shown["tampered"] == [f"providers: {HOSTILE} retries, waited 0.0 s"]  # as text

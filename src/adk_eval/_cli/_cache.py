@@ -3,7 +3,9 @@
 ``path``, ``list``, ``clear`` and ``prune`` read and write the cache's SQLite file
 only: they import no ADK. Each takes ``--cache-path`` to name another file (else
 the run's settings, then ``$ADK_EVAL_CACHE_DIR``, then the user's cache folder).
-Reading commands never make a file that is not there.
+Reading commands never make a file that is not there, and no command changes a
+file that is not a model cache: ``clear`` deletes a damaged file only when it
+carries the cache's mark.
 """
 
 from __future__ import annotations
@@ -149,7 +151,7 @@ def list_entries(cache_path: Path | None, role: str | None, model: str | None) -
 def clear(
     cache_path: Path | None, role: str | None, model: str | None, older_than: float | None
 ) -> None:
-    """Delete the cached answers (all, or those the filters select)."""
+    """Delete the cached answers (all, or those the filters select); a damaged cache whole."""
     from ..models._cache import remove_damaged
 
     file = _file(cache_path)
@@ -160,8 +162,8 @@ def clear(
     try:
         deleted = _store(file).clear(role=role, model=model, older_than=older_than)
     except (AdkEvalError, CacheBusyError) as error:
-        if whole and remove_damaged(file):  # the fix a damaged file's error names
-            click.echo(f"deleted {file}: it was not a readable model cache")
+        if whole and remove_damaged(file):  # the fix a damaged cache's error names
+            click.echo(f"deleted {file}: a damaged model cache")
             return
         fail(str(error))
     click.echo(f"deleted {_count(deleted)} from {file}")

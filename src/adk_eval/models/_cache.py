@@ -1,14 +1,18 @@
 """The model-output cache: a content-addressed SQLite file of model answers.
 
 An entry is keyed by `ModelCall.key`: a hash of the role, the model, its address,
-the whole request and the attempt, so a changed instruction, message, tool or
-setting is another entry, and each ``--repeat`` attempt has its own. It keeps the
+the whole request and the attempt (`models._requests.fingerprint`: what is not in
+it), so a changed instruction, message, tool, setting or any id the user gave is
+another entry, and each ``--repeat`` attempt has its own. It keeps the
 answer (``LlmResponse`` JSON), who asked (role and its kind, model, address,
 case, attempt), when, the tokens and cost of the answer, and a hash of the
 request (for a judge, ``judge:METRIC``, the hash of its prompt as sent).
 
 An entry older than `ModelCalls.cache_ttl` seconds is a miss (`ModelCache.prune`
-deletes such entries). Answers with an ``error_code`` are never kept.
+deletes such entries). Answers with an ``error_code`` are never kept. An entry
+whose answer cannot be read back (the file was damaged or edited) is never
+used: the run ends with one `EvalSetupError` naming the file and the command
+that clears it.
 
 The file (`cache_file`): `ModelCalls.cache_path`, else
 ``$ADK_EVAL_CACHE_DIR/models.sqlite``, else ``$XDG_CACHE_HOME/adk-eval/models.sqlite``,
@@ -32,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._errors import EvalSetupError
+from .._quiet import quiet
 from ._cache_file import (
     CACHE_DIR_ENV,
     CacheBusyError,
@@ -134,7 +140,30 @@ class ModelCache:
             return None
         if row is None or self._expired(row[1]):
             return None
-        return list(json.loads(row[0]))
+        return self._answer(call, row[0])
+
+    def _answer(self, call: ModelCall, text: str) -> list[dict[str, Any]]:
+        """The responses kept as `text`, each a valid ``LlmResponse``; else one clear error."""
+        from google.adk.models.llm_response import LlmResponse
+        from pydantic import ValidationError
+
+        try:
+            answer = json.loads(text)
+            if not isinstance(answer, list) or not answer:
+                raise ValueError("not a list of responses")
+            for item in answer:
+                LlmResponse.model_validate(item)
+        except (ValueError, ValidationError):
+            error = EvalSetupError(
+                f"model cache {self.path} holds an answer it cannot read back for this "
+                f"{call.role} call of {call.model} (the file was damaged or edited); it was "
+                f"not used: delete that role's answers with `adk-eval cache clear --cache-path "
+                f"{self.path} --role {call.role}` (or the whole cache without --role), or run "
+                "without --cache"
+            )
+            quiet(error)
+            raise error from None
+        return answer
 
     def save(self, call: ModelCall, responses: list[dict[str, Any]]) -> None:
         """Keeps `responses` as the answer to `call` (not when empty or one has an error)."""
@@ -196,8 +225,9 @@ class ModelCache:
         age = self.ttl if older_than is None else older_than
         deleted = self.clear(older_than=age) if age is not None else 0
         with self.database.using() as db:
-            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             db.execute("VACUUM")
+            # in WAL mode VACUUM writes the compacted copy to the log: back into the file
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return deleted
 
     def _expired(self, created: float) -> bool:

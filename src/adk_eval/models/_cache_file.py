@@ -3,10 +3,12 @@
 `cache_file` finds the file (see `models._cache`). `CacheDatabase` is one open
 connection to it, shared by a process's threads: in WAL mode, with a busy
 timeout, so that worker processes write it at once. A file is the cache's when
-it carries the cache's mark (SQLite's ``application_id``) or is empty; any other
-file at the path (not SQLite, damaged, another program's database) is one
-`EvalSetupError` naming it and what to do, and is never written.
-`remove_damaged` is what ``adk-eval cache clear`` does with a damaged one.
+it carries the cache's mark (SQLite's ``application_id``, read by SQLite, else
+from the file's header) or is empty; any other file at the path (a text file,
+another program's database, a damaged file without the mark) is one
+`EvalSetupError` saying it is not a model cache, and is never written, cleared
+or deleted. A damaged file that has the mark is one `EvalSetupError` naming the
+fix, `remove_damaged`: what ``adk-eval cache clear`` does with it.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ _APPLICATION_ID = 0x41444B43  # "ADKC": marks a SQLite file as a model cache
 _SCHEMA_VERSION = 1
 _BUSY_TIMEOUT_S = 30.0
 _MAGIC = b"SQLite format 3\x00"
+_MARK_AT = slice(68, 72)  # where SQLite's header keeps the application_id (big-endian)
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS entries (
@@ -104,38 +107,46 @@ class CacheDatabase:
 
 
 def remove_damaged(path: Path) -> bool:
-    """Deletes the file at `path` (and its WAL files) unless it is a database of something else.
+    """Deletes the cache file at `path` (and its WAL files) when it carries the cache's mark.
 
-    What `adk-eval cache clear` does with a file `open_cache` refuses: a file that
-    is not SQLite, cannot be read, fails SQLite's check, or is a model cache goes;
-    a readable SQLite database without the cache's mark stays.
+    What `adk-eval cache clear` does with a file `open_cache` refuses: only a
+    file the cache itself marked goes (damaged, or of another schema); any other
+    file (not SQLite, another program's database, damaged without the mark) stays
+    as it is.
 
     Returns:
         Whether the file was deleted.
     """
-    if not path.is_file():
-        return False
-    if not _damaged_or_ours(path):
+    if not path.is_file() or not _marked(path):
         return False
     for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
         name.unlink(missing_ok=True)
     return True
 
 
-def _damaged_or_ours(path: Path) -> bool:
+def _marked(path: Path) -> bool:
+    """Whether the file at `path` carries the cache's mark: as SQLite reads it, else its header.
+
+    SQLite's answer counts when it can give one (a mark still in the write-ahead
+    log included); a file it cannot read is judged by the header's bytes.
+    """
     try:
-        _check_header(path)
         connection = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
-    except (EvalSetupError, sqlite3.Error):
-        return True
-    try:
-        if connection.execute("PRAGMA application_id").fetchone()[0] == _APPLICATION_ID:
-            return True
-        return bool(connection.execute("PRAGMA quick_check").fetchone()[0] != "ok")
+        try:
+            return bool(
+                connection.execute("PRAGMA application_id").fetchone()[0] == _APPLICATION_ID
+            )
+        finally:
+            connection.close()
     except sqlite3.Error:
-        return True
-    finally:
-        connection.close()
+        pass
+    try:
+        with path.open("rb") as file:
+            head = file.read(100)
+    except OSError:
+        return False
+    mark = int.from_bytes(head[_MARK_AT], "big") if len(head) == 100 else None
+    return head.startswith(_MAGIC) and mark == _APPLICATION_ID
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -202,7 +213,7 @@ def _check_header(path: Path) -> None:
     except OSError as error:
         raise EvalSetupError(f"model cache {path} cannot be read: {error}") from None
     if head and head != _MAGIC:
-        raise _damaged(path, "not a SQLite file")
+        raise _not_ours(path, "not an SQLite file")
 
 
 def _check_owner(path: Path, connection: sqlite3.Connection) -> None:
@@ -225,11 +236,7 @@ def _check_owner(path: Path, connection: sqlite3.Connection) -> None:
             )
         return
     if owner != 0 or tables:
-        raise EvalSetupError(
-            f"{path} is another SQLite database, not an adk-eval model cache; it was not "
-            "modified: choose another path (--cache-path, ModelCalls(cache_path=...), "
-            f"${CACHE_DIR_ENV})"
-        )
+        raise _not_ours(path, "another SQLite database")
 
 
 def _create(path: Path, connection: sqlite3.Connection) -> None:
@@ -252,8 +259,18 @@ def _busy(error: sqlite3.OperationalError) -> bool:
 
 
 def _damaged(path: Path, cause: object) -> EvalSetupError:
+    """The error for a file SQLite cannot use: a damaged cache, or no cache at all."""
+    if not _marked(path):
+        return _not_ours(path, f"SQLite cannot read it: {cause}")
     return EvalSetupError(
-        f"model cache {path} is damaged or not a model cache ({cause}); it was not modified: "
-        f"delete it with `adk-eval cache clear --cache-path {path}`, or use another path "
+        f"model cache {path} is damaged ({cause}); it was not modified: delete it with "
+        f"`adk-eval cache clear --cache-path {path}`, or use another path "
         f"(--cache-path, ModelCalls(cache_path=...), ${CACHE_DIR_ENV})"
+    )
+
+
+def _not_ours(path: Path, what: str) -> EvalSetupError:
+    return EvalSetupError(
+        f"{path} is not an adk-eval model cache ({what}); it was not modified: choose "
+        f"another path (--cache-path, ModelCalls(cache_path=...), ${CACHE_DIR_ENV})"
     )

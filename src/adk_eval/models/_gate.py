@@ -84,7 +84,10 @@ class ProviderStats:
         ) or bool(self.replayed or self.recorded)
 
     def line(self) -> str:
-        """``2 retries (2 rate-limited), waited 4.1 s; cache 3 hits / 1 miss, saved $0.0012``."""
+        """``2 retries (2 rate-limited), waited 4.1 s; cache 3 hits / 1 miss, saved $0.0012``.
+
+        The cache says what its hits saved only when it had hits.
+        """
         pieces = []
         if self.retries or self.waited_s >= 0.05:
             causes = [
@@ -102,10 +105,10 @@ class ProviderStats:
                 + f", waited {self.waited_s:.1f} s"
             )
         if self.cache_hits or self.cache_misses:
-            saved = "unknown" if self.saved_usd is None else f"${self.saved_usd:.4f}"
             pieces.append(
                 f"cache {self.cache_hits} hit{'s' * (self.cache_hits != 1)} / "
-                f"{self.cache_misses} miss{'es' * (self.cache_misses != 1)}, saved {saved}"
+                f"{self.cache_misses} miss{'es' * (self.cache_misses != 1)}"
+                + (f", saved {_saved(self.saved_usd)}" if self.cache_hits else "")
             )
         if self.replayed or self.recorded:
             pieces.append(f"cassette {self.replayed} replayed / {self.recorded} recorded")
@@ -120,6 +123,13 @@ class ProviderStats:
         """`to_data` back (None or missing fields: zeros)."""
         known = {item.name for item in fields(cls)}
         return cls(**{key: value for key, value in (data or {}).items() if key in known})
+
+
+def _saved(usd: float | None) -> str:
+    """``$0.0012``; ``$0.000020`` (a saving too small for 4 places is not shown as none)."""
+    if usd is None:
+        return "an unknown amount (a model without a known price)"
+    return f"${usd:.4f}" if usd >= 0.0001 or usd == 0 else f"${usd:.6f}"
 
 
 @dataclass(frozen=True)

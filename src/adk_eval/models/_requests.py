@@ -3,12 +3,19 @@
 `request_data` is the part of ADK's `LlmRequest` that decides the answer: the
 model, the contents, and the generation config (system instruction, tools,
 schema, temperature, ...), without what does not (HTTP options, labels).
-Random ids a run makes (UUIDs, ADK's ``adk-…`` function-call ids, adk_eval's own)
-are numbered in order of appearance, so two runs that differ only by them make
-the same request.
+The ids that pair a tool call with its response (``id`` of a part's
+``function_call``, ``function_response``, ``tool_call`` and ``tool_response``:
+ADK's ``adk-<uuid>`` or a provider's own, new in every run) are numbered in
+order of appearance (``<id 1>``, ...), so two runs that differ only by them make
+the same request while which response answers which call still counts. They are
+found by where they are, never by their shape: an id in a message, a tool's
+arguments or its answer is the user's, and is kept byte for byte.
 
-`fingerprint` hashes a request with who made it; `first_difference` says, in one
-short phrase, where two requests part (the first changed words of an
+`fingerprint` hashes a request with who made it and where it was sent; an
+address on this machine (``localhost``, ``127.0.0.0/8``, ``::1``: the sandbox's
+loopback rule) counts without its port, which the harness's own servers (the
+fake provider, the local model) pick anew each time. `first_difference` says,
+in one short phrase, where two requests part (the first changed words of an
 instruction or message, or the tools added and removed).
 """
 
@@ -17,17 +24,23 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
-__all__ = ["first_difference", "fingerprint", "request_data"]
+from .._sandbox._loopback import is_loopback
 
-_RANDOM_ID = re.compile(
-    r"\b(?:adk-|adk_eval-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"
-    r"|\badk_eval-[0-9a-f]{8,}\b"
-)
+__all__ = ["KEY_FORMAT", "first_difference", "fingerprint", "key_address", "request_data"]
+
+KEY_FORMAT = 2
+"""The version of what `fingerprint` hashes: a key of another version is never found.
+
+2: a user's UUIDs are kept (1 numbered every UUID), and a loopback address has no port.
+"""
+
 _IGNORED_CONFIG = ("http_options", "labels")
+_PAIRING = ("function_call", "function_response", "tool_call", "tool_response")
+"""The parts whose ``id`` pairs a call with its response."""
 
 
 def request_data(request: Any, model: str) -> dict[str, Any]:
@@ -38,15 +51,16 @@ def request_data(request: Any, model: str) -> dict[str, Any]:
         config_data = config.model_dump(mode="json", exclude_none=True, fallback=_schema_of)
         for key in _IGNORED_CONFIG:
             config_data.pop(key, None)
-    data = {
+    contents: list[dict[str, Any]] = [
+        content.model_dump(mode="json", exclude_none=True)
+        for content in getattr(request, "contents", None) or []
+    ]
+    _number_pairing_ids(contents)
+    return {
         "model": getattr(request, "model", None) or model,
-        "contents": [
-            content.model_dump(mode="json", exclude_none=True)
-            for content in getattr(request, "contents", None) or []
-        ],
+        "contents": contents,
         "config": config_data,
     }
-    return _numbered_ids(data)
 
 
 def _schema_of(value: Any) -> Any:
@@ -57,23 +71,47 @@ def _schema_of(value: Any) -> Any:
     return repr(value)
 
 
-def _numbered_ids(data: dict[str, Any]) -> dict[str, Any]:
-    text = json.dumps(data, sort_keys=True, ensure_ascii=False)
+def _number_pairing_ids(contents: list[dict[str, Any]]) -> None:
+    """Numbers, in place, the ids that pair calls with responses (see the module doc)."""
     numbers: dict[str, str] = {}
+    for content in contents:
+        for part in content.get("parts") or []:
+            for kind in _PAIRING:
+                paired = part.get(kind)
+                if isinstance(paired, dict) and isinstance(paired.get("id"), str):
+                    paired["id"] = numbers.setdefault(paired["id"], f"<id {len(numbers) + 1}>")
 
-    def number(found: re.Match[str]) -> str:
-        return numbers.setdefault(found.group(0), f"<id {len(numbers) + 1}>")
 
-    numbered = _RANDOM_ID.sub(number, text)
-    return data if not numbers else dict(json.loads(numbered))
+def key_address(base_url: str | None) -> str | None:
+    """`base_url` as a key holds it: on this machine, without its host's name and port."""
+    if base_url is None:
+        return None
+    try:
+        parts = urlsplit(base_url)
+        host = parts.hostname
+    except ValueError:
+        return base_url
+    if host is None or not is_loopback(host):
+        return base_url
+    return f"{parts.scheme}://loopback{parts.path.rstrip('/')}"
 
 
 def fingerprint(
     role: str, model: str, base_url: str | None, data: Mapping[str, Any], attempt: int
 ) -> str:
-    """A hex key for one model request: its role, model, address, request data and attempt."""
+    """A hex key for one model request: its role, model, address, request data and attempt.
+
+    The address is `key_address`'s; the key's format is `KEY_FORMAT`.
+    """
     payload = json.dumps(
-        {"role": role, "model": model, "base_url": base_url, "request": data, "attempt": attempt},
+        {
+            "format": KEY_FORMAT,
+            "role": role,
+            "model": model,
+            "base_url": key_address(base_url),
+            "request": data,
+            "attempt": attempt,
+        },
         sort_keys=True,
         ensure_ascii=False,
         separators=(",", ":"),

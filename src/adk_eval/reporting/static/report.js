@@ -50,9 +50,12 @@
         (causes.length ? ` (${causes.join(", ")})` : "") + `, waited ${Number(p.waited_s).toFixed(1)} s`);
     }
     if (p.cache_hits || p.cache_misses) {
-      const saved = p.saved_usd == null ? "unknown" : `$${Number(p.saved_usd).toFixed(4)}`;
+      const usd = Number(p.saved_usd);
+      const saved = p.saved_usd == null ? "an unknown amount (a model without a known price)"
+        : `$${usd >= 0.0001 || usd === 0 ? usd.toFixed(4) : usd.toFixed(6)}`;
       pieces.push(`cache ${p.cache_hits} hit${p.cache_hits === 1 ? "" : "s"} / ` +
-        `${p.cache_misses} miss${p.cache_misses === 1 ? "" : "es"}, saved ${saved}`);
+        `${p.cache_misses} miss${p.cache_misses === 1 ? "" : "es"}` +
+        (p.cache_hits ? `, saved ${saved}` : ""));
     }
     if (p.replayed || p.recorded) pieces.push(`cassette ${p.replayed} replayed / ${p.recorded} recorded`);
     return pieces.join("; ");
