@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from google.adk import Event
 from google.adk.agents import BaseAgent, LlmAgent
@@ -94,13 +95,17 @@ def agent_tool_case(name: str = "agent_tool") -> EvalCase:
     )
 
 
-def remote_agent(url: str, name: str = "helper") -> BaseAgent:
-    """ADK's `RemoteA2aAgent` for the agent card at `url` (its experimental warning hushed)."""
+def remote_agent(url: str, name: str = "helper", client: Any = None) -> BaseAgent:
+    """ADK's `RemoteA2aAgent` for the agent card at `url` (its experimental warning hushed).
+
+    `client`: the `httpx.AsyncClient` it uses, for one that runs for real (ADK copies
+    the agent at each run, and a copy never closes a client it opened itself).
+    """
     from google.adk.agents.remote_a2a_agent import RemoteA2aAgent
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        return RemoteA2aAgent(name=name, agent_card=url)
+        return RemoteA2aAgent(name=name, agent_card=url, httpx_client=client)
 
 
 def transferring_root(remote: BaseAgent, name: str = "root") -> LlmAgent:

@@ -117,6 +117,11 @@ class EvalCase:
             ``"agent,users"``, ``("judges",)``; roles among ``agent``, ``users``,
             ``judges``, ``tools``), over the suite's setting. None: the suite's.
             See docs/models.md, "Caching".
+        remote_mocks: Remote agents (ADK's `RemoteA2aAgent`) by name -> the agent
+            itself: it runs for real, sending the conversation to its URL. A
+            remote agent anywhere in the tree that is neither listed nor behind a
+            mocked `AgentTool` stops the run with an error before anything is
+            sent to it (its agent card is not fetched either).
     """
 
     name: str
@@ -144,6 +149,7 @@ class EvalCase:
     invariants: Sequence[Invariant] = ()
     expect_error: ExpectedError | None = None
     cache: CacheRoles = None
+    remote_mocks: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -269,6 +275,7 @@ class EvalCase:
     def _check_kinds(self) -> None:
         kinds = {
             "node_mocks": (Mapping, "map function node names to mocks"),
+            "remote_mocks": (Mapping, "map remote agent names to the remote agents themselves"),
             "tool_mocks": (Mapping, "map tool names to mocks or tools"),
             "toolset_mocks": (Mapping, "map toolsets (or their class names) to ToolsetMock(...)"),
             "user_agents": (UserAgents, "be a UserAgents(...)"),

@@ -876,3 +876,44 @@ def test_a_passed_run_with_a_call_adk_rejected_says_so_in_the_terminal(write_eva
     line = next(x for x in result.output.splitlines() if "asks-back: call" in x)
     assert 'support -> lookup_order({"id": "A1"}): rejected by ADK: ' in line
     assert "did you mean `order_id`?" in line
+
+
+def test_a_folder_of_workflow_app_agent_tool_and_remote_cases_ends_with_a_report(
+    write_evals, tmp_path
+):
+    from tests.shapes_support import remote_server
+
+    with remote_server() as server:
+        source = f"""
+from tests.shapes_support import agent_tool_case, app_case, remote_case, workflow_case
+
+workflow = workflow_case()
+app = app_case()
+nested = agent_tool_case()
+remote = remote_case({server.card_url!r})
+"""
+        root = write_evals({"shapes_eval.py": source})
+        report_path = tmp_path / "report.json"
+        result = invoke("run", str(root), "--json", str(report_path), "--no-store")
+
+    assert server.requests == []  # not even the remote agent's card was fetched
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    assert "3 passed, 1 error" in result.output
+    assert "Remote agent `helper` (sub-agent `helper` of `root`) would be called" in result.output
+    report = json.loads(report_path.read_text())
+    jsonschema.validate(report, load_report_schema())
+    statuses = {r["name"]: r["status"] for r in report["results"]}
+    assert statuses == {
+        "workflow": "passed",
+        "app": "passed",
+        "agent_tool": "passed",
+        "remote": "error",
+    }
+    remote = next(r for r in report["results"] if r["name"] == "remote")
+    assert remote["error"]["type"] == "EvalToolError"
+    assert (
+        remote["error"]["message"]
+        .splitlines()[0]
+        .endswith('remote_mocks={"helper": <the RemoteA2aAgent itself>}')
+    )

@@ -187,6 +187,7 @@ def _spec(case: EvalCase, agent: BaseAgent | App | Workflow) -> SystemSpec:
         case=case.name,
         models=case.models,
         memory_service=case.memory_service,
+        remote_mocks=case.remote_mocks,
     )
 
 

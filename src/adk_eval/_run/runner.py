@@ -62,6 +62,10 @@ class EvalRunner:
             agent at its model calls (see `EvalCase.models`).
         limits: The model-call limits over the runner's life: a `TerminateWhen`'s
             ``max_model_calls``, ``max_tokens`` and ``max_cost`` (None: ADK's own).
+        remote_mocks: Remote agent (`RemoteA2aAgent`) name -> the agent itself,
+            which then runs for real; a remote agent of the tree that is neither
+            listed nor behind a mocked `AgentTool` makes every run raise
+            `EvalToolError` before anything reaches it.
     """
 
     def __init__(
@@ -77,6 +81,7 @@ class EvalRunner:
         user_id: str = DEFAULT_USER_ID,
         models: Mapping[str, Any] | None = None,
         limits: TerminateWhen | None = None,
+        remote_mocks: Mapping[str, Any] | None = None,
     ) -> None:
         self._spec = SystemSpec(
             agent,
@@ -88,6 +93,7 @@ class EvalRunner:
             limits.max_model_calls if limits is not None else None,
             limits.budget if limits is not None else None,
             models=models,
+            remote_mocks=dict(remote_mocks or {}),
         )
         self.seed = seed if seed is not None else new_seed()
         """The seed injected faults are drawn from."""

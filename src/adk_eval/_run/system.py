@@ -67,6 +67,7 @@ class SystemSpec:
         agent: The agent, `Workflow` or App under test.
         tool_mocks: Tool name -> `ToolMock` or the agent's own tool (passthrough).
         node_mocks: For a workflow: function node name -> replacement.
+        remote_mocks: Remote agent name -> the remote agent itself (it runs for real).
         yield_tools: Long-running tools a user agent answers.
         simulate_unmocked: A simulated mock for the tools nothing else covers.
         user_id: The ADK user id of the sessions.
@@ -88,6 +89,7 @@ class SystemSpec:
     case: str | None = None
     models: Mapping[str, Any] | None = None
     memory_service: _session_service.MemoryServiceKind = "in_memory"
+    remote_mocks: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.agent, BaseAgent | App | Workflow):
@@ -182,6 +184,8 @@ class System:
             yield_agents=spec.yield_tools,
             context=lambda: _setup_context(services.sessions, root, session),
             simulate_unmocked=spec.simulate_unmocked,
+            remote_mocks=spec.remote_mocks,
+            node_mocks=spec.node_mocks,
         )
         plugin = InterceptionPlugin(policy, record, watch, mock_calls, services.sessions)
         model_check = ModelCheck(root, case=spec.case, models=spec.models)
@@ -236,10 +240,14 @@ class System:
 
         Raises:
             EvalToolError: The agent called a tool that is neither mocked nor
-                provided (or a mock raised); ADK's wrapping is removed.
+                provided (or a mock raised); ADK's wrapping is removed. Or the
+                tree holds a remote agent the case neither mocks nor declares:
+                then nothing runs.
             EvalSetupError: An agent reached a model call with a model that cannot
                 run here (no key); the run ended before the call.
         """
+        if (refusal := self.policy.remote.refusal) is not None:  # before anything reaches it
+            raise refusal
         stopped = asyncio.Event()  # the harness stops the run: ADK aborts it as asked
         try:
             async with aclosing(

@@ -8,6 +8,8 @@ The modules, from the bottom up (each imports only modules listed before it):
 * `_simulated`: a model answering a tool from its declaration (`ToolSimulator`).
 * `_recording`: a run's recorded answers replayed (`ToolMock.from_recording`).
 * `_mocks`: `ToolMock`, every kind of answer in one object.
+* `_remote`: remote (A2A) agents run for real only if declared (`remote_mocks`),
+  else the run is refused before it starts.
 * `_nodes`: workflow function nodes mocked, passed or refused (`node_mocks`).
 * `_mtls`: MCP toolsets to a loopback URL spared ADK's client-certificate probe.
 * `_policy`: which calls a case allows (`ToolPolicy`), from its mocks and the tree.

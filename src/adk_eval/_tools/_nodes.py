@@ -15,6 +15,10 @@ each such node is replaced, by name, according to ``node_mocks``:
   naming the node, its workflow and its module, before anything else happens
   (its confirmation predicate is not asked, its credential not requested).
 
+A remote agent node (ADK's `RemoteA2aAgent`) that ``node_mocks`` does not replace
+by a mock stays in the graph: it is a remote agent first, declared in
+``remote_mocks`` or refused before the run (see ``_remote.py``).
+
 The copy keeps every edge, route, join, retry, timeout and confirmation setting;
 only the code of the replaced nodes differs. The user's workflow is not changed.
 A parallel worker (``parallel_worker=True``) keeps being one: its inner node is
@@ -48,6 +52,7 @@ from .._agent_tree import map_nodes, nodes_of
 from .._callables import call_user
 from .._errors import EvalSetupError, EvalToolError
 from .._quiet import quiet
+from ._remote import is_remote_agent
 
 __all__ = ["NodeRefusal", "with_node_mocks"]
 
@@ -106,7 +111,7 @@ def with_node_mocks(
                 f"of workflow `{workflow.name}` (its function nodes: {names}). Did you mean "
                 f"`{close[0]}`?"
             )
-    return map_nodes(workflow, _Gate(node_mocks, refuse).node)
+    return map_nodes(workflow, _Gate(node_mocks, refuse).static_node)
 
 
 class _Gate:
@@ -119,6 +124,18 @@ class _Gate:
     def node(self, node: BaseNode, where: str) -> BaseNode:
         """`node`, or what replaces it (the function `map_nodes` applies)."""
         return self._replaced(node, where) if _runs_code(node) else node
+
+    def static_node(self, node: BaseNode, where: str) -> BaseNode:
+        """`node` of the graph itself: a remote agent without a stand-in is left in place.
+
+        The remote-agent rule decides it before the run (`RemotePolicy`: declared
+        in ``remote_mocks``, else the run is refused); one started dynamically is
+        no node of the tree, so `node` decides it, as any code.
+        """
+        stand_in = self._mocks.get(node.name)
+        if is_remote_agent(node) and (stand_in is None or is_remote_agent(stand_in)):
+            return node
+        return self.node(node, where)
 
     def dynamic(self, target: Any, where: str) -> Any:
         """What ``ctx.run_node(target)`` starts instead of `target` (`where`: who starts it)."""

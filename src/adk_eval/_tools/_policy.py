@@ -20,6 +20,9 @@ long-running tool, not provided     paused without running it; the simulation
 unknown tool name (hallucinated)    ADK answers "tool not found" to the model
 anything else                       the run stops with `EvalToolError`
 ==================================  =============================================
+
+Remote agents (ADK's `RemoteA2aAgent`) call another service outside every tool
+callback: `RemotePolicy` (``_remote.py``) decides them by name, before the run.
 """
 
 from __future__ import annotations
@@ -48,7 +51,8 @@ from .._arguments import near_miss
 from .._errors import EvalSetupError
 from ..models._consult import consult_tool_class
 from ._mocks import ToolMock
-from ._tree import collect
+from ._remote import RemotePolicy
+from ._tree import Inventory, collect
 
 __all__ = ["ToolPolicy", "is_control_tool", "is_framework_tool"]
 
@@ -169,6 +173,8 @@ class ToolPolicy:
     interim: frozenset[str] = frozenset()
     """Long-running tools with a mock (or provided) and a user agent: the first gives the
     interim answer, as the tool would, and the user agent the final one."""
+    remote: RemotePolicy = field(default_factory=RemotePolicy)
+    """Which remote agents run for real, and the run's error if one may not."""
 
     def describe_agent(self, name: str, tool: str | None = None, inside: str | None = None) -> str:
         """Where agent `name` sits, e.g. ``sub-agent `billing` of `root```.
@@ -197,14 +203,17 @@ class ToolPolicy:
         yield_agents: Iterable[str] = (),
         context: Callable[[], ReadonlyContext] | None = None,
         simulate_unmocked: ToolMock | None = None,
+        remote_mocks: Mapping[str, Any] | None = None,
+        node_mocks: Mapping[str, Any] | None = None,
     ) -> ToolPolicy:
-        """Resolves `tool_mocks` and tool user agents against the agent tree.
+        """Resolves `tool_mocks`, tool user agents and `remote_mocks` against the agent tree.
 
         Raises:
             EvalSetupError: For a mock or user agent naming no tool (with a
                 did-you-mean), a value that is neither a `ToolMock` nor the
                 agent's own tool, a name both mocked and answered by a user
-                agent, or a construct adk_eval cannot intercept.
+                agent, a construct adk_eval cannot intercept, or a
+                `remote_mocks` name or value that is no remote agent of the tree.
         """
         inventory = await collect(root, context)
         unresolved: set[str] = set()
@@ -215,11 +224,7 @@ class ToolPolicy:
                 raise EvalSetupError(f"tool_mocks keys must be tool names (str), got {name!r}")
             candidates = inventory.tools.get(name)
             if not candidates:  # a typo, or a tool of an agent built at run time
-                if near_miss(name, list(inventory.tools)) or not runs_code(root):
-                    raise EvalSetupError(
-                        f"tool_mocks names `{name}`, but agent `{root.name}` has no tool by that "
-                        f"name.{_did_you_mean(name, inventory.tools)}"
-                    )
+                _check_unknown_tool(name, inventory, root)
                 unresolved.add(name)
             if isinstance(value, ToolMock):
                 mocks[name] = value
@@ -236,32 +241,16 @@ class ToolPolicy:
             passthrough[name] = _Passthrough(matched)
 
         yield_names = set(yield_agents)
-        for name in yield_names:
-            if name not in inventory.yielding_names:
-                kind = "is not long-running" if name in inventory.tools else "does not exist"
-                raise EvalSetupError(
-                    f"user_agents.tools names `{name}`, but that tool {kind}, so it never "
-                    f"yields. Tools that can yield: "
-                    + ", ".join(f"`{n}`" for n in sorted(inventory.yielding_names))
-                    + "."
-                    + (
-                        f" Did you mean `{close[0]}`?"
-                        if (close := difflib.get_close_matches(name, inventory.yielding_names, 1))
-                        else ""
-                    )
-                )
-
-        problems = list(inventory.problems)
-        for name, tools in inventory.tools.items():
-            for tool in tools:
-                if isinstance(tool, AgentTool) and not tool.include_plugins and name not in mocks:
-                    problems.append(
-                        f"AgentTool `{name}` was created with include_plugins=False, so the "
-                        "tools of its agent would run without interception. Create it with "
-                        f"include_plugins=True, or mock `{name}` with a ToolMock."
-                    )
+        _check_yield_agents(yield_names, inventory)
+        problems = [*inventory.problems, *_unintercepted_agent_tools(inventory, mocks)]
         if problems:
             raise EvalSetupError("\n".join(problems))
+        remote = RemotePolicy.build(
+            root,
+            remote_mocks or {},
+            node_mocks=node_mocks or {},
+            mocked_tools={name for name, mock in mocks.items() if mock.real_tool is None},
+        )
 
         return cls(
             mocks=mocks,
@@ -272,7 +261,48 @@ class ToolPolicy:
             tree_tools=frozenset(inventory.tools),
             unresolved=frozenset(unresolved),
             interim=frozenset(yield_names & (set(mocks) | set(passthrough))),
+            remote=remote,
         )
+
+
+def _check_unknown_tool(name: str, inventory: Inventory, root: BaseAgent | Workflow) -> None:
+    """Checks that a `tool_mocks` name no tool of the tree has is no typo.
+
+    It is kept for a tool of an agent built at run time, unless it is nearly the
+    name of a tool of the tree, or no code of the tree could build an agent.
+    """
+    if near_miss(name, list(inventory.tools)) or not runs_code(root):
+        raise EvalSetupError(
+            f"tool_mocks names `{name}`, but agent `{root.name}` has no tool by that "
+            f"name.{_did_you_mean(name, inventory.tools)}"
+        )
+
+
+def _check_yield_agents(names: set[str], inventory: Inventory) -> None:
+    """Checks that each tool a user agent answers is one that can yield."""
+    for name in names:
+        if name not in inventory.yielding_names:
+            kind = "is not long-running" if name in inventory.tools else "does not exist"
+            close = difflib.get_close_matches(name, inventory.yielding_names, 1)
+            raise EvalSetupError(
+                f"user_agents.tools names `{name}`, but that tool {kind}, so it never "
+                f"yields. Tools that can yield: "
+                + ", ".join(f"`{n}`" for n in sorted(inventory.yielding_names))
+                + "."
+                + (f" Did you mean `{close[0]}`?" if close else "")
+            )
+
+
+def _unintercepted_agent_tools(inventory: Inventory, mocks: Mapping[str, ToolMock]) -> list[str]:
+    """The AgentTools whose agent's tools would run without interception, unmocked."""
+    return [
+        f"AgentTool `{name}` was created with include_plugins=False, so the tools of its "
+        f"agent would run without interception. Create it with include_plugins=True, or "
+        f"mock `{name}` with a ToolMock."
+        for name, tools in inventory.tools.items()
+        for tool in tools
+        if isinstance(tool, AgentTool) and not tool.include_plugins and name not in mocks
+    ]
 
 
 def _not_the_agents_tool(name: str, value: Any) -> str:

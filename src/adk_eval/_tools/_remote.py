@@ -1,0 +1,217 @@
+"""Remote agents (ADK's `RemoteA2aAgent`): a side effect like a tool, refused unless declared.
+
+A remote agent sends the conversation to another service over A2A: its agent
+card is fetched from its URL as soon as an agent that can transfer to it asks
+its model (to describe it), and the user's words go to its URL
+(``message/send``) when it runs. None of that passes through a tool callback,
+so the interception plugin cannot stand in for it. `RemotePolicy.build` finds
+every remote agent of the tree a run starts with (the root, a sub-agent, the
+agent inside an `AgentTool`, a workflow node, at any depth) and decides each
+before anything runs:
+
+* ``remote_mocks[name]`` is the agent itself (or the case's copy of it, when
+  per-case models copy the tree), or a workflow node's ``node_mocks[name]`` is:
+  it runs for real, as a provided tool does;
+* every way to it goes through an `AgentTool` that ``tool_mocks`` mocks: it
+  never runs;
+* anything else: `RemotePolicy.refusal` ends the run when it starts, with the
+  `EvalToolError` an unmocked tool gets, so nothing reaches the remote agent.
+
+``remote_mocks`` is keyed by the remote agent's name, as ``tool_mocks`` is by
+the tool's, and resolved here: a stand-in that answers for a remote agent
+would be one more kind of value for it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from collections.abc import Container, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from google.adk.agents import BaseAgent, LlmAgent
+from google.adk.tools.agent_tool import AgentTool
+from google.adk.workflow import Workflow
+
+from .._agent_tree import nodes_of
+from .._errors import EvalSetupError, EvalToolError
+
+__all__ = ["RemotePlace", "RemotePolicy", "is_remote_agent"]
+
+_REMOTE_MODULE = "google.adk.a2a.agent._remote_a2a_agent"
+"""Where ADK defines `RemoteA2aAgent` (imported only by code that makes one)."""
+
+
+def is_remote_agent(agent: object) -> bool:
+    """Whether `agent` is ADK's `RemoteA2aAgent` (or a subclass).
+
+    A tree holds one only if its module was imported, so nothing is imported here.
+    """
+    module = sys.modules.get(_REMOTE_MODULE)
+    kind = getattr(module, "RemoteA2aAgent", None)
+    return isinstance(kind, type) and isinstance(agent, kind)
+
+
+def remote_address(agent: BaseAgent) -> str:
+    """Where `agent` reaches out to: ``its agent card URL-or-file``, or the card's own URL."""
+    source = getattr(agent, "_agent_card_source", None)
+    if isinstance(source, str) and source:
+        return f"its agent card {source}"
+    card = getattr(agent, "_agent_card", None)
+    url = getattr(card, "url", None)  # an a2a-sdk 0.3 card
+    if not url:  # a 1.x card: its interfaces' URLs
+        url = next((i.url for i in getattr(card, "supported_interfaces", ()) if i.url), None)
+    return str(url) if url else "the URL of its agent card"
+
+
+@dataclass(frozen=True)
+class RemotePlace:
+    """Where a remote agent sits in a tree.
+
+    Attributes:
+        agent: The remote agent.
+        where: Where it sits, for messages (``sub-agent `helper` of `root```).
+        inside: The `AgentTool`s it is reached through, outermost first.
+        node: Whether it is a workflow node.
+    """
+
+    agent: BaseAgent
+    where: str
+    inside: tuple[str, ...] = ()
+    node: bool = False
+
+
+def remote_places(root: BaseAgent | Workflow) -> list[RemotePlace]:
+    """Every place of a remote agent in the tree, each way to it counted."""
+    if _REMOTE_MODULE not in sys.modules:
+        return []
+    return list(_visit(root, f"agent `{root.name}`", (), False, frozenset()))
+
+
+def _visit(
+    agent: BaseAgent | Workflow,
+    where: str,
+    inside: tuple[str, ...],
+    node: bool,
+    path: frozenset[int],
+) -> Iterator[RemotePlace]:
+    if id(agent) in path:  # an AgentTool of one of its own ancestors
+        return
+    path = path | {id(agent)}
+    if isinstance(agent, Workflow):
+        for child in nodes_of(agent):
+            if isinstance(child, BaseAgent | Workflow):
+                at = f"node `{child.name}` of workflow `{agent.name}`"
+                yield from _visit(child, at, inside, True, path)
+        return
+    if is_remote_agent(agent):
+        yield RemotePlace(agent, where, inside, node)
+    for tool in agent.tools if isinstance(agent, LlmAgent) else []:
+        if isinstance(tool, AgentTool):
+            at = f"agent `{tool.agent.name}` inside AgentTool `{tool.name}` of `{agent.name}`"
+            yield from _visit(tool.agent, at, (*inside, tool.name), False, path)
+    for sub in agent.sub_agents:
+        yield from _visit(sub, f"sub-agent `{sub.name}` of `{agent.name}`", inside, False, path)
+
+
+def _same(value: object, agent: BaseAgent) -> bool:
+    """`value` is `agent`, or the agent it was copied from (same class, name and address)."""
+    return value is agent or (
+        type(value) is type(agent)
+        and getattr(value, "name", None) == agent.name
+        and remote_address(value) == remote_address(agent)
+    )
+
+
+@dataclass(frozen=True)
+class RemotePolicy:
+    """Which remote agents of a tree run for real, and the run's error if one may not."""
+
+    real: frozenset[str] = frozenset()
+    """The names of the remote agents the case declares (they run for real)."""
+    refusal: EvalToolError | None = None
+    """The run's error when a remote agent is neither declared nor behind a mock."""
+
+    @classmethod
+    def build(
+        cls,
+        root: BaseAgent | Workflow,
+        remote_mocks: Mapping[str, Any],
+        *,
+        node_mocks: Mapping[str, Any],
+        mocked_tools: Container[str],
+    ) -> RemotePolicy:
+        """Resolves `remote_mocks` against the remote agents of the tree (see the module doc).
+
+        Raises:
+            EvalSetupError: A name of `remote_mocks` is no remote agent of the tree
+                (with a did-you-mean), or its value is not that agent.
+        """
+        places = remote_places(root)
+        _check(remote_mocks, places)
+
+        def declared(place: RemotePlace) -> bool:
+            name = place.agent.name
+            in_nodes = place.node and _same(node_mocks.get(name), place.agent)
+            return in_nodes or _same(remote_mocks.get(name), place.agent)
+
+        refused = [
+            place
+            for place in places
+            if not declared(place) and not any(tool in mocked_tools for tool in place.inside)
+        ]
+        return cls(
+            real=frozenset(place.agent.name for place in places if declared(place)),
+            refusal=_refusal(refused) if refused else None,
+        )
+
+
+def _check(remote_mocks: Mapping[str, Any], places: list[RemotePlace]) -> None:
+    by_name = {place.agent.name: place.agent for place in places}
+    for name, value in remote_mocks.items():
+        if not isinstance(name, str):
+            raise EvalSetupError(
+                f"remote_mocks keys must be remote agent names (str), got {name!r}"
+            )
+        agent = by_name.get(name)
+        if agent is None:
+            close = difflib.get_close_matches(name, sorted(by_name), n=1)
+            hint = f" Did you mean `{close[0]}`?" if close else ""
+            found = ", ".join(f"`{n}`" for n in sorted(by_name)) or "(none)"
+            raise EvalSetupError(
+                f"remote_mocks names `{name}`, but the agent tree has no RemoteA2aAgent by that "
+                f"name.{hint} Remote agents found: {found}."
+            )
+        if not _same(value, agent):
+            raise EvalSetupError(
+                f"remote_mocks[{name!r}] must be the RemoteA2aAgent `{name}` itself, which "
+                f"then runs for real (reaching {remote_address(agent)}), got {value!r}. To keep it "
+                "from running, mock the AgentTool that runs it, or evaluate a copy of the agent "
+                "without it."
+            )
+
+
+def _refusal(refused: list[RemotePlace]) -> EvalToolError:
+    """The error of remote agents the case neither declares nor mocks (the first named)."""
+    first, agent = refused[0], refused[0].agent
+    lines = [
+        f"Remote agent `{agent.name}` ({first.where}) would be called during eval but no mock "
+        f"was provided; nothing was sent to {remote_address(agent)}. To let it run for real: "
+        f'remote_mocks={{"{agent.name}": <the RemoteA2aAgent itself>}}',
+        "",
+        "A RemoteA2aAgent calls another service outside ADK's tool callbacks: its agent card is "
+        "fetched as soon as an agent that can transfer to it asks its model, and the user's "
+        "words go to it when it runs, so the run stops before it starts.",
+        "",
+        "To keep it from running instead:",
+    ]
+    if first.inside:
+        tool = first.inside[-1]
+        lines.append(f'  mock the AgentTool that runs it: tool_mocks={{"{tool}": ToolMock(...)}}')
+    lines.append("  evaluate a copy of the agent without it")
+    more = {place.agent.name: place.where for place in refused[1:] if place.agent is not agent}
+    if more:
+        listed = ", ".join(f"`{name}` ({where})" for name, where in more.items())
+        lines += ["", f"Also refused: {listed}."]
+    return EvalToolError(agent.name, {}, detail="\n".join(lines), kind="agent")
