@@ -365,3 +365,25 @@ def test_a_fifo_is_refused_as_out(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(CollectorError, match=r"--out .* is a FIFO \(named pipe\), not a file"):
         SpanCollector(fifo, port=0).start()
+
+
+def test_a_connection_reset_mid_body_is_counted_not_a_traceback(tmp_path, capfd):
+    with SpanCollector(tmp_path / "t.db", port=0) as collector:
+        host, port = collector.endpoint.removeprefix("http://").rsplit(":", 1)
+        connection = socket.create_connection((host, int(port)), timeout=10)
+        connection.sendall(
+            b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"
+        )
+        time.sleep(0.2)
+        connection.setsockopt(
+            socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00"
+        )
+        connection.close()  # an RST, not a FIN
+        deadline = time.monotonic() + 5
+        while not collector.stats.refused and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert httpx.post(collector.endpoint + "/v1/traces", json=otlp_json()).status_code == 200
+    assert collector.stats.refused == {"bad_request": 1}
+    assert collector.budget.held == 0
+    assert "Traceback" not in capfd.readouterr().err

@@ -201,16 +201,26 @@ class _Handler(BaseHTTPRequestHandler):
             if not budget.take(size):
                 raise Refusal(503, "busy", "too many bodies being received at once; retry later")
             self._held += size
-            chunk = self.rfile.read(size)
+            chunk = self._read(size)
             body += chunk
             if len(chunk) < size:
                 raise Refusal(400, "bad_request", "the body is shorter than its Content-Length")
         return bytes(body)
 
+    def _read(self, size: int) -> bytes:
+        """Up to `size` bytes of the body; a broken or silent connection is a refusal."""
+        try:
+            return self.rfile.read(size)
+        except TimeoutError:
+            reason = f"the body stopped arriving for {_SOCKET_TIMEOUT:.0f} s"
+            raise Refusal(400, "bad_request", reason) from None
+        except OSError as error:
+            raise Refusal(400, "bad_request", f"the connection broke: {error}") from None
+
     def _drain(self, length: int) -> None:
         """Reads and forgets a body (a log or metric export)."""
         while length > 0:
-            chunk = self.rfile.read(min(_CHUNK, length))
+            chunk = self._read(min(_CHUNK, length))
             if not chunk:
                 raise Refusal(400, "bad_request", "the body is shorter than its Content-Length")
             length -= len(chunk)
