@@ -100,10 +100,11 @@ def key_of(request: LlmRequest) -> str:
     return fingerprint("agent", "gemini-2.5-flash", None, request_data(request, "m"), 0)
 
 
-def test_ids_adk_makes_are_numbered_by_position_whatever_their_shape():
+def test_the_ids_adk_makes_are_numbered_where_adk_puts_them():
     first = request_data(cancelling(call_id=f"adk-{uuid.uuid4()}"), "m")
     assert request_data(cancelling(call_id=f"adk-{uuid.uuid4()}"), "m") == first
-    assert request_data(cancelling(call_id="call_7"), "m") == first  # a provider's, the same
+    assert request_data(cancelling(call_id="adk-7"), "m") == first  # whatever their shape
+    assert request_data(cancelling(call_id="call_7"), "m") != first  # a provider's is kept
     assert first["contents"][1]["parts"][0]["function_call"]["id"] == "<id 1>"
     assert first["contents"][2]["parts"][0]["function_response"]["id"] == "<id 1>"
     unpaired = cancelling()

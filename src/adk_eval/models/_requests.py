@@ -3,13 +3,14 @@
 `request_data` is the part of ADK's `LlmRequest` that decides the answer: the
 model, the contents, and the generation config (system instruction, tools,
 schema, temperature, ...), without what does not (HTTP options, labels).
-The ids that pair a tool call with its response (``id`` of a part's
-``function_call``, ``function_response``, ``tool_call`` and ``tool_response``:
-ADK's ``adk-<uuid>`` or a provider's own, new in every run) are numbered in
-order of appearance (``<id 1>``, ...), so two runs that differ only by them make
-the same request while which response answers which call still counts. They are
-found by where they are, never by their shape: an id in a message, a tool's
-arguments or its answer is the user's, and is kept byte for byte.
+The ids ADK makes to pair a tool call with its response (``adk-<uuid>``, new in
+every run, as the ``id`` of a part's ``function_call`` or ``function_response``)
+are numbered in order of appearance (``<id 1>``, ...), so two runs that differ
+only by them make the same request while which response answers which call
+still counts. They are found where ADK puts them (its own test, the ``adk-``
+prefix at that place), never by their shape: an id in a message, a tool's
+arguments or its answer is the user's, and a provider's own call id is the
+provider's (the cache replays it with its answer); both are kept byte for byte.
 
 `fingerprint` hashes a request with who made it and where it was sent; an
 address on this machine (``localhost``, ``127.0.0.0/8``, ``::1``: the sandbox's
@@ -41,6 +42,8 @@ KEY_FORMAT = 2
 _IGNORED_CONFIG = ("http_options", "labels")
 _PAIRING = ("function_call", "function_response", "tool_call", "tool_response")
 """The parts whose ``id`` pairs a call with its response."""
+_ADK_ID = "adk-"
+"""How ADK's own call ids begin (its ``AF_FUNCTION_CALL_ID_PREFIX``)."""
 
 
 def request_data(request: Any, model: str) -> dict[str, Any]:
@@ -72,14 +75,15 @@ def _schema_of(value: Any) -> Any:
 
 
 def _number_pairing_ids(contents: list[dict[str, Any]]) -> None:
-    """Numbers, in place, the ids that pair calls with responses (see the module doc)."""
+    """Numbers, in place, ADK's ids that pair calls with responses (see the module doc)."""
     numbers: dict[str, str] = {}
     for content in contents:
         for part in content.get("parts") or []:
             for kind in _PAIRING:
                 paired = part.get(kind)
-                if isinstance(paired, dict) and isinstance(paired.get("id"), str):
-                    paired["id"] = numbers.setdefault(paired["id"], f"<id {len(numbers) + 1}>")
+                made = paired.get("id") if isinstance(paired, dict) else None
+                if isinstance(made, str) and made.startswith(_ADK_ID):
+                    paired["id"] = numbers.setdefault(made, f"<id {len(numbers) + 1}>")
 
 
 def key_address(base_url: str | None) -> str | None:
