@@ -8,8 +8,9 @@ against a `FakeProviderServer` in quota mode in this process: at most
 (Gemini: ``RESOURCE_EXHAUSTED`` with ``RetryInfo``) beyond it. Placements: one
 process, and ``--workers 2`` (one pacer served to both workers). Modes:
 
-* ``known``: the quota is given (``--rpm MODEL=N --quota-window W``), so calls
-  wait for their turn and the provider should refuse none;
+* ``known``: the quota is given as the provider states it (``--rpm
+  MODEL=100/10s``), so calls wait for their turn and the provider should refuse
+  none;
 * ``learned``: nothing is given; the 429s teach the pacing.
 
 The ideal is the quota's own bound, calls / rate (``cases x 3 x window /
@@ -19,8 +20,7 @@ last call cannot leave before ``(ceil(calls / requests) - 1) x window`` seconds
 (50 s by default), and ``ratio_to_floor`` is the wall time over that. The
 server's log gives the most requests admitted in any window
 (never above the quota: it refuses the rest) and the requests it refused (429s;
-for ``learned``, LiteLLM's OpenAI SDK also retries a 429 twice on its own, which
-the server counts but adk-eval does not see).
+every one of them is adk-eval's to retry: the clients' own retries are off).
 
     python bench/quota_pacing.py                    # 200 cases, 100 requests / 10 s: ~60 s each
     python bench/quota_pacing.py --cases 40 --clients gemini --placements process
@@ -110,8 +110,7 @@ def one(
         if placement == "workers":
             command += ["--workers", "2"]
         if mode == "known":
-            rpm = args.requests * 60 / args.window
-            command += ["--rpm", f"{MODELS[client]}={rpm:g}", "--quota-window", f"{args.window:g}"]
+            command += ["--rpm", f"{MODELS[client]}={args.requests}/{args.window:g}s"]
         started = time.perf_counter()
         done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=folder)
         wall = time.perf_counter() - started

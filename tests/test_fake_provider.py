@@ -7,6 +7,7 @@ pinned on its own clock.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -19,7 +20,7 @@ from google.adk.models.lite_llm import LiteLlm
 from google.adk.models.llm_request import LlmRequest
 from google.genai import errors, types
 
-from adk_eval.fake_provider import FakeProviderServer, FakeRequest, Quota
+from adk_eval.fake_provider import FakeProviderServer, FakeRequest, Quota, error_reply
 from adk_eval.fake_provider.__main__ import server_of
 from adk_eval.fake_provider._quota import QuotaBook
 
@@ -236,8 +237,46 @@ def test_the_command_line_sets_the_quota_the_errors_and_the_seed():
         server_of(["--rpm", "0"])
 
 
-def test_python_dash_m_serves_a_quota():
-    command = [sys.executable, "-m", "adk_eval.fake_provider", "--rpm", "1", "--calls", "0"]
+def test_the_command_line_says_a_quota_as_n_per_window():
+    assert server_of(["--rpm", "20/10s"])[0].quota == Quota(requests=20, window=10.0)
+    assert server_of(["--rpm", "3/s", "--tpm", "900/s"])[0].quota == Quota(3, 900, window=1.0)
+    assert server_of(["--rpm", "20/10s", "--window", "10"])[0].quota == Quota(20, window=10.0)
+    for contradicting in (["--rpm", "20/10s", "--window", "60"], ["--rpm", "2/s", "--tpm", "9/1m"]):
+        with pytest.raises(SystemExit):
+            server_of(contradicting)
+
+
+def test_a_reply_carries_its_own_headers():
+    reply = error_reply(429, "slow down", headers={"retry-after": "0", "x-note": "hostile"})
+    with FakeProviderServer([reply]) as server:
+        response = openai_post(server)
+    assert response.status_code == 429
+    assert (response.headers["retry-after"], response.headers["x-note"]) == ("0", "hostile")
+
+
+def test_the_log_file_has_a_json_line_per_request_with_the_answers_status(tmp_path):
+    log = tmp_path / "requests.jsonl"
+    log.write_text('{"kept": true}\n')  # what was there stays: lines are appended
+    with FakeProviderServer(["ok"], quota=Quota(requests=1, window=10.0), log=log) as server:
+        statuses = [openai_post(server, text=text).status_code for text in ("a", "b")]
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert statuses == [200, 429]
+    assert lines[0] == {"kept": True}
+    first, second = lines[1:]
+    assert (first["outcome"], first["status"], first["retry_after"]) == ("admitted", 200, None)
+    assert (second["outcome"], second["status"]) == ("rate_limited", 429)
+    assert second["retry_after"] in ("9", "10")
+    assert (first["api"], first["model"], first["turn"]) == ("openai", "m", 0)
+    assert second["body"]["messages"] == [{"role": "user", "content": "b"}]
+    assert abs(first["time"] - time.time()) < 60
+
+
+def test_python_dash_m_serves_a_quota(tmp_path):
+    log = tmp_path / "requests.jsonl"
+    command = [
+        *(sys.executable, "-m", "adk_eval.fake_provider", "--rpm", "1/1m", "--calls", "0"),
+        *("--log", str(log)),
+    ]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None
@@ -251,3 +290,8 @@ def test_python_dash_m_serves_a_quota():
             process.stdout.close()
     assert [response.status_code for response in statuses] == [200, 429]
     assert int(statuses[1].headers["retry-after"]) in (59, 60)
+    logged = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(line["outcome"], line["status"]) for line in logged] == [
+        ("admitted", 200),
+        ("rate_limited", 429),
+    ]

@@ -136,20 +136,26 @@ def failing_then(status: int, failures: int, message: str):
 
 @pytest.mark.parametrize("status", [429, 500])
 @pytest.mark.slow
-async def test_litellm_retries_rate_limits_and_server_errors(status):
+async def test_litellm_rate_limits_and_server_errors_are_retried_by_the_gateway(status):
     with FakeProviderServer(responder=failing_then(status, 2, "try again")) as server:
-        result = await run_eval(case(litellm_model(server)))
+        result = await run_eval(case(litellm_model(server)))  # its default retries
     assert result.status == "passed", result.explain()
     assert len(server.requests) == 3  # two failures, then the answer
+    assert result.provider.retries == 2  # each one the gateway's, none hidden in the client
+    assert (result.provider.rate_limited, result.provider.server_errors) == (
+        (2, 0) if status == 429 else (0, 2)
+    )
 
 
 @pytest.mark.parametrize("status", [429, 503])
-async def test_gemini_retries_with_its_retry_options(status):
+@pytest.mark.slow
+async def test_gemini_with_retry_options_is_retried_by_the_gateway(status):
     retry = types.HttpRetryOptions(attempts=3, initial_delay=0.05, max_delay=0.2)
     with FakeProviderServer(responder=failing_then(status, 2, "try again")) as server:
         result = await run_eval(case(gemini_model(server, retry_options=retry)))
     assert result.status == "passed", result.explain()
     assert len(server.requests) == 3
+    assert result.provider.retries == 2
 
 
 @pytest.mark.parametrize("client", CLIENTS)

@@ -15,7 +15,7 @@ files, databases and servers around them::
     │   ├── EvalUserAgentError   a user agent is missing or failed
     │   ├── EvalSandboxError     a strict sandbox refused what the run was about to do
     │   ├── SimulatedToolError   the model simulating a tool gave no valid answer
-    │   ├── ProviderWaitError    a run waited for a provider's quota as long as it may
+    │   ├── ProviderWaitError    a provider's quota stopped the run (wait budget, or billing)
     │   ├── ShadowDivergenceError a shadow replay's agent left the recorded conversation
     │   └── UserCodeExit         user code (a mock, a step, a metric) called sys.exit
     ├── MetricFailure            a metric raised; kept with its failing result, not raised
@@ -224,7 +224,11 @@ class SimulatedToolError(EvalRunError):
 
 
 class ProviderWaitError(EvalRunError):
-    """A run waited for a provider's quota as long as it may (`ModelCalls.max_wait`) and gave up."""
+    """A run stopped waiting for a provider's quota (its wait budget, or a quota never cleared).
+
+    It waited as long as it may (`ModelCalls.max_wait`), or the provider's quota is
+    one waiting never clears (OpenAI's ``insufficient_quota``: billing).
+    """
 
 
 class CassetteMissError(EvalSetupError):

@@ -96,3 +96,62 @@ def test_a_cause_is_read_when_the_error_wraps_it():
     except RuntimeError as outer:
         failure = classify(outer)
     assert (failure.kind, failure.retry_after) == ("rate_limit", 3.0)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"retry-after": "-30"},
+        {"retry-after": "nan"},
+        {"retry-after": "inf"},
+        {"retry-after-ms": "-5"},
+    ],
+)
+def test_a_time_one_cannot_wait_counts_as_none_said(headers):
+    failure = classify(litellm_429(headers))
+    assert (failure.kind, failure.retry_after) == ("rate_limit", None)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        litellm_429({"retry-after": "0"}),
+        litellm_429({"retry-after-ms": "0"}),
+        RuntimeError("429 Too Many Requests. Please retry in 0ms"),
+    ],
+    ids=["retry-after", "retry-after-ms", "message"],
+)
+def test_a_zero_wait_is_read_as_zero_the_pacer_floors_it(error):
+    assert classify(error).retry_after == 0.0
+
+
+@pytest.mark.parametrize("delay", ["1.5.3s", "-2s", ".s"])
+def test_a_malformed_retry_delay_is_no_time_not_a_crash(delay):
+    body = {"error": {**GEMINI_429["error"], "message": "You exceeded your current quota."}}
+    body["error"]["details"] = [{"@type": "google.rpc.RetryInfo", "retryDelay": delay}]
+    assert classify(errors.ClientError(429, body)).retry_after is None
+
+
+def test_a_billing_429_is_spent_not_a_rate_limit():
+    body = {
+        "error": {
+            "message": "You exceeded your current quota, please check your plan and billing.",
+            "type": "insufficient_quota",
+            "param": None,
+            "code": "insufficient_quota",
+        }
+    }
+    response = httpx.Response(429, json=body, request=httpx.Request("POST", "http://x"))
+    error = litellm.RateLimitError(str(body), "openai", "fake", response=response)
+    assert classify(error).kind == "spent"
+
+
+def test_a_gemini_quota_of_zero_is_spent():
+    body = {"error": {**GEMINI_429["error"]}}
+    violation = {"quotaMetric": "generate_content_free_tier_requests", "quotaValue": "0"}
+    body["error"]["details"] = [
+        {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [violation]},
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "20s"},
+    ]
+    assert classify(errors.ClientError(429, body)).kind == "spent"
+    assert classify(errors.ClientError(429, GEMINI_429)).kind == "rate_limit"

@@ -1,4 +1,4 @@
-"""Rate limits: given in code, on the command line, in pyproject.toml; matched by model name."""
+"""Rate limits: said as N/WINDOW in code, on the command line, in pyproject.toml."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from adk_eval.models._limits import (
     limit_for,
     limits_from_options,
     limits_from_pyproject,
+    parse_amount,
     project_pyproject,
 )
 from adk_eval.models._settings import (
@@ -53,13 +54,52 @@ def test_the_most_specific_pattern_wins():
 
 def test_options_for_every_model_or_one_and_rpm_with_tpm_merged():
     limits = limits_from_options(["60", "gemini-2.5-flash=10"], ["gemini-2.5-flash=250000"])
-    assert limits["*"] == RateLimit(rpm=60)
+    assert limits["*"] == RateLimit(rpm=60)  # a bare number is still per minute
     assert limits["gemini-2.5-flash"] == RateLimit(rpm=10, tpm=250000)
 
 
-@pytest.mark.parametrize("bad", ["fast", "m=", "m=-3", "0"])
+def test_a_limit_is_said_as_the_provider_states_it_n_per_window():
+    limits = limits_from_options(["20/10s", "openai/*=500/1m"], ["openai/*=30000/1m"])
+    assert (limits["*"].requests, limits["*"].window) == (20, 10)  # not 20 a minute
+    assert limits["openai/*"] == RateLimit(rpm=500, tpm=30000, window=60)
+    assert RateLimit.parse(rpm="7/9s").requests == 7  # exact, though 7 * 60 / 9 is not
+    assert RateLimit.parse(rpm="1500/1d").describe() == "1,500 requests in any 1 d"
+    assert RateLimit.parse(rpm="3/s") == RateLimit(rpm=180, window=1)
+    assert parse_amount("250000/1m") == (250000, 60)
+    assert parse_amount(60) == (60, None)
+
+
+def test_the_banner_says_requests_per_window():
+    assert RateLimit.parse(rpm="20/10s").describe() == "20 requests in any 10 s"
+    assert RateLimit(rpm=60).describe() == "60 requests in any 1 min"
+    # the old trap, --rpm 20 --quota-window 10, now reads as what it is
+    assert RateLimit.parse(rpm=20, window=10).describe() == "3.33333 requests in any 10 s"
+
+
+def test_requests_and_tokens_over_different_windows_are_paced_over_the_shorter():
+    limit = RateLimit.parse(rpm="20/10s", tpm="60000/1m")
+    assert (limit.requests, limit.tokens, limit.window) == (20, 10000, 10)
+    assert limit.describe() == "20 requests and 10,000 tokens in any 10 s"
+    merged = RateLimit(tpm=60000).merged(RateLimit.parse(rpm="20/10s"))
+    assert merged == limit
+
+
+def test_a_window_that_contradicts_quota_window_is_one_line():
+    with pytest.raises(EvalSetupError) as raised:
+        limits_from_options(["20/10s"], window=60)
+    message = str(raised.value)
+    assert message.startswith("--quota-window 60: rpm '20/10s' is counted over 10 s")
+    assert "drop the window" in message
+    assert "\n" not in message
+    assert limits_from_options(["20/10s"], window=10)["*"] == RateLimit(rpm=120, window=10)
+    assert limits_from_options(["20"], window=10)["*"] == RateLimit(rpm=20, window=10)  # as before
+
+
+@pytest.mark.parametrize(
+    "bad", ["fast", "m=", "m=-3", "0", "20/10", "20/10parsecs", "20/0s", "nan", "inf/1m"]
+)
 def test_a_bad_option_is_one_line_with_the_fix(bad):
-    with pytest.raises(EvalSetupError, match=r"--rpm .*give a positive number"):
+    with pytest.raises(EvalSetupError, match=r"^--rpm .* is not a limit: give \[MODEL=\]N/WINDOW"):
         limits_from_options([bad])
 
 
@@ -67,13 +107,15 @@ def test_pyproject_table(tmp_path):
     path = tmp_path / "pyproject.toml"
     path.write_text(
         '[project]\nname = "x"\n\n[tool.adk-eval.limits]\n'
-        '"gemini-2.5-flash" = { rpm = 10, tpm = 250000 }\n'
-        '"openai/*" = { rpm = 500, window = 10 }\n'
+        '"gemini-2.5-flash" = { rpm = "10/1m", tpm = "250000/1m" }\n'
+        '"openai/*" = { rpm = "20/10s" }\n'
+        '"old/*" = { rpm = 500, window = 10 }\n'
     )
     limits = limits_from_pyproject(path)
     assert limits == {
         "gemini-2.5-flash": RateLimit(rpm=10, tpm=250000),
-        "openai/*": RateLimit(rpm=500, window=10),
+        "openai/*": RateLimit(rpm=120, window=10),  # 20 in any 10 s
+        "old/*": RateLimit(rpm=500, window=10),  # the old form still reads as it did
     }
     assert limits_from_pyproject(tmp_path / "missing.toml") == {}
     (tmp_path / "sub").mkdir()
@@ -85,7 +127,8 @@ def test_pyproject_table(tmp_path):
     [
         ('"m" = 10', "must be a table like"),
         ('"m" = { rpm = 10, burst = 3 }', "unknown ['burst']"),
-        ('"m" = { rpm = -1 }', "must be a positive number"),
+        ('"m" = { rpm = -1 }', "is not a limit: give N/WINDOW"),
+        ('"m" = { rpm = "20/10s", window = 60 }', "counted over 10 s, but the window says 1 min"),
     ],
 )
 def test_a_malformed_pyproject_entry_names_the_file_and_the_entry(tmp_path, table, says):
@@ -119,7 +162,7 @@ def test_settings_come_from_the_suite_then_the_environment_then_the_project(monk
 
 def test_settings_round_trip_through_the_environment(tmp_path):
     settings = ModelCalls(
-        limits={"gemini-*": RateLimit(rpm=10, window=10)},
+        limits={"gemini-*": RateLimit.parse(rpm="7/9s", tpm="250000/1m")},
         max_wait=30,
         cache="agent,judges",
         cache_ttl=3600,

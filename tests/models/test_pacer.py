@@ -11,7 +11,7 @@ import pytest
 
 from adk_eval.models._failures import Failure
 from adk_eval.models._limits import RateLimit
-from adk_eval.models._pacer import MAX_BACKOFF, Pacer
+from adk_eval.models._pacer import MAX_BACKOFF, MIN_RETRY_WAIT, Pacer
 
 
 class Clock:
@@ -132,6 +132,34 @@ def test_a_429_without_a_time_backs_off_exponentially_with_jitter():
     assert 0.5 <= pace.state("m").blocked_for <= 1.0
 
 
+@pytest.mark.parametrize("told", [0.0, 0.001, MIN_RETRY_WAIT / 2])
+def test_a_429_that_says_retry_at_once_waits_the_floor_and_more_each_time(told):
+    pace, clock = pacer()
+    blocks = []
+    for _ in range(4):
+        clock.now += pace.state("m").blocked_for + 0.001
+        grant = pace.try_acquire("m", None)
+        assert grant is not None
+        pace.release(grant, failure=Failure("rate_limit", retry_after=told))
+        blocks.append(pace.state("m").blocked_for)
+    for attempt, block in enumerate(blocks):  # 0.5-1, 1-2, 2-4, 4-8: never asked again at once
+        assert MIN_RETRY_WAIT * 2**attempt <= block <= 2.0**attempt
+
+
+def test_refusals_of_calls_already_in_flight_do_not_grow_the_backoff():
+    pace, clock = pacer()
+    grants = [pace.try_acquire("m", None) for _ in range(8)]
+    for grant in grants:  # eight calls sent together, refused together: one refusal's backoff
+        assert grant is not None
+        pace.release(grant, failure=Failure("rate_limit"))
+    assert 0.5 <= pace.state("m").blocked_for <= 1.0
+    clock.now += pace.state("m").blocked_for + 0.001
+    again = pace.try_acquire("m", None)  # sent after them: refused again, the backoff grows
+    assert again is not None
+    pace.release(again, failure=Failure("rate_limit"))
+    assert 1.0 <= pace.state("m").blocked_for <= 2.0
+
+
 def test_a_server_error_neither_blocks_nor_lowers_the_concurrency():
     pace, _ = pacer()
     grant = pace.try_acquire("m", None)
@@ -163,7 +191,7 @@ async def test_a_cancelled_waiter_gives_up_its_turn_to_the_next():
     pace = Pacer()
     first = pace.try_acquire("m", RateLimit(rpm=60, window=60.0))  # one a minute: taken
     assert first is not None
-    pace.release(first, failure=Failure("rate_limit", retry_after=0.3))
+    pace.release(first, failure=Failure("rate_limit", retry_after=MIN_RETRY_WAIT))
     stuck = asyncio.create_task(pace.acquire("m", RateLimit(rpm=60, window=60.0)))
     await asyncio.sleep(0.01)
     stuck.cancel()
@@ -180,9 +208,9 @@ async def test_a_cancelled_waiter_gives_up_its_turn_to_the_next():
 async def test_a_release_in_another_thread_wakes_a_waiter_of_this_loop():
     pace = Pacer()
     held = [pace.try_acquire("m", None) for _ in range(2)]
-    pace.release(held[0], failure=Failure("rate_limit", retry_after=0.0))  # concurrency 1
+    pace.release(held[0], failure=Failure("rate_limit", retry_after=MIN_RETRY_WAIT))
     waiting = asyncio.create_task(pace.acquire("m", None))
-    await asyncio.sleep(0.05)
+    await asyncio.sleep(MIN_RETRY_WAIT + 0.1)  # past the block: only the wake can end the wait
     assert not waiting.done()  # one in flight, concurrency 1
 
     def release_elsewhere() -> None:

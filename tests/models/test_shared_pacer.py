@@ -95,9 +95,10 @@ def other_loop() -> Iterator[Loop]:
 
 
 def one_at_a_time(pacer: Pacer, key: str):
-    """Teaches `key` a concurrency of 1 (a 429 with no wait), and holds its one place."""
+    """Teaches `key` a concurrency of 1 (a 429), and holds its one place."""
     taught = pacer.try_acquire(key, None)
     pacer.release(taught, failure=Failure("rate_limit", retry_after=0.0, status=429))
+    pacer._keys[key].blocked_until = 0.0  # the 429's block (half a second at least) waited out
     held = pacer.try_acquire(key, None)
     assert held is not None
     assert pacer.state(key).concurrency == 1.0

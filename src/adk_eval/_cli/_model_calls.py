@@ -1,8 +1,9 @@
 """How ``run``'s model calls meet their providers: quotas, retries, the cache, cassettes.
 
-`CallOptions` holds ``--rpm``, ``--tpm``, ``--quota-window``,
-``--max-provider-wait``, ``--cache``, ``--cache-ttl``, ``--record-models``,
-``--replay-models`` and ``--on-miss``. `CallOptions.apply` merges them over the
+`CallOptions` holds ``--rpm`` and ``--tpm`` (``N/WINDOW``: ``--rpm 20/10s``),
+the hidden ``--quota-window`` of older command lines, ``--max-provider-wait``,
+``--cache``, ``--cache-ttl``, ``--record-models``, ``--replay-models`` and
+``--on-miss``. `CallOptions.apply` merges them over the
 project's ``[tool.adk-eval.limits]`` (and a ``ADK_EVAL_MODEL_CALLS`` already
 set) into one `ModelCalls`, and puts it in the environment, where this process
 and its worker processes read it.
@@ -46,17 +47,12 @@ class CallOptions:
         ``ADK_EVAL_MODEL_CALLS`` over them, then ``--rpm`` and ``--tpm`` over both.
         """
         from .._errors import EvalSetupError
-        from ..models._limits import RateLimit, limits_from_options
+        from ..models._limits import limits_from_options
         from ..models._settings import current_settings
 
         try:
             settings = current_settings()
-            given = limits_from_options(self.rpm, self.tpm)
-            if self.quota_window is not None:
-                given = {
-                    name: RateLimit(limit.rpm, limit.tpm, self.quota_window)
-                    for name, limit in given.items()
-                }
+            given = limits_from_options(self.rpm, self.tpm, self.quota_window)
             changes: dict[str, object] = {"limits": {**settings.limits, **given}, "given_by": "cli"}
             if self.max_provider_wait is not None:
                 changes["max_wait"] = self.max_provider_wait
@@ -100,22 +96,23 @@ call_options = grouped(
     click.option(
         "--rpm",
         multiple=True,
-        metavar="[MODEL=]N",
-        help="A provider's quota in requests per minute, for every model or one (repeat it; "
-        "MODEL may be a glob): calls wait for it instead of being refused. Over "
-        "[tool.adk-eval.limits] in pyproject.toml.",
+        metavar="[MODEL=]N/WINDOW",
+        help="A provider's quota of requests as it states it: 20/10s is 20 in any 10 s (500/1m, "
+        "1500/1d), for every model or one (repeat it; MODEL may be a glob). Calls wait for "
+        "it instead of being refused. Over [tool.adk-eval.limits] in pyproject.toml.",
     ),
     click.option(
         "--tpm",
         multiple=True,
-        metavar="[MODEL=]N",
-        help="A provider's quota in tokens per minute, as --rpm.",
+        metavar="[MODEL=]N/WINDOW",
+        help="A provider's quota of tokens, as --rpm: 250000/1m.",
     ),
     click.option(
         "--quota-window",
         type=click.FloatRange(min=0, min_open=True),
         metavar="SECONDS",
-        help="The window the provider counts --rpm and --tpm over (default 60).",
+        hidden=True,  # the window is said with the limit (--rpm 20/10s)
+        help="The window bare --rpm and --tpm numbers (per minute) are counted over.",
     ),
     click.option(
         "--max-provider-wait",
@@ -166,15 +163,8 @@ def settings_lines(settings: ModelCalls) -> list[str]:
 
     lines = []
     if settings.limits:
-        limits = ", ".join(
-            f"{name} "
-            + " ".join(
-                f"{value:g} {unit}"
-                for value, unit in ((limit.rpm, "rpm"), (limit.tpm, "tpm"))
-                if value
-            )
-            + (f" per {limit.window:g} s window" if limit.window != 60 else "")
-            for name, limit in sorted(settings.limits.items())
+        limits = "; ".join(
+            f"{name} {limit.describe()}" for name, limit in sorted(settings.limits.items())
         )
         lines.append(f"quotas: {limits}")
     if settings.max_wait != DEFAULT_MAX_WAIT:

@@ -38,8 +38,12 @@ each request's arrival (`time.monotonic`), model and outcome (``admitted``,
 ``rate_limited``, ``server_error``); `FakeProviderServer.max_admitted_in_any_window`
 and `FakeProviderServer.rejections` read it.
 
-``python -m adk_eval.fake_provider --delay 0.2 --rpm 120 --error-rate 0.05``
-runs one in its own process and prints its URL.
+A reply may carry headers of its own (``FakeReply(headers={"retry-after":
+"0"})``), for providers that say odd things. ``log=FILE`` appends each request
+to FILE as a JSON line with the status it was answered with.
+
+``python -m adk_eval.fake_provider --delay 0.2 --rpm 20/10s --error-rate 0.05
+--log requests.jsonl`` runs one in its own process and prints its URL.
 """
 
 from ._quota import Quota

@@ -6,8 +6,8 @@ import itertools
 import json
 import math
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Api = Literal["openai", "gemini"]
@@ -29,6 +29,7 @@ class FakeReply:
         status: HTTP status; not 200 sends an error body with `text` as message.
         body: A raw body sent as is (for malformed replies).
         delay: Seconds to wait before answering (on top of the server's delay).
+        headers: HTTP headers sent with it (a 429's ``Retry-After``, say).
         prompt_tokens, completion_tokens, cached_tokens: The usage reported (input,
             output, and the input tokens served from the provider's cache).
     """
@@ -38,6 +39,7 @@ class FakeReply:
     status: int = 200
     body: str | None = None
     delay: float = 0.0
+    headers: Mapping[str, str] = field(default_factory=dict)
     prompt_tokens: int = 10
     completion_tokens: int = 5
     cached_tokens: int = 0

@@ -12,8 +12,9 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TextIO
 
 from .._errors import EvalSetupError
 from ._quota import Quota, QuotaBook, max_in_any_window, rate_limited
@@ -61,6 +62,11 @@ class FakeProviderServer:
             request, before the quota: a failed request spends no quota).
         seed: Seed of the jitter's and the errors' random numbers (runs repeat
             exactly).
+        log: A file each request is appended to as it is decided, as one JSON
+            line: ``time`` (seconds since the epoch it arrived), ``api``,
+            ``model``, ``turn``, ``outcome``, ``status`` (of the answer),
+            ``retry_after`` (the header sent, if any), ``tokens``, ``waited``
+            and ``body`` (the request's JSON). None: `requests` only.
         host: Interface to bind (loopback).
 
     Attributes:
@@ -78,6 +84,7 @@ class FakeProviderServer:
         quota: Quota | None = None,
         error_rate: float = 0.0,
         seed: int = 0,
+        log: str | Path | None = None,
         host: str = "127.0.0.1",
     ) -> None:
         if not 0.0 <= jitter <= 1.0:
@@ -100,6 +107,8 @@ class FakeProviderServer:
         self._book = QuotaBook(quota) if quota is not None else None
         self.host = host
         self.requests: list[FakeRequest] = []
+        self.log = Path(log) if log is not None else None
+        self._log_file: TextIO | None = None
         self._ids = itertools.count(1)
         self._server: Any = None
         self._thread: threading.Thread | None = None
@@ -172,7 +181,7 @@ class FakeProviderServer:
 
         api, model = received.api, received.model
         if self.error_rate and self._errors.random() < self.error_rate:
-            self.requests.append(replace(received, outcome="server_error"))
+            self._log(replace(received, outcome="server_error"), 503, {})
             return JSONResponse(error_body(api, 503, OVERLOADED[api]), 503)
         reply = self._reply_for(received)
         received = replace(
@@ -184,12 +193,13 @@ class FakeProviderServer:
             if api == "openai":
                 headers = self._book.headers(model, received.arrived)
             if refusal is not None:
-                self.requests.append(replace(received, outcome="rate_limited"))
                 body, retry = rate_limited(api, model, self._book.quota, refusal)
+                self._log(replace(received, outcome="rate_limited"), 429, retry)
                 return JSONResponse(body, 429, headers={**headers, **retry})
+        headers.update(reply.headers)
         spread = self._random.uniform(1 - self.jitter, 1 + self.jitter) if self.jitter else 1.0
         received = replace(received, waited=self.delay * spread + reply.delay)
-        self.requests.append(received)
+        self._log(received, reply.status, headers)
         if received.waited > 0 and not await self._wait(received.waited):
             # stop() dropped this reply: the server is going away.
             return JSONResponse(error_body(api, 503, "the fake provider stopped"), 503)
@@ -200,7 +210,35 @@ class FakeProviderServer:
             return JSONResponse(body, reply.status, headers)
         if api == "openai":
             return JSONResponse(openai_body(reply, model, self._ids), headers=headers)
-        return JSONResponse(gemini_body(reply, model))
+        return JSONResponse(gemini_body(reply, model), headers=headers)
+
+    def _log(self, request: FakeRequest, status: int, headers: dict[str, str]) -> None:
+        """Adds `request` to `requests`, and a line to the `log` file when there is one."""
+        self.requests.append(request)
+        if self.log is None:
+            return
+        if self._log_file is None:
+            self._log_file = self.log.open("a", encoding="utf-8")
+        line = {
+            "time": round(time.time() - (time.monotonic() - request.arrived), 6),
+            "api": request.api,
+            "model": request.model,
+            "turn": request.turn,
+            "outcome": request.outcome,
+            "status": status,
+            "retry_after": headers.get("retry-after"),
+            "tokens": request.tokens,
+            "waited": round(request.waited, 6),
+            "body": request.body,
+        }
+        self._log_file.write(json.dumps(line) + "\n")
+        self._log_file.flush()
+
+    def close_log(self) -> None:
+        """Closes the `log` file (`stop` does; the next request opens it again)."""
+        if self._log_file is not None:
+            self._log_file.close()
+            self._log_file = None
 
     def app(self) -> Any:
         """The ASGI app (Starlette)."""
@@ -285,6 +323,7 @@ class FakeProviderServer:
             self._socket.close()
         self._server = self._thread = self._socket = None
         self._loop = self._stopping = None
+        self.close_log()
 
     def __enter__(self) -> FakeProviderServer:
         return self.start()

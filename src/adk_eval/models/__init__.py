@@ -32,7 +32,8 @@ model for one answer, as the judge and simulated tools do), `_vertex` (Vertex
 AI credentials and project, checked without network before a run); the
 gateway: `_settings` (`ModelCalls`), `_limits` (`RateLimit`), `_gate` (a run's
 gate and its stats), `_gated` (the gated stand-in of a model and the call
-pipeline), `_pacer` and `_shared_pacer` (pacing, in one process and across a
+pipeline), `_provider` (the provider's answer, paced and retried by the gateway
+alone), `_pacer` and `_shared_pacer` (pacing, in one process and across a
 suite's processes), `_failures` (what a failed call says), `_requests` (a
 request as data), `_cache` and `_cassette` (answers kept).
 """

@@ -10,10 +10,11 @@ original object through `call`:
    that differs from the recording (`ModelCalls.replay`);
 2. else the cache answers a role it caches, when it has the answer;
 3. else the call goes to the provider when the `Pacer` says it may, and is
-   retried: after a 429 / ``RESOURCE_EXHAUSTED`` (waiting as long as the
-   provider asked, until the run's wait budget is spent) and after a server
-   error, a timeout or a dropped connection (`ModelCalls.server_retries`
-   times, with backoff). A call whose answer had begun to stream is not retried.
+   retried by the gateway alone (`_provider`): after a 429 /
+   ``RESOURCE_EXHAUSTED`` (waiting as long as the provider asked, until the
+   run's wait budget is spent) and after a server error, a timeout or a
+   dropped connection (`ModelCalls.server_retries` times, with backoff). A
+   call whose answer had begun to stream is not retried.
 4. the answer goes to the cache (when cached) and the cassette (when recording).
 
 The waiting counts in the run's gate, not against its ``max_duration``.
@@ -22,26 +23,18 @@ The waiting counts in the run's gate, not against its ``max_duration``.
 from __future__ import annotations
 
 import json
-import math
 import os
-import random
-import re
 import threading
 from collections.abc import AsyncGenerator
 from typing import Any
 
-import anyio
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from pydantic import PrivateAttr
 
-from .._errors import ProviderWaitError
-from .._quiet import quiet
-from ._failures import Failure, classify
 from ._gate import ModelCall, ResponseStore, RunGate, current_gate
-from ._limits import limit_for
-from ._pacer import Grant, Pacer
+from ._provider import PACER_ENV, live, process_pacer, use_pacer
 from ._requests import fingerprint, request_data
 from ._usage import cost_of
 
@@ -54,11 +47,6 @@ __all__ = [
     "process_pacer",
     "use_pacer",
 ]
-
-PACER_ENV = "ADK_EVAL_PACER"
-"""The address of the pacer a worker process shares with its parent (set by the parent)."""
-
-_SERVER_BACKOFF = 0.5
 
 
 class _GatedLlm(BaseLlm):
@@ -129,33 +117,6 @@ def base_url_of(llm: Any) -> str | None:
     return None
 
 
-_PACER: Pacer | None = None
-_PACER_LOCK = threading.Lock()
-_USED: Any = None
-
-
-def use_pacer(pacer: Any) -> None:
-    """Makes `pacer` this process's (a Ray task's client of its suite's); None: undoes it."""
-    global _USED
-    _USED = pacer
-
-
-def process_pacer() -> Any:
-    """This process's pacer: the one `use_pacer` set, else its parent's, else its own."""
-    global _PACER
-    if _USED is not None:
-        return _USED
-    address = os.environ.get(PACER_ENV)
-    if address:
-        from ._shared_pacer import pacer_client
-
-        return pacer_client(address)
-    with _PACER_LOCK:
-        if _PACER is None:
-            _PACER = Pacer()
-        return _PACER
-
-
 async def call(
     llm: BaseLlm, request: LlmRequest, stream: bool, role: str
 ) -> AsyncGenerator[LlmResponse, None]:
@@ -165,7 +126,7 @@ async def call(
     base_url = base_url_of(llm)
     stores = _stores(gate, role)
     if not stores:
-        async for response in _live(gate, llm, request, stream, model, base_url):
+        async for response in live(gate, llm, request, stream, model, base_url):
             yield response
         return
     data = request_data(request, model)
@@ -199,7 +160,7 @@ async def call(
             return
     kept: list[dict[str, Any]] = []
     complete = True
-    async for response in _live(gate, llm, request, stream, model, base_url):
+    async for response in live(gate, llm, request, stream, model, base_url):
         kept.append(response.model_dump(mode="json", exclude_none=True))
         complete = complete and response.error_code is None
         yield response
@@ -249,115 +210,3 @@ def _cost(responses: list[LlmResponse], model: str) -> float | None:
             return None
         total += cost
     return total
-
-
-async def _live(
-    gate: RunGate, llm: BaseLlm, request: LlmRequest, stream: bool, model: str, base_url: str | None
-) -> AsyncGenerator[LlmResponse, None]:
-    """The provider's answer, paced and retried (see the module doc)."""
-    pacer = process_pacer()
-    key = f"{model} at {base_url}" if base_url else model
-    limit = limit_for(model, gate.settings.limits)
-    tokens = _estimate(request) if limit is not None and limit.tpm is not None else 0.0
-    server_errors = 0
-    last: BaseException | None = None
-    while True:
-        grant = await _acquire(gate, pacer, key, limit, tokens, last)
-        used: float | None = None
-        failure: Failure | None = None
-        began = False
-        try:
-            async for response in llm.generate_content_async(request, stream=stream):
-                used = _tokens(response) or used
-                began = True
-                yield response
-        except Exception as error:
-            failure = classify(error)
-            if began or failure.kind == "other":
-                quiet(error)  # the result reports it: ADK need not log its traceback too
-                raise
-            last = error
-        finally:
-            pacer.release(grant, tokens=used, failure=failure)
-        if failure is None:
-            gate.tally["calls"] += 1
-            return
-        assert last is not None
-        if failure.kind == "rate_limit":
-            gate.tally["rate_limited"] += 1
-        else:
-            gate.tally["server_errors"] += 1
-            server_errors += 1
-            if server_errors > gate.settings.server_retries:
-                quiet(last)
-                raise last
-            pause = failure.retry_after or _SERVER_BACKOFF * 2 ** (server_errors - 1)
-            await _wait(gate, min(pause * random.uniform(1.0, 1.25), 30.0), key, last)
-        gate.tally["retries"] += 1
-
-
-async def _acquire(
-    gate: RunGate, pacer: Any, key: str, limit: Any, tokens: float, last: BaseException | None
-) -> Grant:
-    """The pacer's go-ahead, waiting at most the run's wait budget."""
-    if last is None and hasattr(pacer, "try_acquire"):
-        grant: Grant | None = pacer.try_acquire(key, limit, tokens)
-        if grant is not None:  # no wait: not a pause
-            return grant
-    with gate.waiting():
-        budget = gate.wait_left()
-        with anyio.move_on_after(budget) as scope:
-            grant = await pacer.acquire(key, limit, tokens)
-    if scope.cancelled_caught or grant is None:
-        raise _gave_up(gate, key, last)
-    return grant
-
-
-async def _wait(gate: RunGate, seconds: float, key: str, last: BaseException | None) -> None:
-    with gate.waiting():
-        if seconds > gate.wait_left():
-            raise _gave_up(gate, key, last)
-        await anyio.sleep(seconds)
-
-
-def _gave_up(gate: RunGate, key: str, last: BaseException | None) -> ProviderWaitError:
-    said = f"; its last answer: {type(last).__name__}: {_first_line(last)}" if last else ""
-    error = ProviderWaitError(
-        f"model {key}: waited {gate.waited:.1f} s for the provider's quota and gave up "
-        f"(the wait budget is {gate.settings.max_wait:g} s: --max-provider-wait, or "
-        f"ModelCalls(max_wait=...)){said}"
-    )
-    error.__cause__ = last
-    quiet(error)
-    return error
-
-
-def _first_line(error: BaseException) -> str:
-    """The line of `error`'s message that says what the provider said (not a help link)."""
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    lines = [line for line in lines if "://" not in line] or lines
-    said = re.compile(r"\b429\b|RESOURCE_EXHAUSTED|quota|rate.?limit", re.IGNORECASE)
-    text = next((line for line in lines if said.search(line)), lines[0] if lines else "")
-    return text if len(text) <= 200 else text[:199] + "…"
-
-
-def _tokens(response: LlmResponse) -> float | None:
-    usage = response.usage_metadata
-    if usage is None:
-        return None
-    total = usage.total_token_count
-    if total is None:
-        total = (usage.prompt_token_count or 0) + (usage.candidates_token_count or 0)
-    return float(total) if total else None
-
-
-def _estimate(request: LlmRequest) -> float:
-    """Tokens a request will use, roughly (4 characters a token, plus its answer's cap)."""
-    size = sum(
-        len(content.model_dump_json(exclude_none=True)) for content in request.contents or []
-    )
-    config = request.config
-    if config is not None and config.system_instruction is not None:
-        size += len(str(config.system_instruction))
-    answer = (config.max_output_tokens if config is not None else None) or 0
-    return math.ceil(size / 4) + answer

@@ -13,7 +13,11 @@ the order they asked, each waiting for three things:
   window over the quota. That costs the answer's latency per window;
 * **a block** the provider asked for: after a 429 the key waits until its
   ``Retry-After`` (or Gemini's ``RetryInfo``) has passed, or, when it named no
-  time, an exponential backoff with jitter;
+  time or one under `MIN_RETRY_WAIT` (a provider that says ``0`` and refuses
+  again would be asked again at once, without end), an exponential backoff with
+  jitter. The backoff grows with each refusal of a call sent after the last
+  one (calls already in flight when a 429 came are refused by the same
+  shortage, and do not grow it), and a success resets it;
 * **its concurrency**: unlimited until the first 429, which halves it (to half
   the calls then in flight); each success raises it by ``1 / concurrency``
   (additive increase, multiplicative decrease).
@@ -38,13 +42,16 @@ from dataclasses import dataclass, field
 from ._failures import Failure
 from ._limits import RateLimit
 
-__all__ = ["MAX_BACKOFF", "WINDOW_MARGIN", "Grant", "KeyState", "Pacer"]
+__all__ = ["MAX_BACKOFF", "MIN_RETRY_WAIT", "WINDOW_MARGIN", "Grant", "KeyState", "Pacer"]
 
 WINDOW_MARGIN = 0.01
 """The share of a window (at most a quarter second) added to it when counting."""
 
 MAX_BACKOFF = 60.0
 """The longest wait after a 429 that named no time, in seconds."""
+
+MIN_RETRY_WAIT = 0.5
+"""The shortest wait after a 429, in seconds: a shorter time named is not taken (backoff)."""
 
 _BASE_BACKOFF = 1.0
 
@@ -58,11 +65,13 @@ class Grant:
         entry: Its place in the key's window: ``[until, tokens]``, where ``until``
             is when its answer came (infinite while it is in flight).
         waited: Seconds it waited for its turn.
+        round: How many backoffs its key had grown by when it was granted.
     """
 
     key: str
     entry: list[float]
     waited: float
+    round: int = field(default=0, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -194,8 +203,9 @@ class Pacer:
             if failure is not None and failure.kind == "rate_limit":
                 state.rate_limited += 1
                 wait = failure.retry_after
-                if wait is None:
-                    state.backoffs += 1
+                if wait is None or wait < MIN_RETRY_WAIT:
+                    if grant.round == state.backoffs or not state.backoffs:  # sent after it
+                        state.backoffs += 1
                     ceiling = min(MAX_BACKOFF, _BASE_BACKOFF * 2 ** (state.backoffs - 1))
                     wait = self._rng.uniform(ceiling / 2, ceiling)
                 else:
@@ -214,7 +224,7 @@ class Pacer:
         entry = [math.inf, tokens]
         state.log.append(entry)
         state.in_flight += 1
-        return Grant(key, entry, now - started)
+        return Grant(key, entry, now - started, round=state.backoffs)
 
     def _delay(self, state: _Key, tokens: float) -> float:
         """Seconds until a call of `tokens` may go (0: now; inf: when a call in flight ends)."""
@@ -224,7 +234,7 @@ class Pacer:
         if limit is not None:
             window = limit.window + min(0.25, limit.window * WINDOW_MARGIN)
             log = state.log = deque(entry for entry in state.log if entry[0] + window > now)
-            allowed = max(1, math.floor(min(limit.requests, 1e12)))
+            allowed = max(1, math.floor(min(limit.requests, 1e12) + 1e-9))
             if len(log) >= allowed:
                 ends = sorted(entry[0] for entry in log)
                 delay = max(delay, ends[len(log) - allowed] + window - now)
