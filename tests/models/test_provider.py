@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 
+import litellm
 import pytest
 from google.adk.agents import LlmAgent
 from google.adk.models.google_llm import Gemini
@@ -18,7 +19,14 @@ from google.adk.models.lite_llm import LiteLlm
 from google.genai import types
 
 from adk_eval import EvalCase, TerminateWhen, run_eval, run_eval_suite
-from adk_eval.fake_provider import FakeProviderServer, FakeReply, FakeRequest, Quota, raw_reply
+from adk_eval.fake_provider import (
+    FakeProviderServer,
+    FakeReply,
+    FakeRequest,
+    Quota,
+    error_reply,
+    raw_reply,
+)
 from adk_eval.models._settings import ModelCalls, using_settings
 
 
@@ -74,6 +82,18 @@ async def test_every_429_reaches_the_report_whatever_the_clients_own_retries(cli
     assert len(server.requests) == 6 + reported
 
 
+async def test_litellm_prints_no_banner_of_its_own_for_a_429_the_run_reports(capsys, monkeypatch):
+    monkeypatch.setattr(litellm, "suppress_debug_info", False)  # as a fresh process has it
+    refusals = iter([error_reply(429, "Slow down.", headers={"retry-after": "1"})])
+    with FakeProviderServer(
+        responder=lambda request: next(refusals, FakeReply(text="ok"))
+    ) as server:
+        result = await run_eval(asking("asks", litellm_model(server)))
+    assert result.status == "passed", result.explain()
+    assert (result.provider.rate_limited, len(server.requests)) == (1, 2)
+    assert "Give Feedback" not in capsys.readouterr().out  # litellm's four lines per error
+
+
 def hostile(headers: dict[str, str], message: str = "Rate limit reached.", give_up_after: int = 60):
     """A provider that refuses everything with a wait of nothing (until `give_up_after`)."""
 
@@ -112,7 +132,7 @@ async def test_a_provider_that_says_retry_at_once_is_not_asked_without_end(clien
     assert result.error.type == "ProviderWaitError"
     # a wait of 0.5-1 s, then one of 1-2 s that the budget cannot hold: two requests, not 60
     assert len(server.requests) == 2
-    assert result.provider.rate_limited == 2
+    assert (result.provider.rate_limited, result.provider.retries) == (2, 1)  # 1 sent again
     assert result.provider.waited_s >= 1.15  # every wait counted, to the budget
     assert "the wait budget is 1.2 s" in result.error.message
 

@@ -14,7 +14,8 @@ Left on, litellm and the OpenAI SDK wait out a 429 inside one call, where the
 run's wait budget and its report never see it. So the budget is wall time: the
 run's waits are all the time it spends refused, and a run that has waited
 `ModelCalls.max_wait` seconds ends with a `ProviderWaitError` that says how
-long this call was refused and how often.
+long this call was refused and how often. (litellm's own banner, printed with
+each error it maps, is turned off: the run reports each refusal itself.)
 """
 
 from __future__ import annotations
@@ -97,6 +98,10 @@ def _without_client_retries(llm: BaseLlm, request: LlmRequest) -> LlmRequest:
     attempts = client_attempts(llm)
     if attempts is None:
         return request
+    if attempts == 0:  # litellm prints a banner with each error it maps: every 429, now
+        import litellm
+
+        litellm.suppress_debug_info = True
     config = request.config.model_copy()
     http = config.http_options.model_copy() if config.http_options else types.HttpOptions()
     http.retry_options = types.HttpRetryOptions(attempts=attempts)
@@ -117,6 +122,8 @@ async def live(
     server_errors = 0
     while True:
         grant = await _acquire(gate, pacer, key, limit, tokens, refused)
+        if refused.last is not None:  # sent again: a retry (one given up before is none)
+            gate.tally["retries"] += 1
         used: float | None = None
         failure: Failure | None = None
         began = False
@@ -151,7 +158,6 @@ async def live(
             backoff = _SERVER_BACKOFF * 2 ** (server_errors - 1)
             pause = max(failure.retry_after or 0.0, backoff)
             await _wait(gate, min(pause * random.uniform(1.0, 1.25), 30.0), key, refused)
-        gate.tally["retries"] += 1
 
 
 class _Refusals:
