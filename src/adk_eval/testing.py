@@ -25,7 +25,7 @@ import asyncio
 import json
 import math
 from collections.abc import AsyncGenerator, Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from google.adk.events import Event, EventActions
 from google.adk.models.base_llm import BaseLlm
@@ -106,6 +106,9 @@ class ScriptedLlm(BaseLlm):
             (the run ends in an ``error``). ``False`` sends calls as written, to
             test how an agent copes with a bad call.
     """
+
+    adk_eval_offline: ClassVar[bool] = True
+    """No provider answers it: the model-call gateway neither paces it nor waits for it."""
 
     steps: list[Any] = Field(default_factory=list)
     responder: Callable[[LlmRequest], Any] | None = None

@@ -76,6 +76,24 @@ def test_an_offline_suite_says_nothing_about_providers(tmp_path):
     assert "providers" not in merged.output
 
 
+SCRIPTED = """
+greets = [EvalCase(name=f"greets-{n}", agent=LlmAgent(name="a", model=ScriptedLlm(["Hello."])),
+                   first_message="hi") for n in range(4)]
+"""
+
+
+@pytest.mark.parametrize("workers", [None, "2"])
+def test_scripted_models_have_no_provider_to_wait_for(write_evals, monkeypatch, workers):
+    monkeypatch.setenv("ADK_EVAL_MODEL_CALLS", "")  # the command sets it: given back after
+    root = write_evals({"scripted_eval.py": SCRIPTED})
+    quota = ("--rpm", "1", "--max-provider-wait", "0.3")  # a quota for every model there is
+    spread = ("--workers", workers) if workers else ()
+    result = invoke("run", str(root), "--no-store", *quota, *spread)
+    assert result.exit_code == 0, result.output
+    assert "4 passed" in result.output
+    assert "providers" not in result.output  # no wait, no retry: scripted models ask no one
+
+
 RATE_LIMITED = """
 import os
 from google.adk.models.lite_llm import LiteLlm

@@ -113,9 +113,10 @@ async def live(
     gate: RunGate, llm: BaseLlm, request: LlmRequest, stream: bool, model: str, base_url: str | None
 ) -> AsyncGenerator[LlmResponse, None]:
     """The provider's answer, paced and retried (see the module doc)."""
-    pacer = process_pacer()
+    offline = getattr(llm, "adk_eval_offline", False)  # ScriptedLlm: no provider, no quota
+    pacer = Pacer() if offline else process_pacer()  # its go-ahead is at once, never a wait
     key = f"{model} at {base_url}" if base_url else model
-    limit = limit_for(model, gate.settings.limits)
+    limit = None if offline else limit_for(model, gate.settings.limits)
     tokens = _estimate(request) if limit is not None and limit.tpm is not None else 0.0
     sent = _without_client_retries(llm, request)
     refused = _Refusals()
