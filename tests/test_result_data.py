@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import anyio
 import pytest
@@ -91,3 +92,24 @@ async def test_a_result_survives_json_both_ways(status):
 def test_another_version_is_refused():
     with pytest.raises(ValueError, match="this adk-eval reads version 1"):
         EvalResult.from_data({"version": 99})
+
+
+async def test_event_values_json_cannot_carry_are_written_as_their_repr_and_adk_logs_nothing(
+    caplog,
+):
+    from tests.shapes_support import workflow_case
+
+    result = await run_eval(workflow_case())
+    with caplog.at_level(logging.DEBUG):
+        data = json.loads(json.dumps(result.to_data()))
+
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+    (output,) = [e["output"] for e in data["events"] if isinstance(e.get("output"), dict)]
+    assert output["text"] == "owls hunt at night"
+    assert output["guard"].startswith("<unlocked _thread.lock object")
+    (delta,) = [
+        e["actions"]["stateDelta"] for e in data["events"] if e["actions"].get("stateDelta")
+    ]
+    assert delta["formatter"].startswith("<function open_ledger.")
+    back = EvalResult.from_data(data).trace.messages
+    assert [m.text for m in back] == [m.text for m in result.trace.messages]

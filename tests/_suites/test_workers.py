@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import anyio
 import pytest
 from click.testing import CliRunner
 
@@ -539,3 +540,27 @@ async def test_a_worker_sees_the_parents_environment_of_now(write_evals, monkeyp
 
     (call,) = suite.results[0].trace.select("tool_response")
     assert call.response == {"value": "set after the fork server started"}
+
+
+async def test_workflow_app_and_agent_tool_runs_come_back_from_workers_whatever_they_hold(
+    write_evals,
+):
+    source = (
+        "from tests.shapes_support import agent_tool_case, app_case, workflow_case\n"
+        "CASES = [workflow_case(), app_case(), agent_tool_case()]\n"
+    )
+    root = write_evals({"shapes_eval.py": source})
+    module = import_file(root / "shapes_eval.py")
+
+    with anyio.fail_after(30):  # a result a worker cannot send back must not hang the suite
+        suite = await run_eval_suite(module.CASES, executor=Workers(2, run_while_starting=False))
+
+    assert [(r.name, r.status) for r in suite.results] == [
+        ("workflow", "passed"),
+        ("app", "passed"),
+        ("agent_tool", "passed"),
+    ], [r.explain() for r in suite.results]
+    workflow = suite.results[0]
+    (output,) = [e.output for e in workflow.events if isinstance(e.output, dict)]
+    assert output["guard"].startswith("<unlocked _thread.lock object")  # its repr, in the data
+    assert workflow.final_state["session"]["formatter"].startswith("<function open_ledger.")

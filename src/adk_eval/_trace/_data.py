@@ -5,7 +5,8 @@
 them; `trace_from_data` reads them back (older data may lack the later
 fields). A trace of several sessions writes each session's share of the events
 as counts and its own states and artifacts (``sessions``), not its events again.
-Events and artifacts go through pydantic, as ADK defines them.
+Events and artifacts go through pydantic, as ADK defines them; what JSON cannot
+carry becomes its ``repr``, in events as in states.
 `TraceView` gives a class that holds a trace (``self.trace``) the trace's fields
 as read-only properties, so nothing copies them.
 """
@@ -45,8 +46,13 @@ _PARTS = TypeAdapter(dict[str, types.Part])
 
 
 def _events(events: Sequence[Event]) -> list[dict[str, Any]]:
+    """The events as JSON data, each value JSON cannot carry as its ``repr``.
+
+    A workflow node's output or a state delta can hold anything (a lock, a lambda):
+    such a value is written as it is in the states, and the rest is kept.
+    """
     dumped: list[dict[str, Any]] = _EVENTS.dump_python(
-        list(events), mode="json", exclude_none=True, by_alias=True
+        list(events), mode="json", exclude_none=True, by_alias=True, fallback=repr
     )
     return dumped
 
