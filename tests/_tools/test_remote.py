@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+import warnings
 
 import httpx
 import pytest
 from google.adk.agents import LlmAgent
+from google.adk.agents.remote_a2a_agent import RemoteA2aAgent
 from google.adk.tools import AgentTool
 from google.adk.workflow import START, Workflow
 
@@ -19,6 +21,10 @@ from tests.shapes_support import remote_agent, remote_case, remote_server, trans
 def server():
     with remote_server() as found:
         yield found
+
+
+def remote_case_of(remote) -> EvalCase:
+    return EvalCase(name="remote", agent=transferring_root(remote), first_message="hi")
 
 
 def asking_root(remote) -> LlmAgent:
@@ -67,6 +73,21 @@ async def test_a_remote_agent_anywhere_in_the_tree_is_refused_before_it_sends(se
     assert server.requests == []
     assert result.error.type == "EvalToolError", result.explain()
     assert result.error.message.startswith(f"Remote agent `helper` ({where}) would be called")
+
+
+async def test_a_remote_agent_given_its_card_is_refused_naming_the_cards_url(server):
+    from a2a.types import AgentCard, AgentInterface
+
+    rpc = server.card_url.replace("/.well-known/agent-card.json", "/")
+    interface = AgentInterface(url=rpc, protocol_binding="JSONRPC")
+    card = AgentCard(name="far", description="Far away.", supported_interfaces=[interface])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        remote = RemoteA2aAgent(name="helper", agent_card=card)
+    result = await run_eval(remote_case_of(remote))
+
+    assert server.requests == []
+    assert f"nothing was sent to {rpc}." in result.error.message.splitlines()[0]
 
 
 async def test_a_declared_remote_agent_runs_for_real_even_on_the_cases_copy(server):

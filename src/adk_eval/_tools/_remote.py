@@ -2,12 +2,12 @@
 
 A remote agent sends the conversation to another service over A2A: its agent
 card is fetched from its URL as soon as an agent that can transfer to it asks
-its model (to describe it), and the user's words go to its URL
-(``message/send``) when it runs. None of that passes through a tool callback,
-so the interception plugin cannot stand in for it. `RemotePolicy.build` finds
-every remote agent of the tree a run starts with (the root, a sub-agent, the
-agent inside an `AgentTool`, a workflow node, at any depth) and decides each
-before anything runs:
+its model (to describe it, unless it has a description of its own), and the
+user's words go to its URL (``message/send``) when it runs. None of that passes
+through a tool callback, so the interception plugin cannot stand in for it.
+`RemotePolicy.build` finds every remote agent of the tree a run starts with
+(the root, a sub-agent, the agent inside an `AgentTool`, a workflow node, at
+any depth) and decides each before anything runs:
 
 * ``remote_mocks[name]`` is the agent itself (or the case's copy of it, when
   per-case models copy the tree), or a workflow node's ``node_mocks[name]`` is:
@@ -39,18 +39,21 @@ from .._errors import EvalSetupError, EvalToolError
 
 __all__ = ["RemotePlace", "RemotePolicy", "is_remote_agent"]
 
-_REMOTE_MODULE = "google.adk.a2a.agent._remote_a2a_agent"
-"""Where ADK defines `RemoteA2aAgent` (imported only by code that makes one)."""
+_REMOTE_MODULES = ("google.adk.agents.remote_a2a_agent", "google.adk.a2a.agent._remote_a2a_agent")
+"""Where ADK gives `RemoteA2aAgent` (its public name) and defines it: code that makes
+one has imported one of them."""
+
+
+def _remote_classes() -> tuple[type, ...]:
+    """ADK's `RemoteA2aAgent` class, once imported (nothing is imported here)."""
+    found = (getattr(sys.modules.get(name), "RemoteA2aAgent", None) for name in _REMOTE_MODULES)
+    return tuple({kind for kind in found if isinstance(kind, type)})
 
 
 def is_remote_agent(agent: object) -> bool:
-    """Whether `agent` is ADK's `RemoteA2aAgent` (or a subclass).
-
-    A tree holds one only if its module was imported, so nothing is imported here.
-    """
-    module = sys.modules.get(_REMOTE_MODULE)
-    kind = getattr(module, "RemoteA2aAgent", None)
-    return isinstance(kind, type) and isinstance(agent, kind)
+    """Whether `agent` is ADK's `RemoteA2aAgent` (or a subclass)."""
+    kinds = _remote_classes()
+    return bool(kinds) and isinstance(agent, kinds)
 
 
 def remote_address(agent: BaseAgent) -> str:
@@ -84,7 +87,7 @@ class RemotePlace:
 
 def remote_places(root: BaseAgent | Workflow) -> list[RemotePlace]:
     """Every place of a remote agent in the tree, each way to it counted."""
-    if _REMOTE_MODULE not in sys.modules:
+    if not _remote_classes():  # no remote agent was ever made in this process
         return []
     return list(_visit(root, f"agent `{root.name}`", (), False, frozenset()))
 
@@ -200,9 +203,9 @@ def _refusal(refused: list[RemotePlace]) -> EvalToolError:
         f"was provided; nothing was sent to {remote_address(agent)}. To let it run for real: "
         f'remote_mocks={{"{agent.name}": <the RemoteA2aAgent itself>}}',
         "",
-        "A RemoteA2aAgent calls another service outside ADK's tool callbacks: its agent card is "
-        "fetched as soon as an agent that can transfer to it asks its model, and the user's "
-        "words go to it when it runs, so the run stops before it starts.",
+        "A RemoteA2aAgent calls another service outside ADK's tool callbacks: its agent card "
+        "can be fetched as soon as an agent that can transfer to it asks its model, and the "
+        "user's words go to it when it runs, so the run stops before it starts.",
         "",
         "To keep it from running instead:",
     ]
