@@ -564,3 +564,36 @@ async def test_workflow_app_and_agent_tool_runs_come_back_from_workers_whatever_
     (output,) = [e.output for e in workflow.events if isinstance(e.output, dict)]
     assert output["guard"].startswith("<unlocked _thread.lock object")  # its repr, in the data
     assert workflow.final_state["session"]["formatter"].startswith("<function open_ledger.")
+
+
+async def test_a_run_a_worker_cannot_send_back_is_an_error_and_the_suite_ends(write_evals):
+    extra = """
+
+class Unwritable:
+    def __repr__(self):
+        raise RuntimeError("read me and I raise")
+
+
+def poison(args, ctx):
+    return {"value": Unwritable()}  # neither JSON nor a repr: to_data raises
+
+
+CASES.append(EvalCase(
+    name="poisoned",
+    agent=LlmAgent(name="a", tools=[lookup],
+                   model=ScriptedLlm([tool_call("lookup", {"key": "k"}), "ok"])),
+    first_message="hi",
+    tool_mocks={"lookup": ToolMock(poison)},
+))
+"""
+    module, _ = load(write_evals, extra)
+
+    with anyio.fail_after(60):  # it hung: the worker ended while its pipe reader waited
+        suite = await run_eval_suite(module.CASES, executor=Workers(2, run_while_starting=False))
+
+    poisoned = next(r for r in suite.results if r.name == "poisoned")
+    assert poisoned.status == "error"
+    assert poisoned.error.type == "WorkerResultError"
+    assert "read me and I raise" in poisoned.error.message
+    assert len(suite.results) == 7
+    assert not suite.not_run

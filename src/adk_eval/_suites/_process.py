@@ -37,7 +37,7 @@ import anyio
 from .._lazy import imports_without_collections
 from .._result import EvalResult
 from ..models._clients import warm_clients
-from ._jobs import CaseLoader, CaseRef, Job, WorkerSetup
+from ._jobs import CaseLoader, CaseRef, Job, WorkerSetup, error_result
 
 __all__ = ["StartMethod", "WorkerProcess", "default_start_method", "fork_is_safe"]
 
@@ -273,8 +273,15 @@ async def _serve_jobs(conn: Connection, loader: CaseLoader) -> None:
     async with anyio.create_task_group() as group:
 
         async def run(ref: CaseRef, attempt: int) -> None:
-            result = await loader.run(ref, attempt)
-            if not _send(conn, ("result", result.to_data())):
+            try:
+                data = (await loader.run(ref, attempt)).to_data()
+            except Exception as error:
+                # A run that raises here would end this task group while the thread
+                # reading the pipe waits for the parent, which waits for this result.
+                kind = type(error).__name__
+                message = f"the worker could not send this run back: {kind}: {error}"
+                data = error_result(ref.name, attempt, "WorkerResultError", message).to_data()
+            if not _send(conn, ("result", data)):
                 group.cancel_scope.cancel()
 
         while True:
