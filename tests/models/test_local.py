@@ -99,6 +99,15 @@ def test_tool_calls_and_results_in_the_history_become_text():
     assert flat[2].parts[0].text == 'Result of add: {"result": 5}'
 
 
+def test_a_local_model_is_keyed_at_the_same_address_before_its_server_starts():
+    from adk_eval.models._gated import base_url_of
+    from adk_eval.models._requests import key_address
+
+    model = LocalLlm()  # no server started: its port is not known yet
+
+    assert key_address(base_url_of(model)) == key_address("http://127.0.0.1:53117/v1")
+
+
 @pytest.mark.local_model
 def test_the_weights_are_found_through_package_metadata(local_model):
     assert smollm2_gguf_path().endswith("SmolLM2-135M-Instruct.Q4_1.gguf")

@@ -275,6 +275,9 @@ class LocalLlm(LiteLlm):
         super().__init__(
             model=f"openai/{LOCAL_MODEL_NAME}",
             api_key="local",
+            # The server's port is known only once it starts (each call sets it); until
+            # then a loopback address, so a cache key counts the first call as the rest.
+            api_base="http://127.0.0.1/v1",
             max_tokens=max_tokens,
             temperature=temperature,
             _skip_mcp_handler=True,
