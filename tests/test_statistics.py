@@ -10,6 +10,8 @@ import pytest
 from adk_eval._statistics import (
     agreement,
     fisher,
+    fisher_two_sided,
+    holm,
     pass_at_k,
     pass_hat_k,
     runs_to_decide,
@@ -89,6 +91,29 @@ def test_fisher_on_the_lady_tasting_tea():
 
     assert p_lower == pytest.approx(17 / 70)
     assert math.isclose(fisher(1, 1, 0, 1)[0], 0.5)  # one run each side can never decide
+
+
+@pytest.mark.parametrize(
+    ("a", "n_a", "b", "n_b"),
+    [(5, 5, 0, 5), (4, 5, 2, 5), (3, 3, 3, 3), (1, 4, 4, 5), (6, 8, 2, 7), (0, 0, 2, 4)],
+)
+def test_fisher_two_sided_sums_every_deal_no_likelier_than_the_one_seen(a, n_a, b, n_b):
+    runs = n_a + n_b
+    deals = list(itertools.combinations(range(runs), a + b))
+    in_b = [sum(1 for run in deal if run >= n_a) for deal in deals]
+    likelihood = {x: in_b.count(x) / len(deals) for x in set(in_b)}
+    expected = sum(p for p in likelihood.values() if p <= likelihood[b] * (1 + 1e-7))
+
+    assert fisher_two_sided(a, n_a, b, n_b) == pytest.approx(expected)
+    assert fisher_two_sided(a, n_a, b, n_b) >= min(fisher(a, n_a, b, n_b)) - 1e-12  # both tails
+
+
+def test_holm_multiplies_the_ranked_p_values_and_keeps_them_in_order():
+    # Sorted: 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1: 0.02, 0.03, 0.06, 0.04; each is
+    # then raised to the largest before it, so 0.04 becomes 0.06. In the input's order:
+    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])  # 2 * 0.5, then capped at 1
+    assert holm([]) == []
 
 
 def test_cohens_kappa_against_a_hand_computed_table():

@@ -19,6 +19,9 @@ agent that passes only half the time.
   ``n_b``): the one-sided p-values that B is lower, or higher, than A only by
   chance. It is exact for any number of runs, which matters at the 1 to 10 runs
   a case gets; with one run on each side it can never decide (p >= 0.5).
+  `fisher_two_sided`: the same test, two-sided (a difference either way).
+* `holm`: Holm's step-down adjustment of several p-values tested together (the
+  more tests, the more small p-values come by chance).
 * `runs_to_decide`: the fewest runs a side at which any case can be decided
   among a number of compared cases, Holm's correction included.
 
@@ -32,7 +35,7 @@ Pure arithmetic: no dependency, nothing imported that a command would pay for.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -42,6 +45,8 @@ __all__ = [
     "Interval",
     "agreement",
     "fisher",
+    "fisher_two_sided",
+    "holm",
     "newcombe",
     "pass_at_k",
     "pass_hat_k",
@@ -159,6 +164,17 @@ def pass_at_k(passes: int, n: int, k: int) -> float:
     return 1 - math.comb(n - passes, k) / math.comb(n, k)
 
 
+def _deals(a: int, n_a: int, b: int, n_b: int) -> tuple[range, Callable[[int], float]]:
+    """B's possible successes with the margins fixed, and the chance of each (hypergeometric)."""
+    total, successes = n_a + n_b, a + b
+    ways = math.comb(total, n_b)
+
+    def chance(x: int) -> float:  # P(B has x successes | the margins)
+        return math.comb(successes, x) * math.comb(total - successes, n_b - x) / ways
+
+    return range(max(0, n_b - (total - successes)), min(n_b, successes) + 1), chance
+
+
 def fisher(a: int, n_a: int, b: int, n_b: int) -> tuple[float, float]:
     """Fisher's exact test of the rates ``a / n_a`` (before) and ``b / n_b`` (after).
 
@@ -167,18 +183,37 @@ def fisher(a: int, n_a: int, b: int, n_b: int) -> tuple[float, float]:
         B as low as this or lower, and of one as high or higher. A small
         ``p_lower`` is evidence that B's rate is really lower.
     """
-    total, successes = n_a + n_b, a + b
     if n_a == 0 or n_b == 0:
         return 1.0, 1.0
-    ways = math.comb(total, n_b)
-
-    def chance(x: int) -> float:  # P(B has x successes | the margins)
-        return math.comb(successes, x) * math.comb(total - successes, n_b - x) / ways
-
-    smallest, largest = max(0, n_b - (total - successes)), min(n_b, successes)
-    lower = sum(chance(x) for x in range(smallest, b + 1))
-    higher = sum(chance(x) for x in range(b, largest + 1))
+    deals, chance = _deals(a, n_a, b, n_b)
+    lower = sum(chance(x) for x in range(deals.start, b + 1))
+    higher = sum(chance(x) for x in range(b, deals.stop))
     return min(1.0, lower), min(1.0, higher)
+
+
+def fisher_two_sided(a: int, n_a: int, b: int, n_b: int) -> float:
+    """Fisher's exact two-sided p-value of ``a / n_a`` against ``b / n_b``.
+
+    The summed probability of every table with the same margins no likelier than the
+    observed one (as R's ``fisher.test`` computes it); 1 if a side is empty.
+    """
+    deals, chance = _deals(a, n_a, b, n_b)
+    observed = chance(b) * (1 + 1e-7)
+    return min(1.0, sum(p for p in map(chance, deals) if p <= observed))
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment of `p_values`, in their order.
+
+    The i-th smallest of m times ``m - i + 1``, raised to the one before, at most 1:
+    a test is decided at level alpha when its adjusted p-value is below alpha.
+    """
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    adjusted, running = [0.0] * len(p_values), 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (len(p_values) - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted
 
 
 def runs_to_decide(cases: int, alpha: float = 0.05) -> int:

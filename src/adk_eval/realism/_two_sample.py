@@ -1,9 +1,9 @@
 """The two-sample statistics the realism comparison uses, each a textbook method.
 
 Newcombe's hybrid score interval for a difference of proportions (method 10 of
-Newcombe 1998: `newcombe`, kept in `adk_eval._statistics` with the robustness report's
-other rates and named here too), Fisher's exact test two-sided (R's convention: every table no more
-likely than the one seen), Holm's step-down correction, Cohen's h, Cliff's delta,
+Newcombe 1998: `newcombe`), Fisher's exact test two-sided (R's convention: every table no more
+likely than the one seen) and Holm's step-down correction, these three kept in
+`adk_eval._statistics` with the other reports' rates and named here too; Cohen's h, Cliff's delta,
 a permutation test on a difference of means (exact up to `EXACT_SPLITS` splits,
 else seeded random ones with the (b + 1) / (m + 1) correction) and the percentile
 bootstrap interval.
@@ -17,7 +17,7 @@ import math
 import random
 from collections.abc import Callable, Sequence
 
-from .._statistics import Interval, newcombe
+from .._statistics import Interval, fisher_two_sided, holm, newcombe
 
 __all__ = [
     "EXACT_SPLITS",
@@ -33,36 +33,6 @@ __all__ = [
 
 EXACT_SPLITS = 20_000  # permutation tests enumerate every split up to this many
 Statistic = Callable[[Sequence[int]], float]
-
-
-def fisher_two_sided(a: int, n_a: int, b: int, n_b: int) -> float:
-    """Fisher's exact two-sided p-value of ``a / n_a`` against ``b / n_b``.
-
-    The summed probability of every table with the same margins no likelier than the
-    observed one (as R's ``fisher.test`` computes it); 1 if a side is empty.
-    """
-    total, successes = n_a + n_b, a + b
-    ways = math.comb(total, n_b)
-
-    def chance(x: int) -> float:
-        return math.comb(successes, x) * math.comb(total - successes, n_b - x) / ways
-
-    observed = chance(b) * (1 + 1e-7)
-    tables = range(max(0, n_b - (total - successes)), min(n_b, successes) + 1)
-    return min(1.0, sum(p for p in map(chance, tables) if p <= observed))
-
-
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjustment of `p_values`, in their order.
-
-    The i-th smallest of m times ``m - i + 1``, raised to the one before, at most 1.
-    """
-    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
-    adjusted, running = [0.0] * len(p_values), 0.0
-    for rank, index in enumerate(order):
-        running = max(running, min(1.0, (len(p_values) - rank) * p_values[index]))
-        adjusted[index] = running
-    return adjusted
 
 
 def cohens_h(p_first: float, p_second: float) -> float:

@@ -2,7 +2,7 @@
 
 A drop in a pass rate is not yet a regression: LLM agents are noisy. Each case
 present in both runs gets a **decision** from Fisher's exact test on its passes
-and runs in A and in B (`adk_eval._statistics.fisher`):
+and runs in A and in B (`adk_eval._statistics.fisher`, `holm`):
 
 * ``regressed``: B's pass rate is lower, and the chance of a drop this large
   between two runs of the same agent is below `alpha` (default 0.05), after
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import Any, Literal, TypeAlias
 
-from .._statistics import fisher
+from .._statistics import fisher, holm
 
 __all__ = [
     "DEFAULT_ALPHA",
@@ -186,16 +186,9 @@ def _decide(a: int, n_a: int, b: int, n_b: int, alpha: float) -> tuple[Decision,
 
 def _holm(changes: list[CaseChange], alpha: float) -> list[CaseChange]:
     """Keeps a case's decision only where Holm's step-down procedure keeps it."""
-    tested = sorted(
-        (change.p_value, index)
-        for index, change in enumerate(changes)
-        if change.p_value is not None
-    )
-    kept: set[int] = set()
-    for rank, (p_value, index) in enumerate(tested):
-        if p_value >= alpha / (len(tested) - rank):
-            break
-        kept.add(index)
+    tested = [index for index, change in enumerate(changes) if change.p_value is not None]
+    adjusted = holm([changes[index].p_value or 0.0 for index in tested])
+    kept = {index for index, p_value in zip(tested, adjusted, strict=True) if p_value < alpha}
     return [
         change
         if change.decision is None or index in kept
