@@ -1,7 +1,8 @@
-"""EvalResult: status helpers, token sums and a readable explanation."""
+"""EvalResult: status helpers, token sums, a readable explanation, and how one is built."""
 
 from __future__ import annotations
 
+import pytest
 from google.adk.agents import LlmAgent
 from google.adk.events import Event
 from google.genai import types
@@ -152,7 +153,7 @@ def test_a_results_repr_is_short_however_many_events_it_holds():
         Event(author="user", content=types.Content(role="user", parts=[types.Part(text="x" * 500)]))
         for _ in range(1_000)
     ]
-    result = EvalResult(
+    result = EvalResult.from_fields(
         name="long",
         status="failed",
         events=events,
@@ -169,3 +170,30 @@ def test_a_results_repr_is_short_however_many_events_it_holds():
     assert len(repr(suite)) < 300
     assert "'failed': 1" in repr(suite)
     assert "label='stable-fail'" in repr(suite.cases[0])
+
+
+def test_the_dataclass_writes_its_init_and_the_flat_form_is_a_classmethod():
+    import dataclasses
+    import inspect
+
+    from adk_eval._trace import EvalTrace
+
+    fields = [field.name for field in dataclasses.fields(EvalResult)]
+    assert list(inspect.signature(EvalResult).parameters) == fields  # one keyword a field
+    plain = EvalResult(name="plain", status="passed")
+    assert plain.trace == EvalTrace(events=(), case_name="plain")
+    assert plain == EvalResult(name="plain", status="passed")
+    with pytest.raises(TypeError, match="events"):
+        EvalResult(name="flat", status="passed", events=())  # type: ignore[call-arg]
+
+    event = Event(author="user", content=types.Content(role="user", parts=[types.Part(text="hi")]))
+    flat = EvalResult.from_fields(name="flat", status="passed", turns=1, events=[event])
+    assert flat.events == [event]
+    assert (flat.turns, flat.trace.case_name) == (1, "flat")
+    base = EvalTrace(events=(event,), case_name="base", final_state={"session": {"a": 1}})
+    kept = EvalResult.from_fields("over", "failed", trace=base, final_state={"session": {}})
+    assert kept.events == (event,)  # the given trace's, its final state replaced
+    assert kept.final_state == {"session": {}}
+    assert dataclasses.replace(kept, turns=2).trace == kept.trace
+    with pytest.raises(TypeError, match="colour"):
+        EvalResult.from_fields(name="odd", status="passed", colour="red")

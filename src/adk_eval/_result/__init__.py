@@ -39,15 +39,18 @@ __all__ = [
     "run_status",
 ]
 
+_NO_TRACE = EvalTrace(events=())
+"""The default of `EvalResult`'s trace: replaced at once by one named for the case."""
 
-@dataclass(frozen=True, init=False)
+
+@dataclass(frozen=True)
 class EvalResult(TraceView):
     """The outcome of `run_eval` for one case.
 
     It holds the run's `trace`; its events, states, artifacts and what the
     interception noted per call (`events`, `final_state`, `tool_sources`, ...)
-    are the trace's, read-only. `EvalResult(name=..., status=..., events=...)`
-    builds that trace from them.
+    are the trace's, read-only. `EvalResult.from_fields(name=..., status=...,
+    events=...)` builds that trace from them.
 
     Attributes:
         name: The case's name.
@@ -103,29 +106,40 @@ class EvalResult(TraceView):
     usage: Sequence[ModelUsage] = ()
     attribution: Attribution | None = None
     provider: ProviderStats = field(default_factory=ProviderStats)
-    _trace: EvalTrace | SpooledTrace = field(
-        default_factory=lambda: EvalTrace(events=()), repr=False
-    )
-    """The trace, or where a suite spooled it (`trace` reads it back)."""
+    _trace: EvalTrace | SpooledTrace = field(default=_NO_TRACE, repr=False)
+    """The trace, or where a suite spooled it (`trace` reads it back); by default one
+    without events, of this case."""
 
-    def __init__(self, name: str, status: EvalStatus, **fields: Any) -> None:
-        """Sets the fields; ``trace=`` is the run's trace, or its own fields build it.
+    def __post_init__(self) -> None:
+        if self._trace is _NO_TRACE:
+            object.__setattr__(self, "_trace", EvalTrace(events=(), case_name=self.name))
+
+    @classmethod
+    def from_fields(
+        cls,
+        name: str,
+        status: EvalStatus,
+        *,
+        trace: EvalTrace | SpooledTrace | None = None,
+        **fields: Any,
+    ) -> EvalResult:
+        """The result with its fields and its trace's side by side (``events=``, ...).
+
+        Args:
+            name: The case's name.
+            status: The run's status.
+            trace: The run's trace; the trace fields given replace its own.
+            **fields: The result's fields and the trace's (`TRACE_KEYS`), by name.
 
         Raises:
             TypeError: A keyword that is neither a field nor a trace field.
         """
         given = {key: fields.pop(key) for key in TRACE_KEYS if key in fields}
-        trace: EvalTrace | SpooledTrace | None = fields.pop("trace", fields.pop("_trace", None))
         if trace is None:
             trace = EvalTrace(events=(), case_name=name)
         if given:
             trace = dataclasses.replace(_loaded(trace), **given)
-        unknown = set(fields) - _FIELDS
-        if unknown:
-            raise TypeError(f"EvalResult got unexpected keyword(s) {sorted(unknown)}")
-        values = {"name": name, "status": status, **_defaults(), **fields, "_trace": trace}
-        for key, value in values.items():
-            object.__setattr__(self, key, value)
+        return cls(name, status, **fields, _trace=trace)
 
     @property
     def trace(self) -> EvalTrace:
@@ -200,7 +214,7 @@ class EvalResult(TraceView):
             fields.pop("status"),
             usage=usage,
             attribution=attribution,
-            trace=trace,
+            _trace=trace,
             token_usage=TokenUsage.from_events(trace.events),
             termination_reason=termination.kind if termination else None,
             user_agent_token_usage=TokenUsage.from_events(trace.user_agent_events),
@@ -277,20 +291,8 @@ class EvalResult(TraceView):
         return "\n".join(lines)
 
 
-_FIELDS = frozenset(f.name for f in dataclasses.fields(EvalResult)) - {"name", "status"}
-
-
 def _loaded(trace: EvalTrace | SpooledTrace) -> EvalTrace:
     return trace.load() if isinstance(trace, SpooledTrace) else trace
-
-
-def _defaults() -> dict[str, Any]:
-    """Every field's default but the name's, the status' and the trace's."""
-    return {
-        f.name: f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
-        for f in dataclasses.fields(EvalResult)
-        if f.name not in ("name", "status", "_trace")
-    }
 
 
 def _one_line(text: str, limit: int = 120) -> str:
@@ -361,7 +363,7 @@ def result_from_data(data: Mapping[str, Any]) -> EvalResult:
     return EvalResult(
         **{key: data[key] for key in _PLAIN},
         metrics=metrics,
-        trace=trace_from_data(data, case_name=data["name"]),
+        _trace=trace_from_data(data, case_name=data["name"]),
         token_usage=TokenUsage(**data["token_usage"]),
         error=EvalErrorInfo(**data["error"]) if data["error"] else None,
         termination=Termination(**termination) if termination else None,

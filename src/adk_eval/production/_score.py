@@ -199,7 +199,7 @@ async def score_stored(
         else:
             results[metric.name] = scored[metric.name]
     updated = datetime.fromtimestamp(session.last_update_time, tz=UTC)
-    return EvalResult(
+    return EvalResult.from_fields(
         name=session_name(session),
         status=run_status(None, None, results),
         metrics=results,
