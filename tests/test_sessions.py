@@ -318,3 +318,13 @@ async def test_the_transcript_and_the_report_mark_where_each_session_starts():
     )
     assert "— session 2 —" in report["results"][0]["transcript"]
     assert "— session 2 —" in result.explain()
+
+
+def test_a_session_is_played_through_the_conversation_protocols_public_method():
+    from adk_eval._run.loop import _Simulation
+    from adk_eval._run.sessions import Conversation
+
+    assert callable(Conversation.converse)
+    assert _Simulation.converse.__doc__
+    assert not hasattr(Conversation, "_converse")
+    assert not hasattr(_Simulation, "_converse")

@@ -167,7 +167,7 @@ class _Simulation:
         if sandbox is not None:  # a strict sandbox's refusal ends the conversation
             sandbox.stop_with(scope.cancel)
         with scope:
-            error = await self._converse()
+            error = await self.converse()
         if sandbox is not None and sandbox.violation is not None:
             return EvalErrorInfo("system", sandbox.violation.line(), "EvalSandboxError")
         if scope.cancelled_caught:
@@ -240,7 +240,8 @@ class _Simulation:
 
     # -- the loop ---------------------------------------------------------------
 
-    async def _converse(self) -> EvalErrorInfo | None:
+    async def converse(self) -> EvalErrorInfo | None:
+        """Plays the case's conversation (each of its sessions in turn), no time limit set."""
         if self.sessions is not None:  # each session is a conversation of its own, in turn
             try:
                 return await self.sessions.play(lambda parts: _Simulation(parts, self.started))

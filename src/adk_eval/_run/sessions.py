@@ -57,7 +57,9 @@ class Conversation(Protocol):
     turns: int
     termination: Termination | None
 
-    async def _converse(self) -> EvalErrorInfo | None: ...
+    async def converse(self) -> EvalErrorInfo | None:
+        """Plays the conversation to its end; the error that ended it, if one did."""
+        ...
 
 
 @dataclass
@@ -120,7 +122,7 @@ class SessionRuns:
             self.played.append(played)
             await users.start()
             try:
-                played.error = await played.conversation._converse()
+                played.error = await played.conversation.converse()
             finally:
                 with anyio.CancelScope(shield=True):
                     await users.close()
