@@ -37,7 +37,7 @@ LAYERS: list[list[str]] = [
     ["_agent_tree", "_transcript"],
     ["_trace", "_termination", "_session_service", "models", "testing", "fake_provider"],
     ["_state", "_turns", "_lazy", "_strict_json", "_callables", "_arguments", "_sandbox"],
-    ["_statistics"],
+    ["_statistics", "_seeds"],
     ["_quiet"],
     ["_errors"],
 ]

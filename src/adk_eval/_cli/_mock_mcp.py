@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from .._seeds import DEFAULT_SEED
 from ._common import fail, host_and_port
 
 __all__ = ["mock_mcp"]
@@ -46,7 +47,7 @@ def _say(message: str) -> None:
 @click.option(
     "--seed",
     type=int,
-    default=0,
+    default=DEFAULT_SEED,
     show_default=True,
     help="The seed of the mocks' faults and injections.",
 )

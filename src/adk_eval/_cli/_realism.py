@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from .._seeds import DEFAULT_SEED
 from ._common import console, fail
 from ._production import Filters, session_filter_options
 
@@ -85,7 +86,9 @@ def mine(sessions: str, out: Path, filters: Filters, no_redact: bool, model: str
     help="Instead, find the persona settings whose users behave closest to these real "
     "users (fitted on 70 %% of them, checked on the rest); no RUNS needed.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seeds the resampling.")
+@click.option(
+    "--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seeds the resampling."
+)
 def realism(
     sessions: str,
     runs: Path | None,

@@ -85,7 +85,7 @@ def run(
     _check_shards(selection, options)
     options = fault_options(options)
     with imports_without_collections():  # ADK, the harness, the eval files
-        from .._tools._faults import new_seed
+        from .._seeds import new_seed
         from ..models._clients import warm_clients
         from ._live import LiveRun
 

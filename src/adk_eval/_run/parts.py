@@ -25,11 +25,11 @@ from google.adk.workflow import Workflow
 from .._agent_tree import check_model, code_labels, object_labels
 from .._case import EvalCase
 from .._sandbox._scope import RunScope
+from .._seeds import new_seed
 from .._state import flatten_state
 from .._termination import UsageTap
 from .._tools._answers import MockCalls
 from .._tools._clock import CaseClock
-from .._tools._faults import new_seed
 from .._tools._record import RunRecord
 from .._tools._watch import Watch
 from ..models._gate import RunGate

@@ -26,10 +26,10 @@ from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.workflow import Workflow
 from google.genai import types
 
+from .._seeds import new_seed
 from .._termination import TerminateWhen
 from .._tools._answers import MockCalls
 from .._tools._clock import CaseClock
-from .._tools._faults import new_seed
 from .._tools._mocks import ToolMock
 from .._tools._policy import ToolPolicy
 from .._tools._record import RunRecord

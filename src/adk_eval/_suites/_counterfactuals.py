@@ -33,7 +33,7 @@ from .._case import EvalCase, UserAgents
 from .._result import EvalResult
 from .._result._attribution import Attribution
 from .._run.loop import run_eval
-from .._tools._faults import new_seed
+from .._seeds import new_seed
 from .._turns import content_text
 from .._user_agents import STOP, STOP_SIGNAL, ScriptContext, ScriptedUserAgent
 from ..metrics._fidelity import user_turns

@@ -26,7 +26,7 @@ from .._errors import EvalSetupError
 from .._result import EvalErrorInfo, EvalResult
 from .._run.loop import run_eval
 from .._sandbox._scope import SandboxMode, TelemetryMode
-from .._tools._faults import derive_seed
+from .._seeds import derive_seed
 from ..models import resolve_model
 from ._discovery import cases_in
 from ._faulted import with_default_faults

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._case import EvalCase
+from .._seeds import new_seed
 from .._statistics import Interval, newcombe, wilson
-from .._tools._faults import new_seed
 from ._faulted import check_fault_rate
 from ._results import EvalSuiteResult
 from ._run import check_a_list_of_cases, check_applies_faults, run_eval_suite

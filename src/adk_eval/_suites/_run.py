@@ -22,8 +22,8 @@ from .._case import EvalCase
 from .._errors import EvalSetupError
 from .._sandbox._scope import SANDBOX_MODES, TELEMETRY_MODES, SandboxMode, TelemetryMode
 from .._sandbox._telemetry import describe
+from .._seeds import new_seed
 from .._termination import Budget
-from .._tools._faults import new_seed
 from ..models._settings import CacheRoles, ModelCalls, current_settings, using_settings
 from ._faulted import cassettes_apart, check_fault_rate
 from ._inventory import RunsForReal, of_trees

@@ -10,7 +10,6 @@ attempt of a repeated case runs with its own seed, derived from the suite's.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import random
@@ -19,8 +18,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .._errors import EvalSetupError
+from .._seeds import derive_seed
 
-__all__ = ["FaultDecision", "Faults", "call_key", "derive_seed", "new_seed"]
+__all__ = ["FaultDecision", "Faults", "call_key"]
 
 DEFAULT_ERROR: dict[str, Any] = {
     "error_code": 500,
@@ -46,17 +46,6 @@ def _by_value(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_by_value(item) for item in value]
     return value
-
-
-def derive_seed(*parts: object) -> int:
-    """A 63-bit seed from `parts` (stable across processes and Python versions)."""
-    text = json.dumps([repr(part) if not isinstance(part, int | str) else part for part in parts])
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 1
-
-
-def new_seed() -> int:
-    """A fresh random seed, for a run that was given none."""
-    return random.SystemRandom().getrandbits(63)
 
 
 @dataclass(frozen=True)

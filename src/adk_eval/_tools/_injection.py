@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from .._errors import EvalSetupError
+from .._seeds import derive_seed
 from ..metrics._invariants import Invariant
-from ._faults import call_key, derive_seed
+from ._faults import call_key
 
 __all__ = ["PLACEMENTS", "Injection", "Payload", "Placement", "as_payloads"]
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .._errors import EvalSetupError
+from .._seeds import DEFAULT_SEED
 from . import __doc__ as documentation
 from ._quota import Quota
 from ._replies import FakeReply, tool_reply
@@ -43,7 +44,9 @@ def parser() -> argparse.ArgumentParser:
     options.add_argument(
         "--error-rate", type=float, default=0.0, help="fraction of requests failed with a 503"
     )
-    options.add_argument("--seed", type=int, default=0, help="seed of the jitter and the errors")
+    options.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, help="seed of the jitter and the errors"
+    )
     options.add_argument(
         "--log", type=Path, metavar="FILE", help="append each request and its answer's status"
     )

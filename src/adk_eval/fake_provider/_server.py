@@ -17,6 +17,7 @@ from types import TracebackType
 from typing import Any, TextIO
 
 from .._errors import EvalSetupError
+from .._seeds import DEFAULT_SEED
 from ._quota import Quota, QuotaBook, max_in_any_window, rate_limited
 from ._replies import (
     Api,
@@ -83,7 +84,7 @@ class FakeProviderServer:
         jitter: float = 0.0,
         quota: Quota | None = None,
         error_rate: float = 0.0,
-        seed: int = 0,
+        seed: int = DEFAULT_SEED,
         log: str | Path | None = None,
         host: str = "127.0.0.1",
     ) -> None:

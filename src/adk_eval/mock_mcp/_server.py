@@ -23,6 +23,7 @@ import anyio
 
 from .._errors import EvalSetupError
 from .._sandbox._loopback import is_loopback, refuse_remote
+from .._seeds import DEFAULT_SEED
 from .._tools._mcp import mcp_error
 from ._answering import Answer, Conversation, answer_call
 from ._declared import ServedTool, load_tools, served_tools
@@ -77,7 +78,7 @@ class MockMcpServer:
         tool_mocks: Mapping[str, Any],
         *,
         log: str | Path | None = None,
-        seed: int = 0,
+        seed: int = DEFAULT_SEED,
         on_call: Callable[[LoggedCall], None] | None = None,
         name: str = "adk-eval-mock",
     ) -> None:
@@ -89,7 +90,7 @@ class MockMcpServer:
         path: str | Path,
         *,
         log: str | Path | None = None,
-        seed: int = 0,
+        seed: int = DEFAULT_SEED,
         on_call: Callable[[LoggedCall], None] | None = None,
     ) -> MockMcpServer:
         """The server of a tools file: its module-level `tools` and `tool_mocks`."""

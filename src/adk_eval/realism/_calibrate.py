@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from google.adk.sessions import Session
 
 from .._errors import EvalSetupError
+from .._seeds import DEFAULT_SEED
 from ._compare import overall_distance
 from ._features import features
 from ._persona import PersonaSettings, grid, replay_with
@@ -88,7 +89,7 @@ def calibrate(
     settings: Sequence[PersonaSettings] | None = None,
     *,
     held_out: float = 0.3,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
 ) -> Calibration:
     """The persona setting closest to the users of `sessions` (see the module doc).
 

@@ -16,6 +16,7 @@ from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from .._seeds import DEFAULT_SEED
 from .._statistics import DEFAULT_CONFIDENCE, Interval, wilson
 from ._two_sample import (
     cliffs_delta,
@@ -177,7 +178,7 @@ def compare_features(
     simulated: Mapping[str, Sequence[Value]],
     kinds: Mapping[str, str],
     *,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
     confidence: float = DEFAULT_CONFIDENCE,
     resamples: int = 2_000,
     permutations: int = 10_000,
@@ -233,7 +234,11 @@ class OverallDistance:
 
 
 def overall_distance(
-    real_rows: Sequence[_Row], simulated_rows: Sequence[_Row], *, seed: int = 0, draws: int = 1_000
+    real_rows: Sequence[_Row],
+    simulated_rows: Sequence[_Row],
+    *,
+    seed: int = DEFAULT_SEED,
+    draws: int = 1_000,
 ) -> OverallDistance:
     """The mean absolute standardized difference of the features, with a permutation p-value.
 
@@ -259,7 +264,10 @@ def column_of(values: Iterable[Value]) -> array[float]:
 
 
 def distance_of_columns(
-    columns: Mapping[str, tuple[array[float], array[float]]], *, seed: int = 0, draws: int = 1_000
+    columns: Mapping[str, tuple[array[float], array[float]]],
+    *,
+    seed: int = DEFAULT_SEED,
+    draws: int = 1_000,
 ) -> OverallDistance:
     """`overall_distance` of features given as ``(real, simulated)`` columns (`column_of`)."""
     kept = []

@@ -31,6 +31,7 @@ from google.genai import types
 
 from .._errors import EvalSetupError
 from .._result import EvalResult
+from .._seeds import DEFAULT_SEED
 from .._user_agents import is_stop_signal
 from ..production._filter import SessionFilter
 from ..production._redact import Redactor, redact_session
@@ -184,7 +185,7 @@ async def realism_report(
     redactor: Redactor | None = None,
     outcomes: Mapping[str, bool] | None = None,
     user: str = "user",
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
     resamples: int = 2_000,
 ) -> RealismReport:
     """Real users against simulated users (see the module doc).

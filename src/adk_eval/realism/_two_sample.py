@@ -17,6 +17,7 @@ import math
 import random
 from collections.abc import Callable, Sequence
 
+from .._seeds import DEFAULT_SEED
 from .._statistics import Interval, fisher_two_sided, holm, newcombe
 
 __all__ = [
@@ -65,7 +66,11 @@ def split_p(size: int, k: int, stat: Statistic, seed: int, draws: int) -> tuple[
 
 
 def permutation_p(
-    first: Sequence[float], second: Sequence[float], *, seed: int = 0, draws: int = 10_000
+    first: Sequence[float],
+    second: Sequence[float],
+    *,
+    seed: int = DEFAULT_SEED,
+    draws: int = 10_000,
 ) -> float:
     """The two-sided permutation p-value of ``mean(second) - mean(first)``.
 
