@@ -85,7 +85,7 @@ def write_file(path: Path, spans: int) -> None:
 
 def measure(path: Path) -> dict[str, float]:
     """In this process: open the file, read every conversation; memory and time."""
-    from adk_eval.production._spans._read import open_spans
+    from adk_eval._sources._spans._read import open_spans
 
     before = rss_mib()
     started = time.perf_counter()

@@ -85,8 +85,8 @@ def test_the_docstring_draws_every_error_class_under_its_parent():
 
 
 CAUGHT_WHERE_RAISED = {
-    "adk_eval.production._spans._receiver.Refusal": "an HTTP refusal the collector answers",
-    "adk_eval.production._spans._json_stream.NotJson": "not JSON: `_read` says so in one line",
+    "adk_eval._sources._spans._receiver.Refusal": "an HTTP refusal the collector answers",
+    "adk_eval._sources._spans._json_stream.NotJson": "not JSON: `_read` says so in one line",
 }
 """Exception classes that never reach a caller: signals adk_eval catches and answers itself."""
 

@@ -36,6 +36,7 @@ LAYERS: list[list[str]] = [
     ["metrics", "_model_check"],
     ["_agent_tree", "_transcript"],
     ["_trace", "_termination", "_session_service", "models", "testing", "fake_provider"],
+    ["_sources"],
     ["_state", "_turns", "_lazy", "_strict_json", "_callables", "_arguments", "_sandbox"],
     ["_statistics", "_seeds"],
     ["_quiet"],
@@ -83,6 +84,22 @@ def test_imports_point_down_the_layers(graph):
             if above != below and layer_of(above) >= layer_of(below):
                 wrong.append(where(graph, importer, imported))
     assert not wrong, "imports that point up or sideways:\n" + "\n".join(wrong)
+
+
+SOURCES_MAY_IMPORT = {"adk_eval._errors", "adk_eval._sandbox", "adk_eval._sandbox._loopback"}
+"""All of adk_eval that `_sources` (what reads stored conversations from outside) may
+import: the error tree, and the one loopback rule its span collector asks."""
+
+
+def test_the_sources_wing_stands_on_the_error_tree_alone(graph):
+    wrong = [
+        where(graph, importer, imported)
+        for importer in sorted(graph.modules)
+        if part_of(importer) == "_sources"
+        for imported in sorted(graph.find_modules_directly_imported_by(importer))
+        if part_of(imported) != "_sources" and imported not in SOURCES_MAY_IMPORT
+    ]
+    assert not wrong, "imports out of _sources:\n" + "\n".join(wrong)
 
 
 def test_there_is_no_import_cycle(graph):

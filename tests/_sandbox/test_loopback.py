@@ -8,7 +8,7 @@ from adk_eval import EvalSetupError, ToolMock
 from adk_eval._sandbox._loopback import is_loopback, refuse_remote
 from adk_eval._web import serve
 from adk_eval.mock_mcp import MockMcpServer
-from adk_eval.production._spans._collector import SpanCollector
+from adk_eval.production import SpanCollector
 from adk_eval.reporting._viewer import run_viewer
 from adk_eval.studio._engine import StudioEngine
 from adk_eval.studio._server import run_studio

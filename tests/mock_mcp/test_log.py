@@ -11,10 +11,10 @@ from mcp.client.client import Client
 from mcp_types import Implementation
 
 from adk_eval import EvalSetupError, ToolMock
+from adk_eval._sources._open import still_open
 from adk_eval.mock_mcp import MockMcpServer
 from adk_eval.mock_mcp._log import MARK, CallLog
 from adk_eval.production import open_sessions
-from adk_eval.production._open import still_open
 
 
 def get_order(order_id: str) -> dict:

@@ -1,6 +1,6 @@
 """The ``collect`` command: receive an ADK app's spans over OTLP/HTTP into a SQLite file.
 
-The collector (`adk_eval.production._spans._collector`) is imported when the
+The collector (`adk_eval._sources._spans._collector`) is imported when the
 command runs, so ``adk-eval --help`` does not load it.
 """
 
@@ -60,7 +60,7 @@ def collect(address: str, out: Path, allow_remote: bool, max_body_mib: int) -> N
     or SIGTERM stops it and prints what was kept.
     """
     from .._errors import EvalSetupError
-    from ..production._spans._collector import SpanCollector
+    from .._sources._spans._collector import SpanCollector
 
     host, port = host_and_port(address, "--otlp", "127.0.0.1:4318")
     collector = SpanCollector(

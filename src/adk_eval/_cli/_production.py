@@ -1,4 +1,4 @@
-"""The commands on production sessions: ``score`` (and its golden mining) and ``shadow``.
+"""The commands on production sessions: ``score`` (and its golden export) and ``shadow``.
 
 Each imports the harness, ADK and the store's driver inside the command, when it runs.
 """
@@ -24,7 +24,7 @@ from ._finish import Reports, finish, report_options
 from ._output import LiveProgress
 
 if TYPE_CHECKING:
-    from ..production._sources import SessionFilter
+    from .._sources._filter import SessionFilter
 
 __all__ = ["Filters", "score", "session_filter_options"]
 
@@ -62,7 +62,7 @@ class Filters:
     limit: int | None = None
 
     def build(self) -> SessionFilter:
-        from ..production._sources import SessionFilter
+        from .._sources._filter import SessionFilter
 
         return SessionFilter(
             app=self.app,
@@ -171,7 +171,7 @@ def score(
     out = console()
     threads_before = {thread.ident for thread in threading.enumerate()}
     reports.check_store()
-    source, chosen, metrics, miner = _prepare(sessions, filters, metrics_spec, goldens_path, where)
+    source, chosen, metrics, export = _prepare(sessions, filters, metrics_spec, goldens_path, where)
     out.print(
         f"adk-eval {__version__}: scoring the sessions of {source.description} with "
         f"{len(metrics)} metric(s): {', '.join(m.name for m in metrics)} (read-only)"
@@ -182,8 +182,8 @@ def score(
 
         def on_result(result: Any, session: Any) -> None:
             progress.finished(result)
-            if miner is not None:
-                miner.offer(result, session)
+            if export is not None:
+                export.offer(result, session)
 
         scoring = _scoring(
             source, metrics, chosen, concurrency, on_result, strict, include_open, no_redact
@@ -197,8 +197,8 @@ def score(
     if not (suite.summary["total"] or suite.open_count or suite.unreadable_count):
         out.print("no stored session matched the filters")
     _left_out(out, suite, include_open, getattr(source, "notes", ()))
-    if miner is not None:
-        out.print(miner.summary())
+    if export is not None:
+        out.print(export.summary())
     finish(out, suite, reports, f"{command} (score)", threads_before, most=_SHOWN)
 
 
@@ -224,7 +224,7 @@ def _scoring(
     raw: bool,
 ) -> Any:
     """`score_sessions` with the command's options, to run."""
-    from ..production._redact import Redactor
+    from .._sources._redact._redactor import Redactor
     from ..production._score import score_sessions
 
     return partial(
@@ -278,16 +278,16 @@ def _names(out: Any, names: list[str], count: int) -> None:
 def _prepare(
     sessions: str, filters: Filters, metrics_spec: str, goldens: Path | None, where: str | None
 ) -> tuple[Any, SessionFilter, list[Any], Any]:
-    """The source (checked: reachable, an ADK store), filters, metrics and golden miner.
+    """The source (checked: reachable, an ADK store), filters, metrics and golden export.
 
     Every mistake is one error line, before anything is printed.
     """
     import anyio
 
     from .._errors import AdkEvalError
+    from .._sources._source import open_sessions
+    from ..production._export import GoldenExport
     from ..production._metrics_file import load_metrics
-    from ..production._mining import GoldenMiner
-    from ..production._sources import open_sessions
 
     if where is not None and goldens is None:
         fail("--where selects sessions for --export-goldens; give --export-goldens FILE too")
@@ -295,8 +295,8 @@ def _prepare(
         source = open_sessions(sessions)
         chosen = filters.build()
         metrics = load_metrics(metrics_spec)
-        miner = GoldenMiner(goldens, where, metrics) if goldens else None
+        export = GoldenExport(goldens, where, metrics) if goldens else None
         anyio.run(source.check)  # reachable, and an ADK store, before anything is printed
     except AdkEvalError as error:
         fail(str(error))
-    return source, chosen, metrics, miner
+    return source, chosen, metrics, export

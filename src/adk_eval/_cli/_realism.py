@@ -45,8 +45,8 @@ def mine(sessions: str, out: Path, filters: Filters, no_redact: bool, model: str
     import anyio
 
     from .._errors import AdkEvalError
-    from ..production._redact import Redactor
-    from ..production._sources import open_sessions
+    from .._sources._redact._redactor import Redactor
+    from .._sources._source import open_sessions
     from ..realism._mine_files import mine_sessions
 
     out_console = console()
@@ -110,7 +110,7 @@ def realism(
     import anyio
 
     from .._errors import AdkEvalError
-    from ..production._sources import open_sessions
+    from .._sources._source import open_sessions
 
     out = console()
     try:
@@ -154,7 +154,7 @@ def _write(path: Path, text: str) -> None:
 
 
 async def _calibration(source: Any, filters: Filters, seed: int) -> list[str]:
-    from ..production._redact import Redactor, redact_session
+    from .._sources._redact._redactor import Redactor, redact_session
     from ..realism._calibrate import calibrate
     from ..realism._silent import LeftOut, lacks_text
 

@@ -99,7 +99,7 @@ def shadow(
 
     with imports_without_collections():
         from .._errors import AdkEvalError
-        from ..production._redact import Redactor
+        from .._sources._redact._redactor import Redactor
         from ..production._shadow import shadow_sessions
 
     out = console()
@@ -181,9 +181,9 @@ def _prepare(
     import anyio
 
     from .._errors import AdkEvalError
+    from .._sources._source import open_sessions
     from ..production._loading import load_agent, load_model
     from ..production._metrics_file import load_metrics
-    from ..production._sources import open_sessions
 
     try:
         source = open_sessions(sessions)

@@ -34,14 +34,15 @@ from google.adk.sessions import Session
 
 from .._errors import AdkEvalError, EvalSetupError
 from .._result import EvalResult, run_status
+from .._sources._files import OnUnreadable, Unreadable
+from .._sources._filter import SessionFilter
+from .._sources._open import OPEN_FOR, still_open
+from .._sources._redact._redactor import Redactor, redact_session
+from .._sources._source import SessionSource
 from .._state import scoped_view
 from .._trace import EvalTrace
 from ..metrics._scoring import score_trace
 from ..metrics._types import Metric, MetricResult
-from ._files import OnUnreadable, Unreadable
-from ._open import OPEN_FOR, still_open
-from ._redact import Redactor, redact_session
-from ._sources import SessionFilter, SessionSource
 from ._tally import KEEP_EVENTS, KEEP_RUNS, StoreScore, Tally
 
 __all__ = ["KEEP_EVENTS", "KEEP_RUNS", "StoreScore", "score_sessions", "session_name"]

@@ -40,15 +40,15 @@ from .._case import EvalCase, TerminateWhen, UserAgents
 from .._errors import EvalSetupError
 from .._result import EvalResult
 from .._run.loop import run_eval
+from .._sources._filter import SessionFilter
+from .._sources._redact._redactor import Redactor, redact_session
+from .._sources._source import SessionSource
 from .._tools._mocks import ToolMock
 from .._user_agents import ScriptedUserAgent
 from ..metrics._types import Metric
-from ._filter import SessionFilter
 from ._recording import Recording
-from ._redact import Redactor, redact_session
 from ._replay import Replay, recorded_tool, recorded_user, recorded_yield_answers
 from ._score import score_stored, session_name
-from ._sources import SessionSource
 
 __all__ = ["ShadowOutcome", "ShadowResult", "shadow_session", "shadow_sessions"]
 

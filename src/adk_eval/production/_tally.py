@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 from .._errors import EvalSetupError
 from .._result import EvalResult
+from .._sources._files import Unreadable
+from .._sources._redact._redactor import RedactionCounts
 from .._statistics import Interval, wilson
 from .._suites._results import EvalSuiteResult, suite_from_results
 from .._trace import EvalTrace
-from ._files import Unreadable
-from ._redact import RedactionCounts
 
 __all__ = ["KEEP_EVENTS", "KEEP_NAMES", "KEEP_RUNS", "StoreScore", "Tally"]
 

@@ -36,13 +36,13 @@ from google.adk.evaluation.simulation.user_simulator_personas import UserBehavio
 
 from .._case import EvalCase
 from .._errors import EvalSetupError
+from .._sources._filter import SessionFilter
+from .._sources._redact._redactor import RedactionCounts, Redactor, redact_session
+from .._sources._source import SessionSource
 from ..goldens._scenario import eval_case_from_scenario
 from ..metrics import user_fidelity
 from ..metrics._types import Metric
 from ..models import ModelSpec
-from ..production._filter import SessionFilter
-from ..production._redact import RedactionCounts, Redactor, redact_session
-from ..production._sources import SessionSource
 from ._extract import read_goal
 from ._mine import MinedScenario, mine_session
 from ._persona import PersonaSettings

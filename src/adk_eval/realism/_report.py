@@ -32,10 +32,10 @@ from google.genai import types
 from .._errors import EvalSetupError
 from .._result import EvalResult
 from .._seeds import DEFAULT_SEED
+from .._sources._filter import SessionFilter
+from .._sources._redact._redactor import Redactor, redact_session
+from .._sources._source import SessionSource
 from .._user_agents import is_stop_signal
-from ..production._filter import SessionFilter
-from ..production._redact import Redactor, redact_session
-from ..production._sources import SessionSource
 from ._compare import (
     FeatureComparison,
     OverallDistance,

@@ -24,9 +24,9 @@ from google.adk.tools.agent_tool import AgentTool
 from google.genai import types
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
-from adk_eval.production._spans._otlp import spans_from_proto
-from adk_eval.production._spans._rebuild import rebuild
-from adk_eval.production._spans._span import Span, conversation_of
+from adk_eval._sources._spans._otlp import spans_from_proto
+from adk_eval._sources._spans._rebuild import rebuild
+from adk_eval._sources._spans._span import Span, conversation_of
 from adk_eval.testing import ScriptedLlm, tool_call
 
 APP, USER = "app", "ann"

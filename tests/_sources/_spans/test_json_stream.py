@@ -10,11 +10,11 @@ import pytest
 from google.protobuf.json_format import MessageToJson
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
-from adk_eval.production._spans import _json_stream
-from adk_eval.production._spans._json_stream import NotJson, stream_documents
-from adk_eval.production._spans._otlp import SpanFormatError, spans_from_json
-from adk_eval.production._spans._span import Span
-from tests.production._spans.test_otlp import make_spans
+from adk_eval._sources._spans import _json_stream
+from adk_eval._sources._spans._json_stream import NotJson, stream_documents
+from adk_eval._sources._spans._otlp import SpanFormatError, spans_from_json
+from adk_eval._sources._spans._span import Span
+from tests._sources._spans.test_otlp import make_spans
 
 
 def streamed(text: str | bytes) -> list[Span]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from google.genai import types
 
-from ._redact_hidden import blob_text, with_text
+from ._hidden import blob_text, with_text
 
 __all__ = ["redact_event"]
 

@@ -7,10 +7,10 @@ import json
 import sqlite3
 from pathlib import Path
 
-from adk_eval.production._spans._span import Span
-from adk_eval.production._spans._store import write_spans
-from adk_eval.production._traces import TraceSource
-from tests.production._spans.test_store import _web_server_spans
+from adk_eval._sources._spans._span import Span
+from adk_eval._sources._spans._store import write_spans
+from adk_eval._sources._traces import TraceSource
+from tests._sources._spans.test_store import _web_server_spans
 
 MESSAGES = json.dumps([{"role": "user", "parts": [{"type": "text", "content": "hi"}]}])
 ANSWER = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "hello"}]}])

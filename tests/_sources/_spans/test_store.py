@@ -15,11 +15,11 @@ from google.adk.telemetry.sqlite_span_exporter import SqliteSpanExporter
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
 from adk_eval._errors import EvalSetupError
-from adk_eval.production._spans._otlp import spans_from_proto
-from adk_eval.production._spans._span import SPANS_TABLE, Span
-from adk_eval.production._spans._store import SpanStore, write_spans
+from adk_eval._sources._spans._otlp import spans_from_proto
+from adk_eval._sources._spans._span import SPANS_TABLE, Span
+from adk_eval._sources._spans._store import SpanStore, write_spans
+from tests._sources._spans.test_otlp import make_spans
 from tests.production import stores
-from tests.production._spans.test_otlp import make_spans
 
 
 def decoded(conversations: int = 2, session: bool = True) -> list[Span]:

@@ -7,7 +7,7 @@ from google.adk.events import Event, EventActions
 from google.adk.sessions import Session
 from google.genai import types
 
-from adk_eval.production._open import OPEN_FOR, still_open
+from adk_eval._sources._open import OPEN_FOR, still_open
 
 NOW = 1_800_000_000.0
 

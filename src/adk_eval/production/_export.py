@@ -1,13 +1,13 @@
-"""Golden mining: good real conversations become regression cases.
+"""Golden export: good real conversations become regression cases.
 
 ``adk-eval score ... --export-goldens FILE --where "METRIC passed"`` appends every
 scored session the condition selects to an ADK EvalSet (`to_golden`,
 `append_golden`), as the studio and `run_eval` results do; the default condition
 is that every metric that applies passed. A stored session records its final
-state, not the state it started with, so a golden mined from one starts from an
-empty state.
+state, not the state it started with, so a golden exported from one starts from
+an empty state.
 
-The file is checked before anything is scored (`GoldenMiner` refuses one that
+The file is checked before anything is scored (`GoldenExport` refuses one that
 could not be appended to: not an EvalSet, an older format, read-only, a FIFO, in
 a folder that cannot be made), so a mistake costs one line, not a whole score.
 """
@@ -26,14 +26,14 @@ from google.adk.sessions import Session
 
 from .._errors import EvalSetupError
 from .._result import EvalResult
+from .._sources._files import not_a_file
 from ..goldens import append_golden, load_eval_set, to_golden
 from ..metrics._types import Metric
-from ._files import not_a_file
 
-__all__ = ["GoldenMiner"]
+__all__ = ["GoldenExport"]
 
 
-class GoldenMiner:
+class GoldenExport:
     """Appends the scored sessions a condition selects to an EvalSet.
 
     Args:

@@ -30,10 +30,10 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+from adk_eval._sources._spans._collector import SpanCollector
 from adk_eval.metrics import event_count_metric, never_called
 from adk_eval.production import open_sessions
 from adk_eval.production._score import score_sessions
-from adk_eval.production._spans._collector import SpanCollector
 
 from .agreement_app import METRICS, run_conversations
 
@@ -145,7 +145,7 @@ def test_adk_eval_score_reads_the_collectors_file_says_what_it_lacks_and_mines_g
     from adk_eval.goldens import load_eval_set
 
     metrics = tmp_path / "metrics_eval.py"
-    metrics.write_text("from tests.production._spans.agreement_app import METRICS\n")
+    metrics.write_text("from tests._sources._spans.agreement_app import METRICS\n")
     report, goldens = tmp_path / "report.json", tmp_path / "mined.evalset.json"
     collected = exported["sources"][-1]
     args = ["score", collected, "--metrics", str(metrics), "--json", str(report), "--no-store"]

@@ -10,14 +10,14 @@ from google.adk.sessions import Session
 from google.genai import types
 
 from adk_eval._errors import EvalSetupError
-from adk_eval.production._redact import (
+from adk_eval._sources._redact._patterns import iban_valid, luhn_valid
+from adk_eval._sources._redact._redactor import (
     MarkerTable,
     RedactionCounts,
     Redactor,
     redact_session,
     redact_text,
 )
-from adk_eval.production._redact_patterns import iban_valid, luhn_valid
 from adk_eval.testing import function_response_event, text_event, tool_call_event, user_event
 
 

@@ -11,7 +11,7 @@ from google.adk.events import Event
 from google.adk.sessions import Session
 from google.genai import types
 
-from adk_eval.production._redact import MarkerTable, Redactor, redact_session, redact_text
+from adk_eval._sources._redact._redactor import MarkerTable, Redactor, redact_session, redact_text
 from adk_eval.testing import function_response_event, tool_call_event
 
 

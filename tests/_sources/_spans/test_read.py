@@ -17,10 +17,10 @@ from google.protobuf.json_format import MessageToDict, MessageToJson
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
 from adk_eval._errors import EvalSetupError
-from adk_eval.production._spans._read import open_spans, sniff
-from adk_eval.production._spans._store import write_spans
-from tests.production._spans.test_otlp import hex_ids, make_spans
-from tests.production._spans.test_store import decoded
+from adk_eval._sources._spans._read import open_spans, sniff
+from adk_eval._sources._spans._store import write_spans
+from tests._sources._spans.test_otlp import hex_ids, make_spans
+from tests._sources._spans.test_store import decoded
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -29,10 +29,10 @@ from typing import Any, NamedTuple
 
 from google.adk.sessions import Session
 
-from .._errors import EvalSetupError
-from ._redact_hidden import Encoded, base64_texts
-from ._redact_parts import redact_event
-from ._redact_patterns import DETECTORS
+from ..._errors import EvalSetupError
+from ._hidden import Encoded, base64_texts
+from ._parts import redact_event
+from ._patterns import DETECTORS
 
 __all__ = [
     "KINDS",

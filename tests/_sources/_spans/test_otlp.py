@@ -17,8 +17,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Status, StatusCode
 
-from adk_eval.production._spans._otlp import SpanFormatError, spans_from_json, spans_from_proto
-from adk_eval.production._spans._span import conversation_of
+from adk_eval._sources._spans._otlp import SpanFormatError, spans_from_json, spans_from_proto
+from adk_eval._sources._spans._span import conversation_of
 from tests.production import stores
 
 

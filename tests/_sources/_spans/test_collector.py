@@ -22,8 +22,8 @@ from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
 from adk_eval import EvalSetupError
-from adk_eval.production._spans._collector import CollectorError, SpanCollector
-from adk_eval.production._spans._store import SpanStore
+from adk_eval._sources._spans._collector import CollectorError, SpanCollector
+from adk_eval._sources._spans._store import SpanStore
 from adk_eval.testing import ScriptedLlm, tool_call
 
 PROTOBUF = {"Content-Type": "application/x-protobuf"}
