@@ -1,6 +1,6 @@
 """The English rules of `claimed_actions`: what a claim looks like in an agent's message.
 
-A claim is a past form of a known verb (`_claim_verbs`) said as done:
+A claim is a past form of a known verb (`_verbs`) said as done:
 
 * by the speaker: ``I refunded``, ``I've just refunded``, ``we have sent``,
   ``billing has refunded`` (not ``you have ...``);
@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from ._claim_verbs import BUILTIN_FORMS, LIGHT, NOUNS, noun_of
+from ._verbs import BUILTIN_FORMS, LIGHT, NOUNS, noun_of
 
 __all__ = ["Claim", "find_claims", "sentences"]
 

@@ -6,7 +6,7 @@ actions and from the tools (the verb a tool's name starts with, the first verb
 of its description's first sentence, and the action nouns in its name:
 ``create_booking`` -> ``create``, ``book``). Families in one synonym group
 back one another (``book``, ``reserve``, ``schedule``). What counts as a claim
-in a message is `_claim_text`'s.
+in a message is `_text`'s.
 """
 
 from __future__ import annotations

@@ -15,13 +15,13 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from .._trace import EvalTrace, ToolCall
-from ..models import default_judge_model, resolve_model
-from ..models._calls import ask_for
-from ._claim_calls import Quiet, Vocabulary, calls_made, reason, unbacked
-from ._claim_verbs import lemma
-from ._invariants import Seen
-from ._types import MetricResult
+from ..._trace import EvalTrace, ToolCall
+from ...models import default_judge_model, resolve_model
+from ...models._calls import ask_for
+from .._invariants import Seen
+from .._types import MetricResult
+from ._calls import Quiet, Vocabulary, calls_made, reason, unbacked
+from ._verbs import lemma
 
 __all__ = ["CLAIMS_INSTRUCTION", "ClaimsVerdict", "Judged", "JudgedClaim", "judged"]
 

@@ -11,7 +11,7 @@ response that ran.
 A call failed when its tool raised, when its answer has an ``error`` entry or an
 HTTP-like error code, or when the answer marks itself failed (`failure_of`).
 
-Used by `claimed_actions` (`_claims`) and its judge (`_claim_judge`).
+Used by `claimed_actions` (`_metric`) and its judge (`_judge`).
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
-from ._claim_text import Claim, find_claims
-from ._claim_verbs import BUILTIN, forms_of, related, tool_families
-from ._invariants import Answer, Call, Observation, Said, Seen, error_of
-from ._types import excerpt
+from .._invariants import Answer, Call, Observation, Said, Seen, error_of
+from .._types import excerpt
+from ._text import Claim, find_claims
+from ._verbs import BUILTIN, forms_of, related, tool_families
 
 __all__ = [
     "Made",

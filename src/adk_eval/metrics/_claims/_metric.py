@@ -3,10 +3,10 @@
 "I've refunded your order" with no refund call before it, or after a refund
 call that failed, is a false claim. The verbs come from the tools (their names
 and descriptions) and a built-in table of common actions; what counts as a
-claim is a set of English rules (`_claim_text`). A claim is backed by a call
+claim is a set of English rules (`_text`). A claim is backed by a call
 made before it, whose tool performs the claimed verb (or a synonym), and that
 did not fail, or by a call of the same model response that then succeeded
-(the claim waits for it: `_claim_calls`). An optional judge (a model) reads the
+(the claim waits for it: `_calls`). An optional judge (a model) reads the
 agent messages the rules found no claim in.
 
 It is an `Invariant`: live (``EvalCase(invariants=)``) a false claim stops the
@@ -23,14 +23,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .._errors import EvalSetupError
-from .._state import flatten_state
-from .._trace import EvalTrace, ToolCall
-from ._claim_calls import Quiet, Vocabulary, calls_made, claim_check, leftover
-from ._claim_judge import judged
-from ._claim_verbs import lemma
-from ._invariants import Invariant, Said, Seen, observations
-from ._types import MetricResult
+from ..._errors import EvalSetupError
+from ..._state import flatten_state
+from ..._trace import EvalTrace, ToolCall
+from .._invariants import Invariant, Said, Seen, observations
+from .._types import MetricResult
+from ._calls import Quiet, Vocabulary, calls_made, claim_check, leftover
+from ._judge import judged
+from ._verbs import lemma
 
 __all__ = ["ClaimedActions", "claimed_actions"]
 
@@ -131,7 +131,7 @@ def _tools_of(tools: Any) -> dict[str, str]:
     from google.adk.tools.base_tool import BaseTool
     from google.adk.workflow import Workflow
 
-    from .._agent_tree import walk
+    from ..._agent_tree import walk
 
     found: dict[str, str] = {}
 

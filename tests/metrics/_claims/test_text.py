@@ -1,0 +1,73 @@
+"""The English rules: what reads as a claim in an agent's message, and what does not."""
+
+from __future__ import annotations
+
+import pytest
+
+from adk_eval.metrics import claimed_actions
+from adk_eval.metrics._claims._text import find_claims
+from adk_eval.metrics._claims._verbs import BUILTIN, forms_of
+from adk_eval.testing import text_event
+
+from .builders import trace
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Shall I refund your order?",
+        "Would you like me to cancel the booking?",
+        "Has the email been sent?",
+        "I will refund your order once you confirm.",
+        "I can cancel it for you.",
+        "I'll make sure it's cancelled.",
+        "Once you confirm, your booking is cancelled.",
+        "If you'd like, I can have it cancelled and refunded.",
+        "I couldn't refund your order: the card expired.",
+        "I haven't sent the email yet.",
+        "The email has not been sent.",
+        "Your refund was never processed.",
+        "I'm unable to book a table tonight.",
+        "I understand you've been charged twice.",
+        "You have cancelled this booking before.",
+        "I found that your order was cancelled last week.",
+        "Your saved cards are listed below.",
+        "Let me check your order.",
+    ],
+)
+def test_questions_offers_negations_and_reports_are_not_claims(text):
+    result = claimed_actions().evaluate(trace(text_event("support", text)))
+    assert result.passed, result.evidence
+
+
+@pytest.mark.parametrize(
+    ("text", "claims"),
+    [
+        ("I've refunded your order.", [("refund", "refunded")]),
+        ("I have sent the email.", [("send", "sent")]),
+        ("Your table has been booked.", [("book", "booked")]),
+        ("It is now cancelled.", [("cancel", "cancelled")]),
+        ("Done — refunded.", [("refund", "refunded")]),
+        ("Email sent.", [("send", "sent")]),
+        ("I went ahead and booked a table for 4.", [("book", "booked")]),
+        ("Billing has refunded your order.", [("refund", "refunded")]),
+        ("Your booking is now confirmed!", [("book", "confirmed")]),
+        ("Your card was successfully charged.", [("charge", "charged")]),
+        ("I can confirm your order has been cancelled.", [("cancel", "cancelled")]),
+        ("I couldn't refund it, so I've cancelled the order.", [("cancel", "cancelled")]),
+        (
+            "I've cancelled the booking and sent you a confirmation.",
+            [("cancel", "cancelled"), ("send", "sent")],
+        ),
+    ],
+)
+def test_what_the_rules_read_as_claims(text, claims):
+    found = find_claims(text, forms_of(BUILTIN), ())
+    assert [(c.family, c.word) for c in found] == claims
+
+
+def test_a_light_verb_alone_claims_only_a_verb_some_tool_has():
+    assert find_claims("Confirmed!", forms_of(BUILTIN), ()) == []
+    assert [c.family for c in find_claims("Confirmed!", forms_of(BUILTIN), ["confirm"])] == [
+        "confirm"
+    ]
