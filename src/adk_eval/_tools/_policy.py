@@ -216,30 +216,7 @@ class ToolPolicy:
                 `remote_mocks` name or value that is no remote agent of the tree.
         """
         inventory = await collect(root, context)
-        unresolved: set[str] = set()
-        mocks: dict[str, ToolMock] = {}
-        passthrough: dict[str, _Passthrough] = {}
-        for name, value in tool_mocks.items():
-            if not isinstance(name, str):
-                raise EvalSetupError(f"tool_mocks keys must be tool names (str), got {name!r}")
-            candidates = inventory.tools.get(name)
-            if not candidates:  # a typo, or a tool of an agent built at run time
-                _check_unknown_tool(name, inventory, root)
-                unresolved.add(name)
-            if isinstance(value, ToolMock):
-                mocks[name] = value
-                if value.real_tool is None:
-                    continue
-                value = value.real_tool  # ToolMock.real(tool): the tool must be the agent's
-            matched = tuple(
-                tool
-                for tool in candidates or [value]
-                if value is tool or (callable(value) and getattr(tool, "func", None) is value)
-            )
-            if not matched or not (callable(value) or isinstance(value, BaseTool)):
-                raise EvalSetupError(_not_the_agents_tool(name, value))
-            passthrough[name] = _Passthrough(matched)
-
+        mocks, passthrough, unresolved = _resolve(tool_mocks, inventory, root)
         yield_names = set(yield_agents)
         _check_yield_agents(yield_names, inventory)
         problems = [*inventory.problems, *_unintercepted_agent_tools(inventory, mocks)]
@@ -263,6 +240,41 @@ class ToolPolicy:
             interim=frozenset(yield_names & (set(mocks) | set(passthrough))),
             remote=remote,
         )
+
+
+def _resolve(
+    tool_mocks: Mapping[str, Any], inventory: Inventory, root: BaseAgent | Workflow
+) -> tuple[dict[str, ToolMock], dict[str, _Passthrough], set[str]]:
+    """`tool_mocks` resolved against the tree: the mocks, the tools passed through, unknown names.
+
+    A tool passed through is the agent's own, given as it is or by `ToolMock.real`;
+    a name no tool of the tree has is kept (a tool of an agent built at run time)
+    unless `_check_unknown_tool` finds it a typo.
+    """
+    unresolved: set[str] = set()
+    mocks: dict[str, ToolMock] = {}
+    passthrough: dict[str, _Passthrough] = {}
+    for name, value in tool_mocks.items():
+        if not isinstance(name, str):
+            raise EvalSetupError(f"tool_mocks keys must be tool names (str), got {name!r}")
+        candidates = inventory.tools.get(name)
+        if not candidates:  # a typo, or a tool of an agent built at run time
+            _check_unknown_tool(name, inventory, root)
+            unresolved.add(name)
+        if isinstance(value, ToolMock):
+            mocks[name] = value
+            if value.real_tool is None:
+                continue
+            value = value.real_tool  # ToolMock.real(tool): the tool must be the agent's
+        matched = tuple(
+            tool
+            for tool in candidates or [value]
+            if value is tool or (callable(value) and getattr(tool, "func", None) is value)
+        )
+        if not matched or not (callable(value) or isinstance(value, BaseTool)):
+            raise EvalSetupError(_not_the_agents_tool(name, value))
+        passthrough[name] = _Passthrough(matched)
+    return mocks, passthrough, unresolved
 
 
 def _check_unknown_tool(name: str, inventory: Inventory, root: BaseAgent | Workflow) -> None:

@@ -163,21 +163,8 @@ class ToolSimulator:
             SimulatedToolError: Two invalid answers, or the model failed.
         """
         schema = self.response_schema or response_schema_of(tool)
-        lines = [f"Tool declaration:\n{_json(_declaration(tool))}"]
-        if schema is not None:
-            lines.append(f"The tool's answer follows this JSON schema:\n{_json(schema)}")
-        if self.instructions:
-            lines.append(f"About this tool:\n{self.instructions.strip()}")
-        lines.append(f"Session state:\n{_json(state)}")
-        if earlier:
-            history = "\n".join(
-                f"- called with {json.dumps(a, sort_keys=True, default=repr)} -> "
-                f"{json.dumps(r, sort_keys=True, default=repr)}"
-                for a, r in earlier
-            )
-            lines.append(f"Its earlier answers in this conversation:\n{history}")
-        lines.append(f"Now it is called with:\n{_json(dict(args))}\nReply with its answer.")
-        contents = [types.Content(role="user", parts=[types.Part(text="\n\n".join(lines))])]
+        prompt = self._prompt(tool, schema, args, state, earlier)
+        contents = [types.Content(role="user", parts=[types.Part(text=prompt)])]
         llm = self.llm()
         text, problem = "", ""
         for _ in range(_MAX_TRIES):
@@ -206,3 +193,28 @@ class ToolSimulator:
             f"the model simulating `{tool.name}` gave no valid answer in {_MAX_TRIES} tries "
             f"({problem}); its last answer:\n{text}"
         )
+
+    def _prompt(
+        self,
+        tool: BaseTool,
+        schema: Mapping[str, Any] | None,
+        args: Mapping[str, Any],
+        state: Mapping[str, Any],
+        earlier: Sequence[tuple[Mapping[str, Any], Any]],
+    ) -> str:
+        """The request: the tool, schema, instructions, the state, its answers so far, the call."""
+        lines = [f"Tool declaration:\n{_json(_declaration(tool))}"]
+        if schema is not None:
+            lines.append(f"The tool's answer follows this JSON schema:\n{_json(schema)}")
+        if self.instructions:
+            lines.append(f"About this tool:\n{self.instructions.strip()}")
+        lines.append(f"Session state:\n{_json(state)}")
+        if earlier:
+            history = "\n".join(
+                f"- called with {json.dumps(a, sort_keys=True, default=repr)} -> "
+                f"{json.dumps(r, sort_keys=True, default=repr)}"
+                for a, r in earlier
+            )
+            lines.append(f"Its earlier answers in this conversation:\n{history}")
+        lines.append(f"Now it is called with:\n{_json(dict(args))}\nReply with its answer.")
+        return "\n\n".join(lines)

@@ -50,6 +50,21 @@ def simulated_user_instruction(scenario: ConversationScenario) -> str:
     )
 
 
+def _simulated_user(scenario: ConversationScenario, model: ModelSpec | None) -> LlmAgent:
+    """The loop user agent of `scenario`: ADK's instruction, the configured user model."""
+    instruction = simulated_user_instruction(scenario)
+
+    def provide(context: ReadonlyContext) -> str:  # a provider: ADK does not template it
+        return instruction
+
+    return LlmAgent(
+        name="simulated_user",
+        description="Plays the user of an ADK conversation scenario.",
+        model=model or configured_model("user_model", "gemini-2.5-flash") or "",
+        instruction=provide,
+    )
+
+
 def eval_case_from_scenario(
     scenario: ConversationScenario | AdkEvalCase,
     agent: BaseAgent | App | Workflow,
@@ -91,17 +106,7 @@ def eval_case_from_scenario(
         state = dict(scenario.session_input.state) if scenario.session_input else {}
         case_name = name or scenario.eval_id
         scenario = scenario.conversation_scenario
-    instruction = simulated_user_instruction(scenario)
-
-    def provide(context: ReadonlyContext) -> str:  # a provider: ADK does not template it
-        return instruction
-
-    user = LlmAgent(
-        name="simulated_user",
-        description="Plays the user of an ADK conversation scenario.",
-        model=user_model or configured_model("user_model", "gemini-2.5-flash") or "",
-        instruction=provide,
-    )
+    user = _simulated_user(scenario, user_model)
     return EvalCase(
         name=case_name,
         agent=agent,

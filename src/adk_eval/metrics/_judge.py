@@ -285,6 +285,24 @@ class LlmJudge:
         return MetricResult(passed=passed, score=mean, value=value, evidence=evidence)
 
 
+def _check(
+    name: str, threshold: float, num_samples: int, aggregate: str, max_query_rounds: int
+) -> None:
+    """Refuses a judge's settings out of range, naming the first (`EvalSetupError`)."""
+    wrong = [
+        (num_samples < 1, f"num_samples must be >= 1, got {num_samples}"),
+        (not 0 <= threshold <= 1, f"threshold must be between 0 and 1, got {threshold}"),
+        (
+            aggregate not in ("majority", "mean"),
+            f"aggregate must be 'majority' or 'mean', got {aggregate!r}",
+        ),
+        (max_query_rounds < 1, f"max_query_rounds must be >= 1, got {max_query_rounds}"),
+    ]
+    first = next((why for broken, why in wrong if broken), None)
+    if first is not None:
+        raise EvalSetupError(f"llm_judge `{name}`: {first}")
+
+
 def llm_judge(
     name: str,
     prompt: str,
@@ -320,20 +338,7 @@ def llm_judge(
                 sees=("transcript", "state", "tool_calls"),
             )
     """
-    if num_samples < 1:
-        raise EvalSetupError(f"llm_judge `{name}`: num_samples must be >= 1, got {num_samples}")
-    if not 0 <= threshold <= 1:
-        raise EvalSetupError(
-            f"llm_judge `{name}`: threshold must be between 0 and 1, got {threshold}"
-        )
-    if aggregate not in ("majority", "mean"):
-        raise EvalSetupError(
-            f"llm_judge `{name}`: aggregate must be 'majority' or 'mean', got {aggregate!r}"
-        )
-    if max_query_rounds < 1:
-        raise EvalSetupError(
-            f"llm_judge `{name}`: max_query_rounds must be >= 1, got {max_query_rounds}"
-        )
+    _check(name, threshold, num_samples, aggregate, max_query_rounds)
     views = resolve_views(name, sees, include_state)
     return LlmJudge(
         name=name,

@@ -51,6 +51,21 @@ class Conversation:
     earlier: dict[str, list[tuple[dict[str, Any], Any]]] = field(default_factory=dict)
     calls: int = 0
 
+    def context(self, tool: str, args: dict[str, Any], call_id: str) -> MockToolContext:
+        """A mock's context for a call, which is counted: its occurrence is how often it came."""
+        key = (tool, call_key(args))
+        occurrence = self.occurrences[key]
+        self.occurrences[key] += 1
+        return MockToolContext(
+            call_id=call_id,
+            tool_name=tool,
+            invocation_id=call_id,
+            agent_name=self.client,
+            state=ScopedState(self.state),
+            occurrence=occurrence,
+            _clock=self.clock,
+        )
+
 
 @dataclass(frozen=True)
 class Answer:
@@ -79,6 +94,18 @@ class Answer:
 def _refused(call_id: str, tool: str, args: dict[str, Any], why: str) -> Answer:
     call = LoggedCall(call_id, tool, args, {"error": why}, error=why, answered_by="refused")
     return Answer(mcp_error(why), call)
+
+
+def _refusal(served: Mapping[str, ServedTool], tool: str, args: dict[str, Any]) -> str | None:
+    """Why a call is refused (a tool not served, arguments that do not fit), or None."""
+    target = served.get(tool)
+    if target is None:
+        names = ", ".join(f"`{name}`" for name in served) or "none"
+        return (
+            f"unknown tool `{tool}`: this mock MCP server serves only {names}. It answers no "
+            "tool it does not declare; declare and mock it in the tools file to serve it."
+        )
+    return _unfit(target, args)
 
 
 def _unfit(served: ServedTool, args: dict[str, Any]) -> str | None:
@@ -112,32 +139,12 @@ async def answer_call(
         call_id: The call's id (logged with it).
         seed: The server's seed (faults and injections are drawn from it).
     """
-    target = served.get(tool)
-    if target is None:
-        names = ", ".join(f"`{name}`" for name in served) or "none"
-        return _refused(
-            call_id,
-            tool,
-            args,
-            f"unknown tool `{tool}`: this mock MCP server serves only {names}. It answers no "
-            "tool it does not declare; declare and mock it in the tools file to serve it.",
-        )
-    unfit = _unfit(target, args)
-    if unfit is not None:
-        return _refused(call_id, tool, args, unfit)
-    key = (tool, call_key(args))
-    occurrence = conversation.occurrences[key]
-    conversation.occurrences[key] += 1
+    why = _refusal(served, tool, args)
+    if why is not None:
+        return _refused(call_id, tool, args, why)
+    target = served[tool]
     earlier = conversation.earlier.setdefault(tool, [])
-    ctx = MockToolContext(
-        call_id=call_id,
-        tool_name=tool,
-        invocation_id=call_id,
-        agent_name=conversation.client,
-        state=ScopedState(conversation.state),
-        occurrence=occurrence,
-        _clock=conversation.clock,
-    )
+    ctx = conversation.context(tool, args, call_id)
     no_adk_context: Any = None  # the mock, a fault or a simulating model answers: none reads it
     source, answer = answerer(
         target.mock,
