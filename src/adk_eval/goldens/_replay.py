@@ -1,4 +1,39 @@
-"""From goldens back to evals: expected trajectories, and cases that replay them."""
+"""From goldens back to evals: expected trajectories, and cases that replay them.
+
+`eval_case_from_golden` replays a golden (an ADK ``EvalCase``) as an `EvalCase`:
+
+* the first user message opens the conversation; a `ScriptedUserAgent` says the
+  later ones, one per loop yield;
+* tool yields (long-running tools, input requests, tool confirmations) are
+  answered with the golden's recorded responses (`recorded_user_agent`), unless
+  ``user_agents`` names the tool;
+* the golden's initial state is the case's, and state its user agents changed
+  with `with_state_change` is changed again at the same points (with their answers);
+* the turn limit counts the golden's user turns and recorded yield answers (a
+  `Workflow`'s function nodes are declared in ``node_mocks``, as in `EvalCase`);
+* ``models`` gives agents models for this replay only, by agent name, as in
+  `EvalCase` (``{"*": ...}`` for every agent).
+
+The run is scored by:
+
+* ``golden_trajectory``: `trajectory_match` (``mode``, ``args``, ``threshold``)
+  compares its tool calls with the golden's, turn by turn;
+* ``golden_final_state``: when ``final_state`` is true and the golden holds a
+  ``final_session_state`` (one it records: not an older format's),
+  `final_state_match` compares the final state with it (keys or patterns in
+  ``ignore_state`` may differ; with ``volatile_state`` ``"by_kind"``, the default,
+  a clock reading or a random id the agent wrote, ``time.time()``,
+  ``datetime.now()``, ``uuid4()``, matches any of its kind, so an unchanged agent
+  passes its own golden; ``"exact"`` compares them too);
+* ``golden_responses``: ADK's ``response_match_score`` (ROUGE-1 per turn against
+  the golden's final responses) with ``responses`` as its threshold (ADK's
+  default, 0.8; None leaves it out); it needs google-adk[eval], and without it is
+  not applicable, saying so;
+* and the ``metrics`` given.
+
+A golden with a ``conversation_scenario`` and no conversation (ADK's
+user-simulator cases) is played by `eval_case_from_scenario` instead.
+"""
 
 from __future__ import annotations
 
@@ -224,36 +259,10 @@ def eval_case_from_golden(
 ) -> EvalCase:
     """An `EvalCase` that replays a golden's user turns and scores the trajectory.
 
-    The first user message opens the conversation; a `ScriptedUserAgent` says
-    the later ones, one per loop yield. Tool yields (long-running tools, input
-    requests, tool confirmations) are answered with the golden's recorded
-    responses (`recorded_user_agent`); `user_agents` overrides that per tool.
-    The golden's initial state is the case's initial state, the turn limit
-    counts the golden's user turns and recorded yield answers (a `Workflow`'s
-    function nodes are declared in ``node_mocks``, as in `EvalCase`), and
-    `trajectory_match` (``mode``, ``args``, ``threshold``) compares the new
-    run's tool calls with the golden's, turn by turn. State the golden's user agents changed with
-    `with_state_change` is changed again at the same points (with their
-    answers), and, when ``final_state`` is true and the golden holds a
-    ``final_session_state`` (one it records: not an older format's), `final_state_match`
-    compares the final state with it
-    (keys or patterns in ``ignore_state`` may differ; with ``volatile_state``
-    ``"by_kind"``, the default, a clock reading or a random id the agent wrote,
-    ``time.time()``, ``datetime.now()``, ``uuid4()``, matches any of its kind, so
-    an unchanged agent passes its own golden; ``"exact"`` compares them too). The
-    `golden_responses` metric is ADK's ``response_match_score`` (ROUGE-1 per
-    turn against the golden's final responses) with ``responses`` as its
-    threshold (ADK's default, 0.8; None leaves it out); it needs
-    google-adk[eval], and without it is not applicable, saying so.
-
-    ``models`` gives agents models for this replay only, by agent name, as in
-    `EvalCase` (``{"*": ...}`` for every agent).
-
-    A golden with a ``conversation_scenario`` and no conversation (ADK's
-    user-simulator cases) is played by `eval_case_from_scenario` instead.
+    How it replays and what it scores, keyword by keyword, is in the module doc.
 
     Raises:
-        ValueError: If the golden has neither a conversation nor a scenario.
+        EvalSetupError: The golden has neither a conversation nor a scenario.
     """
     texts = _texts(golden)
     if not texts and golden.conversation_scenario is not None:
@@ -269,6 +278,30 @@ def eval_case_from_golden(
         )
     if not texts:
         raise EvalSetupError(f"golden `{golden.eval_id}` has no conversation to replay")
+    state, follow_ups = _user_turns(golden, texts)
+    mocks = dict(tool_mocks or {})
+    users, yields = _user_agents(golden, agent, mocks, dict(user_agents or {}), follow_ups)
+    trajectory = trajectory_match(
+        "golden_trajectory", golden, mode=mode, args=args, threshold=threshold
+    )
+    checks = _state_and_responses(golden, final_state, ignore_state, volatile_state, responses)
+    return EvalCase(
+        name=name or golden.eval_id,
+        agent=agent,
+        tool_mocks=mocks,
+        node_mocks=dict(node_mocks or {}),
+        user_agents=users,
+        initial_state={k: v for k, v in scoped_view(state).items() if v},
+        first_message=texts[0],
+        terminate_when=TerminateWhen(max_turns=max(len(texts) + yields, 1)),
+        metrics=[trajectory, *checks, *metrics],
+        models=dict(models) if models is not None else None,
+        description=f"replays golden `{golden.eval_id}`",
+    )
+
+
+def _user_turns(golden: AdkEvalCase, texts: list[str]) -> tuple[dict[str, Any], list[Any]]:
+    """The initial state and the follow-up user turns, with the state changes made as said."""
     state = dict(golden.session_input.state) if golden.session_input else {}
     changes = _state_changes(golden).before_invocation
     state.update(changes.get(0, {}))  # what a user agent changed as it opened
@@ -278,55 +311,53 @@ def eval_case_from_golden(
     ]
     if len(texts) in changes:  # changed with the answer that ended the conversation
         follow_ups.append(with_state_change(STOP, _replacing(changes[len(texts)])))
-    mocks = dict(tool_mocks or {})
-    chosen = dict(user_agents or {})
+    return state, follow_ups
+
+
+def _user_agents(
+    golden: AdkEvalCase,
+    agent: BaseAgent | App,
+    mocks: Mapping[str, Any],
+    chosen: dict[str, Any],
+    follow_ups: list[Any],
+) -> tuple[UserAgents, int]:
+    """The replay's user agents, and how many recorded answers its tool user agents give.
+
+    The loop user says the follow-up turns; a yielding tool neither mocked nor
+    given a user agent of its own gets the golden's recording.
+    """
     recording = recorded_user_agent(golden)
     yielding = _yielding_tools(agent) - set(mocks) - set(chosen)
     tools = {**{tool: recording for tool in sorted(yielding)}, **chosen}
+    loop = ScriptedUserAgent(name="golden_user", script=follow_ups) if follow_ups else None
     yields = sum(1 for item in _recorded_answers(golden) if item.tool in tools)
-    return EvalCase(
-        name=name or golden.eval_id,
-        agent=agent,
-        tool_mocks=mocks,
-        node_mocks=dict(node_mocks or {}),
-        user_agents=UserAgents(
-            loop=ScriptedUserAgent(name="golden_user", script=follow_ups) if follow_ups else None,
-            tools=tools,
-        ),
-        initial_state={k: v for k, v in scoped_view(state).items() if v},
-        first_message=texts[0],
-        terminate_when=TerminateWhen(max_turns=max(len(texts) + yields, 1)),
-        metrics=[
-            trajectory_match(
-                "golden_trajectory", golden, mode=mode, args=args, threshold=threshold
-            ),
-            *(
-                [
-                    final_state_match(
-                        "golden_final_state",
-                        expected,
-                        ignore=ignore_state,
-                        volatile=volatile_state,
-                    )
-                ]
-                if final_state and (expected := _recorded_final_state(golden)) is not None
-                else []
-            ),
-            *(
-                [
-                    AdkMetric(
-                        name="golden_responses",
-                        metric_name="response_match_score",
-                        threshold=responses,
-                        golden=golden,
-                        optional=True,
-                    )
-                ]
-                if responses is not None
-                else []
-            ),
-            *metrics,
-        ],
-        models=dict(models) if models is not None else None,
-        description=f"replays golden `{golden.eval_id}`",
-    )
+    return UserAgents(loop=loop, tools=tools), yields
+
+
+def _state_and_responses(
+    golden: AdkEvalCase,
+    final_state: bool,
+    ignore_state: Sequence[str],
+    volatile_state: VolatileMode,
+    responses: float | None,
+) -> list[Metric]:
+    """``golden_final_state`` (asked for, and recorded) and ``golden_responses`` (not None)."""
+    metrics: list[Metric] = []
+    expected = _recorded_final_state(golden) if final_state else None
+    if expected is not None:
+        metrics.append(
+            final_state_match(
+                "golden_final_state", expected, ignore=ignore_state, volatile=volatile_state
+            )
+        )
+    if responses is not None:
+        metrics.append(
+            AdkMetric(
+                name="golden_responses",
+                metric_name="response_match_score",
+                threshold=responses,
+                golden=golden,
+                optional=True,
+            )
+        )
+    return metrics

@@ -197,6 +197,48 @@ def _holm(changes: list[CaseChange], alpha: float) -> list[CaseChange]:
     ]
 
 
+def _change(
+    name: str, old: dict[str, Any] | None, new: dict[str, Any] | None, alpha: float
+) -> CaseChange:
+    """How one case changed from `old` to `new` (its `_case_view`s; None: not in that run)."""
+    if old is None or new is None:
+        return CaseChange(
+            name=name,
+            kind="added" if old is None else "removed",
+            before=old["status"] if old else None,
+            after=new["status"] if new else None,
+            rate_before=old["rate"] if old else None,
+            rate_after=new["rate"] if new else None,
+        )
+    deltas = {
+        metric: (old["scores"][metric], new["scores"][metric])
+        for metric in new["scores"]
+        if metric in old["scores"] and old["scores"][metric] != new["scores"][metric]
+    }
+    rate_old, rate_new = old["rate"] or 0.0, new["rate"] or 0.0
+    kind: ChangeKind = "unchanged"
+    if rate_new != rate_old:
+        kind = "regression" if rate_new < rate_old else "improvement"
+    counts = (old["passes"], old["runs"], new["passes"], new["runs"])
+    decision: Decision = "no evidence"
+    p_value: float | None = None
+    if old["runs"] and new["runs"]:  # else every run of a side was an expected failure
+        decision, p_value = _decide(*counts, alpha)
+    return CaseChange(
+        name=name,
+        kind=kind,
+        before=old["status"],
+        after=new["status"],
+        rate_before=old["rate"],
+        rate_after=new["rate"],
+        metric_deltas=deltas,
+        passes=counts,
+        decision=decision,
+        p_value=p_value,
+        xfailed=(old["xfailed"], new["xfailed"]),
+    )
+
+
 def compare_reports(
     before: dict[str, Any], after: dict[str, Any], *, alpha: float = DEFAULT_ALPHA
 ) -> Comparison:
@@ -208,54 +250,8 @@ def compare_reports(
         alpha: The significance level of the decisions (see the module doc).
     """
     a, b = _case_view(before), _case_view(after)
-    changes: list[CaseChange] = []
-    for name in [*b, *(n for n in a if n not in b)]:
-        old, new = a.get(name), b.get(name)
-        if old is None or new is None:
-            kind: ChangeKind = "added" if old is None else "removed"
-            changes.append(
-                CaseChange(
-                    name=name,
-                    kind=kind,
-                    before=old["status"] if old else None,
-                    after=new["status"] if new else None,
-                    rate_before=old["rate"] if old else None,
-                    rate_after=new["rate"] if new else None,
-                )
-            )
-            continue
-        deltas = {
-            metric: (old["scores"][metric], new["scores"][metric])
-            for metric in new["scores"]
-            if metric in old["scores"] and old["scores"][metric] != new["scores"][metric]
-        }
-        rate_old, rate_new = old["rate"] or 0.0, new["rate"] or 0.0
-        if rate_new < rate_old:
-            kind = "regression"
-        elif rate_new > rate_old:
-            kind = "improvement"
-        else:
-            kind = "unchanged"
-        counts = (old["passes"], old["runs"], new["passes"], new["runs"])
-        decision: Decision = "no evidence"
-        p_value: float | None = None
-        if old["runs"] and new["runs"]:  # else every run of a side was an expected failure
-            decision, p_value = _decide(*counts, alpha)
-        changes.append(
-            CaseChange(
-                name=name,
-                kind=kind,
-                before=old["status"],
-                after=new["status"],
-                rate_before=old["rate"],
-                rate_after=new["rate"],
-                metric_deltas=deltas,
-                passes=counts,
-                decision=decision,
-                p_value=p_value,
-                xfailed=(old["xfailed"], new["xfailed"]),
-            )
-        )
+    names = [*b, *(name for name in a if name not in b)]
+    changes = [_change(name, a.get(name), b.get(name), alpha) for name in names]
     both = [change.passes for change in changes if change.passes is not None]
     pooled = (
         sum(c[0] for c in both),

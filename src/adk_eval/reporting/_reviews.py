@@ -108,19 +108,7 @@ def add_review(
     )
     if run is None:
         raise RunStoreError(f"run {run_id} has no case `{case}` attempt {attempt}")
-    judged: Any = run["outcome"] in ("passed", "xfailed")
-    judge: dict[str, Any] = {}
-    consistency = None
-    if metric is not None:
-        found = run["metrics"].get(metric)
-        if found is None:
-            raise RunStoreError(f"case `{case}` of run {run_id} has no metric `{metric}`")
-        judged = found["passed"]
-        value = found.get("value") if isinstance(found.get("value"), dict) else {}
-        judge = value.get("judge") or {}
-        if judge and value.get("samples"):
-            agreeing = value["votes"] if judged else value["samples"] - value["votes"]
-            consistency = agreeing / value["samples"]
+    judged, judge, consistency = _judged(run, metric, f"case `{case}` of run {run_id}")
     review = Review(
         run_id=run_id,
         case=case,
@@ -128,7 +116,7 @@ def add_review(
         metric=metric,
         verdict=verdict,  # type: ignore[arg-type]
         note=note,
-        judged_passed=bool(judged),
+        judged_passed=judged,
         judge_model=judge.get("model"),
         prompt_hash=judge.get("prompt_hash"),
         self_consistency=consistency,
@@ -148,13 +136,39 @@ def add_review(
                 metric,
                 verdict,
                 note,
-                int(review.judged_passed or 0),
+                int(judged),
                 review.judge_model,
                 review.prompt_hash,
                 consistency,
             ),
         )
     return review
+
+
+def _judged(
+    run: dict[str, Any], metric: str | None, where: str
+) -> tuple[bool, dict[str, Any], float | None]:
+    """What a review labels: the verdict, the judge that gave it, and its self-consistency.
+
+    The run's outcome when `metric` is None; else the metric's verdict and, for an
+    `llm_judge`, its model and prompt hash and the share of its samples that agreed.
+
+    Raises:
+        RunStoreError: `where` (the run's case) has no such metric.
+    """
+    if metric is None:
+        return run["outcome"] in ("passed", "xfailed"), {}, None
+    found = run["metrics"].get(metric)
+    if found is None:
+        raise RunStoreError(f"{where} has no metric `{metric}`")
+    judged = bool(found["passed"])
+    value = found.get("value") if isinstance(found.get("value"), dict) else {}
+    judge = value.get("judge") or {}
+    consistency = None
+    if judge and value.get("samples"):
+        agreeing = value["votes"] if judged else value["samples"] - value["votes"]
+        consistency = agreeing / value["samples"]
+    return judged, judge, consistency
 
 
 def reviews(store: RunStore) -> list[Review]:
