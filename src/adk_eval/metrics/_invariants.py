@@ -196,6 +196,10 @@ class Invariant:
             if reason is not None:
                 return self.breached(reason, trace)
             seen.add(observation)
+        return self.held(seen, trace)
+
+    def held(self, seen: Seen, trace: EvalTrace) -> MetricResult:
+        """The passed result: never broken over `trace`, having seen `seen`."""
         return MetricResult(
             passed=True,
             score=1.0,

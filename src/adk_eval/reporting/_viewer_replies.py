@@ -122,17 +122,8 @@ class ChangeEntry(BaseModel):
 
     @classmethod
     def of(cls, change: CaseChange) -> ChangeEntry:
-        """The entry of `change`."""
-        return cls(
-            name=change.name,
-            kind=change.kind,
-            before=change.before,
-            after=change.after,
-            metric_deltas=change.metric_deltas,
-            decision=change.decision,
-            p_value=change.p_value,
-            passes=change.passes or None,
-        )
+        """The entry of `change`: its fields of the same names."""
+        return cls.model_validate(change, from_attributes=True)
 
 
 class SuiteDecision(BaseModel):

@@ -177,6 +177,11 @@ class StudioStore:
         )
         await self.db.commit()
 
+    async def _one(self, query: str, row_id: str) -> aiosqlite.Row | None:
+        """The row `query` selects by its id (None: no such row)."""
+        async with self.db.execute(query, (row_id,)) as cursor:
+            return await cursor.fetchone()
+
     @staticmethod
     def _session(row: aiosqlite.Row) -> SessionRow:
         data = dict(row)
@@ -185,10 +190,7 @@ class StudioStore:
 
     async def get_session(self, session_id: str) -> SessionRow | None:
         """One session, or None."""
-        async with self.db.execute(
-            "SELECT * FROM studio_sessions WHERE id = ?", (session_id,)
-        ) as cursor:
-            row = await cursor.fetchone()
+        row = await self._one("SELECT * FROM studio_sessions WHERE id = ?", session_id)
         return self._session(row) if row else None
 
     async def require_session(self, session_id: str) -> SessionRow:
@@ -265,10 +267,7 @@ class StudioStore:
 
     async def get_request(self, request_id: str) -> RequestRow | None:
         """One request, or None."""
-        async with self.db.execute(
-            "SELECT * FROM studio_requests WHERE id = ?", (request_id,)
-        ) as cursor:
-            row = await cursor.fetchone()
+        row = await self._one("SELECT * FROM studio_requests WHERE id = ?", request_id)
         return self._request(row) if row else None
 
     async def requests(

@@ -72,12 +72,7 @@ class ClaimedActions(Invariant):
         breach, seen, _ = self.scan(trace)
         if breach is not None:
             return breach
-        return MetricResult(
-            passed=True,
-            score=1.0,
-            value=self._value(None, trace),
-            evidence=[f"never broken ({len(seen.calls)} tool call(s) seen)"],
-        )
+        return self.held(seen, trace)
 
     def breached(self, reason: str, trace: EvalTrace | None = None) -> MetricResult:
         """The failed result, naming the calls of `trace` that never reached their tool."""
