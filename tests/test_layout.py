@@ -108,6 +108,20 @@ def test_there_is_no_import_cycle(graph):
     assert not cycles, "import cycles:\n" + "\n".join(described)
 
 
+def test_only_the_sources_wing_redacts_a_stored_session():
+    """Redaction happens once, where a stored conversation is read (`_sources._stored`)."""
+    callers = []
+    for path in python_files():
+        if path.relative_to(PACKAGE).parts[0] == "_sources":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            called = node.func if isinstance(node, ast.Call) else None
+            name = getattr(called, "id", None) or getattr(called, "attr", None)
+            if name == "redact_session":
+                callers.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert not callers, callers
+
+
 def strongly_connected(graph: grimp.ImportGraph) -> list[set[str]]:
     """Tarjan's strongly connected components of the import graph (iteratively)."""
     index: dict[str, int] = {}

@@ -293,12 +293,12 @@ def main(argv: list[str] | None = None) -> Path:
     mined = args.out / "mined"
     print(f"wrote {args.conversations} conversation(s) to sqlite:///{store}")
     print("next:")
-    print(f"  adk-eval mine sqlite:///{store} --out {mined}")
+    print(f"  adk-eval mine sqlite:///{store} --out {mined} --include-open")
     print(
         f"  CLINICIAN_MINED={mined} adk-eval run examples/clinician/mined_cases.py "
         f"--json {args.out / 'simulated.json'}"
     )
-    print(f"  adk-eval realism sqlite:///{store} {args.out / 'simulated.json'}")
+    print(f"  adk-eval realism sqlite:///{store} {args.out / 'simulated.json'} --include-open")
     return store
 
 

@@ -7,6 +7,8 @@ import json
 import sqlite3
 from pathlib import Path
 
+from adk_eval._sources._files import refuse
+from adk_eval._sources._filter import SessionFilter
 from adk_eval._sources._spans._span import Span
 from adk_eval._sources._spans._store import write_spans
 from adk_eval._sources._traces import TraceSource
@@ -43,7 +45,7 @@ def notes_of(tmp_path: Path, spans: list[Span]) -> tuple[list[str], dict[str, fr
     source = TraceSource(str(path))
 
     async def read() -> dict[str, frozenset[str]]:
-        return {s.id: source.lacks_of(s) async for s in source.sessions()}
+        return {s.id: lacks async for s, lacks in source.read(SessionFilter(), refuse("spans"))}
 
     try:
         lacks = asyncio.run(read())

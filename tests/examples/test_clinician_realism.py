@@ -67,7 +67,7 @@ def test_the_four_commands_mine_run_and_compare(production):
     store = f"sqlite:///{production / 'sessions.db'}"
     mined = production / "mined"
 
-    done = CliRunner().invoke(main, ["mine", store, "--out", str(mined)])
+    done = CliRunner().invoke(main, ["mine", store, "--out", str(mined), "--include-open"])
 
     assert done.exit_code == 0, done.output
     assert "mined 20 scenario(s)" in done.output
@@ -92,7 +92,8 @@ def test_the_four_commands_mine_run_and_compare(production):
     assert len(report["results"]) == 20
 
     compared = CliRunner().invoke(
-        main, ["realism", store, str(runs), "--json", str(production / "realism.json")]
+        main,
+        ["realism", store, str(runs), "--json", str(production / "realism.json"), "--include-open"],
     )
 
     assert compared.exit_code == 0, compared.output

@@ -12,6 +12,7 @@ from google.adk.sessions import Session
 from google.adk.tools import AgentTool
 
 from adk_eval import EvalCase, EvalSetupError, EvalTrace, ToolMock, run_eval
+from adk_eval._sources._stored import StoredConversation
 from adk_eval.metrics import llm_judge
 from adk_eval.metrics._judge import JUDGE_INSTRUCTION
 from adk_eval.production import Redactor, redact_session
@@ -248,7 +249,8 @@ async def test_a_judge_that_sees_the_state_is_not_applicable_on_a_trace_without_
     )
     seeing = llm_judge("seeing", "c", model=ScriptedLlm(responder=Judge()), sees=("state",))
     reading = llm_judge("reading", "c", model=ScriptedLlm(responder=Judge()))
-    result = await score_stored(session, [seeing, reading], lacks=frozenset({"state"}))
+    stored = StoredConversation.build(session, lacks=frozenset({"state"}))
+    result = await score_stored(stored, [seeing, reading])
     assert result.metrics["seeing"].verdict == "n/a"
     assert "it reads the state" in result.metrics["seeing"].evidence[0]
     assert result.metrics["reading"].applicable

@@ -343,6 +343,7 @@ def test_postgresql_problems_are_one_clear_line_each(postgres, tmp_path):
 async def test_a_metric_that_needs_what_a_source_lacks_is_not_applicable_never_failed():
     from google.adk.sessions import Session
 
+    from adk_eval._sources._stored import StoredConversation
     from adk_eval.metrics import llm_judge, never_said, trajectory_match
     from adk_eval.production._score import score_stored
     from adk_eval.testing import text_event, tool_call_event, user_event
@@ -361,10 +362,11 @@ async def test_a_metric_that_needs_what_a_source_lacks_is_not_applicable_never_f
         llm_judge("polite", "The agent is polite.", model="gemini-2.5-flash"),
     ]
 
-    whole = await score_stored(session, stores.METRICS)
+    whole = await score_stored(StoredConversation.build(session), stores.METRICS)
     assert whole.metrics["even"].applicable  # the store has state: scored (and failed: no n)
 
-    lacking = await score_stored(session, metrics, lacks=frozenset({"state", "content"}))
+    lacks = frozenset({"state", "content"})
+    lacking = await score_stored(StoredConversation.build(session, lacks=lacks), metrics)
     verdicts = {name: result.verdict for name, result in lacking.metrics.items()}
     assert verdicts == {
         "looked_up": "pass",
@@ -419,3 +421,36 @@ def test_score_redacts_what_it_read_before_metrics_and_reports_see_it(tmp_path, 
         assert all(part in said for part in ("3 card numbers", "2 e-mails", "in 1 session"))
         assert not run["metrics"]["card_repeated"]["passed"]
         assert not run["metrics"]["card_in_call"]["passed"]
+
+
+async def test_a_stored_conversation_is_one_trace_the_metrics_score_and_its_run_holds(tmp_path):
+    from google.adk.sessions import Session
+
+    from adk_eval.metrics import MetricResult
+    from adk_eval.production._score import score_sessions
+    from adk_eval.testing import text_event, user_event
+
+    class Seeing:
+        name = "seeing"
+
+        def __init__(self) -> None:
+            self.traces: list = []
+
+        def evaluate(self, trace):
+            self.traces.append(trace)
+            return MetricResult(passed=True, evidence=[])
+
+    stored = tmp_path / "s.json"
+    events = [user_event("where is A1?"), text_event("shop", "Shipped.")]
+    stored.write_text(
+        Session(id="s", app_name="shop", user_id="a", events=events).model_dump_json()
+    )
+    seeing, runs = Seeing(), []
+
+    await score_sessions(
+        open_sessions(str(stored)), [seeing], on_result=lambda r, _: runs.append(r)
+    )
+
+    (run,) = runs
+    assert run.trace is seeing.traces[0]  # one trace, not one for the metrics and one for the run
+    assert run.trace.case_name == run.name == "shop/a/s"

@@ -338,3 +338,89 @@ async def test_the_candidates_model_sees_markers_unless_told_otherwise(tmp_path,
     assert result.outcome == "same"
     assert any("ann@example.com" in text for text in seen) == raw
     assert any("<EMAIL_1>" in text for text in seen) != raw
+
+
+# -- what a replay reads: closed conversations with their words -------------------------
+
+
+def _answered(session_id: str, *later: str, updated: float = 0.0):
+    """A stored conversation: the user asks, the agent answers; `later` user messages after."""
+    from google.adk.sessions import Session
+
+    from adk_eval.testing import text_event, user_event
+
+    events = [user_event("Where is A1?"), text_event("shop", "Shipped."), *map(user_event, later)]
+    return Session(
+        id=session_id, app_name="shop", user_id="ann", events=events, last_update_time=updated
+    )
+
+
+async def test_an_open_conversation_is_left_out_of_a_replay_and_named_unless_included(tmp_path):
+    import time
+
+    from adk_eval.production import shadow_sessions
+
+    waiting = _answered("s2", "And A2?", updated=time.time())  # unanswered a moment ago
+    path = tmp_path / "sessions.json"
+    path.write_text(f"[{_answered('s1').model_dump_json()}, {waiting.model_dump_json()}]")
+
+    def candidate() -> LlmAgent:
+        return LlmAgent(name="shop", model=ScriptedLlm(["Shipped."] * 3))
+
+    results = await shadow_sessions(open_sessions(str(path)), candidate())
+
+    assert [result.name for result in results] == ["shop/ann/s1"]
+    assert results.counts.opened.count == 1
+    assert results.counts.opened.first == [
+        ("shop/ann/s2", "the agent has not answered the user's last message yet")
+    ]
+    included = await shadow_sessions(open_sessions(str(path)), candidate(), include_open=True)
+    assert sorted(result.name for result in included) == ["shop/ann/s1", "shop/ann/s2"]
+
+
+async def test_a_trace_replays_marked_with_what_it_lacks_and_one_without_words_is_left_out(
+    tmp_path,
+):
+    from adk_eval.metrics import state_metric
+    from adk_eval.production import shadow_sessions
+    from tests.realism.traces import write_traces
+
+    turns = [("Where is A1?", "Shipped.")]
+    spec = write_traces(tmp_path / "t.jsonl", [("t1", turns, True), ("t2", turns, False)])
+    candidate = LlmAgent(name="desk", model=ScriptedLlm(["Shipped."]), output_key="reply")
+    replied = state_metric("replied", "session", "reply", lambda value: bool(value))
+
+    results = await shadow_sessions(open_sessions(spec), candidate, metrics=[replied])
+
+    (result,) = results
+    assert result.name.endswith("/t1")
+    assert result.recorded.metrics["replied"].verdict == "n/a"  # spans carry no state
+    assert result.new.metrics["replied"].verdict == "pass"
+    assert result.outcome == "same"  # a metric that cannot judge the recording tells nothing
+    assert result.lacks == {"state", "usage"}  # nor token counts
+    assert "the recording lacks the state and usage" in result.explain()
+    assert result.to_dict()["lacks"] == ["state", "usage"]
+    assert (results.counts.lacking.count, results.counts.lacking.first) == (1, ["t2"])
+
+
+@pytest.mark.usefixtures("_own_modules")
+def test_the_command_names_the_open_conversations_it_left_out(tmp_path):
+    import time
+
+    waiting = _answered("s2", "And A2?", updated=time.time())
+    path = tmp_path / "sessions.json"
+    path.write_text(f"[{_answered('s1').model_dump_json()}, {waiting.model_dump_json()}]")
+    (tmp_path / "shop_agent.py").write_text(
+        "from google.adk.agents import LlmAgent\n"
+        "from adk_eval.testing import ScriptedLlm\n"
+        "root_agent = LlmAgent(name='shop', model=ScriptedLlm(['Shipped.'] * 3))\n"
+    )
+
+    result = CliRunner().invoke(
+        main, ["shadow", str(path), "--agent", str(tmp_path / "shop_agent.py")]
+    )
+
+    assert result.exit_code == 0, result.output
+    assert "1 open conversation(s), still being written, left out (--include-open" in result.output
+    assert "  shop/ann/s2: the agent has not answered the user's last message yet" in result.output
+    assert "1 session(s): 1 same" in result.output

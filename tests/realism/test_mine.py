@@ -259,3 +259,20 @@ async def test_traces_without_their_words_are_left_out_of_mining_and_named(tmp_p
     with pytest.raises(EvalSetupError, match="mine: none of the 1 real conversation"):
         await mine_sessions(open_sessions(silent), tmp_path / "none")
     assert not (tmp_path / "none" / EVALSET_NAME).exists()
+
+
+async def test_an_open_conversation_is_left_out_of_mining_and_named_unless_included(tmp_path):
+    import time
+
+    still_typing = booking("s2").model_copy(update={"last_update_time": time.time()})
+    stored = tmp_path / "sessions.json"
+    stored.write_text(f"[{booking('s1').model_dump_json()}, {still_typing.model_dump_json()}]")
+
+    summary = await mine_sessions(open_sessions(str(stored)), tmp_path / "mined")
+
+    assert summary.mined == 1
+    assert (summary.open, summary.open_sessions) == (1, ("clinic/ann/s2",))
+    assert "; 1 left out: still being written" in summary.describe()
+    assert "clinic/ann/s2" in summary.describe()
+    included = await mine_sessions(open_sessions(str(stored)), tmp_path / "all", include_open=True)
+    assert (included.mined, included.open) == (2, 1)

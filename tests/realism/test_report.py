@@ -13,7 +13,8 @@ from google.adk.sessions import Session
 from adk_eval import EvalCase, ScriptedUserAgent, UserAgents, run_eval_suite
 from adk_eval._cli import main
 from adk_eval.production import Redactor
-from adk_eval.realism._report import realism_report, runs_of_report
+from adk_eval.realism._report import realism_report
+from adk_eval.realism._runs import runs_of_report
 from adk_eval.testing import ScriptedLlm, text_event, user_event
 
 QUESTION = "What is your date of birth?"
@@ -294,3 +295,28 @@ def test_adk_eval_realism_on_traces_without_text_says_so_in_one_line(tmp_path):
     assert done.exit_code != 0
     assert "realism: none of the 4 real conversation(s)" in done.output
     assert "Traceback" not in done.output
+
+
+async def test_an_open_conversation_is_left_out_and_named_unless_included(tmp_path):
+    import time
+
+    from adk_eval.production import open_sessions
+
+    real = group(0.5, 10, random.Random(1))
+    real[3] = real[3].model_copy(  # the user's last message, unanswered a second ago
+        update={"events": real[3].events[:3], "last_update_time": time.time()}
+    )
+    stored = tmp_path / "sessions.json"
+    stored.write_text("[" + ", ".join(s.model_dump_json() for s in real) + "]")
+    simulated = as_runs(group(0.5, 10, random.Random(2)))
+
+    report = await realism_report(open_sessions(str(stored)), simulated, resamples=200)
+
+    assert report.real == 9
+    assert (report.open, report.open_sessions) == (1, ("clinic/u/s3",))
+    assert "1 real conversation(s) left out: still being written" in "\n".join(report.lines())
+    assert report.to_data()["open"]["sessions"] == ["clinic/u/s3"]
+    included = await realism_report(
+        open_sessions(str(stored)), simulated, resamples=200, include_open=True
+    )
+    assert (included.real, included.open) == (10, 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +10,7 @@ import click
 
 from .._seeds import DEFAULT_SEED
 from ._common import console, fail
-from ._production import Filters, session_filter_options
+from ._reading import Filters, Reading, reading_options, session_filter_options
 
 __all__ = ["mine", "realism"]
 
@@ -23,18 +24,13 @@ __all__ = ["mine", "realism"]
     help="The folder for scenarios.evalset.json (ADK's EvalSet) and scenarios.jsonl.",
 )
 @session_filter_options
-@click.option(
-    "--no-redact",
-    is_flag=True,
-    help="Mine the text as stored (default: e-mails, phone, card and id numbers become "
-    "<EMAIL_1>-style markers before anything is mined or written).",
-)
+@reading_options("mine", seen="anything is mined or written")
 @click.option(
     "--model",
     help="A model that reads each conversation's goal and constraints (a structured "
     "schema; it sees the redacted text). Default: rules only.",
 )
-def mine(sessions: str, out: Path, filters: Filters, no_redact: bool, model: str | None) -> None:
+def mine(sessions: str, out: Path, filters: Filters, reading: Reading, model: str | None) -> None:
     """Mine stored conversations into scenarios a simulated user plays again.
 
     SESSIONS is what `adk-eval score` reads (a session store, session JSON, traces).
@@ -45,7 +41,6 @@ def mine(sessions: str, out: Path, filters: Filters, no_redact: bool, model: str
     import anyio
 
     from .._errors import AdkEvalError
-    from .._sources._redact._redactor import Redactor
     from .._sources._source import open_sessions
     from ..realism._mine_files import mine_sessions
 
@@ -53,12 +48,16 @@ def mine(sessions: str, out: Path, filters: Filters, no_redact: bool, model: str
     try:
         source = open_sessions(sessions)
         anyio.run(source.check)
-        redactor = Redactor.none() if no_redact else Redactor()
-        summary = anyio.run(
-            lambda: mine_sessions(
-                source, out, filters=filters.build(), redactor=redactor, model=model
-            )
+        mining = partial(
+            mine_sessions,
+            source,
+            out,
+            filters=filters.build(),
+            redactor=reading.redactor(),
+            model=model,
+            include_open=reading.include_open,
         )
+        summary = anyio.run(mining)
     except AdkEvalError as error:
         fail(str(error))
     out_console.print(summary.describe(), markup=False, highlight=False)
@@ -68,6 +67,7 @@ def mine(sessions: str, out: Path, filters: Filters, no_redact: bool, model: str
 @click.argument("sessions")
 @click.argument("runs", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @session_filter_options
+@reading_options("measure")
 @click.option(
     "--json",
     "json_path",
@@ -93,6 +93,7 @@ def realism(
     sessions: str,
     runs: Path | None,
     filters: Filters,
+    reading: Reading,
     json_path: Path | None,
     html_path: Path | None,
     calibrate: bool,
@@ -116,12 +117,12 @@ def realism(
     try:
         source = open_sessions(sessions)
         if calibrate:
-            lines = anyio.run(lambda: _calibration(source, filters, seed))
+            lines = anyio.run(lambda: _calibration(source, filters, reading, seed))
         elif runs is None:
             fail("give RUNS (a JSON report of the simulated runs), or --calibrate")
         else:
             written = (json_path, html_path)
-            lines = anyio.run(lambda: _report(source, runs, filters, seed, written))
+            lines = anyio.run(lambda: _report(source, runs, filters, reading, seed, written))
     except AdkEvalError as error:
         fail(str(error))
     for line in lines:
@@ -129,13 +130,25 @@ def realism(
 
 
 async def _report(
-    source: Any, runs: Path, filters: Filters, seed: int, written: tuple[Path | None, Path | None]
+    source: Any,
+    runs: Path,
+    filters: Filters,
+    reading: Reading,
+    seed: int,
+    written: tuple[Path | None, Path | None],
 ) -> list[str]:
     import json
 
-    from ..realism._report import realism_report, runs_of_report
+    from ..realism._report import realism_report
+    from ..realism._runs import runs_of_report
 
-    report = await realism_report(source, runs_of_report(runs), filters=filters.build(), seed=seed)
+    report = await realism_report(
+        source,
+        runs_of_report(runs),
+        filters=filters.build(),
+        seed=seed,
+        include_open=reading.include_open,
+    )
     lines = report.lines()
     json_path, html_path = written
     if json_path is not None:
@@ -153,20 +166,10 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text)
 
 
-async def _calibration(source: Any, filters: Filters, seed: int) -> list[str]:
-    from .._sources._redact._redactor import Redactor, redact_session
-    from ..realism._calibrate import calibrate
-    from ..realism._silent import LeftOut, lacks_text
+async def _calibration(source: Any, filters: Filters, reading: Reading, seed: int) -> list[str]:
+    from ..realism._calibrate import calibrate_source
 
-    await source.check()
-    redactor, silent = Redactor(), LeftOut()
-    sessions = []
-    async for session in source.sessions(filters.build()):
-        if lacks_text(source, session):  # it would calibrate to a silent user
-            silent.add(session)
-        else:
-            sessions.append(redact_session(session, redactor)[0])
-    if silent.count and not sessions:
-        raise silent.nothing_left("realism --calibrate", source.description)
-    said = silent.line()
-    return [*([said] if said else []), *calibrate(sessions, seed=seed).lines()]
+    found, left_out = await calibrate_source(
+        source, filters.build(), seed=seed, include_open=reading.include_open
+    )
+    return [*left_out, *found.lines()]

@@ -33,6 +33,7 @@ callback (see `_rows`).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -85,10 +86,15 @@ class DatabaseSource:
         Raises:
             EvalSetupError: The store cannot be reached or holds no ADK sessions.
         """
+        async with self._connected() as engine, engine.connect() as connection:
+            await self._layout(connection)
+
+    @contextlib.asynccontextmanager
+    async def _connected(self) -> AsyncIterator[Any]:
+        """An engine, disposed of afterwards; a failure of the store's is one line naming it."""
         engine = self._engine()
         try:
-            async with engine.connect() as connection:
-                await self._layout(connection)
+            yield engine
         except EvalSetupError:
             raise
         except Exception as error:
@@ -114,42 +120,51 @@ class DatabaseSource:
         # A URL without a file would share one connection (StaticPool): each its own.
         return create_async_engine("sqlite+aiosqlite://", async_creator=connect, poolclass=NullPool)
 
+    notes: tuple[str, ...] = ()
+    """A store carries everything its sessions hold: nothing to say."""
+
     async def sessions(
         self, filters: SessionFilter | None = None, *, unreadable: OnUnreadable | None = None
     ) -> AsyncIterator[Session]:
         """The sessions that pass `filters` (all by default), most recently updated first.
 
-        A session whose rows cannot be read goes to `unreadable` and is left out.
-
         Raises:
             EvalSetupError: The store cannot be reached or read, or holds no ADK sessions;
                 an unreadable session without `unreadable`: one line naming it.
         """
-        filters = filters or SessionFilter()
-        engine = self._engine()
-        try:
-            async with engine.connect() as listing, engine.connect() as reading:
-                layout = await self._layout(listing)
-                reader = Reader(layout, reading, unreadable or refuse(self.description))
-                batch: list[Head] = []
-                left = filters.limit
-                async for head in reader.session_rows(listing, filters):
-                    if left == 0:
-                        break
-                    batch.append(head)
-                    left = None if left is None else left - 1
-                    if len(batch) == BATCH:
-                        for session in await reader.sessions(batch):
-                            yield session
-                        batch = []
-                for session in await reader.sessions(batch):
-                    yield session
-        except EvalSetupError:
-            raise
-        except Exception as error:
-            raise EvalSetupError(self._problem(error)) from None
-        finally:
-            await engine.dispose()
+        read = self.read(filters or SessionFilter(), unreadable or refuse(self.description))
+        async for session, _ in read:
+            yield session
+
+    async def read(
+        self, filters: SessionFilter, unreadable: OnUnreadable
+    ) -> AsyncIterator[tuple[Session, frozenset[str]]]:
+        """The sessions that pass `filters`, lacking nothing, most recently updated first.
+
+        A session whose rows cannot be read goes to `unreadable` and is left out.
+
+        Raises:
+            EvalSetupError: The store cannot be reached or read, or holds no ADK sessions.
+        """
+        async with (
+            self._connected() as engine,
+            engine.connect() as listing,
+            engine.connect() as reading,
+        ):
+            reader = Reader(await self._layout(listing), reading, unreadable)
+            batch: list[Head] = []
+            left = filters.limit
+            async for head in reader.session_rows(listing, filters):
+                if left == 0:
+                    break
+                batch.append(head)
+                left = None if left is None else left - 1
+                if len(batch) == BATCH:
+                    for session in await reader.sessions(batch):
+                        yield session, frozenset()
+                    batch = []
+            for session in await reader.sessions(batch):
+                yield session, frozenset()
 
     async def _layout(self, connection: Any) -> Layout:
         """Which ADK store wrote the database (and that it is one).

@@ -65,30 +65,43 @@ class JsonSource:
                 )
         return found
 
+    notes: tuple[str, ...] = ()
+    """Exported sessions carry everything a store does: nothing to say."""
+
     async def sessions(
         self, filters: SessionFilter | None = None, *, unreadable: OnUnreadable | None = None
     ) -> AsyncIterator[Session]:
         """The sessions that pass `filters` (all by default), file by file, in name order.
 
-        A file that is not JSON, or an item that is not a `Session`, is unreadable.
-
         Raises:
             EvalSetupError: A file that is not a regular file; an unreadable session
                 without `unreadable`.
         """
-        filters = filters or SessionFilter()
-        skip = unreadable or refuse(self.description)
+        read = self.read(filters or SessionFilter(), unreadable or refuse(self.description))
+        async for session, _ in read:
+            yield session
+
+    async def read(
+        self, filters: SessionFilter, unreadable: OnUnreadable
+    ) -> AsyncIterator[tuple[Session, frozenset[str]]]:
+        """The sessions that pass `filters`, lacking nothing, file by file, in name order.
+
+        A file that is not JSON, or an item that is not a `Session`, is unreadable.
+
+        Raises:
+            EvalSetupError: A file that is not a regular file.
+        """
         left = filters.limit
         for name in self._names():
             for session in _sessions_in(name):
                 if isinstance(session, Unreadable):
-                    skip(session)
+                    unreadable(session)
                     continue
                 if left == 0:
                     return
                 if filters.keeps(session):
                     left = None if left is None else left - 1
-                    yield session
+                    yield session, frozenset()
 
 
 def _sessions_in(path: str) -> list[Session | Unreadable]:

@@ -15,24 +15,27 @@ Stores are only ever read (see `_database`); ``memory://``, Vertex AI and MySQL
 stores are refused with the reason, and so is a path that is not a regular file
 or a folder (a FIFO, a device: see `_files`).
 
-A session whose rows cannot be read is handed to the ``unreadable`` callback of
-`SessionSource.sessions` and left out; without one, it stops the read with one
-line naming it.
+Every source reads its sessions once, in `SessionSource.read`, each with what the
+source does not carry of it (its ``lacks``: a trace's ``state``, say); `sessions`
+is the same without them. A session whose rows cannot be read is handed to the
+``unreadable`` callback and left out; without one, `sessions` stops the read with
+one line naming it. What every reader gets is built from `read` by the stream of
+stored conversations (`_stored`).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable, Sequence
 from pathlib import Path
 from typing import Protocol
 
 from google.adk.sessions import Session
 
 from .._errors import EvalSetupError
-from ._files import OnUnreadable, not_a_file
+from ._files import OnUnreadable, not_a_file, refuse
 from ._filter import SessionFilter
 
-__all__ = ["SessionSource", "open_sessions"]
+__all__ = ["GivenSessions", "SessionSource", "open_sessions"]
 
 
 class SessionSource(Protocol):
@@ -41,8 +44,22 @@ class SessionSource(Protocol):
     description: str
     """Where they come from, for messages (a URL's password is never shown)."""
 
+    @property
+    def notes(self) -> Sequence[str]:
+        """What the source left out or does not carry, one line each (once read)."""
+        ...
+
     async def check(self) -> None:
         """Raises `EvalSetupError` (one line) when the sessions cannot be read at all."""
+        ...
+
+    def read(
+        self, filters: SessionFilter, unreadable: OnUnreadable
+    ) -> AsyncIterator[tuple[Session, frozenset[str]]]:
+        """The sessions that pass `filters`, each with what this source does not carry of it.
+
+        A session whose rows cannot be read goes to `unreadable` and is left out.
+        """
         ...
 
     def sessions(
@@ -108,3 +125,40 @@ def open_sessions(spec: str) -> SessionSource:
     if holds_spans(path):
         return TraceSource(spec)
     return JsonSource(path)
+
+
+class GivenSessions:
+    """Sessions handed over in memory, read as a source is (they lack nothing).
+
+    Args:
+        sessions: The sessions, in the order they are read.
+        description: What they are, for messages.
+    """
+
+    notes: tuple[str, ...] = ()
+
+    def __init__(self, sessions: Iterable[Session], description: str = "the sessions given"):
+        self._sessions, self.description = sessions, description
+
+    async def check(self) -> None:
+        """Nothing to check: they are at hand."""
+
+    async def sessions(
+        self, filters: SessionFilter | None = None, *, unreadable: OnUnreadable | None = None
+    ) -> AsyncIterator[Session]:
+        """The sessions that pass `filters` (all by default), in the order given."""
+        read = self.read(filters or SessionFilter(), unreadable or refuse(self.description))
+        async for session, _ in read:
+            yield session
+
+    async def read(
+        self, filters: SessionFilter, unreadable: OnUnreadable
+    ) -> AsyncIterator[tuple[Session, frozenset[str]]]:
+        """The sessions that pass `filters`, in the order given (none is unreadable)."""
+        left = filters.limit
+        for session in self._sessions:
+            if left == 0:
+                return
+            if filters.keeps(session):
+                left = None if left is None else left - 1
+                yield session, frozenset()

@@ -79,7 +79,6 @@ class TraceSource:
         self.spec = spec
         self.description = f"the traces in {spec}"
         self._store: Any = None
-        self._lacks: dict[str, frozenset[str]] = {}
         self._said: Counter[str] = Counter()
         self._lacking: Counter[str] = Counter()
 
@@ -98,16 +97,14 @@ class TraceSource:
         """
         self._open()
 
-    def lacks_of(self, session: Session) -> frozenset[str]:
-        """The facts `session`'s spans do not carry (``"state"``, ``"content"``)."""
-        return self._lacks.get(session.id, frozenset({"state"}))
-
     @property
     def notes(self) -> list[str]:
         """What the source left out or does not carry, one line each (said once)."""
         store = self._store
-        lines = [f"{self.spec}: {note}" for note in getattr(store, "notes", ())]
-        if store is not None and store.left_out:
+        if store is None:
+            return []
+        lines = [f"{self.spec}: {note}" for note in store.notes]
+        if store.left_out:
             lines.append(f"{self.spec}: {_left_out(store.left_out)}")
         for fact, sessions in sorted(self._lacking.items()):
             lines.append(f"{self.spec}: {_LACKS_SAID.get(fact, fact)} ({sessions} session(s))")
@@ -124,10 +121,22 @@ class TraceSource:
             EvalSetupError: The spans cannot be read; a conversation that cannot be
                 rebuilt, without `unreadable`.
         """
+        read = self.read(filters or SessionFilter(), unreadable or refuse(self.description))
+        async for session, _ in read:
+            yield session
+
+    async def read(
+        self, filters: SessionFilter, unreadable: OnUnreadable
+    ) -> AsyncIterator[tuple[Session, frozenset[str]]]:
+        """The conversations that pass `filters`, in the order they began, and their lacks.
+
+        A conversation whose spans cannot be rebuilt goes to `unreadable`.
+
+        Raises:
+            EvalSetupError: The spans cannot be read.
+        """
         from ._spans._rebuild import rebuild
 
-        filters = filters or SessionFilter()
-        skip = unreadable or refuse(self.description)
         store = self._open()
         left = filters.limit
         for key in store.conversations():
@@ -138,16 +147,14 @@ class TraceSource:
             try:
                 rebuilt = rebuild(key, store.spans_of(key))
             except (ValueError, TypeError, KeyError) as error:
-                skip(Unreadable(key, f"its spans cannot be rebuilt: {first_line(error)}"))
+                unreadable(Unreadable(key, f"its spans cannot be rebuilt: {first_line(error)}"))
                 continue
-            session = rebuilt.session
-            if not filters.keeps(session):
+            if not filters.keeps(rebuilt.session):
                 continue
-            self._lacks[session.id] = rebuilt.lacks
             self._lacking.update(rebuilt.lacks)
             self._said.update(rebuilt.notes)
             left = None if left is None else left - 1
-            yield session
+            yield rebuilt.session, rebuilt.lacks
 
     def close(self) -> None:
         """Lets go of the spans (a decoded file's temporary copy is deleted)."""

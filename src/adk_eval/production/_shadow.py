@@ -20,8 +20,12 @@ response and, from the next user turn on, that model plays the user, given the
 recorded user turns as its persona.
 
 Each session's recorded and new outcomes are compared: the metrics on both
-(same, better, worse), the tool calls of each turn, the agents' replies and the
-final state (`ShadowResult`).
+(same, better, worse: over the metrics that could judge the recording), the tool
+calls of each turn, the agents' replies and the final state (`ShadowResult`).
+
+`shadow_sessions(source, agent)` replays the stored conversations of a source as
+`StoredConversations` gives them: redacted, open ones and those whose source
+carries no words to replay left out, counted and named (`ShadowResults.counts`).
 """
 
 from __future__ import annotations
@@ -31,7 +35,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import anyio
 from google.adk.agents import BaseAgent
 from google.adk.models.base_llm import BaseLlm
 from google.adk.sessions import Session
@@ -40,17 +43,26 @@ from .._case import EvalCase, TerminateWhen, UserAgents
 from .._errors import EvalSetupError
 from .._result import EvalResult
 from .._run.loop import run_eval
+from .._sources._files import refuse
 from .._sources._filter import SessionFilter
-from .._sources._redact._redactor import Redactor, redact_session
+from .._sources._redact._redactor import Redactor
 from .._sources._source import SessionSource
+from .._sources._stored import ReadCounts, StoredConversation, StoredConversations
 from .._tools._mocks import ToolMock
 from .._user_agents import ScriptedUserAgent
 from ..metrics._types import Metric
 from ._recording import Recording
 from ._replay import Replay, recorded_tool, recorded_user, recorded_yield_answers
-from ._score import score_stored, session_name
+from ._score import score_stored
 
-__all__ = ["ShadowOutcome", "ShadowResult", "shadow_session", "shadow_sessions"]
+__all__ = [
+    "REPLAY_NEEDS",
+    "ShadowOutcome",
+    "ShadowResult",
+    "ShadowResults",
+    "shadow_session",
+    "shadow_sessions",
+]
 
 ShadowOutcome = Literal["same", "better", "worse", "diverged", "error"]
 
@@ -75,6 +87,9 @@ class ShadowResult:
         recorded_replies: The agents' replies of each turn, recorded.
         new_replies: The agents' replies of each turn, in the new run.
         state_changes: Keys whose final value differs, ``{scope: {key: (recorded, new)}}``.
+        lacks: What the recording's source does not carry (a trace's ``state``):
+            metrics that read it are not applicable on the recording, and count
+            toward neither better nor worse.
     """
 
     name: str
@@ -88,6 +103,7 @@ class ShadowResult:
     recorded_replies: Sequence[Sequence[str]] = ()
     new_replies: Sequence[Sequence[str]] = ()
     state_changes: dict[str, dict[str, tuple[Any, Any]]] = field(default_factory=dict)
+    lacks: frozenset[str] = frozenset()
 
     @property
     def changed(self) -> bool:
@@ -106,6 +122,9 @@ class ShadowResult:
         if self.divergence:
             then = "; a model played the user from there" if self.continued else ""
             lines.append(f"diverged: {self.divergence}{then}")
+        if self.lacks:
+            lacking = " and ".join(sorted(self.lacks))
+            lines.append(f"the recording lacks the {lacking}: what reads it is N/A on it")
         if self.new.error is not None and self.outcome == "error":
             lines.append(f"error ({self.new.error.type}): {self.new.error.message}")
         for name in dict.fromkeys([*self.recorded.metrics, *self.new.metrics]):
@@ -144,6 +163,7 @@ class ShadowResult:
             "divergence": self.divergence,
             "continued": self.continued,
             "changed": self.changed,
+            "lacks": sorted(self.lacks),
             "new_status": self.new.status,
             "error": None if error is None else {"type": error.type, "message": error.message},
             "metrics": metrics,
@@ -169,7 +189,8 @@ async def shadow_session(
     """Runs `agent` against the conversation `session` recorded (see the module doc).
 
     Args:
-        session: A stored session (`open_sessions`, or ADK's own service).
+        session: A stored session (`open_sessions`, or ADK's own service), replayed
+            as it is (`shadow_sessions` redacts what it reads).
         agent: The candidate agent (or App, or Workflow), as an `EvalCase` takes it.
         metrics: Scored on both the recorded session and the new run.
         continue_with: A model that plays the user once the conversation
@@ -179,12 +200,47 @@ async def shadow_session(
     Raises:
         EvalSetupError: The session records no user message to start from.
     """
-    recording = Recording.of(session)
+    stored, recording = StoredConversation.build(session), Recording.of(session)
     if not recording.user_turns:
-        raise EvalSetupError(f"session `{session_name(session)}` records no user message")
-    replay = Replay(recording, continue_with)
-    case = EvalCase(
-        name=session_name(session),
+        raise EvalSetupError(f"session `{stored.name}` records no user message")
+    return await _shadow(stored, Replay(recording, continue_with), agent, metrics, max_turns)
+
+
+async def _shadow(
+    stored: StoredConversation,
+    replay: Replay,
+    agent: Any,
+    metrics: Sequence[Metric],
+    max_turns: int | None,
+) -> ShadowResult:
+    """`agent` run on what `replay` plays back, beside `stored` scored as it was recorded."""
+    recording = replay.recording
+    new = await run_eval(_case(stored.name, agent, replay, metrics, max_turns))
+    recorded = await score_stored(stored, metrics)
+    new_recording = Recording.of(_as_session(new, stored.session))
+    return ShadowResult(
+        name=stored.name,
+        outcome=_outcome(recorded, new, replay),
+        recorded=recorded,
+        new=new,
+        divergence=replay.diverged,
+        continued=bool(replay.continued),
+        recorded_calls=recording.turn_calls,
+        new_calls=new_recording.turn_calls,
+        recorded_replies=recording.turn_replies,
+        new_replies=new_recording.turn_replies,
+        state_changes=_state_changes(recording.final_state, new.final_state),
+        lacks=stored.lacks,
+    )
+
+
+def _case(
+    name: str, agent: Any, replay: Replay, metrics: Sequence[Metric], max_turns: int | None
+) -> EvalCase:
+    """The case that replays: recorded answers as mocks, recorded user turns as the user."""
+    recording = replay.recording
+    return EvalCase(
+        name=name,
         agent=agent,
         tool_mocks={tool: ToolMock(recorded_tool(replay, tool)) for tool in recording.tools},
         user_agents=UserAgents(
@@ -201,22 +257,24 @@ async def shadow_session(
         terminate_when=TerminateWhen(max_turns=max_turns or len(recording.user_turns) + 2),
         metrics=list(metrics),
     )
-    new = await run_eval(case)
-    recorded = await score_stored(session, metrics)
-    new_recording = Recording.of(_as_session(new, session))
-    return ShadowResult(
-        name=case.name,
-        outcome=_outcome(recorded, new, replay),
-        recorded=recorded,
-        new=new,
-        divergence=replay.diverged,
-        continued=bool(replay.continued),
-        recorded_calls=recording.turn_calls,
-        new_calls=new_recording.turn_calls,
-        recorded_replies=recording.turn_replies,
-        new_replies=new_recording.turn_replies,
-        state_changes=_state_changes(recording.final_state, new.final_state),
-    )
+
+
+class ShadowResults(list[ShadowResult]):
+    """What `shadow_sessions` returns: the results, in the order they finished, and `counts`.
+
+    Attributes:
+        counts: What the read left out (open conversations, those whose source
+            carries no words to replay), what redaction replaced, and what the
+            source said about itself.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counts = ReadCounts()
+
+
+REPLAY_NEEDS = frozenset({"content"})
+"""What a replay reads of a conversation: the recorded messages and tool answers."""
 
 
 async def shadow_sessions(
@@ -229,59 +287,60 @@ async def shadow_sessions(
     max_concurrency: int = 4,
     on_result: Callable[[ShadowResult], Awaitable[None] | None] | None = None,
     redactor: Redactor | None = None,
-) -> list[ShadowResult]:
-    """`shadow_session` on every stored session of `source` that passes `filters`.
+    include_open: bool = False,
+) -> ShadowResults:
+    """`shadow_session` on every stored conversation of `source` that passes `filters`.
 
-    Sessions are read as they are replayed (`max_concurrency` at once); a session
-    that records no user message is skipped. Results come in the order they finish.
-    Each session is redacted first (`redactor`; default: the built-in kinds, as
-    `score_sessions`): the candidate's models see markers, never the stored values.
+    Conversations are read as they are replayed (`max_concurrency` at once), each
+    redacted first (`redactor`; default: the built-in kinds, as `score_sessions`):
+    the candidate's models see markers, never the stored values. Left out, counted
+    and named in the results' `counts`: open conversations (unless `include_open`:
+    replayed as far as they were written) and conversations whose source carries
+    no words (a trace with content capture off). A conversation that records no
+    user message is skipped. Results come in the order they finish.
 
     Raises:
-        EvalSetupError: The source cannot be read (one line naming it).
+        EvalSetupError: The source, or a session of it, cannot be read (one line
+            naming it).
     """
-    results: list[ShadowResult] = []
-    slots = anyio.Semaphore(max_concurrency)  # also bounds how far ahead sessions are read
-    redactor = redactor if redactor is not None else Redactor()
+    results = ShadowResults()
+    stream = StoredConversations(
+        source,
+        filters,
+        redactor=redactor,
+        include_open=include_open,
+        needs=REPLAY_NEEDS,
+        unreadable=refuse(source.description),
+    )
 
-    async def replay(session: Session) -> None:
-        try:
-            if redactor.enabled:
-                session, _ = redact_session(session, redactor)
-            if not Recording.of(session).user_turns:
-                return
-            result = await shadow_session(
-                session, agent, metrics=metrics, continue_with=continue_with
-            )
-        finally:
-            slots.release()
+    async def replay(_: int, stored: StoredConversation) -> None:
+        recording = Recording.of(stored.session)
+        if not recording.user_turns:
+            return
+        result = await _shadow(stored, Replay(recording, continue_with), agent, metrics, None)
         results.append(result)
-        if on_result is not None:
-            outcome = on_result(result)
-            if outcome is not None:
-                await outcome
+        outcome = on_result(result) if on_result is not None else None
+        if outcome is not None:
+            await outcome
 
-    problems: list[EvalSetupError] = []
-    async with anyio.create_task_group() as group:
-        try:
-            async for session in source.sessions(filters or SessionFilter()):
-                await slots.acquire()
-                group.start_soon(replay, session)
-        except EvalSetupError as error:  # the store: raised as it is, not in a group
-            problems.append(error)
-            group.cancel_scope.cancel()
-    if problems:
-        raise problems[0]
+    await stream.each(replay, max_concurrency)
+    results.counts = stream.counts
     return results
 
 
 def _outcome(recorded: EvalResult, new: EvalResult, replay: Replay) -> ShadowOutcome:
+    """The verdicts compared, over the metrics that judged the recording.
+
+    A metric not applicable on the recording (it reads what the recording's source
+    lacks, or what only a simulated run has) tells neither better nor worse.
+    """
     if replay.diverged is not None and replay.continue_with is None:
         return "diverged"
     if new.status == "error":
         return "error"
-    passed_before = {n for n, m in recorded.metrics.items() if m.applicable and m.passed}
-    passed_after = {n for n, m in new.metrics.items() if m.applicable and m.passed}
+    judged = {name for name, result in recorded.metrics.items() if result.applicable}
+    passed_before = {name for name in judged if recorded.metrics[name].passed}
+    passed_after = {n for n, m in new.metrics.items() if n in judged and m.applicable and m.passed}
     if passed_before - passed_after:
         return "worse"
     if passed_after - passed_before:

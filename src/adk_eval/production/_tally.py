@@ -5,7 +5,9 @@ and a score keeps counts, not runs. It lists at most `KEEP_RUNS` runs: every run
 while there are no more, else the runs that did not pass first (a passing run
 gives way to one that did not pass), the first `KEEP_EVENTS` of those with their
 events and final state (for their explanations), the others with their verdicts
-only. Every run is still handed to ``on_result`` as it is scored.
+only. Every run is still handed to ``on_result`` as it is scored. What the stream
+of stored conversations left out (open, unreadable), what redaction replaced and
+what the source said about itself join the score at the end (`Tally.score`).
 """
 
 from __future__ import annotations
@@ -18,20 +20,18 @@ from .._errors import EvalSetupError
 from .._result import EvalResult
 from .._sources._files import Unreadable
 from .._sources._redact._redactor import RedactionCounts
+from .._sources._stored import ReadCounts
 from .._statistics import Interval, wilson
 from .._suites._results import EvalSuiteResult, suite_from_results
 from .._trace import EvalTrace
 
-__all__ = ["KEEP_EVENTS", "KEEP_NAMES", "KEEP_RUNS", "StoreScore", "Tally"]
+__all__ = ["KEEP_EVENTS", "KEEP_RUNS", "StoreScore", "Tally"]
 
 KEEP_RUNS = 1000
 """Runs a score lists, at most (the others are counted)."""
 
 KEEP_EVENTS = 200
 """Listed runs that did not pass and keep their events (for explanations and reports)."""
-
-KEEP_NAMES = 50
-"""Open and unreadable sessions named, at most (the others are counted)."""
 
 
 @dataclass(frozen=True, repr=False)
@@ -44,12 +44,14 @@ class StoreScore(EvalSuiteResult):
 
     Attributes:
         open_sessions: Open conversations (still being written), ``"NAME: why"``: the
-            first `KEEP_NAMES`; left out of the score unless it included them.
+            first 50; left out of the score unless it included them.
         open_count: How many conversations were open.
-        unreadable: Sessions whose rows could not be read, left out: the first `KEEP_NAMES`.
+        unreadable: Sessions whose rows could not be read, left out: the first 50.
         unreadable_count: How many sessions could not be read.
         redacted: What redaction replaced in the sessions scored, by kind (None: the
             sessions were scored as stored).
+        notes: What the source said about itself, one line each (a trace source's
+            traces that are no conversation, what its spans lack).
     """
 
     open_sessions: tuple[str, ...] = ()
@@ -57,6 +59,7 @@ class StoreScore(EvalSuiteResult):
     unreadable: tuple[Unreadable, ...] = ()
     unreadable_count: int = 0
     redacted: RedactionCounts | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def listed_all(self) -> bool:
@@ -113,11 +116,6 @@ class Tally:
         self.failing: list[tuple[int, EvalResult]] = []
         self.passing: list[tuple[int, EvalResult]] = []
         self.with_events = 0
-        self.open_names: list[str] = []
-        self.open_count = 0
-        self.unreadable: list[Unreadable] = []
-        self.unreadable_count = 0
-        self.redacted: RedactionCounts | None = None
 
     def add(self, index: int, result: EvalResult) -> None:
         """Counts a run (the `index`-th session read) and lists it if there is room."""
@@ -137,20 +135,14 @@ class Tally:
             result = _verdicts_only(result)
         self.failing.append((index, result))
 
-    def skipped(self, found: Unreadable) -> None:
-        """Counts (and names, while there is room) a session that could not be read."""
-        self.unreadable_count += 1
-        if len(self.unreadable) < KEEP_NAMES:
-            self.unreadable.append(found)
+    def score(self, duration_ms: float, read: ReadCounts | None = None) -> StoreScore:
+        """The score: the runs listed, in the order their sessions were read, and the counts.
 
-    def opened(self, name: str, why: str) -> None:
-        """Counts (and names, while there is room) an open conversation, and why it is open."""
-        self.open_count += 1
-        if len(self.open_names) < KEEP_NAMES:
-            self.open_names.append(f"{name}: {why}")
-
-    def score(self, duration_ms: float) -> StoreScore:
-        """The score: the runs listed, in the order their sessions were read, and the counts."""
+        Args:
+            duration_ms: How long the score took.
+            read: What the stream of stored conversations left out and replaced.
+        """
+        read = read if read is not None else ReadCounts()
         listed = [result for _, result in sorted([*self.failing, *self.passing])]
         suite = suite_from_results(
             listed, case_names=[r.name for r in listed], repeat=1, duration_ms=duration_ms
@@ -169,11 +161,12 @@ class Tally:
         fields = {f.name: getattr(suite, f.name) for f in dataclasses.fields(EvalSuiteResult)}
         return StoreScore(
             **{**fields, "summary": summary},
-            open_sessions=tuple(self.open_names),
-            open_count=self.open_count,
-            unreadable=tuple(self.unreadable),
-            unreadable_count=self.unreadable_count,
-            redacted=self.redacted,
+            open_sessions=tuple(f"{name}: {why}" for name, why in read.opened.first),
+            open_count=read.opened.count,
+            unreadable=tuple(read.unreadable.first),
+            unreadable_count=read.unreadable.count,
+            redacted=read.redacted,
+            notes=read.notes,
         )
 
 

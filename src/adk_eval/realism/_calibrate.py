@@ -14,6 +14,10 @@ have reacted differently to a dodge is not replayed; and it tunes the settings t
 replayed user follows, which an LLM persona follows only as well as it follows its
 instruction (`PersonaSettings.instruction`): check with ``adk-eval realism`` on the
 simulated runs.
+
+`calibrate_source(source)` calibrates on the stored conversations of a source
+(`StoredConversations`: redacted; those without their words, which would calibrate
+to a silent user, and open ones left out, counted and named).
 """
 
 from __future__ import annotations
@@ -26,12 +30,17 @@ from google.adk.sessions import Session
 
 from .._errors import EvalSetupError
 from .._seeds import DEFAULT_SEED
+from .._sources._files import refuse
+from .._sources._filter import SessionFilter
+from .._sources._source import SessionSource
+from .._sources._stored import StoredConversations
 from ._compare import overall_distance
 from ._features import features
 from ._persona import PersonaSettings, grid, replay_with
 from ._report import COMPARED
+from ._silent import WORDS, left_out
 
-__all__ = ["Calibration", "calibrate"]
+__all__ = ["Calibration", "calibrate", "calibrate_source"]
 
 Row = dict[str, float | bool | None]
 
@@ -128,3 +137,34 @@ def calibrate(
         table=tuple(table),
         sizes=(len(fit), len(held)),
     )
+
+
+async def calibrate_source(
+    source: SessionSource,
+    filters: SessionFilter | None = None,
+    *,
+    seed: int = DEFAULT_SEED,
+    include_open: bool = False,
+) -> tuple[Calibration, list[str]]:
+    """`calibrate` on the stored conversations of `source`, and what it left out, in words.
+
+    Open conversations are left out unless `include_open`.
+
+    Raises:
+        EvalSetupError: The source cannot be read; none of its conversations carries
+            message text; too few conversations (one line each).
+    """
+    await source.check()
+    stream = StoredConversations(
+        source,
+        filters,
+        include_open=include_open,
+        needs=WORDS,
+        unreadable=refuse(source.description),
+    )
+    sessions = [stored.session async for stored in stream]
+    silent, opened = left_out(stream.counts)
+    if silent.count and not sessions:
+        raise silent.nothing_left("realism --calibrate", source.description)
+    said = [line for line in (silent.line(), opened.line()) if line]
+    return calibrate(sessions, seed=seed), said

@@ -1,8 +1,8 @@
 """Mining a whole source into a folder, streamed, and reading the folder back as cases.
 
-`mine_sessions(source, out)` reads the sessions of a `SessionSource` one at a
-time, redacts each (built-in patterns unless told otherwise), mines it
-(`mine_session`) and writes, in the folder `out`:
+`mine_sessions(source, out)` reads the stored conversations of a `SessionSource`
+one at a time (`StoredConversations`: each redacted, built-in patterns unless told
+otherwise), mines each (`mine_session`) and writes, in the folder `out`:
 
 * ``scenarios.evalset.json``: an ADK EvalSet of conversation-scenario cases (one per
   conversation, its id the session's), which ``adk eval`` accepts;
@@ -15,8 +15,9 @@ so a folder holds a complete pair or its old one; nothing else in it is touched.
 Memory stays flat: a mined scenario is written and dropped.
 
 A conversation whose source carries no message text (a trace with content capture
-off: `_silent`) is left out and named, and so is one whose goal the model (``model=``)
-could not read: its reply was not the JSON asked for, twice. The rest is written.
+off: `_silent`) is left out and named, and so is an open one (still being written,
+unless ``include_open``), and one whose goal the model (``model=``) could not
+read: its reply was not the JSON asked for, twice. The rest is written.
 
 `load_mined(out, agent)` gives the `EvalCase`s that play them here.
 """
@@ -36,9 +37,11 @@ from google.adk.evaluation.simulation.user_simulator_personas import UserBehavio
 
 from .._case import EvalCase
 from .._errors import EvalSetupError
+from .._sources._files import refuse
 from .._sources._filter import SessionFilter
-from .._sources._redact._redactor import RedactionCounts, Redactor, redact_session
+from .._sources._redact._redactor import RedactionCounts, Redactor
 from .._sources._source import SessionSource
+from .._sources._stored import ReadCounts, StoredConversation, StoredConversations
 from ..goldens._scenario import eval_case_from_scenario
 from ..metrics import user_fidelity
 from ..metrics._types import Metric
@@ -46,7 +49,7 @@ from ..models import ModelSpec
 from ._extract import read_goal
 from ._mine import MinedScenario, mine_session
 from ._persona import PersonaSettings
-from ._silent import NAMES_KEPT, LeftOut, lacks_text
+from ._silent import NAMES_KEPT, OPEN, WORDS, LeftOut, left_out
 
 __all__ = [
     "EVALSET_NAME",
@@ -74,6 +77,8 @@ class MineSummary:
         unread: Conversations left out because the model's reply was not the JSON
             asked for, twice.
         unread_sessions: Their sources (``app/user/session``, the first 20).
+        open: Open conversations (still being written), left out.
+        open_sessions: Their sources (``app/user/session``, the first 20).
     """
 
     mined: int
@@ -84,12 +89,17 @@ class MineSummary:
     silent_sessions: tuple[str, ...] = ()
     unread: int = 0
     unread_sessions: tuple[str, ...] = ()
+    open: int = 0
+    open_sessions: tuple[str, ...] = ()
 
     def describe(self) -> str:
         """One line for the terminal."""
         left = f"; {self.skipped} without a user message left out" if self.skipped else ""
-        silent = LeftOut(self.silent, list(self.silent_sessions)).line("")
-        left += f"; {silent}" if silent else ""
+        for said in (
+            LeftOut(self.silent, list(self.silent_sessions)).line(""),
+            LeftOut(self.open, list(self.open_sessions), OPEN).line(""),
+        ):
+            left += f"; {said}" if said else ""
         if self.unread:
             more = self.unread - len(self.unread_sessions)
             left += (
@@ -106,43 +116,41 @@ class MineSummary:
 class _Mining:
     """What one mining has seen so far: its counts and the sessions it left out."""
 
-    def __init__(self, source: SessionSource, redactor: Redactor, model: ModelSpec | None) -> None:
-        self.source, self.redactor, self.model = source, redactor, model
+    def __init__(self, model: ModelSpec | None) -> None:
+        self.model = model
         self.mined = self.skipped = 0
-        self.counts = RedactionCounts()
-        self.silent = LeftOut()
         self.unread: list[str] = []
 
-    async def scenario(self, session: Any, outcome: bool | None) -> MinedScenario | None:
-        """`session` mined (redacted first), or None when it is left out (and counted)."""
-        if lacks_text(self.source, session):
-            self.silent.add(session)
-            return None
-        clean, found = redact_session(session, self.redactor)
-        self.counts = self.counts + found
-        scenario = mine_session(clean, outcome=outcome)
+    async def scenario(
+        self, stored: StoredConversation, outcome: bool | None
+    ) -> MinedScenario | None:
+        """`stored` mined, or None when it is left out (and counted)."""
+        scenario = mine_session(stored.session, outcome=outcome)
         if scenario is None:
             self.skipped += 1
             return None
         if self.model is None:
             return scenario
-        read, _ = await read_goal(clean, self.model)
+        read, _ = await read_goal(stored.session, self.model)
         if read is None:
             self.unread.append(scenario.source)
             return None
         return replace(scenario, goal=read.goal, constraints=tuple(read.constraints))
 
-    def summary(self, out: Path) -> MineSummary:
-        silent, unread = self.silent, self.unread
+    def summary(self, out: Path, counts: ReadCounts) -> MineSummary:
+        """What was written into `out`, and what the read (`counts`) left out."""
+        silent, opened = left_out(counts)
         return MineSummary(
             self.mined,
             self.skipped,
-            self.counts,
+            counts.redacted or RedactionCounts(sessions=counts.read),
             out,
             silent.count,
             tuple(silent.sessions),
-            len(unread),
-            tuple(unread[:NAMES_KEPT]),
+            len(self.unread),
+            tuple(self.unread[:NAMES_KEPT]),
+            opened.count,
+            tuple(opened.sessions),
         )
 
 
@@ -154,8 +162,9 @@ async def mine_sessions(
     redactor: Redactor | None = None,
     outcomes: Mapping[str, bool] | None = None,
     model: ModelSpec | None = None,
+    include_open: bool = False,
 ) -> MineSummary:
-    """Mines every session of `source` that passes `filters` into the folder `out`.
+    """Mines every stored conversation of `source` that passes `filters` into the folder `out`.
 
     Args:
         source: Where the sessions are (`open_sessions`).
@@ -167,21 +176,31 @@ async def mine_sessions(
         model: Reads each conversation's goal and constraints (`_extract`: a structured
             schema); None: the goal is the first message, and no constraints. A
             conversation whose reply is not that JSON, asked twice, is left out and named.
+        include_open: Mine open conversations (still being written) too, as far as
+            they were written.
 
     Raises:
         EvalSetupError: `out` is a file; the source cannot be read; no conversation
             of the source carries message text.
     """
     _folder(out)
-    mining = _Mining(source, redactor if redactor is not None else Redactor(), model)
+    mining = _Mining(model)
+    stream = StoredConversations(
+        source,
+        filters,
+        redactor=redactor,
+        include_open=include_open,
+        needs=WORDS,
+        unreadable=refuse(source.description),
+    )
     cases_tmp, lines_tmp = out / f".{EVALSET_NAME}.tmp", out / f".{SCENARIOS_NAME}.tmp"
     try:
         with cases_tmp.open("w", encoding="utf-8") as cases, lines_tmp.open("w") as lines:
             cases.write('{"eval_set_id": "mined_scenarios", "name": "mined_scenarios", ')
             cases.write('"description": "Scenarios mined from stored conversations", ')
             cases.write('"eval_cases": [')
-            async for session in source.sessions(filters):
-                scenario = await mining.scenario(session, (outcomes or {}).get(session.id))
+            async for stored in stream:
+                scenario = await mining.scenario(stored, (outcomes or {}).get(stored.session.id))
                 if scenario is None:
                     continue
                 case = scenario.adk_eval_case().model_dump_json(by_alias=True, exclude_none=True)
@@ -189,14 +208,15 @@ async def mine_sessions(
                 lines.write(json.dumps(scenario.to_json(), ensure_ascii=False) + "\n")
                 mining.mined += 1
             cases.write("\n]}\n")
-        if mining.silent.count and not (mining.mined or mining.skipped or mining.unread):
-            raise mining.silent.nothing_left("mine", source.description)
+        silent, _ = left_out(stream.counts)
+        if silent.count and not (mining.mined or mining.skipped or mining.unread):
+            raise silent.nothing_left("mine", source.description)
         os.replace(cases_tmp, out / EVALSET_NAME)
         os.replace(lines_tmp, out / SCENARIOS_NAME)
     finally:
         for leftover in (cases_tmp, lines_tmp):
             leftover.unlink(missing_ok=True)
-    return mining.summary(out)
+    return mining.summary(out, stream.counts)
 
 
 def _folder(out: Path) -> None:

@@ -10,32 +10,31 @@ outcomes against the simulated runs' verdicts). `RealismReport.lines()` says it 
 words; `to_data()` is its JSON.
 
 Memory stays flat in the number of sessions: a conversation is measured, its feature
-values (a few numbers) kept and the conversation dropped. A conversation whose source
-carries no message text (a trace with content capture off) is left out, counted and
-named (`_silent`): it would measure as a silent user.
+values (a few numbers) kept and the conversation dropped. The real conversations are
+read as `StoredConversations` (redacted first); a conversation whose source carries
+no message text (a trace with content capture off: it would measure as a silent
+user) and an open one, still being written, are left out, counted and named
+(`_silent`).
 """
 
 from __future__ import annotations
 
-import json
 import math
 from array import array
-from collections.abc import AsyncIterable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 from google.adk.events import Event
 from google.adk.sessions import Session
-from google.genai import types
 
-from .._errors import EvalSetupError
 from .._result import EvalResult
 from .._seeds import DEFAULT_SEED
+from .._sources._files import refuse
 from .._sources._filter import SessionFilter
-from .._sources._redact._redactor import Redactor, redact_session
-from .._sources._source import SessionSource
-from .._user_agents import is_stop_signal
+from .._sources._redact._redactor import Redactor
+from .._sources._source import GivenSessions, SessionSource
+from .._sources._stored import StoredConversation, StoredConversations
 from ._compare import (
     FeatureComparison,
     OverallDistance,
@@ -46,7 +45,8 @@ from ._compare import (
     pass_rate_gap,
 )
 from ._features import FEATURE_KINDS, features
-from ._silent import LeftOut, lacks_text
+from ._runs import SimulatedRun, simulated_runs
+from ._silent import OPEN, WORDS, LeftOut, left_out
 
 __all__ = [
     "COMPARED",
@@ -55,7 +55,6 @@ __all__ = [
     "RealismReport",
     "ScenarioPair",
     "realism_report",
-    "runs_of_report",
 ]
 
 PHRASES: dict[str, str] = {
@@ -123,6 +122,8 @@ class RealismReport:
             (a run named ``mined APP/USER/SESSION``), the first `PAIRS_KEPT`.
         left_out: Real conversations left out: their source carries no message text.
         left_out_sessions: Their session ids (the first `_silent.NAMES_KEPT`).
+        open: Real conversations left out: still being written.
+        open_sessions: Their names, ``app/user/session-id`` (the first `_silent.NAMES_KEPT`).
     """
 
     real: int
@@ -133,6 +134,8 @@ class RealismReport:
     pairs: tuple[ScenarioPair, ...] = ()
     left_out: int = 0
     left_out_sessions: tuple[str, ...] = ()
+    open: int = 0
+    open_sessions: tuple[str, ...] = ()
 
     @property
     def unlike(self) -> list[FeatureComparison]:
@@ -151,8 +154,9 @@ class RealismReport:
                 f"{self.distance.features} feature(s) (p = {self.distance.p_value:.3g})"
             )
         lines = [head]
-        silent = LeftOut(self.left_out, list(self.left_out_sessions)).line()
-        lines += [silent] if silent else []
+        for left in self._left_out():
+            said = left.line()
+            lines += [said] if said else []
         lines += [c.sentence(PHRASES.get(c.name)) for c in self.comparisons]
         if self.gap is not None:
             lines.append(self.gap.sentence())
@@ -173,8 +177,14 @@ class RealismReport:
                 else None
             ),
             "pairs": [asdict(pair) for pair in self.pairs],
-            "left_out": LeftOut(self.left_out, list(self.left_out_sessions)).to_data(),
+            "left_out": self._left_out()[0].to_data(),
+            "open": self._left_out()[1].to_data(),
         }
+
+    def _left_out(self) -> tuple[LeftOut, LeftOut]:
+        """The real conversations left out: those without their words, the open ones."""
+        silent = LeftOut(self.left_out, list(self.left_out_sessions))
+        return silent, LeftOut(self.open, list(self.open_sessions), OPEN)
 
 
 async def realism_report(
@@ -187,6 +197,7 @@ async def realism_report(
     user: str = "user",
     seed: int = DEFAULT_SEED,
     resamples: int = 2_000,
+    include_open: bool = False,
 ) -> RealismReport:
     """Real users against simulated users (see the module doc).
 
@@ -194,7 +205,7 @@ async def realism_report(
         real: The real conversations: a source (`open_sessions`) or sessions.
         simulated: The simulated runs: `EvalResult`s, or ``(events, passed[, name])``
             tuples (`runs_of_report` reads them from a JSON report).
-        filters: Which real sessions (a source's only).
+        filters: Which real sessions.
         redactor: Applied to each real session first (default: the built-in kinds).
         outcomes: Whether each real conversation reached its goal, by session id:
             the real side of the pass-rate gap.
@@ -202,33 +213,74 @@ async def realism_report(
         seed: Seeds the permutation and bootstrap draws.
         resamples: Bootstrap resamples and random permutations per feature (the
             smallest p-value a random permutation test gives is ``1 / (resamples + 1)``).
+        include_open: Measure open conversations (still being written) too.
+
+    Raises:
+        EvalSetupError: The source cannot be read, or none of its conversations
+            carries message text (one line saying how to capture it).
     """
-    redactor = redactor if redactor is not None else Redactor()
-    runs = list(_runs(simulated))
-    by_source = {name[len("mined ") :]: (events, ok) for events, ok, name in runs if name}
-    kept = (*COMPARED, "outcome")
-    sim = _Columns(kept)
+    runs = list(simulated_runs(simulated))
+    sim = _Columns(_KEPT)
     for events, ok, _ in runs:
         sim.add(features(events, user=user, goal_reached=ok).values())
-    real_side = _Columns(kept)
-    pairs: list[ScenarioPair] = []
-    silent = LeftOut()
-    async for session in _sessions(real, filters):
-        if lacks_text(real, session):
-            silent.add(session)
-            continue
-        if redactor.enabled:
-            session, _ = redact_session(session, redactor)
-        known = (outcomes or {}).get(session.id)
-        real_side.add(features(session.events, user=user, goal_reached=known).values())
-        played = by_source.get(f"{session.app_name}/{session.user_id}/{session.id}")
-        if played is not None and len(pairs) < PAIRS_KEPT:
-            pairs.append(_pair(session, *played))
+    source = GivenSessions(real) if isinstance(real, Iterable) else real
+    await source.check()
+    stream = StoredConversations(
+        source,
+        filters,
+        redactor=redactor,
+        include_open=include_open,
+        needs=WORDS,
+        unreadable=refuse(source.description),
+    )
+    real_side, pairs = await _real_side(stream, runs, outcomes or {}, user)
+    silent, opened = left_out(stream.counts)
     if silent.count and not real_side.count:
-        raise silent.nothing_left("realism", getattr(real, "description", "the source"))
+        raise silent.nothing_left("realism", source.description)
+    comparisons, distance = _compared(real_side, sim, seed, resamples)
+    return RealismReport(
+        real_side.count,
+        sim.count,
+        comparisons,
+        distance,
+        _gap(real_side.columns["outcome"], sim.columns["outcome"]),
+        tuple(pairs),
+        left_out=silent.count,
+        left_out_sessions=tuple(silent.sessions),
+        open=opened.count,
+        open_sessions=tuple(opened.sessions),
+    )
+
+
+_KEPT = (*COMPARED, "outcome")
+"""The feature values kept of each conversation: those compared, and the outcome."""
+
+
+async def _real_side(
+    stream: StoredConversations,
+    runs: Sequence[SimulatedRun],
+    outcomes: Mapping[str, bool],
+    user: str,
+) -> tuple[_Columns, list[ScenarioPair]]:
+    """The real conversations measured, and those a simulated run played beside it."""
+    by_source = {name[len("mined ") :]: (events, ok) for events, ok, name in runs if name}
+    measured, pairs = _Columns(_KEPT), list[ScenarioPair]()
+    async for stored in stream:
+        known = outcomes.get(stored.session.id)
+        measured.add(features(stored.session.events, user=user, goal_reached=known).values())
+        played = by_source.get(stored.name)
+        if played is not None and len(pairs) < PAIRS_KEPT:
+            pairs.append(_pair(stored, *played))
+    return measured, pairs
+
+
+def _compared(
+    real: _Columns, sim: _Columns, seed: int, resamples: int
+) -> tuple[tuple[FeatureComparison, ...], OverallDistance | None]:
+    """Each compared feature, those unlike first, and the overall distance (None: too few)."""
     columns = {name: FEATURE_KINDS[name] for name in COMPARED}
     compared = compare_features(
-        real_side.values(columns),
+        real.values(columns),
         sim.values(columns),
         columns,
         seed=seed,
@@ -236,21 +288,10 @@ async def realism_report(
         permutations=resamples,
     )
     compared.sort(key=lambda c: (c.p_adjusted is None, c.p_adjusted or 1.0, c.name))
-    distance = None
-    if real_side.count > 1 and sim.count > 1:
-        both = {name: (real_side.columns[name], sim.columns[name]) for name in COMPARED}
-        distance = distance_of_columns(both)
-    gap = _gap(real_side.columns["outcome"], sim.columns["outcome"])
-    return RealismReport(
-        real_side.count,
-        sim.count,
-        tuple(compared),
-        distance,
-        gap,
-        tuple(pairs),
-        silent.count,
-        tuple(silent.sessions),
-    )
+    if real.count < 2 or sim.count < 2:
+        return tuple(compared), None
+    both = {name: (real.columns[name], sim.columns[name]) for name in COMPARED}
+    return tuple(compared), distance_of_columns(both)
 
 
 def _gap(real: array[float], sim: array[float]) -> PassRateGap | None:
@@ -296,30 +337,6 @@ class _Lazy(Mapping[str, Sequence[Value]]):
         return len(self._kinds)
 
 
-async def _sessions(
-    real: SessionSource | Iterable[Session], filters: SessionFilter | None
-) -> AsyncIterable[Session]:
-    if hasattr(real, "sessions") and hasattr(real, "check"):
-        await real.check()
-        async for session in real.sessions(filters):
-            yield session
-        return
-    for session in real:
-        yield session
-
-
-def _runs(
-    simulated: Iterable[EvalResult] | Iterable[tuple[Any, ...]],
-) -> Iterable[tuple[list[Event], bool, str]]:
-    """Each simulated run's events (without its stop signal), verdict and name ("" unknown)."""
-    for item in simulated:
-        if isinstance(item, EvalResult):
-            events, passed, name = list(item.events), item.passed, item.name
-        else:
-            events, passed, name = item[0], item[1], (item[2] if len(item) > 2 else "")
-        yield [event for event in events if not _stops(event)], bool(passed), str(name)
-
-
 def _lines(events: Sequence[Event]) -> tuple[tuple[str, str], ...]:
     found = []
     for event in events:
@@ -330,68 +347,5 @@ def _lines(events: Sequence[Event]) -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
-def _pair(session: Session, events: list[Event], passed: bool) -> ScenarioPair:
-    source = f"{session.app_name}/{session.user_id}/{session.id}"
-    return ScenarioPair(source, _lines(session.events), _lines(events), passed)
-
-
-def _stops(event: Event) -> bool:
-    """A simulated user's stop signal: how it ends, not something a person says."""
-    parts = (event.content.parts if event.content else None) or []
-    text = " ".join(part.text for part in parts if part.text).strip()
-    return event.author == "user" and is_stop_signal(text)
-
-
-def runs_of_report(path: Path) -> list[tuple[list[Event], bool, str]]:
-    """The simulated runs of a JSON report (``adk-eval run --json``): messages, verdict, name.
-
-    Raises:
-        EvalSetupError: Not a JSON report of adk-eval (one line naming it).
-    """
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        runs = data["results"]
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise EvalSetupError(
-            f"{path} is not a JSON report of `adk-eval run --json` ({type(error).__name__}): "
-            "give the report of the simulated runs of the mined cases"
-        ) from None
-    found = []
-    for run in runs:
-        events = _events_of(run.get("conversation") or [])
-        found.append((events, run.get("status") == "passed", str(run.get("name") or "")))
-    return found
-
-
-def _events_of(entries: list[dict[str, Any]]) -> list[Event]:
-    """A report's conversation as the events `features` reads.
-
-    Its messages, and each long-running call with the user's answer to it (paired
-    by tool name, in order).
-    """
-    events: list[Event] = []
-    waiting: dict[str, list[str]] = {}
-    for index, entry in enumerate(entries):
-        kind, author = entry.get("kind"), str(entry.get("author") or entry.get("role") or "user")
-        if kind == "message":
-            role = "user" if entry.get("role") == "user" else "model"
-            part = types.Part(text=str(entry.get("text") or ""))
-            events.append(Event(author=author, content=types.Content(role=role, parts=[part])))
-        elif kind == "tool_call" and entry.get("long_running"):
-            call_id, name = f"asked-{index}", str(entry.get("name") or "")
-            waiting.setdefault(name, []).append(call_id)
-            call = types.FunctionCall(id=call_id, name=name, args=entry.get("args") or {})
-            content = types.Content(role="model", parts=[types.Part(function_call=call)])
-            events.append(Event(author=author, content=content, long_running_tool_ids={call_id}))
-        elif kind == "tool_response" and author == "user" and waiting.get(entry.get("name") or ""):
-            name = str(entry.get("name"))
-            answer = types.FunctionResponse(
-                id=waiting[name].pop(0), name=name, response=_as_dict(entry.get("response"))
-            )
-            content = types.Content(role="user", parts=[types.Part(function_response=answer)])
-            events.append(Event(author="user", content=content))
-    return events
-
-
-def _as_dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {"result": value}
+def _pair(stored: StoredConversation, events: list[Event], passed: bool) -> ScenarioPair:
+    return ScenarioPair(stored.name, _lines(stored.session.events), _lines(events), passed)

@@ -1,11 +1,13 @@
 """Conversations whose source carries no message text, kept out of what reads the words.
 
 A trace whose model calls were traced with content capture off is rebuilt with
-every turn in place but none of its words (its source's ``lacks_of`` says
-``"content"``: see `production.TraceSource`). Measured as a user, such a
-conversation is a silent one (no words, no questions, no answers), so the
-realism report, calibration and mining leave it out, count it and name it
-(`LeftOut`) rather than compare simulated users with silent ones.
+every turn in place but none of its words (the stored conversation ``lacks``
+``"content"``: see `_sources._traces`). Measured as a user, such a conversation
+is a silent one (no words, no questions, no answers), so the realism report,
+calibration and mining read stored conversations that carry their words
+(`WORDS`, what they need): the others are left out, counted and named
+(`LeftOut`) rather than compare simulated users with silent ones. Open
+conversations, still being written, are left out too, and said the same way.
 """
 
 from __future__ import annotations
@@ -13,13 +15,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from google.adk.sessions import Session
-
 from .._errors import EvalSetupError
+from .._sources._stored import Named, ReadCounts
 
-__all__ = ["NAMES_KEPT", "WHY", "LeftOut", "lacks_text"]
+__all__ = ["NAMES_KEPT", "OPEN", "WHY", "WORDS", "LeftOut", "left_out"]
+
+WORDS = frozenset({"content"})
+"""What a reader of the user's words needs of a stored conversation."""
 
 WHY = "their source carries no message text (content capture was off)"
+OPEN = "still being written (updated in the last 10 minutes, stopped mid-turn)"
 NAMES_KEPT = 20
 """Sessions named, at most (the count covers them all)."""
 
@@ -29,24 +34,18 @@ _FIX = (
 )
 
 
-def lacks_text(source: Any, session: Session) -> bool:
-    """Whether `source` says `session` carries no message text (a trace, capture off)."""
-    lacks_of = getattr(source, "lacks_of", None)
-    return lacks_of is not None and "content" in lacks_of(session)
-
-
 @dataclass
 class LeftOut:
-    """The conversations left out for want of their words: how many, and the first names."""
+    """Conversations left out for one reason (`why`): how many, and the first names."""
 
     count: int = 0
     sessions: list[str] = field(default_factory=list)
+    why: str = WHY
 
-    def add(self, session: Session) -> None:
-        """Counts `session` (named while fewer than `NAMES_KEPT` are)."""
-        self.count += 1
-        if len(self.sessions) < NAMES_KEPT:
-            self.sessions.append(session.id)
+    @classmethod
+    def of(cls, named: Named[str], why: str = WHY) -> LeftOut:
+        """The first `NAMES_KEPT` of what a stream of stored conversations left out."""
+        return cls(named.count, named.first[:NAMES_KEPT], why)
 
     def line(self, what: str = "real conversation(s)") -> str | None:
         """``3 real conversation(s) left out: <why>: s1, s2, s3`` (None: none left out)."""
@@ -56,7 +55,7 @@ class LeftOut:
         more = self.count - len(self.sessions)
         if more:
             names += f" and {more} more"
-        return f"{self.count}{f' {what}' if what else ''} left out: {WHY}: {names}"
+        return f"{self.count}{f' {what}' if what else ''} left out: {self.why}: {names}"
 
     def nothing_left(self, command: str, spec: str) -> EvalSetupError:
         """The one-line error when every conversation of `spec` was left out."""
@@ -67,4 +66,10 @@ class LeftOut:
 
     def to_data(self) -> dict[str, Any]:
         """``{"count", "sessions", "why"}``, as a report's JSON holds it."""
-        return {"count": self.count, "sessions": list(self.sessions), "why": WHY}
+        return {"count": self.count, "sessions": list(self.sessions), "why": self.why}
+
+
+def left_out(counts: ReadCounts) -> tuple[LeftOut, LeftOut]:
+    """What a stream left out of a reader of words: the silent conversations, the open ones."""
+    opened = Named(counts.opened.count, [name for name, _ in counts.opened.first])
+    return LeftOut.of(counts.lacking), LeftOut.of(opened, OPEN)
