@@ -134,6 +134,4 @@ _EXPORTS = {
     "SharedModelWarning": "._errors",
 }
 
-__all__ = list(_EXPORTS)
-
-__getattr__, __dir__ = lazy_names(__name__, _EXPORTS, extra=["__version__"])
+__all__, __getattr__, __dir__ = lazy_names(__name__, _EXPORTS, extra=["__version__"])

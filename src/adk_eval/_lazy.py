@@ -8,8 +8,8 @@ what it made.
 ``import adk_eval``, the pytest plugin and ``adk-eval --help`` must stay cheap, so
 a public package lists each of its names once, with the private module that
 defines it (``_EXPORTS``, in the order docs/api.md documents them), and
-`lazy_names` turns that table into the package's ``__getattr__`` and ``__dir__``;
-its ``__all__`` is ``list(_EXPORTS)``. Static type checkers and the import-layer
+`lazy_names` turns that table into the package's ``__all__`` (the table's names,
+in its order), ``__getattr__`` and ``__dir__``. Static type checkers and the import-layer
 contract cannot run that code: they read the package's ``if TYPE_CHECKING:``
 imports, which import each name as itself (``from ._case import EvalCase as
 EvalCase``) so that strict checkers see it re-exported although ``__all__`` is
@@ -30,8 +30,8 @@ __all__ = ["imports_without_collections", "lazy_names"]
 
 def lazy_names(
     package: str, exports: Mapping[str, str], *, extra: Iterable[str] = ()
-) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """``__getattr__`` and ``__dir__`` for `package`, whose names come from `exports`.
+) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]:
+    """``__all__``, ``__getattr__`` and ``__dir__`` for `package`, whose names come from `exports`.
 
     Args:
         package: The package's ``__name__``.
@@ -51,7 +51,7 @@ def lazy_names(
     def __dir__() -> list[str]:
         return sorted([*exports, *extra])
 
-    return __getattr__, __dir__
+    return list(exports), __getattr__, __dir__
 
 
 @contextlib.contextmanager

@@ -106,6 +106,4 @@ _EXPORTS = {
     "render_transcript": ".._transcript",
 }
 
-__all__ = list(_EXPORTS)
-
-__getattr__, __dir__ = lazy_names(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_names(__name__, _EXPORTS)

@@ -32,6 +32,4 @@ _EXPORTS = {
     "LoggedCall": "._log",
 }
 
-__all__ = list(_EXPORTS)
-
-__getattr__, __dir__ = lazy_names(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_names(__name__, _EXPORTS)

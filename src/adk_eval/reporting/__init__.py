@@ -45,6 +45,4 @@ _EXPORTS = {
     "compare_reports": "._compare",
 }
 
-__all__ = list(_EXPORTS)
-
-__getattr__, __dir__ = lazy_names(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_names(__name__, _EXPORTS)

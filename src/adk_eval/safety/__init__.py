@@ -41,6 +41,4 @@ _EXPORTS = {
     "social_engineering": "._attacks",
 }
 
-__all__ = list(_EXPORTS)
-
-__getattr__, __dir__ = lazy_names(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_names(__name__, _EXPORTS)

@@ -28,6 +28,4 @@ _EXPORTS = {
     "unwrap_studio_errors": "._remote",
 }
 
-__all__ = list(_EXPORTS)
-
-__getattr__, __dir__ = lazy_names(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_names(__name__, _EXPORTS)
