@@ -11,7 +11,8 @@ from google.adk.sessions import Session
 from adk_eval._errors import EvalSetupError
 from adk_eval._sources._files import refuse
 from adk_eval._sources._redact._redactor import Redactor
-from adk_eval._sources._source import GivenSessions, open_sessions
+from adk_eval._sources._source import GivenSessions
+from adk_eval._sources._specs import open_sessions
 from adk_eval._sources._stored import KEEP_NAMES, StoredConversation, StoredConversations
 from adk_eval.testing import text_event, user_event
 

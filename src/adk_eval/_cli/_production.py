@@ -208,7 +208,7 @@ def _prepare(
     import anyio
 
     from .._errors import AdkEvalError
-    from .._sources._source import open_sessions
+    from .._sources._specs import open_sessions
     from ..production._metrics_file import load_metrics
 
     goldens.check()

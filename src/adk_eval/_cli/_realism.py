@@ -41,7 +41,7 @@ def mine(sessions: str, out: Path, filters: Filters, reading: Reading, model: st
     import anyio
 
     from .._errors import AdkEvalError
-    from .._sources._source import open_sessions
+    from .._sources._specs import open_sessions
     from ..realism._mine_files import mine_sessions
 
     out_console = console()
@@ -111,7 +111,7 @@ def realism(
     import anyio
 
     from .._errors import AdkEvalError
-    from .._sources._source import open_sessions
+    from .._sources._specs import open_sessions
 
     out = console()
     try:

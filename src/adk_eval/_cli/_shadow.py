@@ -247,7 +247,7 @@ def _prepare(
     import anyio
 
     from .._errors import AdkEvalError
-    from .._sources._source import open_sessions
+    from .._sources._specs import open_sessions
 
     try:
         source = open_sessions(sessions)

@@ -42,14 +42,15 @@ from urllib.parse import quote
 from google.adk.sessions import Session
 
 from .._errors import EvalSetupError
-from ._files import OnUnreadable, not_a_file, refuse
+from ._files import OnUnreadable, not_a_file
 from ._filter import SessionFilter
 from ._rows import BATCH, Head, Layout, Reader
+from ._source import SourceBase
 
 __all__ = ["DatabaseSource"]
 
 
-class DatabaseSource:
+class DatabaseSource(SourceBase):
     """An ADK session store's database, opened read-only.
 
     Args:
@@ -119,22 +120,6 @@ class DatabaseSource:
 
         # A URL without a file would share one connection (StaticPool): each its own.
         return create_async_engine("sqlite+aiosqlite://", async_creator=connect, poolclass=NullPool)
-
-    notes: tuple[str, ...] = ()
-    """A store carries everything its sessions hold: nothing to say."""
-
-    async def sessions(
-        self, filters: SessionFilter | None = None, *, unreadable: OnUnreadable | None = None
-    ) -> AsyncIterator[Session]:
-        """The sessions that pass `filters` (all by default), most recently updated first.
-
-        Raises:
-            EvalSetupError: The store cannot be reached or read, or holds no ADK sessions;
-                an unreadable session without `unreadable`: one line naming it.
-        """
-        read = self.read(filters or SessionFilter(), unreadable or refuse(self.description))
-        async for session, _ in read:
-            yield session
 
     async def read(
         self, filters: SessionFilter, unreadable: OnUnreadable

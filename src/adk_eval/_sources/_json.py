@@ -17,13 +17,14 @@ from google.adk.sessions import Session
 from pydantic import ValidationError
 
 from .._errors import EvalSetupError
-from ._files import OnUnreadable, Unreadable, first_line, not_a_file, refuse
+from ._files import OnUnreadable, Unreadable, first_line, not_a_file
 from ._filter import SessionFilter
+from ._source import SourceBase
 
 __all__ = ["JsonSource"]
 
 
-class JsonSource:
+class JsonSource(SourceBase):
     """Sessions exported as JSON: a file of one `Session` or a list, or a folder of them.
 
     Args:
@@ -64,22 +65,6 @@ class JsonSource:
                     f"files; move it out of {self.path} (nothing was read)"
                 )
         return found
-
-    notes: tuple[str, ...] = ()
-    """Exported sessions carry everything a store does: nothing to say."""
-
-    async def sessions(
-        self, filters: SessionFilter | None = None, *, unreadable: OnUnreadable | None = None
-    ) -> AsyncIterator[Session]:
-        """The sessions that pass `filters` (all by default), file by file, in name order.
-
-        Raises:
-            EvalSetupError: A file that is not a regular file; an unreadable session
-                without `unreadable`.
-        """
-        read = self.read(filters or SessionFilter(), unreadable or refuse(self.description))
-        async for session, _ in read:
-            yield session
 
     async def read(
         self, filters: SessionFilter, unreadable: OnUnreadable

@@ -31,8 +31,9 @@ from typing import Any
 from google.adk.sessions import Session
 
 from .._errors import EvalSetupError
-from ._files import OnUnreadable, Unreadable, first_line, not_a_file, refuse
+from ._files import OnUnreadable, Unreadable, first_line, not_a_file
 from ._filter import SessionFilter
+from ._source import SourceBase
 
 __all__ = ["TRACE_SCHEMES", "TraceSource", "holds_spans", "looks_like_spans", "trace_path"]
 
@@ -68,7 +69,7 @@ def holds_spans(path: Path) -> bool:
     return False
 
 
-class TraceSource:
+class TraceSource(SourceBase):
     """Conversations rebuilt from OpenTelemetry spans (see the module doc).
 
     Args:
@@ -111,19 +112,6 @@ class TraceSource:
         for note, times in self._said.most_common():
             lines.append(f"{self.spec}: {note}" + (f" ({times} sessions)" if times > 1 else ""))
         return lines
-
-    async def sessions(
-        self, filters: SessionFilter | None = None, *, unreadable: OnUnreadable | None = None
-    ) -> AsyncIterator[Session]:
-        """The conversations that pass `filters`, in the order they began.
-
-        Raises:
-            EvalSetupError: The spans cannot be read; a conversation that cannot be
-                rebuilt, without `unreadable`.
-        """
-        read = self.read(filters or SessionFilter(), unreadable or refuse(self.description))
-        async for session, _ in read:
-            yield session
 
     async def read(
         self, filters: SessionFilter, unreadable: OnUnreadable

@@ -22,8 +22,9 @@ from __future__ import annotations
 from .._errors import ShadowDivergenceError
 from .._sources._filter import SessionFilter
 from .._sources._redact._redactor import RedactionCounts, Redactor, redact_session
-from .._sources._source import SessionSource, open_sessions
+from .._sources._source import SessionSource
 from .._sources._spans._collector import SpanCollector
+from .._sources._specs import open_sessions
 from ._score import score_sessions
 from ._shadow import ShadowResult, shadow_session, shadow_sessions
 from ._tally import StoreScore

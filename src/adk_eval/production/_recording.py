@@ -96,17 +96,8 @@ class Recording:
 
     @classmethod
     def of(cls, session: Session) -> Recording:
-        """Reads `session`'s events."""
-        responses: dict[str, Any] = {}
-        deltas: dict[str, dict[str, Any]] = {}
-        by_user: set[str] = set()
-        for event in session.events:
-            for response in event.get_function_responses():
-                if response.id:
-                    responses[response.id] = response.response
-                    deltas[response.id] = dict(event.actions.state_delta or {})
-                    if event.author == "user":
-                        by_user.add(response.id)
+        """Reads `session`'s events: the responses first, then each call with its own."""
+        responses, deltas, by_user = _responses(session)
         answers: dict[str, Any] = {}
         state_changes: dict[str, dict[str, Any]] = {}
         tools: dict[str, list[Any]] = {}
@@ -158,6 +149,27 @@ class Recording:
             initial_state=initial,
             final_state=final,
         )
+
+
+def _responses(
+    session: Session,
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]], set[str]]:
+    """By call id: each recorded response, its state change, and which a person answered.
+
+    A person's answer (a confirmation, an input request, a long-running tool's
+    result) is a response in a user event.
+    """
+    responses: dict[str, Any] = {}
+    deltas: dict[str, dict[str, Any]] = {}
+    by_user: set[str] = set()
+    for event in session.events:
+        for response in event.get_function_responses():
+            if response.id:
+                responses[response.id] = response.response
+                deltas[response.id] = dict(event.actions.state_delta or {})
+                if event.author == "user":
+                    by_user.add(response.id)
+    return responses, deltas, by_user
 
 
 def _text(event: Event) -> str:

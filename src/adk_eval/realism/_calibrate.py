@@ -30,15 +30,13 @@ from google.adk.sessions import Session
 
 from .._errors import EvalSetupError
 from .._seeds import DEFAULT_SEED
-from .._sources._files import refuse
 from .._sources._filter import SessionFilter
 from .._sources._source import SessionSource
-from .._sources._stored import StoredConversations
 from ._compare import overall_distance
 from ._features import features
 from ._persona import PersonaSettings, grid, replay_with
 from ._report import COMPARED
-from ._silent import WORDS, left_out
+from ._silent import left_out, with_words
 
 __all__ = ["Calibration", "calibrate", "calibrate_source"]
 
@@ -155,13 +153,7 @@ async def calibrate_source(
             message text; too few conversations (one line each).
     """
     await source.check()
-    stream = StoredConversations(
-        source,
-        filters,
-        include_open=include_open,
-        needs=WORDS,
-        unreadable=refuse(source.description),
-    )
+    stream = with_words(source, filters, include_open=include_open)
     sessions = [stored.session async for stored in stream]
     silent, opened = left_out(stream.counts)
     if silent.count and not sessions:

@@ -29,7 +29,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from google.adk.agents import BaseAgent
 from google.adk.evaluation.eval_case import EvalCase as AdkEvalCase
@@ -37,7 +37,6 @@ from google.adk.evaluation.simulation.user_simulator_personas import UserBehavio
 
 from .._case import EvalCase
 from .._errors import EvalSetupError
-from .._sources._files import refuse
 from .._sources._filter import SessionFilter
 from .._sources._redact._redactor import RedactionCounts, Redactor
 from .._sources._source import SessionSource
@@ -49,7 +48,7 @@ from ..models import ModelSpec
 from ._extract import read_goal
 from ._mine import MinedScenario, mine_session
 from ._persona import PersonaSettings
-from ._silent import NAMES_KEPT, OPEN, WORDS, LeftOut, left_out
+from ._silent import NAMES_KEPT, OPEN, LeftOut, left_out, with_words
 
 __all__ = [
     "EVALSET_NAME",
@@ -137,6 +136,27 @@ class _Mining:
             return None
         return replace(scenario, goal=read.goal, constraints=tuple(read.constraints))
 
+    async def write(
+        self,
+        stream: StoredConversations,
+        cases: IO[str],
+        lines: IO[str],
+        outcomes: Mapping[str, bool],
+    ) -> None:
+        """Each conversation of `stream` mined and written: an EvalSet case, a JSON line."""
+        cases.write('{"eval_set_id": "mined_scenarios", "name": "mined_scenarios", ')
+        cases.write('"description": "Scenarios mined from stored conversations", ')
+        cases.write('"eval_cases": [')
+        async for stored in stream:
+            scenario = await self.scenario(stored, outcomes.get(stored.session.id))
+            if scenario is None:
+                continue
+            case = scenario.adk_eval_case().model_dump_json(by_alias=True, exclude_none=True)
+            cases.write(("," if self.mined else "") + "\n" + case)
+            lines.write(json.dumps(scenario.to_json(), ensure_ascii=False) + "\n")
+            self.mined += 1
+        cases.write("\n]}\n")
+
     def summary(self, out: Path, counts: ReadCounts) -> MineSummary:
         """What was written into `out`, and what the read (`counts`) left out."""
         silent, opened = left_out(counts)
@@ -185,29 +205,11 @@ async def mine_sessions(
     """
     _folder(out)
     mining = _Mining(model)
-    stream = StoredConversations(
-        source,
-        filters,
-        redactor=redactor,
-        include_open=include_open,
-        needs=WORDS,
-        unreadable=refuse(source.description),
-    )
+    stream = with_words(source, filters, redactor=redactor, include_open=include_open)
     cases_tmp, lines_tmp = out / f".{EVALSET_NAME}.tmp", out / f".{SCENARIOS_NAME}.tmp"
     try:
         with cases_tmp.open("w", encoding="utf-8") as cases, lines_tmp.open("w") as lines:
-            cases.write('{"eval_set_id": "mined_scenarios", "name": "mined_scenarios", ')
-            cases.write('"description": "Scenarios mined from stored conversations", ')
-            cases.write('"eval_cases": [')
-            async for stored in stream:
-                scenario = await mining.scenario(stored, (outcomes or {}).get(stored.session.id))
-                if scenario is None:
-                    continue
-                case = scenario.adk_eval_case().model_dump_json(by_alias=True, exclude_none=True)
-                cases.write(("," if mining.mined else "") + "\n" + case)
-                lines.write(json.dumps(scenario.to_json(), ensure_ascii=False) + "\n")
-                mining.mined += 1
-            cases.write("\n]}\n")
+            await mining.write(stream, cases, lines, outcomes or {})
         silent, _ = left_out(stream.counts)
         if silent.count and not (mining.mined or mining.skipped or mining.unread):
             raise silent.nothing_left("mine", source.description)

@@ -30,7 +30,6 @@ from google.adk.sessions import Session
 
 from .._result import EvalResult
 from .._seeds import DEFAULT_SEED
-from .._sources._files import refuse
 from .._sources._filter import SessionFilter
 from .._sources._redact._redactor import Redactor
 from .._sources._source import GivenSessions, SessionSource
@@ -46,7 +45,7 @@ from ._compare import (
 )
 from ._features import FEATURE_KINDS, features
 from ._runs import SimulatedRun, simulated_runs
-from ._silent import OPEN, WORDS, LeftOut, left_out
+from ._silent import OPEN, LeftOut, left_out, with_words
 
 __all__ = [
     "COMPARED",
@@ -225,14 +224,7 @@ async def realism_report(
         sim.add(features(events, user=user, goal_reached=ok).values())
     source = GivenSessions(real) if isinstance(real, Iterable) else real
     await source.check()
-    stream = StoredConversations(
-        source,
-        filters,
-        redactor=redactor,
-        include_open=include_open,
-        needs=WORDS,
-        unreadable=refuse(source.description),
-    )
+    stream = with_words(source, filters, redactor=redactor, include_open=include_open)
     real_side, pairs = await _real_side(stream, runs, outcomes or {}, user)
     silent, opened = left_out(stream.counts)
     if silent.count and not real_side.count:

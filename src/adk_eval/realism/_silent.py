@@ -16,9 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._errors import EvalSetupError
-from .._sources._stored import Named, ReadCounts
+from .._sources._files import refuse
+from .._sources._filter import SessionFilter
+from .._sources._redact._redactor import Redactor
+from .._sources._source import SessionSource
+from .._sources._stored import Named, ReadCounts, StoredConversations
 
-__all__ = ["NAMES_KEPT", "OPEN", "WHY", "WORDS", "LeftOut", "left_out"]
+__all__ = ["NAMES_KEPT", "OPEN", "WHY", "WORDS", "LeftOut", "left_out", "with_words"]
 
 WORDS = frozenset({"content"})
 """What a reader of the user's words needs of a stored conversation."""
@@ -73,3 +77,26 @@ def left_out(counts: ReadCounts) -> tuple[LeftOut, LeftOut]:
     """What a stream left out of a reader of words: the silent conversations, the open ones."""
     opened = Named(counts.opened.count, [name for name, _ in counts.opened.first])
     return LeftOut.of(counts.lacking), LeftOut.of(opened, OPEN)
+
+
+def with_words(
+    source: SessionSource,
+    filters: SessionFilter | None = None,
+    *,
+    redactor: Redactor | None = None,
+    include_open: bool = False,
+) -> StoredConversations:
+    """The stored conversations of `source` as a reader of the user's words reads them.
+
+    Redacted (`redactor`: the built-in kinds by default); those whose source carries
+    no words, and open ones unless `include_open`, left out and counted; a session
+    that cannot be read ends the read (one line naming it).
+    """
+    return StoredConversations(
+        source,
+        filters,
+        redactor=redactor,
+        include_open=include_open,
+        needs=WORDS,
+        unreadable=refuse(source.description),
+    )
