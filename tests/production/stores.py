@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 from pathlib import Path
 
+from click.testing import CliRunner, Result
 from google.adk.agents import LlmAgent
 from google.adk.runners import Runner
 from google.adk.sessions import BaseSessionService, DatabaseSessionService
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.genai import types
 
+from adk_eval._cli import main
 from adk_eval.metrics import event_count_metric, state_metric
 from adk_eval.testing import ScriptedLlm, tool_call
 
@@ -106,3 +109,20 @@ def adk_service(url: str) -> BaseSessionService:
 
 def checksum(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+METRICS_FILE = "from tests.production.stores import METRICS\n"
+"""A metrics file of `adk-eval score --metrics`: the `METRICS` above."""
+
+
+def score(tmp_path: Path, sessions: str, *args: str) -> tuple[Result, dict]:
+    """``adk-eval score SESSIONS`` with `METRICS`, and its JSON report (``{}``: none written)."""
+    metrics = tmp_path / "metrics_eval.py"
+    metrics.write_text(METRICS_FILE)
+    report = tmp_path / "report.json"
+    result = CliRunner().invoke(
+        main,
+        ["score", sessions, "--metrics", str(metrics), "--json", str(report), "--no-store", *args],
+    )
+    data = json.loads(report.read_text()) if report.exists() else {}
+    return result, data

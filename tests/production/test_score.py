@@ -19,10 +19,8 @@ from adk_eval.production import SessionFilter, open_sessions
 from adk_eval.reporting import RunStore
 
 from . import stores
+from .stores import METRICS_FILE, score
 
-METRICS_FILE = """
-from tests.production.stores import METRICS
-"""
 TABLES = ["sessions", "events", "app_states", "user_states", "adk_internal_metadata"]
 
 
@@ -37,18 +35,6 @@ def sqlite_store(tmp_path_factory) -> tuple[Path, list]:
     path = tmp_path_factory.mktemp("store") / "sessions.db"
     keys = stores.fill(f"sqlite+aiosqlite:///{path}", 12)
     return path, keys
-
-
-def score(tmp_path: Path, sessions: str, *args: str) -> tuple[object, dict]:
-    metrics = tmp_path / "metrics_eval.py"
-    metrics.write_text(METRICS_FILE)
-    report = tmp_path / "report.json"
-    result = CliRunner().invoke(
-        main,
-        ["score", sessions, "--metrics", str(metrics), "--json", str(report), "--no-store", *args],
-    )
-    data = json.loads(report.read_text()) if report.exists() else {}
-    return result, data
 
 
 def verdicts(report: dict) -> dict[str, dict[str, bool]]:
@@ -180,7 +166,7 @@ def test_exported_session_json_is_scored_too(sqlite_store, tmp_path):
     assert set(verdicts(report)) == {f"{a}/{u}/{s}" for a, u, s in keys[:4]}, result.output
 
 
-def test_golden_mining_appends_the_selected_sessions_to_an_evalset(sqlite_store, tmp_path):
+def test_golden_export_appends_the_selected_sessions_to_an_evalset(sqlite_store, tmp_path):
     path, _ = sqlite_store
     evalset = tmp_path / "mined.evalset.json"
 

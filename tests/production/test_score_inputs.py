@@ -13,18 +13,16 @@ import uuid
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from google.adk.events import Event
 from google.adk.sessions import DatabaseSessionService
 
-from adk_eval._cli import main
 from adk_eval.production import open_sessions
 from adk_eval.production._score import score_sessions
 
 from . import stores
+from .stores import METRICS_FILE, score
 
 ROOT = Path(__file__).resolve().parents[2]
-METRICS_FILE = "from tests.production.stores import METRICS\n"
 
 
 @pytest.fixture(autouse=True)
@@ -47,18 +45,6 @@ def store(filled, tmp_path) -> Path:
     folder.mkdir()
     shutil.copy(filled, folder / "sessions.db")
     return folder / "sessions.db"
-
-
-def score(tmp_path: Path, sessions: str, *args: str) -> tuple[object, dict]:
-    metrics = tmp_path / "metrics_eval.py"
-    metrics.write_text(METRICS_FILE)
-    report = tmp_path / "report.json"
-    result = CliRunner().invoke(
-        main,
-        ["score", sessions, "--metrics", str(metrics), "--json", str(report), "--no-store", *args],
-    )
-    data = json.loads(report.read_text()) if report.exists() else {}
-    return result, data
 
 
 def untouched(path: Path) -> tuple[list[str], str, int]:
@@ -309,7 +295,7 @@ def test_an_open_conversation_is_said_open_and_left_out_unless_asked(store, tmp_
     assert "1 open conversation(s), still being written, scored as they stand" in included.output
 
 
-# -- golden mining: its file is checked before anything is scored -----------------------
+# -- golden export: its file is checked before anything is scored -----------------------
 
 
 @pytest.mark.parametrize(

@@ -136,7 +136,7 @@ async def test_each_trace_source_scores_as_the_store_wherever_the_spans_carry_th
             assert from_traces[session_id] == expected, (spec, session_id)
 
 
-def test_adk_eval_score_reads_the_collectors_file_says_what_it_lacks_and_mines_goldens(
+def test_adk_eval_score_reads_the_collectors_file_says_what_it_lacks_and_exports_goldens(
     exported, tmp_path, isolated_imports
 ):
     from click.testing import CliRunner
@@ -172,8 +172,7 @@ def test_adk_eval_score_reads_the_collectors_file_says_what_it_lacks_and_mines_g
 
 
 async def test_shadow_replays_a_traced_conversation_on_its_recorded_answers(exported):
-    if not exported["content"]:
-        pytest.skip("a replay needs the recorded messages and tool answers: content capture")
+    """With its words, a traced conversation replays as a stored one; without, it is left out."""
     from adk_eval.production import shadow_sessions
 
     from .agreement_app import build_agent
@@ -181,12 +180,17 @@ async def test_shadow_replays_a_traced_conversation_on_its_recorded_answers(expo
     results = await shadow_sessions(
         open_sessions(f"otlp:{exported['sources'][1].split(':', 1)[1]}"),
         build_agent(),
-        metrics=[m for m in METRICS if m.name != "n_even"],
+        metrics=METRICS,
     )
+    if not exported["content"]:  # a replay needs the recorded messages and tool answers
+        assert list(results) == []
+        assert sorted(results.counts.lacking.first) == sorted(exported["ids"])
+        return
     by_id = {result.name.rsplit("/", 1)[-1]: result for result in results}
     parallel = by_id[exported["ids"][0]]
     assert parallel.divergence is None, parallel.divergence
     assert parallel.outcome == "same"
+    assert parallel.recorded.metrics["n_even"].verdict == "n/a"  # spans carry no state
     assert parallel.new_calls == parallel.recorded_calls
     assert list(parallel.recorded_calls[0]) == ['lookup{"key": "A1"}', 'lookup{"key": "A2"}']
 
