@@ -33,7 +33,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture
 def local_model():
     """The embedded local model: skips without it (fails with ADK_EVAL_REQUIRE_LOCAL_MODEL=1)."""
-    from adk_eval.models._local import local_model_status
+    from adk_eval.models._roles._local import local_model_status
 
     problem = local_model_status()
     if problem is not None:

@@ -310,7 +310,6 @@ def test_cassette_options_record_once_then_replay_without_the_model(pytester, mo
         "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n"
     )
     pytester.makepyfile(test_taped=TAPED)
-    monkeypatch.delenv("ADK_EVAL_MODEL_CALLS", raising=False)
     run = ("-p", "no:cacheprovider")
 
     pytester.runpytest_subprocess(*run, "--adk-eval-record-models", "tapes").assert_outcomes(
@@ -343,30 +342,31 @@ def test_cassette_options_record_once_then_replay_without_the_model(pytester, mo
     pytester.runpytest_subprocess(*run, *replay).assert_outcomes(passed=1)
 
 
-def test_cassette_options_keep_the_other_model_call_settings(pytester, monkeypatch):
-    from adk_eval.models import ModelCalls
-    from adk_eval.models._settings import MODEL_CALLS_ENV
-
-    before = ModelCalls(max_wait=5.0, server_retries=1).to_env()
-    monkeypatch.setenv(MODEL_CALLS_ENV, before)
+def test_cassette_options_go_to_the_fixture_over_the_projects_settings_and_no_variable(
+    pytester, monkeypatch
+):
+    monkeypatch.delenv("ADK_EVAL_MODEL_CALLS", raising=False)
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.makefile(".toml", pyproject='[tool.adk-eval.limits]\n"*" = { rpm = 7 }\n')
     (pytester.path / "tapes").mkdir()
     pytester.makepyfile(
         test_settings="""
-from adk_eval.models._settings import current_settings
+import os
 
-def test_settings(request):
-    settings = current_settings()
+from adk_eval.models import RateLimit
+
+def test_settings(adk_eval, request):
+    settings = adk_eval.model_calls
     assert settings.replay == request.config.invocation_params.dir / "tapes"
-    assert (settings.record, settings.on_miss) == (None, "call")
-    assert (settings.max_wait, settings.server_retries) == (5.0, 1)
+    assert (settings.record, settings.on_miss, settings.given_by) == (None, "call", "pytest")
+    assert settings.limits == {"*": RateLimit(rpm=7)}  # the project's, kept
+    assert "ADK_EVAL_MODEL_CALLS" not in os.environ  # passed, not put in the environment
 """
     )
     result = pytester.runpytest(
         "-p", "no:cacheprovider", "--adk-eval-replay-models", "tapes", "--adk-eval-on-miss=call"
     )
     result.assert_outcomes(passed=1)
-    assert os.environ[MODEL_CALLS_ENV] == before  # given back after the session
 
 
 @pytest.mark.parametrize(
@@ -383,7 +383,6 @@ def test_settings(request):
 def test_cassette_options_that_cannot_work_are_usage_errors(
     pytester, monkeypatch, options, message
 ):
-    monkeypatch.delenv("ADK_EVAL_MODEL_CALLS", raising=False)
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
     (pytester.path / "b").mkdir()
     result = pytester.runpytest("-p", "no:cacheprovider", *options)

@@ -26,7 +26,7 @@ from google.adk.workflow import START, BaseNode, Edge, Workflow
 from ._arguments import near_miss
 from ._errors import EvalSetupError
 from .models import ModelSpec, missing_credentials
-from .models._consult import advisor_for, is_consult_tool
+from .models._roles._consult import advisor_for, is_consult_tool
 
 __all__ = [
     "CALLBACK_FIELDS",

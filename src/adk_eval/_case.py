@@ -24,7 +24,7 @@ from ._tools._mocks import ToolMock
 from ._tools._toolsets import ToolsetMock, resolve_toolset_mocks
 from ._user_agents import CaseSession, UserAgents, check_sessions
 from .metrics._invariants import Invariant
-from .models._settings import CacheRoles, cache_roles
+from .models._gateway._settings import CacheRoles, cache_roles
 
 if TYPE_CHECKING:
     from ._bridge import Bridge

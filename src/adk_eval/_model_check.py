@@ -2,12 +2,13 @@
 
 `ModelCheck` is an ADK plugin. At an agent's model call it does two things:
 
-* it gives the case's model (`EvalCase.models`, by the agent's name or ``"*"``)
-  to an agent that does not run on it yet: an agent a tool builds and runs
-  while the case runs (``AgentTool(agent).run_async(...)`` in a function tool,
-  a common pattern), which no walk of the tree before the run can see. Only the
-  model of that call's agent changes, for its own invocation; the agent's
-  callbacks and tools stay as they are, and the agent object is not changed;
+* it chooses the case's model (`EvalCase.models`, by the agent's name or
+  ``"*"``) for an agent that does not run on it yet: an agent a tool builds and
+  runs while the case runs (``AgentTool(agent).run_async(...)`` in a function
+  tool, a common pattern), which no walk of the tree before the run can see.
+  The gateway calls that model for the agent (`model_for`, given to
+  `GatewayPlugin`); the agent object, its callbacks and its tools stay as they
+  are;
 * it ends the run, before the call, at an agent whose model cannot run here (a
   key is missing), naming it, where it sits, and for an agent built at run time
   the tool that built it. The run ends with an error response
@@ -26,6 +27,7 @@ from typing import Any
 
 from google.adk.agents import BaseAgent, LlmAgent
 from google.adk.agents.callback_context import CallbackContext
+from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
@@ -38,9 +40,9 @@ from ._agent_tree import DEFAULT_MODEL_KEY, model_problem, walk
 from ._errors import EvalSetupError
 from ._sandbox._scope import set_model_call
 from .models import ModelSpec
-from .models._consult import advisor_problem, is_consult_tool
-from .models._gated import gated, is_gated
-from .models._usage import record_usage, usage_role
+from .models._gateway._gate import current_gate
+from .models._gateway._usage import usage_role
+from .models._roles._consult import advisor_problem, is_consult_tool
 
 __all__ = ["CALLING_TOOL", "MODEL_NOT_READY_CODE", "ModelCheck"]
 
@@ -59,17 +61,12 @@ agent the tool's body builds and runs sees it at its model calls.
 
 
 class ModelCheck(BasePlugin):
-    """Gives agents built at run time the case's models; ends a run at an agent that cannot run.
-
-    Every agent's model call then goes through the run's gateway (pacing,
-    retries, the cache, a cassette: `models._gated`): the agent runs its
-    invocation as a copy whose model is the gated stand-in of its own.
+    """Chooses the case's models for agents built at run time; ends a run at one that cannot run.
 
     Args:
         root: The tree whose agents it checks (where each sits comes from it).
         case: The case's name, for the message (None: a runner used by hand).
         models: The case's models by agent name (``"*"``: every other agent).
-        role: Whose calls these are: ``agent`` (the system), ``user:NAME``.
     """
 
     def __init__(
@@ -78,7 +75,6 @@ class ModelCheck(BasePlugin):
         *,
         case: str | None,
         models: Mapping[str, ModelSpec] | None = None,
-        role: str = "agent",
     ) -> None:
         super().__init__(name="adk_eval_model_check")
         self._where: dict[str, str] = {}  # by name: ADK runs clones of some agents
@@ -87,8 +83,7 @@ class ModelCheck(BasePlugin):
         self._case = case
         self._models = dict(models or {})
         self._ready: set[int] = set()
-        self._role = role
-        self._gated: dict[int, tuple[LlmAgent, LlmAgent]] = {}  # id -> (agent, its gated copy)
+        self._chosen: dict[int, tuple[LlmAgent, BaseLlm]] = {}  # id -> (agent, the case's model)
         self.problem: EvalSetupError | None = None
         """The first agent that could not run (every later model call ends too)."""
         self.called: set[str] = set()
@@ -104,10 +99,9 @@ class ModelCheck(BasePlugin):
     async def before_model_callback(
         self, *, callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:
-        """Gives the agent the case's model if it lacks it; ends the run if it cannot run."""
+        """Notes the agent; ends the run, before the call, if its model cannot run here."""
         set_model_call(True)  # its connections are model traffic (the sandbox lets them be)
-        context = callback_context._invocation_context  # the one ADK resolves the model from
-        agent = context.agent
+        agent = callback_context.get_invocation_context().agent
         if not isinstance(agent, BaseAgent):
             return None
         self.called.add(agent.name)
@@ -116,17 +110,10 @@ class ModelCheck(BasePlugin):
             self.built[agent.name] = (
                 f"tool `{tool[0]}` of agent `{tool[1]}`" if tool else "code outside any tool"
             )
-        if isinstance(agent, LlmAgent) and is_gated(agent.model):  # a copy made here before
-            return None
-        original = agent
-        if id(original) in self._gated:
-            context.agent = self._gated[id(original)][1]
-            return None
-        model = self._models.get(agent.name, self._models.get(DEFAULT_MODEL_KEY))
-        if isinstance(agent, LlmAgent) and model is not None and agent.model is not model:
-            agent = context.agent = agent.model_copy(update={"model": model})
         if self.problem is None and id(agent) not in self._ready:
-            message = model_problem(agent, self._where_of(agent.name), case=self._case)
+            model = self._case_model(agent)
+            running = agent.model_copy(update={"model": model}) if model is not None else agent
+            message = model_problem(running, self._where_of(agent.name), case=self._case)
             if message is None:
                 self._ready.add(id(agent))
             else:
@@ -135,12 +122,28 @@ class ModelCheck(BasePlugin):
                     message += f" (models names `{misspelt[0]}`: did you mean `{agent.name}`?)"
                 self.problem = EvalSetupError(message)
         if self.problem is None:
-            if isinstance(agent, LlmAgent) and isinstance(original, LlmAgent):
-                context.agent = self._gated_copy(original, agent)
             return None
         return LlmResponse(
             error_code=MODEL_NOT_READY_CODE, error_message=str(self.problem), turn_complete=True
         )
+
+    def model_for(self, agent: LlmAgent) -> BaseLlm | None:
+        """The case's model for `agent`, when it does not run on it already (else None)."""
+        model = self._case_model(agent)
+        if model is None:
+            return None
+        chosen = self._chosen.get(id(agent))
+        if chosen is None:  # (the agent is kept, so that its id stays its own)
+            llm = agent.model_copy(update={"model": model}).canonical_model
+            chosen = self._chosen[id(agent)] = (agent, llm)
+        return chosen[1]
+
+    def _case_model(self, agent: BaseAgent) -> ModelSpec | None:
+        """The case's model for `agent` when it is an `LlmAgent` on another one (else None)."""
+        model = self._models.get(agent.name, self._models.get(DEFAULT_MODEL_KEY))
+        if not isinstance(agent, LlmAgent) or model is None or agent.model is model:
+            return None
+        return model
 
     async def after_model_callback(
         self, *, callback_context: CallbackContext, llm_response: LlmResponse
@@ -192,14 +195,8 @@ class ModelCheck(BasePlugin):
                 cached_content_token_count=usage.get("cached_tokens"),
             )
             with usage_role(f"tool:{tool.name}"):
-                record_usage(str(result.get("advisor_model") or "advisor"), spent)
+                current_gate().record_usage(str(result.get("advisor_model") or "advisor"), spent)
         return None
-
-    def _gated_copy(self, original: LlmAgent, agent: LlmAgent) -> LlmAgent:
-        """`agent` (`original`, or its copy on the case's model) with its model gated."""
-        copy = agent.model_copy(update={"model": gated(agent.canonical_model, self._role)})
-        self._gated[id(original)] = (original, copy)
-        return copy
 
     def unused_model_keys(self) -> list[str]:
         """`models` keys that name no agent of the tree and no agent that ran."""

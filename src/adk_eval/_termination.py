@@ -230,7 +230,7 @@ class UsageTap(BasePlugin):
     """Counts the tokens and cost of the model calls it sees, as they happen.
 
     Args:
-        price: Prices a call (`models._usage.cost_of`).
+        price: Prices a call (`models._gateway._usage.cost_of`).
         name: The plugin's name.
     """
 

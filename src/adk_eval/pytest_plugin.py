@@ -16,12 +16,12 @@ explanation: status, failed metrics with their evidence, the termination reason
 and the last turns. Per test, ``@pytest.mark.adk_eval(repeat=5, min_pass_rate=0.8)``
 overrides the options.
 
-``--adk-eval-record-models DIR`` records every model call of the session's runs
+``--adk-eval-record-models DIR`` records every model call of the fixture's runs
 into cassettes in DIR; ``--adk-eval-replay-models DIR`` answers them from there,
 offline and without keys (``--adk-eval-on-miss call`` asks the model when a
-request differs from its recording, and updates the cassette). They set the
-``ADK_EVAL_MODEL_CALLS`` variable for the session (keeping what it already
-held), so every run of it, in this process or a worker, uses them.
+request differs from its recording, and updates the cassette). The plugin reads
+them once, over the project's settings, into the `ModelCalls` the fixture
+passes to each suite it runs (`EvalChecker.model_calls`).
 
 Without the plugin, the canonical test is ``result = await run_eval(case)``
 followed by ``assert result.passed, result.explain()``.
@@ -36,6 +36,7 @@ import pytest
 if TYPE_CHECKING:
     from ._case import EvalCase
     from ._suites._results import EvalSuiteResult
+    from .models._gateway._settings import ModelCalls
 
 __all__ = ["EvalChecker"]
 
@@ -86,35 +87,28 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-_SAVED_ENV = pytest.StashKey[tuple[str, str | None]]()
+_MODEL_CALLS = pytest.StashKey["ModelCalls | None"]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Registers the ``adk_eval`` marker; sets the session's cassettes (see the module doc)."""
+    """Registers the ``adk_eval`` marker; reads the cassette options (see the module doc)."""
     config.addinivalue_line(
         "markers",
         "adk_eval(repeat=None, min_pass_rate=None, concurrency=None): settings for the "
         "adk_eval fixture in this test",
     )
-    value = _model_calls(config)
-    if value is not None:
-        import os
-
-        from .models._settings import MODEL_CALLS_ENV
-
-        config.stash[_SAVED_ENV] = (MODEL_CALLS_ENV, os.environ.get(MODEL_CALLS_ENV))
-        os.environ[MODEL_CALLS_ENV] = value
+    config.stash[_MODEL_CALLS] = _model_calls(config)
 
 
-def _model_calls(config: pytest.Config) -> str | None:
-    """``ADK_EVAL_MODEL_CALLS`` with the cassette options over it (None: none given)."""
+def _model_calls(config: pytest.Config) -> ModelCalls | None:
+    """The project's `ModelCalls` with the cassette options over them (None: none given)."""
     record = config.getoption("adk_eval_record_models", None)
     replay = config.getoption("adk_eval_replay_models", None)
     on_miss = config.getoption("adk_eval_on_miss", None)
     if record is None and replay is None and on_miss is None:
         return None
     from ._errors import EvalSetupError
-    from .models._settings import current_settings
+    from .models._gateway._settings import project_settings
 
     if record is not None and replay is not None:
         raise pytest.UsageError(
@@ -125,55 +119,57 @@ def _model_calls(config: pytest.Config) -> str | None:
     if on_miss is not None:
         changes["on_miss"] = on_miss
     if record is not None:
-        changes.update(record=here / record, replay=None)
+        changes["record"] = here / record
     if replay is not None:
         if not (here / replay).is_dir():
             raise pytest.UsageError(
                 f"--adk-eval-replay-models {replay}: no such folder; record one with "
                 "--adk-eval-record-models first"
             )
-        changes.update(replay=here / replay, record=None)
+        changes["replay"] = here / replay
     try:
-        settings = current_settings().replace(**changes)  # what the variable held, kept
+        settings = project_settings().replace(**changes)
     except EvalSetupError as error:
         raise pytest.UsageError(str(error)) from None
     if on_miss is not None and settings.replay is None:
         raise pytest.UsageError(
             "--adk-eval-on-miss applies to --adk-eval-replay-models: give the folder to replay"
         )
-    return settings.to_env()
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    """Gives ``ADK_EVAL_MODEL_CALLS`` back the value it had before the session."""
-    saved = config.stash.get(_SAVED_ENV, None)
-    if saved is None:
-        return
-    import os
-
-    name, value = saved
-    if value is None:
-        os.environ.pop(name, None)
-    else:
-        os.environ[name] = value
+    return settings
 
 
 class EvalChecker:
-    """What the ``adk_eval`` fixture gives a test."""
+    """What the ``adk_eval`` fixture gives a test.
+
+    Attributes:
+        model_calls: The settings of its runs' model calls: the cassette options
+            over the project's (None: the project's alone).
+    """
 
     def __init__(
-        self, node: pytest.Item, repeat: int, concurrency: int | None, min_pass_rate: float
+        self,
+        node: pytest.Item,
+        repeat: int,
+        concurrency: int | None,
+        min_pass_rate: float,
+        model_calls: ModelCalls | None = None,
     ):
         self._node = node
         self.repeat = repeat
         self.concurrency = concurrency
         self.min_pass_rate = min_pass_rate
+        self.model_calls = model_calls
 
     async def run(self, case: EvalCase) -> EvalSuiteResult:
         """Runs `case` `repeat` times and records the outcome in the test's properties."""
         from ._suites._run import run_eval_suite
 
-        suite = await run_eval_suite([case], max_concurrency=self.concurrency, repeat=self.repeat)
+        suite = await run_eval_suite(
+            [case],
+            max_concurrency=self.concurrency,
+            repeat=self.repeat,
+            model_calls=self.model_calls,
+        )
         self._record(suite)
         return suite
 
@@ -242,4 +238,5 @@ def adk_eval(request: pytest.FixtureRequest) -> EvalChecker:
         raise pytest.UsageError(
             f"--adk-eval-min-pass-rate must be between 0 and 1, got {min_pass_rate}"
         )
-    return EvalChecker(request.node, repeat, concurrency, min_pass_rate)
+    model_calls = config.stash.get(_MODEL_CALLS, None)
+    return EvalChecker(request.node, repeat, concurrency, min_pass_rate, model_calls)

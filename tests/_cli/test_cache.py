@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from adk_eval._cli._main import main
-from adk_eval.models._cache import close_caches, open_cache
-from adk_eval.models._gate import ModelCall
-from adk_eval.models._settings import ModelCalls
+from adk_eval.models._gateway._answers import ModelCall
+from adk_eval.models._gateway._cache import close_caches, open_cache
+from adk_eval.models._gateway._settings import ModelCalls
 
-from ..models._cache_writer import answer
+from ..models._gateway._cache_writer import answer
 from .test_main import imported_by
 
 DAY = 86400.0
@@ -58,7 +58,7 @@ def keys(path) -> list[str]:
 
 def test_path_prints_the_file_from_the_option_or_the_cache_dir(tmp_path):
     assert invoke("path", "--cache-path", str(tmp_path / "x.db")).output == f"{tmp_path}/x.db\n"
-    env = {"ADK_EVAL_CACHE_DIR": str(tmp_path / "dir"), "ADK_EVAL_MODEL_CALLS": ""}
+    env = {"ADK_EVAL_CACHE_DIR": str(tmp_path / "dir")}
     assert invoke("path", env=env).output == f"{tmp_path}/dir/models.sqlite\n"
     assert not (tmp_path / "dir").exists()
 
@@ -245,7 +245,7 @@ def case(name, order, **kwargs):
 
 
 def run_cached(folder, name: str, cache_dir, *flags: str):
-    env = {"ADK_EVAL_CACHE_DIR": str(cache_dir), "ADK_EVAL_MODEL_CALLS": ""}
+    env = {"ADK_EVAL_CACHE_DIR": str(cache_dir)}
     return CliRunner().invoke(main, ["run", str(folder / name), "--no-store", *flags], env=env)
 
 

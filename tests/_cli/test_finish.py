@@ -13,7 +13,7 @@ from adk_eval import EvalErrorInfo, EvalResult
 from adk_eval._cli import main
 from adk_eval._suites._results import suite_from_results
 from adk_eval._suites._shards import write_results
-from adk_eval.models._gate import ProviderStats
+from adk_eval.models._gateway._stats import ProviderStats
 from adk_eval.reporting import load_report_schema
 
 RETRIED = ProviderStats(calls=3, retries=2, rate_limited=2, waited_s=4.1)

@@ -1,13 +1,13 @@
-"""``run``'s model-call options: cassettes over ``ADK_EVAL_MODEL_CALLS``, limits said one way."""
+"""``run``'s model-call options: passed down to the suite, never put in the environment."""
 
 from __future__ import annotations
+
+import os
 
 import pytest
 from click.testing import CliRunner
 
 from adk_eval._cli import main
-from adk_eval.models import ModelCalls
-from adk_eval.models._settings import MODEL_CALLS_ENV
 
 GREETS = """
 greets = EvalCase(name="greets", agent=LlmAgent(name="a", model=ScriptedLlm(["Hello."])),
@@ -15,26 +15,22 @@ greets = EvalCase(name="greets", agent=LlmAgent(name="a", model=ScriptedLlm(["He
 """
 
 
-def test_record_models_wins_over_a_replay_the_variable_held_and_the_reverse(
-    write_evals, tmp_path, monkeypatch
-):
+def test_run_passes_its_settings_down_and_writes_no_variable(write_evals, tmp_path, monkeypatch):
     root = write_evals({"greets_eval.py": GREETS})
-    tapes, old = tmp_path / "tapes", tmp_path / "old"
-    old.mkdir()
-    monkeypatch.setenv(MODEL_CALLS_ENV, ModelCalls(replay=old, max_wait=7).to_env())
+    tapes = tmp_path / "tapes"
+    monkeypatch.chdir(tmp_path)
+    before = dict(os.environ)
     recorded = CliRunner().invoke(
         main, ["run", str(root), "--no-store", "--record-models", str(tapes)]
     )
-    assert recorded.exit_code == 0, recorded.output  # was: record or replay, not both
+    assert recorded.exit_code == 0, recorded.output
     assert (tapes / "greets" / "attempt-0.json").is_file()
-
-    monkeypatch.setenv(MODEL_CALLS_ENV, ModelCalls(record=old, max_wait=7).to_env())
     replayed = CliRunner().invoke(
         main, ["run", str(root), "--no-store", "--replay-models", str(tapes)]
     )
     assert replayed.exit_code == 0, replayed.output
     assert "cassette 1 replayed / 0 recorded" in replayed.output
-    assert list(old.iterdir()) == []
+    assert dict(os.environ) == before  # (ADK_EVAL_MODEL_CALLS was written for the process)
 
     both = ["--record-models", str(tapes), "--replay-models", str(tapes)]
     refused = CliRunner().invoke(main, ["run", str(root), "--no-store", *both])
@@ -47,9 +43,7 @@ def test_record_models_wins_over_a_replay_the_variable_held_and_the_reverse(
 
 @pytest.fixture
 def clean_settings(monkeypatch, tmp_path):
-    """No inherited model-call settings, no project pyproject; `run`'s own are undone after."""
-    monkeypatch.setenv(MODEL_CALLS_ENV, "")
-    monkeypatch.delenv(MODEL_CALLS_ENV)
+    """No project pyproject: the settings are the command line's alone."""
     monkeypatch.chdir(tmp_path)
 
 

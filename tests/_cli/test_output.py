@@ -10,7 +10,7 @@ from rich.console import Console
 
 from adk_eval import EvalCase, run_eval_suite
 from adk_eval._cli._output import suite_table
-from adk_eval.models._gate import ProviderStats
+from adk_eval.models._gateway._stats import ProviderStats
 from adk_eval.testing import ScriptedLlm
 
 NAMES = [

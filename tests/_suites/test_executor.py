@@ -11,6 +11,7 @@ from adk_eval._suites._queue import JobQueue, ResultCollector
 from adk_eval._suites._results import EvalSuiteResult
 from adk_eval._suites._run import Executor
 from adk_eval.metrics import state_metric
+from adk_eval.models._gateway._gate import Gateway
 from adk_eval.testing import ScriptedLlm
 
 
@@ -22,6 +23,7 @@ class OneAtATime:
 
     async def run(self, plan: SuitePlan) -> EvalSuiteResult:
         setup = WorkerSetup.of(plan, None)
+        gateway = Gateway.alone(plan.model_calls)  # the suite's settings, a pacer of its own
         cases = {case.name: setup.apply(case) for case in plan.cases}
         queue = JobQueue(list(cases), plan.repeat, plan.durations)
         results = ResultCollector(plan, queue)
@@ -29,7 +31,8 @@ class OneAtATime:
             job = queue.pop()
             self.ran.append((job.case, job.attempt))
             await results.started_run(job)
-            if await results.keep(await run_job(cases[job.case], job.attempt, plan.seed)):
+            result = await run_job(cases[job.case], job.attempt, plan.seed, gateway)
+            if await results.keep(result):
                 break
         return results.suite()
 

@@ -8,6 +8,7 @@ from google.adk.agents import LlmAgent
 
 from adk_eval import EvalCase, TerminateWhen, ToolMock
 from adk_eval._suites._jobs import CaseRef, case_refs, run_job, with_max_duration
+from adk_eval.models._gateway._gate import Gateway
 from adk_eval.testing import ScriptedLlm
 
 CASE = EvalCase(
@@ -31,15 +32,15 @@ async def test_a_setup_mistake_is_an_error_result_with_the_cases_description():
     broken = dataclasses.replace(
         CASE, name="broken", description="why", tool_mocks={"nope": ToolMock.returning({})}
     )
-    result = await run_job(broken, 2, suite_seed=7)
+    result = await run_job(broken, 2, 7, Gateway.alone())
     assert (result.status, result.error.phase, result.attempt) == ("error", "setup", 2)
     assert result.description == "why"
     assert "`nope`" in result.error.message
 
 
 async def test_a_run_gets_the_seed_derived_from_the_suites_and_keeps_its_attempt():
-    first = await run_job(CASE, 0, suite_seed=7)
-    again = await run_job(CASE, 0, suite_seed=7)
-    other = await run_job(CASE, 1, suite_seed=7)
+    first = await run_job(CASE, 0, 7, Gateway.alone())
+    again = await run_job(CASE, 0, 7, Gateway.alone())
+    other = await run_job(CASE, 1, 7, Gateway.alone())
     assert first.seed == again.seed != other.seed
     assert (first.attempt, other.attempt) == (0, 1)

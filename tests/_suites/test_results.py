@@ -5,7 +5,7 @@ from __future__ import annotations
 from adk_eval import EvalResult
 from adk_eval._suites._results import suite_from_results
 from adk_eval._suites._shards import merge_results, write_results
-from adk_eval.models._gate import ProviderStats
+from adk_eval.models._gateway._stats import ProviderStats
 from adk_eval.production._tally import StoreScore, Tally
 
 RETRIED = ProviderStats(calls=3, retries=2, rate_limited=2, waited_s=4.1)

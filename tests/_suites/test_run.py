@@ -332,27 +332,16 @@ async def test_a_blocking_sync_mock_does_not_stall_the_other_cases():
     assert outcome == {"released": True, "saw_waiting": True}  # they ran side by side
 
 
-async def test_positional_options_still_work_but_warn():
+async def test_options_are_keywords_and_an_unknown_one_is_one_line_naming_the_right_one():
     cases = [simple_case("one", ScriptedLlm(["hi"]))]
-    with pytest.warns(DeprecationWarning, match=r"`parallel`, `max_concurrency`, `stop_on_first"):
-        old = await run_eval_suite(cases, False, 1, False, 2, seed=3)
-    new = await run_eval_suite(cases, parallel=False, max_concurrency=1, repeat=2, seed=3)
-    assert old.repeat == new.repeat == 2
-    assert old.summary == new.summary
-    with pytest.raises(EvalSetupError, match="takes the cases and keyword options"):
-        await run_eval_suite(cases, True, 1, False, 1, "extra")
-
-
-async def test_workers_keyword_still_works_but_warns():
-    cases = [simple_case("one", ScriptedLlm(["hi"]))]
-    with pytest.warns(DeprecationWarning, match=r"executor=Workers\(1\)"):
-        suite = await run_eval_suite(cases, workers=1)
-    assert suite.ok
-    with (
-        pytest.warns(DeprecationWarning, match=r"executor=Workers\(0\)"),
-        pytest.raises(EvalSetupError, match="workers must be"),
-    ):
-        await run_eval_suite(cases, workers=0)
+    with pytest.raises(TypeError):
+        await run_eval_suite(cases, False)  # type: ignore[misc]
+    with pytest.raises(EvalSetupError, match=r"no option `repeats` \(did you mean `repeat`\?\)$"):
+        await run_eval_suite(cases, repeats=2)  # type: ignore[call-arg]
+    with pytest.raises(EvalSetupError, match=r"no option `workers`: pass executor=Workers\(n\)"):
+        await run_eval_suite(cases, workers=2)  # type: ignore[call-arg]
+    with pytest.raises(EvalSetupError, match=r"no option `cache`: pass model_calls=ModelCalls"):
+        await run_eval_suite(cases, cache="all")  # type: ignore[call-arg]
 
 
 async def test_an_executor_needs_a_run_method_and_workers_count_from_one():

@@ -21,7 +21,7 @@ from adk_eval import (
 )
 from adk_eval._suites._results import suite_from_results
 from adk_eval.metrics import event_count_metric
-from adk_eval.models._gate import ProviderStats
+from adk_eval.models._gateway._stats import ProviderStats
 from adk_eval.reporting import suite_report
 from adk_eval.reporting._html import render_html_report, write_html_report
 from adk_eval.testing import ScriptedLlm, tool_call

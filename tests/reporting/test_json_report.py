@@ -9,7 +9,7 @@ import pytest
 
 from adk_eval import EvalResult
 from adk_eval._suites._results import suite_from_results
-from adk_eval.models._gate import ProviderStats
+from adk_eval.models._gateway._stats import ProviderStats
 from adk_eval.reporting import load_report_schema, suite_report
 
 RETRIED = ProviderStats(calls=3, retries=2, rate_limited=2, server_errors=0, waited_s=4.1)

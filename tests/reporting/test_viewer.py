@@ -11,7 +11,7 @@ from google.adk.agents import LlmAgent
 from playwright.sync_api import expect
 
 from adk_eval import EvalCase, run_eval_suite
-from adk_eval.models._gate import ProviderStats
+from adk_eval.models._gateway._stats import ProviderStats
 from adk_eval.reporting import suite_report
 from adk_eval.reporting._store import RunStore
 from adk_eval.reporting._viewer import HEADER, create_viewer_app

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from .._errors import AdkEvalError
-from ..models._cache_file import CacheBusyError
+from ..models._gateway._cache_file import CacheBusyError
 from ._common import console, fail
 
 if TYPE_CHECKING:
-    from ..models._cache import CacheEntry, ModelCache
+    from ..models._gateway._cache import CacheEntry, ModelCache
 
 __all__ = ["cache"]
 
@@ -73,11 +73,11 @@ def _filters(function: _F) -> _F:
 
 
 def _file(cache_path: Path | None) -> Path:
-    from ..models._cache import cache_file
-    from ..models._settings import current_settings
+    from ..models._gateway._cache import cache_file
+    from ..models._gateway._settings import project_settings
 
     try:
-        settings = current_settings()
+        settings = project_settings()
     except (AdkEvalError, CacheBusyError) as error:
         fail(str(error))
     if cache_path is not None:
@@ -86,8 +86,8 @@ def _file(cache_path: Path | None) -> Path:
 
 
 def _store(path: Path) -> ModelCache:
-    from ..models._cache import open_cache
-    from ..models._settings import ModelCalls
+    from ..models._gateway._cache import open_cache
+    from ..models._gateway._settings import ModelCalls
 
     return open_cache(ModelCalls(cache_path=path))
 
@@ -152,7 +152,7 @@ def clear(
     cache_path: Path | None, role: str | None, model: str | None, older_than: float | None
 ) -> None:
     """Delete the cached answers (all, or those the filters select); a damaged cache whole."""
-    from ..models._cache import remove_damaged
+    from ..models._gateway._cache import remove_damaged
 
     file = _file(cache_path)
     if not file.exists():

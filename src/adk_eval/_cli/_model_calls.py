@@ -3,15 +3,13 @@
 `CallOptions` holds ``--rpm`` and ``--tpm`` (``N/WINDOW``: ``--rpm 20/10s``),
 the hidden ``--quota-window`` of older command lines, ``--max-provider-wait``,
 ``--cache``, ``--cache-ttl``, ``--record-models``, ``--replay-models`` and
-``--on-miss``. `CallOptions.apply` merges them over the
-project's ``[tool.adk-eval.limits]`` (and a ``ADK_EVAL_MODEL_CALLS`` already
-set) into one `ModelCalls`, and puts it in the environment, where this process
-and its worker processes read it.
+``--on-miss``. `CallOptions.settings` merges them over the project's
+``[tool.adk-eval.limits]`` into one `ModelCalls`, which ``run`` passes to its
+suites (and they to every run, in any process).
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,7 +19,7 @@ import click
 from ._common import fail, grouped
 
 if TYPE_CHECKING:
-    from ..models._settings import ModelCalls
+    from ..models._gateway._settings import ModelCalls
 
 __all__ = ["CallOptions", "call_options"]
 
@@ -41,17 +39,17 @@ class CallOptions:
     on_miss: str | None = None
 
     def settings(self) -> ModelCalls:
-        """The `ModelCalls` these options give (mistakes are one error line).
+        """The `ModelCalls` these options give (each mistake is one error line).
 
-        The limits are the project's ``pyproject.toml`` ones, those of
-        ``ADK_EVAL_MODEL_CALLS`` over them, then ``--rpm`` and ``--tpm`` over both.
+        The limits are the project's ``pyproject.toml`` ones, with ``--rpm`` and
+        ``--tpm`` over them.
         """
         from .._errors import EvalSetupError
-        from ..models._limits import limits_from_options
-        from ..models._settings import current_settings
+        from ..models._gateway._settings import project_settings
+        from ..models._pacing._limits import limits_from_options
 
         try:
-            settings = current_settings()
+            settings = project_settings()
             given = limits_from_options(self.rpm, self.tpm, self.quota_window)
             changes: dict[str, object] = {"limits": {**settings.limits, **given}, "given_by": "cli"}
             if self.max_provider_wait is not None:
@@ -62,21 +60,15 @@ class CallOptions:
                 changes["cache_ttl"] = self.cache_ttl
             if self.record_models is not None and self.replay_models is not None:
                 fail("--record-models and --replay-models: record or replay, not both")
-            if self.record_models is not None:  # over a replay the variable held, as pytest's
-                changes.update(record=self.record_models, replay=None)
+            if self.record_models is not None:
+                changes["record"] = self.record_models
             if self.replay_models is not None:
-                changes.update(replay=self.replay_models, record=None)
+                changes["replay"] = self.replay_models
             if self.on_miss is not None:
                 changes["on_miss"] = self.on_miss
-            return settings.replace(**changes)
+            settings = settings.replace(**changes)
         except EvalSetupError as error:
             fail(str(error))
-
-    def apply(self) -> ModelCalls:
-        """Makes `settings` those of this process and its workers; returns them."""
-        from ..models._settings import MODEL_CALLS_ENV
-
-        settings = self.settings()
         if self.on_miss is not None and settings.replay is None:
             fail("--on-miss applies to --replay-models: give the cassette folder to replay")
         if settings.replay is not None and not settings.replay.is_dir():
@@ -84,7 +76,6 @@ class CallOptions:
                 f"--replay-models {settings.replay}: no such folder; record one with "
                 "--record-models first"
             )
-        os.environ[MODEL_CALLS_ENV] = settings.to_env()
         return settings
 
 
@@ -159,7 +150,7 @@ call_options = grouped(
 
 def settings_lines(settings: ModelCalls) -> list[str]:
     """What ``run`` says about its model calls before it starts (nothing when all default)."""
-    from ..models._settings import DEFAULT_MAX_WAIT
+    from ..models._gateway._settings import DEFAULT_MAX_WAIT
 
     lines = []
     if settings.limits:
@@ -170,7 +161,7 @@ def settings_lines(settings: ModelCalls) -> list[str]:
     if settings.max_wait != DEFAULT_MAX_WAIT:
         lines.append(f"max provider wait: {settings.max_wait:g} s per run")
     if settings.cached:
-        from ..models._cache import cache_file
+        from ..models._gateway._cache import cache_file
 
         ttl = f", answers kept {settings.cache_ttl:g} s" if settings.cache_ttl else ""
         roles = ", ".join(sorted(settings.cached))

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .._case import EvalCase
     from .._suites._inventory import RunsForReal
     from .._suites._run import Executor
-    from ..models._settings import ModelCalls
+    from ..models._gateway._settings import ModelCalls
     from ._selection import RunOptions, Selection
 
 __all__ = ["announce", "command_of"]
@@ -36,7 +36,7 @@ def announce(
 ) -> RunsForReal:
     """``run``'s first lines: what runs where, its model calls' settings, what runs for real."""
     from .._suites._run import runs_for_real
-    from ..models._vertex import vertex_credentials_line
+    from ..models._roles._vertex import vertex_credentials_line
 
     out.print(
         f"adk-eval {__version__}: {len(cases)} case(s)"

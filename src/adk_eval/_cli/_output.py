@@ -21,7 +21,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from ..models._gate import ProviderStats
+from ..models._gateway._stats import ProviderStats
 from ._table import STYLE, dollars, outcome_text, suite_table
 
 if TYPE_CHECKING:

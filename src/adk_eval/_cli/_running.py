@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from .._suites._inventory import RunsForReal
     from .._suites._results import EvalSuiteResult
     from .._suites._run import Executor
+    from ..models._gateway._settings import ModelCalls
     from ._live import LiveRun
 
 __all__ = ["list_cases", "merge", "report", "run"]
@@ -84,17 +85,19 @@ def run(
     """Run the eval cases found in PATHS (files, folders or modules)."""
     _check_shards(selection, options)
     options = fault_options(options)
+    settings = calls.settings()
     with imports_without_collections():  # ADK, the harness, the eval files
         from .._seeds import new_seed
-        from ..models._clients import warm_clients
+        from ..models._gateway._gate import outside_runs
+        from ..models._roles._clients import warm_clients
         from ._live import LiveRun
 
-        settings = calls.apply()  # first: replaying needs no keys
-        models.apply()
         out = console()
         threads_before = {thread.ident for thread in threading.enumerate()}
         durations = selection.durations()
-        found = selection.cases(paths, durations)
+        with outside_runs(settings):  # a cassette that replays needs no key, here either
+            models.apply()
+            found = selection.cases(paths, durations)
         warm_clients()  # litellm now, not at the first model call (and before workers fork)
     reports.check_store()
     _share_calibration(reports)
@@ -107,7 +110,7 @@ def run(
     positions = {item.case.name: index for index, item in enumerate(found)}
     live = LiveRun.of(reports.store, command, cases, options, inventory, out)
     reports = dataclasses.replace(reports, live_run=live.start() if live else None)
-    done = _Done(out, cases, options, positions, results_path, inventory, live)
+    done = _Done(out, cases, options, settings, positions, results_path, inventory, live)
     suite = done.run(_forked_ahead(executor), durations)
     faulted = None if suite.interrupted else done.faulted(placement, models.model, durations)
     if suite.placement:
@@ -120,12 +123,16 @@ def run(
     if results_path is not None:
         out.print(f"results: {results_path}")
     measured = Measured.of(suite, faulted, options) if faulted is not None else None
-    explained = _explained(out, suite, cases, options)
+    explained = _explained(out, suite, cases, options, settings)
     finish(out, explained, reports, command, threads_before, robustness=measured)
 
 
 def _explained(
-    out: Console, suite: EvalSuiteResult, cases: list[Any], options: RunOptions
+    out: Console,
+    suite: EvalSuiteResult,
+    cases: list[Any],
+    options: RunOptions,
+    model_calls: ModelCalls,
 ) -> EvalSuiteResult:
     """With ``--explain-failures``: the suite, its failures explained by counterfactual re-runs."""
     failed = sum(1 for result in suite.results if not result.passed)
@@ -139,7 +146,8 @@ def _explained(
         f"explaining {min(failed, EXPLAINED_AT_MOST)} failed run(s) by counterfactual re-runs "
         f"(at most {options.rerun_budget} each)"
     )
-    return anyio.run(partial(explain_failures, suite, cases, max_reruns=options.rerun_budget))
+    explain = partial(explain_failures, max_reruns=options.rerun_budget, model_calls=model_calls)
+    return anyio.run(explain, suite, cases)
 
 
 def _share_calibration(reports: Reports) -> None:
@@ -190,6 +198,7 @@ class _Done:
     out: Console
     cases: list[EvalCase]
     options: RunOptions
+    model_calls: ModelCalls
     positions: dict[str, int]
     results_path: Path | None
     inventory: RunsForReal
@@ -232,6 +241,7 @@ class _Done:
                         seed=self.options.seed,
                         faults=self.faults,
                         on_result=on_result,
+                        model_calls=self.model_calls,
                     ),
                 )
         except KeyboardInterrupt:

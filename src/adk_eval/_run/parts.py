@@ -1,13 +1,15 @@
 """`RunParts`: everything one run of one case needs, built complete in one place.
 
-In the order they depend on one another: the run's seed and clock, the record
-the interception writes and the watch of its invariants, the meters of the
-model calls that are not the agent's (the user agents', the judges', the
-simulated tools'), the user agents' runner, and the system under test with its
-first main session, its tool policy resolved before its interception plugin
-exists. Nothing is assigned into a part afterwards. The models a run is
-certain to reach are checked first, so a missing key is a setup error before
-anything runs.
+In the order they depend on one another: the run's gate at its suite's gateway
+(the settings and pacer of its model calls, its cassette, the meter of its
+judges' and simulated tools' calls), under which the rest is built, starting
+with the models the run is certain to reach, so that a missing key is a setup
+error before anything runs (and none is missing while a cassette answers every
+call); the run's seed and clock, the record the interception writes and the
+watch of its invariants, the meter of the user agents' calls, the user agents'
+runner, and the system under test with its first main session, its tool policy
+resolved before its interception plugin exists. Nothing is assigned into a part
+afterwards.
 """
 
 from __future__ import annotations
@@ -32,9 +34,9 @@ from .._tools._answers import MockCalls
 from .._tools._clock import CaseClock
 from .._tools._record import RunRecord
 from .._tools._watch import Watch
-from ..models._gate import RunGate
-from ..models._settings import cache_roles, current_settings
-from ..models._usage import UsageMeter, cost_of
+from ..models._gateway._gate import Gateway, RunGate, gating
+from ..models._gateway._settings import cache_roles
+from ..models._gateway._usage import cost_of
 from .contract import ContractWatch
 from .system import System, SystemSpec
 from .users import UserAgentRunner
@@ -66,9 +68,9 @@ class RunParts:
         clock: The case clock; injected latency advances it.
         record: What the interception notes about the run.
         watch: The run's live invariants.
-        meter: The judges' and simulated tools' model calls.
         gate: The run's model calls on their way to providers (pacing, retries,
-            the cache, a cassette).
+            the cache, a cassette), and the usage of its judges' and simulated
+            tools' (`RunGate.meter`).
         users: The user agents, on their shared session.
         contracts: The live check of the case's user contracts.
         system: The agent under test.
@@ -81,7 +83,6 @@ class RunParts:
     clock: CaseClock
     record: RunRecord
     watch: Watch
-    meter: UsageMeter
     gate: RunGate
     users: UserAgentRunner
     contracts: ContractWatch
@@ -90,22 +91,28 @@ class RunParts:
     session_users: tuple[UserAgentRunner, ...] = ()
 
     @classmethod
-    async def build(cls, case: EvalCase, *, seed: int | None, attempt: int) -> RunParts:
-        """The parts of a run of `case`.
+    async def build(
+        cls, case: EvalCase, *, seed: int | None, attempt: int, gateway: Gateway
+    ) -> RunParts:
+        """The parts of a run of `case`, its model calls through `gateway`.
 
         Raises:
             EvalSetupError: A model the run is certain to reach cannot run here, a
                 simulator's model has no key, or the tool mocks do not fit the tree.
         """
+        roles = cache_roles(case.cache) if case.cache is not None else None
+        gate = gateway.gate(case.name, attempt, cache=roles)
+        with gating(gate):
+            return await cls._build(case, seed if seed is not None else new_seed(), attempt, gate)
+
+    @classmethod
+    async def _build(cls, case: EvalCase, seed: int, attempt: int, gate: RunGate) -> RunParts:
         agent = case.agent_under_test
         _check_models(case, agent.root_agent if isinstance(agent, App) else agent)
         case = _knowing_the_agent(case, agent)
-        seed = seed if seed is not None else new_seed()
         clock = CaseClock(case.resolve_clock())
         record = RunRecord()
         watch = Watch.of(case.live_invariants, flatten_state(case.initial_state))
-        meter = UsageMeter()
-        gate = _gate(case, attempt)
         spending = UsageTap(cost_of, name="adk_eval_user_usage")  # the user agents'
         contracts = ContractWatch.of(case)
         users = UserAgentRunner(case.user_agents, case=case.name, plugins=[spending])
@@ -119,7 +126,7 @@ class RunParts:
             record=record,
             watch=watch,
             mock_calls=MockCalls(seed, attempt, clock),
-            spenders=(spending, meter),
+            spenders=(spending, gate.meter),
         )
         return cls(
             case,
@@ -128,7 +135,6 @@ class RunParts:
             clock,
             record,
             watch,
-            meter,
             gate,
             users,
             contracts,
@@ -160,18 +166,6 @@ def _knowing_the_agent(case: EvalCase, agent: BaseAgent | App | Workflow) -> Eva
         invariants=given(case.invariants),
         sessions=[dataclasses.replace(one, metrics=given(one.metrics)) for one in case.sessions],
     )
-
-
-def _gate(case: EvalCase, attempt: int) -> RunGate:
-    """The run's gate: the settings of this process or suite, the case's cached roles."""
-    settings = current_settings()
-    roles = cache_roles(case.cache) if case.cache is not None else None
-    gate = RunGate(settings, case=case.name, attempt=attempt, cache=roles)
-    if settings.record is not None or settings.replay is not None:
-        from ..models._cassette import open_cassette
-
-        gate.cassette = open_cassette(settings, case.name, attempt)
-    return gate
 
 
 def _spec(case: EvalCase, agent: BaseAgent | App | Workflow) -> SystemSpec:

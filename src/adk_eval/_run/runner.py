@@ -35,6 +35,7 @@ from .._tools._policy import ToolPolicy
 from .._tools._record import RunRecord
 from .._tools._watch import Watch
 from .._turns import DEFAULT_USER_ID
+from ..models._gateway._gate import Gateway
 from .system import System, SystemSpec
 
 __all__ = ["EvalRunner"]
@@ -98,6 +99,7 @@ class EvalRunner:
         self.seed = seed if seed is not None else new_seed()
         """The seed injected faults are drawn from."""
         self._clock = CaseClock(clock)
+        self._gateway = Gateway.alone()  # its model calls: the project's settings, one pacer
         self._started: System | None = None
 
     @property
@@ -154,7 +156,12 @@ class EvalRunner:
             return await self._started.create_session(initial_state)
         calls = MockCalls(self.seed, 0, self._clock)
         system, session = await System.start(
-            self._spec, initial_state, record=RunRecord(), watch=Watch(), mock_calls=calls
+            self._spec,
+            initial_state,
+            record=RunRecord(),
+            watch=Watch(),
+            mock_calls=calls,
+            gates=self._gateway.call_gate,
         )
         self._started = system
         return session

@@ -5,9 +5,10 @@
 services and the first main session, the tool policy resolved against the tree
 in that session (a toolset lists its tools in a session's context), then the
 interception plugin with that policy, the model check and the model-call
-limits, and the ADK `Runner` with them first. Nothing is assigned into any of
-them afterwards: what the interception notes goes to the `RunRecord` it was
-given, and the run reads it there.
+limits, and the ADK `Runner` with them first and the gateway last (it answers
+the agents' model calls). Nothing is assigned into any of them afterwards: what
+the interception notes goes to the `RunRecord` it was given, and the run reads
+it there.
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import uuid
-from collections import Counter
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,7 +35,7 @@ from google.adk.workflow import Workflow
 from google.genai import types
 
 from .. import _session_service
-from .._errors import AdkEvalError, EvalSetupError
+from .._errors import EvalSetupError
 from .._model_check import MODEL_NOT_READY_CODE, ModelCheck
 from .._quiet import quiet_adk_logs
 from .._sandbox._telemetry import run_config as quiet_run_config
@@ -52,9 +52,11 @@ from .._tools._policy import ToolPolicy
 from .._tools._record import RunRecord
 from .._tools._watch import Watch
 from .._turns import DEFAULT_USER_ID, STATE_SOURCE_KEY, agent_app, user_content
-from ..models import resolve_model
-from ..models._summarizer import CompactionWatch, case_compaction
-from ..models._usage import cost_of
+from ..models._gateway._gate import RunGate, current_gate
+from ..models._gateway._plugin import GatewayPlugin
+from ..models._gateway._usage import cost_of
+from ..models._roles._roles import resolve_model
+from ..models._roles._summarizer import CompactionWatch, case_compaction
 
 __all__ = ["System", "SystemSpec"]
 
@@ -123,6 +125,7 @@ class System:
         record: What the interception notes about the run.
         model_check: The check of each agent's model at its first call.
         model_calls: The model-call and budget limits.
+        gateway: Where the agents' model calls are answered.
         compaction: The case's event summarizer (None: no compaction).
         adk_runner: ADK's runner.
     """
@@ -134,6 +137,7 @@ class System:
     record: RunRecord
     model_check: ModelCheck
     model_calls: ModelCallLimit
+    gateway: GatewayPlugin
     compaction: CompactionWatch | None
     adk_runner: Runner
     services: _Services = field(repr=False)
@@ -149,11 +153,12 @@ class System:
         watch: Watch,
         mock_calls: MockCalls,
         spenders: Sequence[UsageTap | Any] = (),
+        gates: Callable[[], RunGate] = current_gate,
     ) -> tuple[System, Session]:
         """Builds the system and its first main session (with the scoped `initial_state`).
 
         `spenders` are the run's other model-call counters (user agents, judges):
-        the budget counts what they spent too.
+        the budget counts what they spent too; `gates` gives each model call a gate.
 
         Raises:
             EvalSetupError: A mock names no tool, a value is neither a mock nor the
@@ -190,15 +195,17 @@ class System:
         plugin = InterceptionPlugin(policy, record, watch, mock_calls, services.sessions)
         model_check = ModelCheck(root, case=spec.case, models=spec.models)
         limits = ModelCallLimit(spec.max_model_calls, spec.budget, cost_of, others=spenders)
-        app = app.model_copy(update={"plugins": [plugin, model_check, limits, *app.plugins]})
+        gateway = GatewayPlugin("agent", model_check.model_for, gates)
+        harness = [plugin, model_check, limits]
+        app = app.model_copy(update={"plugins": [*harness, *app.plugins, gateway]})
         adk_runner = Runner(
             app=app,
             session_service=services.sessions,
             artifact_service=services.artifacts,
             memory_service=services.memory,
         )
-        parts = (spec, app.name, root, policy, record, model_check, limits, compaction, adk_runner)
-        return cls(*parts, services=services), session
+        parts = (spec, app.name, root, policy, record, model_check, limits, gateway, compaction)
+        return cls(*parts, adk_runner, services=services), session
 
     async def create_session(
         self, initial_state: Mapping[str, Mapping[str, Any]] | None = None
@@ -271,9 +278,9 @@ class System:
             mock_error = self.record.error_for(error)
             if mock_error is not None:
                 raise mock_error from error
-            cause = error.__cause__
-            if isinstance(error, RuntimeError) and isinstance(cause, AdkEvalError):
-                raise cause from cause.__cause__
+            raised = self.gateway.unwrapped(error)  # as it was raised, not as ADK wrapped it
+            if raised is not error:
+                raise raised from raised.__cause__
             raise
         violation = self.record.take_violation()
         if violation is not None:
@@ -283,12 +290,7 @@ class System:
 
     def warnings(self) -> tuple[str, ...]:
         """What went wrong without stopping the run (a summary ADK gave up on)."""
-        failures = Counter(self.compaction.failures if self.compaction is not None else [])
-        return tuple(
-            f"event compaction failed{f' {n} times' if n > 1 else ''} ({failure}); ADK went on "
-            "with the whole history"
-            for failure, n in failures.items()
-        )
+        return self.compaction.warnings() if self.compaction is not None else ()
 
     def unused_names(self) -> EvalSetupError | None:
         """A `tool_mocks` or `models` name that the finished run shows was misspelt.

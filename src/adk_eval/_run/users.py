@@ -35,6 +35,7 @@ from .._user_agents import (
     direct_reply,
     is_stop_signal,
 )
+from ..models._gateway._plugin import GatewayPlugin
 
 __all__ = ["UserAgentAnswer", "UserAgentRunner"]
 
@@ -119,16 +120,24 @@ class UserAgentRunner:
         self.user_agents = user_agents
         self.session_service = EvalSessionService()
         # Scripted and human user agents answer without a runner (see _answer_directly).
-        # Each checks its agent's model at its first model call (see `ModelCheck`).
-        self._checks = {
-            id(agent): ModelCheck(agent, case=case, role=f"user:{agent.name}") for agent in agents
+        # Each checks its agent's model at its first model call (see `ModelCheck`), and
+        # its model calls go through the run's gateway (`GatewayPlugin`, last).
+        self._checks = {id(agent): ModelCheck(agent, case=case) for agent in agents}
+        self._gateways = {
+            id(agent): GatewayPlugin(f"user:{agent.name}", self._checks[id(agent)].model_for)
+            for agent in agents
         }
         self._runners = {
             id(agent): Runner(
                 app=App(
                     name=USER_APP_NAME,
                     root_agent=agent,
-                    plugins=[StateChangeCollector(), self._checks[id(agent)], *plugins],
+                    plugins=[
+                        StateChangeCollector(),
+                        self._checks[id(agent)],
+                        *plugins,
+                        self._gateways[id(agent)],
+                    ],
                 ),
                 session_service=self.session_service,
             )
@@ -224,7 +233,7 @@ class UserAgentRunner:
                 assert isinstance(agent, ScriptedUserAgent | HumanUserAgent)
                 events = await self._answer_directly(agent, prompt)
             else:
-                events = await self._run(runner, prompt)
+                events = await self._run(runner, prompt, self._gateways[id(agent)])
                 problem = self._checks[id(agent)].problem
                 if problem is not None:
                     raise problem
@@ -250,8 +259,11 @@ class UserAgentRunner:
             state_changes=list(sink),
         )
 
-    async def _run(self, runner: Runner, prompt: str) -> list[Event]:
-        """One invocation of a user agent's runner on the shared session."""
+    async def _run(self, runner: Runner, prompt: str, gateway: GatewayPlugin) -> list[Event]:
+        """One invocation of a user agent's runner on the shared session.
+
+        A model call's failure is raised as the call raised it (see `GatewayPlugin`).
+        """
         assert self._session_id is not None
         self._direct_session = None  # the runner appends to its own copy
         quiet_token = _IN_USER_AGENT_RUN.set(True)
@@ -267,6 +279,11 @@ class UserAgentRunner:
             ) as stream:
                 async for event in stream:
                     events.append(event)
+        except RuntimeError as error:
+            raised = gateway.unwrapped(error)
+            if raised is error:
+                raise
+            raise raised from raised.__cause__
         finally:
             _IN_USER_AGENT_RUN.reset(quiet_token)
             self._direct_session = None

@@ -32,7 +32,7 @@ from google.genai import types
 from .._case import EvalCase, UserAgents
 from .._result import EvalResult
 from .._result._attribution import Attribution
-from .._run.loop import run_eval
+from .._run.loop import run_case
 from .._seeds import new_seed
 from .._turns import content_text
 from .._user_agents import STOP, STOP_SIGNAL, ScriptContext, ScriptedUserAgent
@@ -40,6 +40,8 @@ from ..metrics._fidelity import user_turns
 from ..metrics._judge import LlmJudge
 from ..metrics._scoring import score_trace
 from ..models import resolve_model
+from ..models._gateway._gate import Gateway
+from ..models._gateway._settings import ModelCalls
 from ._results import EvalSuiteResult
 
 __all__ = ["EXPLAINED_AT_MOST", "explain_failure", "explain_failures"]
@@ -49,7 +51,12 @@ EXPLAINED_AT_MOST = 20
 
 
 async def explain_failure(
-    case: EvalCase, result: EvalResult, *, max_reruns: int = 3, user_model: Any = None
+    case: EvalCase,
+    result: EvalResult,
+    *,
+    max_reruns: int = 3,
+    user_model: Any = None,
+    model_calls: ModelCalls | None = None,
 ) -> EvalResult:
     """`result` with its attribution updated by counterfactual re-runs (see the module doc).
 
@@ -59,12 +66,14 @@ async def explain_failure(
         max_reruns: The most re-runs to make.
         user_model: The model that plays the user after the suspect turn (a name
             or a `BaseLlm`; None: the user agent's own).
+        model_calls: The settings of the re-runs' model calls (None: the project's).
     """
     if result.passed or result.attribution is None:
         return result
     tried: list[str] = []
     found: dict[str, Any] | None = None
-    for name, intervention in _interventions(case, result, user_model):
+    gateway = Gateway.alone(model_calls)
+    for name, intervention in _interventions(case, result, user_model, gateway):
         if len(tried) >= max_reruns:
             break
         flipped = await intervention()
@@ -85,7 +94,11 @@ async def explain_failure(
 
 
 async def explain_failures(
-    suite: EvalSuiteResult, cases: Sequence[EvalCase], *, max_reruns: int = 3
+    suite: EvalSuiteResult,
+    cases: Sequence[EvalCase],
+    *,
+    max_reruns: int = 3,
+    model_calls: ModelCalls | None = None,
 ) -> EvalSuiteResult:
     """`suite` with `explain_failure` applied to its runs that did not pass (xfailed too).
 
@@ -94,7 +107,10 @@ async def explain_failures(
     by_name = {case.name: case for case in cases}
     chosen = [r for r in suite.results if not r.passed and r.name in by_name][:EXPLAINED_AT_MOST]
     explained = {
-        id(r): await explain_failure(by_name[r.name], r, max_reruns=max_reruns) for r in chosen
+        id(r): await explain_failure(
+            by_name[r.name], r, max_reruns=max_reruns, model_calls=model_calls
+        )
+        for r in chosen
     }
     results = [explained.get(id(r), r) for r in suite.results]
     cases_stats = [
@@ -126,7 +142,9 @@ def _suspect_user(case: EvalCase, result: EvalResult) -> BaseAgent | None:
     return case.user_agents.loop
 
 
-def _interventions(case: EvalCase, result: EvalResult, user_model: Any) -> list[tuple[str, Any]]:
+def _interventions(
+    case: EvalCase, result: EvalResult, user_model: Any, gateway: Gateway
+) -> list[tuple[str, Any]]:
     found: list[tuple[str, Any]] = []
     target = _suspect_user(case, result)
     turns, modelled = user_turns(result.user_agent_events, getattr(target, "name", None))
@@ -141,12 +159,14 @@ def _interventions(case: EvalCase, result: EvalResult, user_model: Any) -> list[
             loop = replay if case.user_agents.loop is target else case.user_agents.loop
             tools = {k: replay if v is target else v for k, v in case.user_agents.tools.items()}
             users = UserAgents(loop=loop, tools=tools)
-            return (await run_eval(dataclasses.replace(case, user_agents=users))).passed
+            again = dataclasses.replace(case, user_agents=users)
+            return (await run_case(again, seed=None, attempt=0, gateway=gateway)).passed
 
         found.append((name, replaced))
 
     async def reseeded() -> bool:
-        return (await run_eval(case, seed=new_seed(), attempt=result.attempt)).passed
+        seed = new_seed()
+        return (await run_case(case, seed=seed, attempt=result.attempt, gateway=gateway)).passed
 
     found.append(("a new seed", reseeded))
     judges = [m for m in case.metrics if isinstance(m, LlmJudge) and not _passed(result, m.name)]

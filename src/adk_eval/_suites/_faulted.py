@@ -31,7 +31,7 @@ from .._case import EvalCase
 from .._errors import EvalSetupError
 from .._tools._faults import Faults
 from .._tools._mocks import ToolMock
-from ..models._settings import ModelCalls
+from ..models._gateway._settings import ModelCalls
 
 __all__ = ["FAULTED_CASSETTES", "cassettes_apart", "check_fault_rate", "with_default_faults"]
 

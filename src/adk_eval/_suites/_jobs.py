@@ -2,8 +2,10 @@
 
 A `Job` is a case's name and an attempt. `run_job` runs one the way a suite
 counts it: the run's seed is derived from the suite's, its case and its attempt
-(`run_seed`), and a set-up mistake or a crash of the harness is an ``error``
-result rather than an exception, so one bad case never stops a suite.
+(`run_seed`), its model calls go through the executor's `Gateway` (the suite's
+`ModelCalls`, and the pacer the suite's runs share in that process), and a
+set-up mistake or a crash of the harness is an ``error`` result rather than an
+exception, so one bad case never stops a suite.
 
 Cases hold live agent objects and do not pickle, so a case never crosses a
 process. What crosses (to a worker process or a Ray task) is a `CaseRef`: the
@@ -18,16 +20,20 @@ import dataclasses
 import importlib
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .._callables import sharing_the_event_loop
 from .._case import EvalCase
 from .._errors import EvalSetupError
 from .._result import EvalErrorInfo, EvalResult
-from .._run.loop import run_eval
+from .._run.loop import run_case
 from .._sandbox._scope import SandboxMode, TelemetryMode
 from .._seeds import derive_seed
-from ..models import resolve_model
+from ..models._gateway._gate import Gateway
+from ..models._gateway._settings import ModelCalls
+from ..models._pacing._pacer import Pacer
+from ..models._pacing._shared import handed_pacer
+from ..models._roles._roles import resolve_model
 from ._discovery import cases_in
 from ._faulted import with_default_faults
 from ._plan import SuitePlan
@@ -73,10 +79,12 @@ class WorkerSetup:
         telemetry: Every case's telemetry mode (``--telemetry``; None: each case's own).
         faults: Seeded faults at this rate on every mocked tool without its own
             (``--faults``; None: none added).
+        model_calls: The suite's `ModelCalls`.
         preload: The case modules a worker imports before it says it is ready.
         environ: The parent's environment when the suite started, which a worker
             takes before it imports anything (a worker forked from the fork server
-            would otherwise have the environment of when that server started).
+            would otherwise have the environment of when that server started), with
+            the address of the pacer the parent serves its workers (`PACER_ENV`).
     """
 
     default_model: str | None = None
@@ -85,6 +93,7 @@ class WorkerSetup:
     sandbox: SandboxMode | None = None
     telemetry: TelemetryMode | None = None
     faults: float | None = None
+    model_calls: ModelCalls = field(default_factory=ModelCalls)
     preload: tuple[str, ...] = ()
     environ: Mapping[str, str] | None = None
 
@@ -98,6 +107,7 @@ class WorkerSetup:
             sandbox=plan.sandbox,
             telemetry=plan.telemetry,
             faults=plan.faults,
+            model_calls=plan.model_calls,
         )
 
     def apply(self, case: EvalCase) -> EvalCase:
@@ -134,14 +144,16 @@ def error_result(name: str, attempt: int, type_: str, message: str) -> EvalResul
     )
 
 
-async def run_job(case: EvalCase, attempt: int, suite_seed: int | None) -> EvalResult:
+async def run_job(
+    case: EvalCase, attempt: int, suite_seed: int | None, gateway: Gateway
+) -> EvalResult:
     """Runs attempt `attempt` of `case` as a suite counts it (see the module doc).
 
     With `suite_seed`, the run's seed is derived from it (`run_seed`).
     """
     seed = run_seed(suite_seed, case.name, attempt) if suite_seed is not None else None
     try:
-        result = await run_eval(case, seed=seed, attempt=attempt)
+        result = await run_case(case, seed=seed, attempt=attempt, gateway=gateway)
     except EvalSetupError as error:
         result = EvalResult(
             name=case.name,
@@ -187,11 +199,19 @@ def case_refs(cases: Sequence[EvalCase]) -> list[CaseRef]:
 
 
 class CaseLoader:
-    """A worker's side: imports the modules of case references, once each, and runs their jobs."""
+    """A worker's side: imports the modules of case references, once each, and runs their jobs.
 
-    def __init__(self, setup: WorkerSetup) -> None:
+    Args:
+        setup: What it applies to every case, the suite's seed and `ModelCalls`.
+        pacer: Where its runs' model calls wait (None: the pacer the parent process
+            handed this one, else one of its own).
+    """
+
+    def __init__(self, setup: WorkerSetup, pacer: Pacer | None = None) -> None:
         self.setup = setup
         """What it applies to every case, and the suite's seed."""
+        self.gateway = Gateway(setup.model_calls, pacer if pacer is not None else handed_pacer())
+        """Where its runs' model calls go (the suite's settings, this process's pacer)."""
         self._modules: dict[str, dict[str, EvalCase] | str] = {}
         if setup.default_model:
             from google.adk.agents import LlmAgent
@@ -214,13 +234,16 @@ class CaseLoader:
             )
         return self.setup.apply(case)
 
-    async def run(self, ref: CaseRef, attempt: int) -> EvalResult:
-        """Runs attempt `attempt` of the case `ref` names (`run_job`), or says why it cannot."""
+    async def run(self, ref: CaseRef, attempt: int, gateway: Gateway | None = None) -> EvalResult:
+        """Runs attempt `attempt` of the case `ref` names (`run_job`), or says why it cannot.
+
+        `gateway`: the run's model calls go there (None: the loader's own).
+        """
         case = self.load(ref)
         if isinstance(case, EvalResult):
             return dataclasses.replace(case, attempt=attempt)
         with sharing_the_event_loop():  # a worker or a Ray task runs many jobs on its loop
-            return await run_job(case, attempt, self.setup.seed)
+            return await run_job(case, attempt, self.setup.seed, gateway or self.gateway)
 
     def preload(self, module: str) -> dict[str, EvalCase] | str:
         """The cases `module` binds, by name, importing it the first time (or why it cannot)."""

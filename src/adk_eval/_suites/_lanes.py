@@ -20,6 +20,7 @@ from anyio.abc import TaskGroup
 
 from .._callables import sharing_the_event_loop
 from .._result import EvalResult
+from ..models._gateway._gate import Gateway
 from ._jobs import WorkerSetup, run_job
 from ._plan import SuitePlan
 from ._queue import JobQueue, ResultCollector
@@ -37,14 +38,21 @@ class Lanes:
     Args:
         plan: The suite.
         setup: What every case gets before it runs (`WorkerSetup.apply`).
+        gateway: Where the runs' model calls go (the suite's settings, the
+            executor's pacer).
         keep_going: Asked before each job is taken; False ends the lane (the
             queue then belongs to whatever else feeds from it).
     """
 
     def __init__(
-        self, plan: SuitePlan, setup: WorkerSetup, keep_going: Callable[[], bool] = _always
+        self,
+        plan: SuitePlan,
+        setup: WorkerSetup,
+        gateway: Gateway,
+        keep_going: Callable[[], bool] = _always,
     ) -> None:
         self.plan = plan
+        self.gateway = gateway
         self.cases = {case.name: setup.apply(case) for case in plan.cases}
         self.queue = JobQueue(
             list(self.cases), plan.repeat, plan.durations, by_attempt=plan.adaptive is not None
@@ -89,7 +97,8 @@ class Lanes:
             self.running += 1
             try:
                 await self.results.started_run(job)
-                result = await run_job(self.cases[job.case], job.attempt, self.plan.seed)
+                case = self.cases[job.case]
+                result = await run_job(case, job.attempt, self.plan.seed, self.gateway)
                 self.finished += 1
                 await self.keep(result)
             except Exception as error:  # a callback raised: stop, and raise it as is

@@ -14,11 +14,13 @@ callback that raises stops the suite, and its exception is raised as it is.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import anyio
 
+from ..models._gateway._gate import Gateway
+from ..models._pacing._pacer import LocalPacer
 from ._jobs import WorkerSetup
 from ._lanes import Lanes
 from ._plan import SuitePlan
@@ -34,12 +36,14 @@ class InProcess:
     ``run_eval_suite(cases, max_concurrency=8)`` keeps at most 8 runs in flight.
     """
 
+    pacer: LocalPacer = field(default_factory=LocalPacer, init=False, repr=False, compare=False)
+    """Where the model calls of the suites it runs wait for their turn."""
     applies_faults: ClassVar[bool] = True
     """It gives each case the plan's faults (`SuitePlan.faults`)."""
 
     async def run(self, plan: SuitePlan) -> EvalSuiteResult:
         """Runs `plan` (see the module doc)."""
-        lanes = Lanes(plan, WorkerSetup.of(plan, None))
+        lanes = Lanes(plan, WorkerSetup.of(plan, None), Gateway(plan.model_calls, self.pacer))
         async with anyio.create_task_group() as group:
             # One run at a time needs no threads for sync user code.
             lanes.start(group, share_loop=plan.max_concurrency > 1 and plan.total > 1)

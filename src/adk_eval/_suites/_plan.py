@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeAlias
 
 from .._errors import EvalSetupError
+from ..models._gateway._settings import ModelCalls, project_settings
 
 if TYPE_CHECKING:
     from .._case import EvalCase
@@ -98,6 +99,8 @@ class SuitePlan:
             finished are cancelled and reported as not run.
         faults: Seeded faults at this rate on every mocked tool without its own
             (`adk_eval._suites._faulted`); None: the cases as written.
+        model_calls: How every run's model calls are paced, retried, cached and
+            recorded (the executor hands them to each run, in any process).
     """
 
     cases: Sequence[EvalCase]
@@ -114,6 +117,7 @@ class SuitePlan:
     adaptive: Adaptive | None = None
     budget: Budget | None = None
     faults: float | None = None
+    model_calls: ModelCalls = field(default_factory=project_settings)
 
     @property
     def total(self) -> int:

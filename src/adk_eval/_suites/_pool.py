@@ -31,6 +31,7 @@ from collections import deque
 import anyio
 from anyio.abc import TaskGroup
 
+from ..models._gateway._gate import Gateway
 from ._jobs import CaseRef, WorkerSetup, error_result
 from ._lanes import Lanes
 from ._plan import SuitePlan
@@ -89,6 +90,8 @@ class Pool:
         plan: The suite.
         refs: Each case's reference, by name.
         setup: What every worker applies (its case modules to import first).
+        gateway: Where this process's runs' model calls go (the pacer it serves
+            its workers).
         workers: How many worker processes to start.
         interim: Whether this process runs cases until the workers are ready.
         auto: Start the workers only if the suite is long enough (``Workers("auto")``);
@@ -101,6 +104,7 @@ class Pool:
         plan: SuitePlan,
         refs: dict[str, CaseRef],
         setup: WorkerSetup,
+        gateway: Gateway,
         *,
         workers: int,
         interim: bool,
@@ -114,7 +118,7 @@ class Pool:
         self.interim = interim or auto
         self.auto = auto
         self.warm = warm
-        self.here = Lanes(plan, setup, keep_going=lambda: not self._hand_over())
+        self.here = Lanes(plan, setup, gateway, keep_going=lambda: not self._hand_over())
         """This process's lanes; their `keep` and `stop` serve the workers' results too."""
         self.queue = self.here.queue
         self.results = self.here.results

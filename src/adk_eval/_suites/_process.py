@@ -36,7 +36,7 @@ import anyio
 
 from .._lazy import imports_without_collections
 from .._result import EvalResult
-from ..models._clients import warm_clients
+from ..models._roles._clients import warm_clients
 from ._jobs import CaseLoader, CaseRef, Job, WorkerSetup, error_result
 
 __all__ = ["StartMethod", "WorkerProcess", "default_start_method", "fork_is_safe"]

@@ -21,8 +21,9 @@ a name holding ``PASSWORD``, ``SECRET`` or ``TOKEN``; set anything else on the
 cluster.
 
 The suite's model calls, in every task, are paced by one `Pacer` that a Ray
-actor holds for the suite (`models._ray_pacer`), so that together they stay
-within each provider's quota; the tasks take the suite's `ModelCalls` too.
+actor holds for the suite (`models._pacing._ray`), so that together they stay
+within each provider's quota; the tasks take the suite's `ModelCalls` in their
+`WorkerSetup`.
 
 A task that fails (its worker process dies, or Ray loses it) turns its runs into
 ``error`` results naming Ray's reason; tasks are never retried, so a crash is
@@ -48,9 +49,8 @@ import anyio
 from .._case import EvalCase
 from .._errors import EvalSetupError
 from .._result import EvalResult
-from ..models._gated import use_pacer
-from ..models._ray_pacer import ACTOR_OPTIONS, PacerActor, RayPacerClient
-from ..models._settings import ModelCalls, current_settings, using_settings
+from ..models._gateway._gate import Gateway
+from ..models._pacing._ray import ACTOR_OPTIONS, PacerActor, RayPacerClient
 from ._jobs import CaseLoader, CaseRef, Job, WorkerSetup, case_refs, error_result
 from ._plan import SuitePlan
 from ._queue import JobQueue, ResultCollector
@@ -173,7 +173,7 @@ class Ray:
 
 
 class _Pacing:
-    """The suite's `PacerActor`, and the model-call settings, as every task gets them.
+    """The suite's `PacerActor`, as every task gets it.
 
     Each task is an owner of its own on the actor: when one fails, what it held is
     given back.
@@ -182,14 +182,13 @@ class _Pacing:
     def __init__(self, ray: ModuleType) -> None:
         self.ray = ray
         self.actor = ray.remote(PacerActor).options(**ACTOR_OPTIONS).remote()
-        self.model_calls = current_settings().to_env()
         self.owners: dict[Any, str] = {}
         self._count = itertools.count(1)
 
     def submit(self, remote: Any, jobs: list[Any], setup: WorkerSetup, concurrency: int) -> Any:
         """Starts the task of `jobs`; its object ref."""
         owner = f"task-{next(self._count)}"
-        task = remote.remote(jobs, setup, concurrency, (self.actor, owner), self.model_calls)
+        task = remote.remote(jobs, setup, concurrency, (self.actor, owner))
         self.owners[task] = owner
         return task
 
@@ -211,18 +210,17 @@ def run_batch(
     setup: WorkerSetup,
     concurrency: int,
     pacer: tuple[Any, str] | None = None,
-    model_calls: str | None = None,
 ) -> list[dict[str, Any]]:
     """What one Ray task runs: `jobs` (module, case name, attempt), `concurrency` at a time.
 
     A Ray worker process runs many tasks; it imports each eval module once. Its
-    model calls are paced by the suite's `PacerActor` (`pacer`: its handle and this
-    task's owner name on it) and follow the suite's `ModelCalls` (`model_calls`, as
-    `ModelCalls.to_env` writes them).
+    model calls follow the suite's `ModelCalls` (in `setup`) and are paced by the
+    suite's `PacerActor` (`pacer`: its handle and this task's owner name on it).
     """
     loader = _loaders.get(setup)
     if loader is None:
         loader = _loaders[setup] = CaseLoader(setup)
+    gateway = None if pacer is None else Gateway(setup.model_calls, RayPacerClient(*pacer))
     answers: list[dict[str, Any]] = [{} for _ in jobs]
 
     async def run_all() -> None:
@@ -230,19 +228,13 @@ def run_batch(
 
         async def run(index: int, ref: CaseRef, attempt: int) -> None:
             async with limiter:
-                answers[index] = (await loader.run(ref, attempt)).to_data()
+                answers[index] = (await loader.run(ref, attempt, gateway)).to_data()
 
         async with anyio.create_task_group() as group:
             for index, (module, name, attempt) in enumerate(jobs):
                 group.start_soon(run, index, CaseRef(module, name), attempt)
 
-    settings = ModelCalls.from_env(model_calls) if model_calls else None
-    use_pacer(RayPacerClient(*pacer) if pacer is not None else None)
-    try:
-        with using_settings(settings):
-            anyio.run(run_all)
-    finally:
-        use_pacer(None)
+    anyio.run(run_all)
     return answers
 
 

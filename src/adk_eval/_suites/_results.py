@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from .._result import EvalResult
 from .._statistics import Interval, pass_at_k, pass_hat_k, wilson
-from ..models._gate import ProviderStats
-from ..models._usage import total_cost
+from ..models._gateway._stats import ProviderStats
+from ..models._gateway._usage import total_cost
 from ._inventory import RunsForReal
 
 if TYPE_CHECKING:

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import difflib
 import gc
-import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Protocol, cast, runtime_checkable
+from typing import Any, Protocol, TypedDict, Unpack, cast, runtime_checkable
 
 from .._case import EvalCase
 from .._errors import EvalSetupError
@@ -24,7 +24,7 @@ from .._sandbox._scope import SANDBOX_MODES, TELEMETRY_MODES, SandboxMode, Telem
 from .._sandbox._telemetry import describe
 from .._seeds import new_seed
 from .._termination import Budget
-from ..models._settings import CacheRoles, ModelCalls, current_settings, using_settings
+from ..models._gateway._settings import ModelCalls, project_settings
 from ._faulted import cassettes_apart, check_fault_rate
 from ._inventory import RunsForReal, of_trees
 from ._jobs import WorkerSetup
@@ -38,10 +38,10 @@ from ._plan import (
     check_suite,
 )
 from ._results import EvalSuiteResult
-from ._workers import Workers
 
 __all__ = [
     "Executor",
+    "SuiteOptions",
     "adaptive_repeats",
     "check_a_list_of_cases",
     "check_applies_faults",
@@ -71,99 +71,102 @@ class Executor(Protocol):
         ...
 
 
-_POSITIONAL = ("parallel", "max_concurrency", "stop_on_first_failure", "repeat")
-"""The options `run_eval_suite` took by position before they became keyword-only."""
+class SuiteOptions(TypedDict, total=False):
+    """The options of `run_eval_suite`: each keyword-only, optional and checked.
+
+    The others are the `SuitePlan` fields of their names: ``stop_on_first_failure``
+    (default False), ``max_duration``, ``budget``, ``sandbox``, ``telemetry``,
+    ``durations``, ``on_start``, ``on_result`` (default None).
+    """
+
+    executor: Executor
+    """Where the runs go: `InProcess()` (the default), `Workers(n)` or `Ray(address=...)`
+    (cases must then be module-level names, docs/suites.md), or an `Executor` of your own."""
+    parallel: bool
+    """Run concurrently (the default); False runs one at a time."""
+    max_concurrency: int | None
+    """Runs in flight at once, per process or Ray task (default `DEFAULT_MAX_CONCURRENCY`)."""
+    repeat: int | Adaptive | str
+    """Runs per case (default 1), or adaptive repeats (`Adaptive`, ``"auto"``, ``"auto:MAX"``)."""
+    seed: int | None
+    """The suite's seed for injected faults (None, the default: a new one, in the result)."""
+    faults: float | None
+    """The share of calls (above 0, at most 1) that fail on every mocked or simulated tool
+    without faults of its own (`SuitePlan.faults`; docs/harness.md, "Robustness under
+    faults"); its cassettes are recorded and replayed apart, under ``_faults-<rate>``."""
+    model_calls: ModelCalls | None
+    """How the model calls are paced, retried, cached and recorded (None, the default: the
+    project's ``[tool.adk-eval.limits]``; docs/models.md); a case's `EvalCase.cache` wins."""
+    stop_on_first_failure: bool
+    max_duration: float | None
+    budget: Budget | None
+    sandbox: SandboxMode | None
+    telemetry: TelemetryMode | None
+    durations: Mapping[str, float] | None
+    on_start: StartCallback | None
+    on_result: ResultCallback | None
 
 
 async def run_eval_suite(
-    cases: Sequence[EvalCase],
-    *legacy: Any,
-    executor: Executor | None = None,
-    parallel: bool = True,
-    max_concurrency: int | None = None,
-    stop_on_first_failure: bool = False,
-    repeat: int | Adaptive | str = 1,
-    max_duration: float | None = None,
-    budget: Budget | None = None,
-    sandbox: SandboxMode | None = None,
-    telemetry: TelemetryMode | None = None,
-    durations: Mapping[str, float] | None = None,
-    seed: int | None = None,
-    faults: float | None = None,
-    on_start: StartCallback | None = None,
-    on_result: ResultCallback | None = None,
-    workers: int | None = None,
-    model_calls: ModelCalls | None = None,
-    cache: CacheRoles = None,
+    cases: Sequence[EvalCase], **options: Unpack[SuiteOptions]
 ) -> EvalSuiteResult:
     """Runs many cases, each isolated, concurrently under a bound.
 
     Args:
         cases: The cases; names must be unique.
-        *legacy: Deprecated (warns): the next four options by position.
-        executor: Where the runs go: `InProcess()` (the default), `Workers(n)` or
-            `Ray(address=...)` (cases must then be module-level names, docs/suites.md),
-            or any `Executor` of your own.
-        parallel: Run concurrently (False runs one at a time).
-        max_concurrency: Runs in flight at once, per process or Ray task.
-        stop_on_first_failure: Cancel the rest at the first run that is not ok.
-        repeat: Runs per case (for pass^k, pass@k and flakiness), or adaptive repeats
-            (`Adaptive`, ``"auto"``, ``"auto:MAX"``): runs only while a verdict is uncertain.
-        max_duration: Caps every run's wall time in seconds (a case's shorter one stays).
-        budget: Tokens and money for the whole suite; once spent, the rest is not run.
-        sandbox: Overrides every case's `EvalCase.sandbox` (None: each keeps its own);
-        telemetry: likewise `EvalCase.telemetry`.
-        durations: Seconds per run of an earlier run, by case name: longest first.
-        seed: The suite's seed for injected faults (None: a new one, `EvalSuiteResult.seed`).
-        faults: The share of calls (above 0, at most 1) that fail on every mocked or
-            simulated tool without faults of its own, drawn from the seed like
-            `ToolMock.with_faults`; real tools are never faulted. The cases are not
-            changed: each run gets a copy (docs/harness.md, "Robustness under faults").
-            Its cassettes are recorded and replayed apart, under ``_faults-<rate>``.
-        on_start: Called with ``(case, attempt)`` as a run starts (sync or async).
-        on_result: Called with each finished `EvalResult` (sync or async).
-        workers: Deprecated: ``executor=Workers(n)``.
-        model_calls: How the suite's model calls are paced, retried, cached and
-            recorded (`adk_eval.models.ModelCalls`; None: the command line's or
-            the project's, see docs/models.md).
-        cache: The roles whose model answers are cached (``"all"``,
-            ``"agent,users"``, ...), over `model_calls`; a case's own
-            `EvalCase.cache` wins.
+        **options: `SuiteOptions`: the executor, repeats, concurrency, limits,
+            modes, seed, faults, callbacks and model calls.
 
     Raises:
-        EvalSetupError: Duplicate case names, a bad `repeat`, `max_concurrency` or `faults`,
-            an unknown executor or mode, or (workers, Ray) a case no module binds (a case's
-            own set-up mistake does not stop the suite: its runs are errors).
+        EvalSetupError: Duplicate case names, an unknown or bad option, or (workers,
+            Ray) a case no module binds (a case's own set-up mistake is its runs' error).
     """
     check_a_list_of_cases(cases, "run_eval_suite")
-    legacy_options = _legacy_options(legacy, workers)
-    adaptive, runs, concurrency = _runs(legacy_options, repeat, max_concurrency, parallel, cases)
-    plan = SuitePlan(
+    unknown = sorted(set(options) - set(SuiteOptions.__annotations__))
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], SuiteOptions.__annotations__, n=1)
+        hint = _MOVED.get(unknown[0]) or (f" (did you mean `{close[0]}`?)" if close else "")
+        raise EvalSetupError(f"run_eval_suite has no option `{unknown[0]}`{hint}")
+    return await _run(_plan(cases, options), _executor(options.get("executor")))
+
+
+_MOVED = {
+    "workers": ": pass executor=Workers(n)",
+    "cache": ': pass model_calls=ModelCalls(cache="all") (or the roles to cache)',
+}
+"""Options that became part of another: how to say them now."""
+
+
+def _plan(cases: Sequence[EvalCase], options: SuiteOptions) -> SuitePlan:
+    """The suite `options` ask for, each checked (see `SuiteOptions`)."""
+    repeat = options.get("repeat", 1)
+    adaptive = adaptive_repeats(repeat)
+    runs = adaptive.max if adaptive is not None else cast(int, repeat)
+    concurrency = options.get("max_concurrency")
+    check_suite(cases, runs, concurrency)
+    faults = options.get("faults")
+    rate = None if faults is None else check_fault_rate(faults)
+    seed = options.get("seed")
+    settings = options.get("model_calls") or project_settings()
+    return SuitePlan(
         cases=cases,
         repeat=runs,
-        max_concurrency=concurrency,
-        stop_on_first_failure=legacy_options.get("stop_on_first_failure", stop_on_first_failure),
+        max_concurrency=(
+            (concurrency or DEFAULT_MAX_CONCURRENCY) if options.get("parallel", True) else 1
+        ),
+        stop_on_first_failure=options.get("stop_on_first_failure", False),
         seed=seed if seed is not None else new_seed(),
-        max_duration=max_duration,
-        sandbox=_mode("sandbox", sandbox, SANDBOX_MODES),
-        telemetry=_mode("telemetry", telemetry, TELEMETRY_MODES),
-        durations=durations,
-        on_start=on_start,
-        on_result=on_result,
+        max_duration=options.get("max_duration"),
+        sandbox=_mode("sandbox", options.get("sandbox"), SANDBOX_MODES),
+        telemetry=_mode("telemetry", options.get("telemetry"), TELEMETRY_MODES),
+        durations=options.get("durations"),
+        on_start=options.get("on_start"),
+        on_result=options.get("on_result"),
         adaptive=adaptive,
-        budget=budget,
-        faults=None if faults is None else check_fault_rate(faults),
+        budget=options.get("budget"),
+        faults=rate,
+        model_calls=cassettes_apart(settings, rate),
     )
-    chosen = _executor(legacy_options.get("executor", executor))
-    if plan.faults is not None:
-        check_applies_faults(chosen)
-    if model_calls is None and cache is None and plan.faults is None:
-        return await _run(plan, chosen)
-    settings = model_calls if model_calls is not None else current_settings()
-    if cache is not None:
-        settings = settings.replace(cache=cache)
-    with using_settings(cassettes_apart(settings, plan.faults)):
-        return await _run(plan, chosen)
 
 
 def adaptive_repeats(repeat: object) -> Adaptive | None:
@@ -190,32 +193,14 @@ def adaptive_repeats(repeat: object) -> Adaptive | None:
     return None
 
 
-def _runs(
-    legacy_options: Mapping[str, Any],
-    repeat: object,
-    max_concurrency: int | None,
-    parallel: bool,
-    cases: Sequence[EvalCase],
-) -> tuple[Adaptive | None, int, int]:
-    """Adaptive repeats (or None), the runs per case (their maximum) and the concurrency.
-
-    The options given by position (deprecated) win; the suite is checked.
-    """
-    asked, max_concurrency = (legacy_options.get(k, v) for k, v in _given(repeat, max_concurrency))
-    adaptive = adaptive_repeats(asked)
-    runs = adaptive.max if adaptive is not None else cast(int, asked)
-    check_suite(cases, runs, max_concurrency)
-    if not legacy_options.get("parallel", parallel):
-        return adaptive, runs, 1
-    return adaptive, runs, max_concurrency or DEFAULT_MAX_CONCURRENCY
-
-
-def _given(repeat: Any, max_concurrency: int | None) -> tuple[tuple[str, Any], ...]:
-    return ("repeat", repeat), ("max_concurrency", max_concurrency)
-
-
 async def _run(plan: SuitePlan, executor: Executor) -> EvalSuiteResult:
-    """`plan` on `executor`, with what runs for real read off its cases before."""
+    """`plan` on `executor`, with what runs for real read off its cases before.
+
+    Raises:
+        EvalSetupError: The plan has faults and `executor` does not apply them.
+    """
+    if plan.faults is not None:
+        check_applies_faults(executor)
     inventory = runs_for_real(plan.cases, executor, sandbox=plan.sandbox, telemetry=plan.telemetry)
     with _frozen_heap():
         suite = await executor.run(plan)
@@ -350,40 +335,6 @@ def _executor(value: object) -> Executor:
             f"`run(plan)` method, got {value!r}"
         )
     return value
-
-
-def _legacy_options(legacy: Sequence[Any], workers: int | None) -> dict[str, Any]:
-    """The options of a call in the old style, with a `DeprecationWarning` for each kind.
-
-    Raises:
-        EvalSetupError: More positional arguments than the old signature had.
-    """
-    options: dict[str, Any] = {}
-    if legacy:
-        if len(legacy) > len(_POSITIONAL):
-            raise EvalSetupError(
-                f"run_eval_suite takes the cases and keyword options, got {len(legacy) + 1} "
-                "positional arguments"
-            )
-        names = _POSITIONAL[: len(legacy)]
-        warnings.warn(
-            "passing " + ", ".join(f"`{name}`" for name in names) + " to run_eval_suite by "
-            "position is deprecated; pass " + ", ".join(f"{name}=..." for name in names),
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        options.update(zip(names, legacy, strict=False))
-    if workers is not None:
-        warnings.warn(
-            f"run_eval_suite(workers={workers!r}) is deprecated; pass "
-            f"executor=Workers({workers!r})",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        if workers < 1:
-            raise EvalSetupError(f"workers must be >= 1, got {workers}")
-        options["executor"] = Workers(workers) if workers > 1 else InProcess()
-    return options
 
 
 def check_a_list_of_cases(cases: Any, function: str) -> None:

@@ -8,10 +8,10 @@ before it says it is ready, and runs cases by reference (see `_jobs`), so every
 case must be bound at module level. While workers start, this process runs
 cases itself; once they are all ready it only feeds them (see `_pool`).
 
-The processes pace their model calls with one `Pacer`, this process's, which it
-serves to its workers on a Unix socket while the suite runs
-(`models._shared_pacer`); the workers take this process's environment, and the
-suite's `ModelCalls` with it.
+The processes pace their model calls with one `Pacer`, the executor's, which
+this process serves to its workers on a Unix socket while the suite runs
+(`models._pacing._shared`: the socket's address is in the environment the
+workers take); the suite's `ModelCalls` go to them in their `WorkerSetup`.
 
 ``Workers("auto")`` uses one worker per core, but only when it pays: it runs in
 this process first and starts workers only if, after `AUTO_PROBE_SECONDS`, the
@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 from .._errors import EvalSetupError
-from ..models._gated import PACER_ENV, process_pacer
-from ..models._settings import MODEL_CALLS_ENV, current_settings
-from ..models._shared_pacer import serve_pacer
+from ..models._gateway._gate import Gateway
+from ..models._pacing._pacer import LocalPacer, Pacer
+from ..models._pacing._shared import PACER_ENV, serve_pacer
 from ._jobs import WorkerSetup, case_refs
 from ._plan import SuitePlan, available_cores
 from ._pool import AUTO_MIN_SECONDS, AUTO_PROBE_SECONDS, Pool, WarmWorkers
@@ -65,6 +65,8 @@ class Workers:
     run_while_starting: bool = True
     warm: WarmWorkers | None = field(default=None, repr=False, compare=False)
     """Workers forked ahead by `prefork` (internal)."""
+    pacer: LocalPacer = field(default_factory=LocalPacer, init=False, repr=False, compare=False)
+    """Where the model calls of the suites it runs wait, in every process."""
     applies_faults: ClassVar[bool] = True
     """Its processes give each case the plan's faults (`SuitePlan.faults`)."""
 
@@ -99,9 +101,10 @@ class Workers:
         refs = {ref.name: ref for ref in case_refs(plan.cases)}
         modules = tuple(dict.fromkeys(ref.module for ref in refs.values()))
         workers = min(self.processes, plan.total)
-        with _served_pacer(workers + (1 if self.run_while_starting else 0) > 1) as address:
-            environ = {**os.environ, MODEL_CALLS_ENV: current_settings().to_env()}
-            if address is not None:
+        shared = workers + (1 if self.run_while_starting else 0) > 1
+        with _served_pacer(self.pacer, shared) as address:
+            environ = {k: v for k, v in os.environ.items() if k != PACER_ENV}
+            if address is not None:  # (else each worker paces alone)
                 environ[PACER_ENV] = address
             setup = dataclasses.replace(
                 WorkerSetup.of(plan, self.default_model), preload=modules, environ=environ
@@ -110,6 +113,7 @@ class Workers:
                 plan,
                 refs,
                 setup,
+                Gateway(plan.model_calls, self.pacer),
                 workers=workers,
                 interim=self.run_while_starting,
                 auto=self.count == "auto" and self.run_while_starting,
@@ -119,18 +123,17 @@ class Workers:
 
 
 @contextlib.contextmanager
-def _served_pacer(shared: bool) -> Iterator[str | None]:
-    """Where this process serves its pacer to the suite's workers while the suite runs.
+def _served_pacer(pacer: Pacer, shared: bool) -> Iterator[str | None]:
+    """Where this process serves `pacer` to the suite's workers while the suite runs.
 
-    None when it serves none: one process paces alone, a process that is itself a
-    worker leaves its workers its parent's (whose address they inherit), and where
-    no Unix socket can be served each process paces alone.
+    None when it serves none: one process paces alone, and where no Unix socket
+    can be served each process paces alone.
     """
-    if not shared or os.environ.get(PACER_ENV):
+    if not shared:
         yield None
         return
     try:
-        served = serve_pacer(process_pacer())
+        served = serve_pacer(pacer)
     except OSError:
         yield None
         return

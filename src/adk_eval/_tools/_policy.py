@@ -49,7 +49,7 @@ from google.adk.workflow import Workflow
 from .._agent_tree import runs_code
 from .._arguments import near_miss
 from .._errors import EvalSetupError
-from ..models._consult import consult_tool_class
+from ..models._roles._consult import consult_tool_class
 from ._mocks import ToolMock
 from ._remote import RemotePolicy
 from ._tree import Inventory, collect
@@ -102,7 +102,7 @@ def is_control_tool(tool: BaseTool) -> bool:
     ``exit_loop`` function, each as ADK runs it. A subclass that overrides what
     runs, or a look-alike class, is an ordinary tool: mocked, provided or refused.
     """
-    consult = consult_tool_class()  # its body is a model call (see `models._consult`)
+    consult = consult_tool_class()  # its body is a model call (see `models._roles._consult`)
     if consult is not None and _runs_as(tool, consult):
         return True
     if any(_runs_as(tool, kind) for kind in _CONTROL_CLASSES):

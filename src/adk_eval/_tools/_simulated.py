@@ -29,8 +29,8 @@ from pydantic import TypeAdapter
 
 from .._errors import SimulatedToolError
 from ..models import ModelSpec, default_judge_model, resolve_model
-from ..models._calls import complete, json_value
-from ..models._usage import usage_role
+from ..models._gateway._ask import complete, json_value
+from ..models._gateway._usage import usage_role
 
 __all__ = ["SIMULATOR_INSTRUCTION", "ToolSimulator", "response_schema_of"]
 

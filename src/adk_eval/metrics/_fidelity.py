@@ -37,7 +37,7 @@ from pydantic import BaseModel
 from .._trace import EvalTrace
 from .._turns import content_text
 from ..models import ModelSpec, default_judge_model, resolve_model
-from ..models._calls import ask_for
+from ..models._gateway._ask import ask_for
 from ._types import MetricResult
 
 __all__ = ["FIDELITY_INSTRUCTION", "UserFidelity", "user_fidelity"]

@@ -31,8 +31,8 @@ from pydantic import BaseModel, Field, ValidationError
 from .._errors import EvalSetupError
 from .._trace import EvalTrace
 from ..models import ModelSpec, default_judge_model, resolve_model
-from ..models._calls import complete, json_candidates
-from ..models._usage import usage_role
+from ..models._gateway._ask import complete, json_candidates
+from ..models._gateway._usage import usage_role
 from ._judge_tools import QUERY_INSTRUCTION, TraceQueries, ask_with_queries
 from ._judge_views import LEGACY_VIEWS, RENDERING, JudgeView, resolve_views, views_text
 from ._types import MetricResult

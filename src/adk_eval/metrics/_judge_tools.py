@@ -38,7 +38,7 @@ from google.genai import types
 from .._state import flatten_state
 from .._trace import EvalTrace
 from .._turns import parts_text
-from ..models._calls import complete_parts
+from ..models._gateway._ask import complete_parts
 from ._judge_views import call_records
 
 __all__ = ["ANSWER_LIMIT", "PAGE", "QUERY_INSTRUCTION", "TraceQueries", "ask_with_queries"]

@@ -24,38 +24,54 @@ fallback of every `LlmAgent` that names none.
 Every model call of a run goes through one gateway, whatever its role: paced
 within the providers' quotas (`RateLimit`, learned from 429s otherwise),
 retried after rate limits and server errors, answered from a cache or a
-cassette when asked (`ModelCalls`); a run's `ProviderStats` say what it met.
+cassette when asked (`ModelCalls`, passed to ``run_eval_suite``); a run's
+`ProviderStats` say what it met.
 
-The modules: `_local` (the embedded ``"local"`` model), `_summarizer` (the
-summarizer of ADK's event compaction, on a case's model), `_calls` (asking a
-model for one answer, as the judge and simulated tools do), `_vertex` (Vertex
-AI credentials and project, checked without network before a run); the
-gateway: `_settings` (`ModelCalls`), `_limits` (`RateLimit`), `_gate` (a run's
-gate and its stats), `_gated` (the gated stand-in of a model and the call
-pipeline), `_provider` (the provider's answer, paced and retried by the gateway
-alone), `_pacer` and `_shared_pacer` (pacing, in one process and across a
-suite's processes), `_failures` (what a failed call says), `_requests` (a
-request as data), `_cache` and `_cassette` (answers kept).
+The rooms, from the top down (each imports only from those below it):
+
+* `_roles`, which model plays each role: `_roles` (the names here: roles
+  resolved, keys checked), `_local` (the embedded ``"local"`` model), `_vertex`
+  (Vertex AI credentials and project, checked without network), `_clients`
+  (model client libraries imported ahead), `_consult` (the advisor of ADK's
+  ``ModelConsultTool``), `_summarizer` (the summarizer of ADK's event
+  compaction, on a case's model);
+* `_gateway`, every model call of a run through one gate: `_settings`
+  (`ModelCalls`), `_gate` (`Gateway`: a suite's settings and pacer; `RunGate`:
+  a run's), `_stats` (`ProviderStats`), `_plugin` (`GatewayPlugin`, where an
+  agent's calls enter, through a seam ADK documents), `_pipeline` (the call:
+  cassette, cache, provider), `_provider` (the provider's answer, paced and
+  retried by the gateway alone), `_ask` (one answer, as the judges and
+  simulated tools ask), `_requests` (a request as data), `_answers`, `_cache`,
+  `_cache_file` and `_cassette` (answers kept), `_usage` (tokens and money);
+* `_pacing`, when a call may go: `_limits` (`RateLimit`), `_failures` (what a
+  failed call says), `_pacer` (`Pacer`, `LocalPacer`), `_wire`, `_shared` and
+  `_ray` (one pacer for a suite's processes or Ray tasks).
 """
 
 from __future__ import annotations
 
-import os
-import re
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any
 
-from .._errors import CassetteMissError, EvalSetupError, ProviderWaitError
-from ._gate import ProviderStats
-from ._limits import RateLimit
-from ._settings import ModelCalls
-from ._vertex import check_vertex, uses_vertex, vertex_setting
+from .._errors import CassetteMissError, ProviderWaitError
+from ._gateway._settings import ModelCalls
+from ._gateway._stats import ProviderStats
+from ._pacing._limits import RateLimit
+from ._roles._roles import (
+    DEFAULT_JUDGE_MODEL,
+    JUDGE_MODEL_ENV,
+    ROLE_ENV,
+    ModelRole,
+    ProviderStatus,
+    configured_model,
+    default_judge_model,
+    missing_credentials,
+    model_setting,
+    provider_statuses,
+    resolve_model,
+)
 
 if TYPE_CHECKING:
-    from google.adk.models.base_llm import BaseLlm
-
-    ModelSpec: TypeAlias = str | BaseLlm
+    from ._roles._roles import ModelSpec as ModelSpec
 
 __all__ = [
     "DEFAULT_JUDGE_MODEL",
@@ -76,192 +92,6 @@ __all__ = [
     "provider_statuses",
     "resolve_model",
 ]
-
-ModelRole: TypeAlias = Literal["model", "user_model", "judge_model"]
-
-ROLE_ENV: Mapping[ModelRole, str] = {
-    "model": "ADK_EVAL_MODEL",
-    "user_model": "ADK_EVAL_USER_MODEL",
-    "judge_model": "ADK_EVAL_JUDGE_MODEL",
-}
-"""The environment variable of each role."""
-
-JUDGE_MODEL_ENV = ROLE_ENV["judge_model"]
-"""Environment variable naming the judge model when a metric sets none."""
-
-DEFAULT_JUDGE_MODEL = "gemini-2.5-flash"
-
-LOCAL = "local"
-
-_GEMINI_KEYS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
-# LiteLLM providers that run on your own machine and need no key.
-_KEYLESS = {"ollama", "ollama_chat", "hosted_vllm", "lm_studio", "llamafile", "local"}
-
-
-def configured_model(role: ModelRole, default: ModelSpec | None = None) -> ModelSpec | None:
-    """The model configured for `role`, else `default`.
-
-    Reads the role's variable, then (for ``user_model`` and ``judge_model``)
-    ``ADK_EVAL_MODEL``. ``"local"`` comes back as a ready `LocalLlm`, so it can
-    go straight into ``LlmAgent(model=...)``.
-    """
-    setting = model_setting(role)
-    if setting is None:
-        return default
-    value = setting[0]
-    return resolve_model(value) if value == LOCAL else value
-
-
-def model_setting(role: ModelRole) -> tuple[str, str] | None:
-    """The model name configured for `role` and the variable it came from (None: unset).
-
-    The role's own variable wins; ``user_model`` and ``judge_model`` fall back
-    to ``ADK_EVAL_MODEL``.
-    """
-    if role not in ROLE_ENV:
-        raise EvalSetupError(f"unknown model role {role!r}; use one of {sorted(ROLE_ENV)}")
-    fallback = (ROLE_ENV["model"],) if role != "model" else ()
-    for env in (ROLE_ENV[role], *fallback):
-        value = os.environ.get(env, "").strip()
-        if value:
-            return value, env
-    return None
-
-
-def default_judge_model() -> ModelSpec:
-    """The judge model: the configured ``judge_model``, else `DEFAULT_JUDGE_MODEL`."""
-    configured = configured_model("judge_model")
-    return configured if configured is not None else DEFAULT_JUDGE_MODEL
-
-
-def resolve_model(spec: ModelSpec) -> BaseLlm:
-    """Returns a `BaseLlm` for a model object or name.
-
-    Raises:
-        EvalSetupError: If the name is unknown, or its provider's key is not
-            set (the message names the variable).
-    """
-    from google.adk.models.base_llm import BaseLlm
-    from google.adk.models.registry import LLMRegistry
-
-    if isinstance(spec, BaseLlm):
-        return spec
-    if not isinstance(spec, str) or not spec.strip():
-        raise EvalSetupError(f"a model must be a model name or a BaseLlm, got {spec!r}")
-    problem = missing_credentials(spec)
-    if problem is not None:
-        raise EvalSetupError(problem)
-    if spec == LOCAL:
-        from ._local import LocalLlm
-
-        return LocalLlm()
-    try:
-        return LLMRegistry.new_llm(spec)
-    except ValueError as error:
-        raise EvalSetupError(
-            f"unknown model {spec!r} ({error}). Use a Gemini name like 'gemini-2.5-flash', "
-            "a LiteLLM name like 'openai/gpt-4o-mini', 'local', or a BaseLlm object"
-        ) from None
-
-
-def _is_gemini_name(name: str) -> bool:
-    return re.match(r"^(projects/.+/)?(models/)?gemini-", name) is not None
-
-
-def missing_credentials(spec: ModelSpec) -> str | None:
-    """One line naming the variable to set when `spec`'s provider has no key; else None.
-
-    Model objects are trusted (they may carry their own key or base URL);
-    ``"local"`` reports what is not installed. A Gemini name on Vertex AI
-    (``GOOGLE_GENAI_USE_ENTERPRISE`` or ``GOOGLE_GENAI_USE_VERTEXAI``) needs
-    credentials and a project, found without network (see `_vertex`). While a
-    cassette replays the run's model calls and a miss is an error
-    (``ModelCalls(replay=..., on_miss="error")``), no call reaches a provider, so
-    no key is needed and none is asked for.
-    """
-    if not isinstance(spec, str):
-        return None
-    if spec != LOCAL and _replaying_offline():
-        return None
-    if spec == LOCAL:
-        from ._local import local_model_status
-
-        return local_model_status()
-    if _is_gemini_name(spec):
-        if uses_vertex(spec):
-            check = check_vertex()
-            setting = vertex_setting()
-            on = f"{setting} is on" if setting else "a projects/ name"
-            return None if check.ready else f"model {spec!r} runs on Vertex AI ({on}): {check.line}"
-        if any(os.environ.get(key) for key in _GEMINI_KEYS):
-            return None
-        return (
-            f"model {spec!r} needs a Gemini API key: set GOOGLE_API_KEY (or GEMINI_API_KEY), "
-            "or GOOGLE_GENAI_USE_VERTEXAI=true for Vertex AI, or choose another model"
-        )
-    provider = spec.split("/", 1)[0] if "/" in spec else ""
-    if not provider or provider in _KEYLESS:
-        return None
-    import litellm
-
-    missing = litellm.validate_environment(spec).get("missing_keys") or []
-    if not missing:
-        return None
-    return f"model {spec!r} needs {' and '.join(missing)}: set it, or choose another model"
-
-
-def _replaying_offline() -> bool:
-    """Whether model calls are answered by a cassette, never by a provider."""
-    from ._settings import current_settings
-
-    settings = current_settings()
-    return settings.replay is not None and settings.on_miss == "error"
-
-
-@dataclass(frozen=True)
-class ProviderStatus:
-    """Whether a provider can be used here (never the secret itself).
-
-    Attributes:
-        name: Provider name.
-        configured: Whether its credentials (or install) are present.
-        detail: Which variable is set or missing, or what to install.
-    """
-
-    name: str
-    configured: bool
-    detail: str
-
-
-def _key_status(name: str, keys: tuple[str, ...], extra: str = "") -> ProviderStatus:
-    present = [key for key in keys if os.environ.get(key)]
-    if present:
-        return ProviderStatus(name, True, f"{present[0]} is set{extra}")
-    return ProviderStatus(name, False, f"set {' or '.join(keys)}")
-
-
-def provider_statuses() -> list[ProviderStatus]:
-    """The providers a user can pick, and whether each is ready here."""
-    from ._local import local_model_status
-
-    setting = vertex_setting()
-    if setting is not None:
-        check = check_vertex()
-        gemini = ProviderStatus("gemini", check.ready, f"Vertex AI ({setting}): {check.line}")
-    else:
-        gemini = _key_status("gemini", _GEMINI_KEYS)
-    base = os.environ.get("OPENAI_API_BASE") or os.environ.get("OPENAI_BASE_URL")
-    local = local_model_status()
-    return [
-        gemini,
-        _key_status("openai", ("OPENAI_API_KEY",), f" (base {base})" if base else ""),
-        _key_status("anthropic", ("ANTHROPIC_API_KEY",)),
-        ProviderStatus(
-            "local",
-            local is None,
-            "SmolLM2-135M on llama.cpp, installed" if local is None else local,
-        ),
-    ]
 
 
 def __getattr__(name: str) -> Any:

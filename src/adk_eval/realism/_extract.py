@@ -22,8 +22,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from .._errors import EvalSetupError
 from ..models import ModelSpec, resolve_model
-from ..models._calls import complete, json_candidates
-from ..models._usage import usage_role
+from ..models._gateway._ask import complete, json_candidates
+from ..models._gateway._usage import usage_role
 
 __all__ = ["EXTRACTION_INSTRUCTION", "Extraction", "extract", "read_goal"]
 

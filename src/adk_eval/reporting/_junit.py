@@ -24,7 +24,7 @@ from .._result import EvalResult
 from .._statistics import Interval
 from .._suites._results import EvalSuiteResult
 from .._transcript import render_transcript
-from ..models._gate import ProviderStats
+from ..models._gateway._stats import ProviderStats
 
 __all__ = ["junit_xml", "write_junit_xml"]
 

@@ -5,7 +5,7 @@ found no claim are numbered and sent in one request, with the tools the agent
 has (names and descriptions). The model lists the completed actions each one
 claims; each is then checked as a rule's claim is: a call before that message
 that performs the verb (or the tool the model named) and did not fail backs it.
-The request goes through the run's model gate (`models._calls.complete`), as
+The request goes through the run's model gate (`models._gateway._ask.complete`), as
 the judge role.
 """
 
@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from ..._trace import EvalTrace, ToolCall
 from ...models import default_judge_model, resolve_model
-from ...models._calls import ask_for
+from ...models._gateway._ask import ask_for
 from .._invariants import Seen
 from .._types import MetricResult
 from ._calls import Quiet, Vocabulary, calls_made, reason, unbacked
