@@ -38,7 +38,7 @@ LAYERS: list[list[str]] = [
     ["_trace", "_termination", "_session_service", "models", "testing", "fake_provider"],
     ["_sources"],
     ["_state", "_turns", "_lazy", "_strict_json", "_callables", "_arguments", "_sandbox"],
-    ["_statistics", "_seeds"],
+    ["_statistics", "_seeds", "_file_kinds"],
     ["_quiet"],
     ["_errors"],
 ]
@@ -86,9 +86,15 @@ def test_imports_point_down_the_layers(graph):
     assert not wrong, "imports that point up or sideways:\n" + "\n".join(wrong)
 
 
-SOURCES_MAY_IMPORT = {"adk_eval._errors", "adk_eval._sandbox", "adk_eval._sandbox._loopback"}
+SOURCES_MAY_IMPORT = {
+    "adk_eval._errors",
+    "adk_eval._file_kinds",
+    "adk_eval._sandbox",
+    "adk_eval._sandbox._loopback",
+}
 """All of adk_eval that `_sources` (what reads stored conversations from outside) may
-import: the error tree, and the one loopback rule its span collector asks."""
+import: the error tree, the file-kind table, and the one loopback rule its span collector
+asks."""
 
 
 def test_the_sources_wing_stands_on_the_error_tree_alone(graph):

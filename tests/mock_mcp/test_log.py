@@ -11,9 +11,10 @@ from mcp.client.client import Client
 from mcp_types import Implementation
 
 from adk_eval import EvalSetupError, ToolMock
+from adk_eval._file_kinds import MOCK_MCP_LOG
 from adk_eval._sources._open import still_open
 from adk_eval.mock_mcp import MockMcpServer
-from adk_eval.mock_mcp._log import MARK, CallLog
+from adk_eval.mock_mcp._log import CallLog
 from adk_eval.production import open_sessions
 
 
@@ -50,7 +51,7 @@ async def test_a_new_log_is_marked_and_an_earlier_log_is_written_on(tmp_path):
             await client.call_tool("get_order", {"order_id": "A1"})
         await server.close()
     with sqlite3.connect(log) as connection:
-        assert connection.execute("PRAGMA application_id").fetchone()[0] == MARK
+        assert connection.execute("PRAGMA application_id").fetchone()[0] == MOCK_MCP_LOG.mark
         assert connection.execute("SELECT count(*) FROM sessions").fetchone()[0] == 2
 
 

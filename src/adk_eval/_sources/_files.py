@@ -2,7 +2,7 @@
 
 A session source reads only regular files: a FIFO named ``*.json`` would block
 the read forever and ``/dev/zero`` never ends, so they are refused before
-anything is read (`not_a_file`), as EvalSet files are.
+anything is read (`not_a_file`, from the file-kind table), as EvalSet files are.
 
 A stored session whose row cannot be read (a malformed JSON column, an event
 ADK's own model refuses) is an `Unreadable`: a source hands it to its caller,
@@ -11,37 +11,13 @@ who skips and counts it, or stops there.
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from .._errors import EvalSetupError
+from .._file_kinds import not_a_file
 
 __all__ = ["OnUnreadable", "Unreadable", "first_line", "not_a_file", "refuse"]
-
-_KINDS = (
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-)
-
-
-def not_a_file(path: Path | str) -> str | None:
-    """What `path` is when it exists but is not a regular file (``a FIFO (named pipe)``).
-
-    None for a regular file, or a path that cannot be examined (its reader says why).
-    """
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return None
-    if stat.S_ISREG(mode):
-        return None
-    return next((kind for test, kind in _KINDS if test(mode)), "not a regular file")
 
 
 @dataclass(frozen=True)

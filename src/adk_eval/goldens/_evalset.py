@@ -32,6 +32,7 @@ from google.adk.evaluation.eval_set import EvalSet
 from pydantic import ValidationError
 
 from .._errors import EvalSetFileError
+from .._file_kinds import not_a_file
 from ._export import snake_case
 
 __all__ = [
@@ -88,15 +89,6 @@ def load_eval_set(path: str | Path) -> EvalSet:
     return _read(resolve_path(path))[0]
 
 
-_KINDS = (
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-)
-
-
 def _check_regular(path: Path, shown: Path) -> bool:
     """Whether `path` exists; refuses one that is not a regular file (a FIFO would block).
 
@@ -104,17 +96,17 @@ def _check_regular(path: Path, shown: Path) -> bool:
         EvalSetFileError: `path` is a folder, FIFO, socket or device, or cannot be examined.
     """
     try:
-        mode = path.stat().st_mode
+        path.stat()
     except FileNotFoundError:
         return False
     except OSError as error:
         raise EvalSetFileError(f"cannot reach EvalSet file {shown}: {error}") from None
-    for test, kind in _KINDS:
-        if test(mode):
-            raise EvalSetFileError(
-                f"{shown} is {kind}, not a file: an EvalSet must be a regular .json file; "
-                "point at one (it was left untouched)"
-            )
+    kind = not_a_file(path)
+    if kind is not None:
+        raise EvalSetFileError(
+            f"{shown} is {kind}, not a file: an EvalSet must be a regular .json file; "
+            "point at one (it was left untouched)"
+        )
     return True
 
 

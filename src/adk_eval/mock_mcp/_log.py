@@ -17,9 +17,9 @@ reply text and no tool call, so ``adk-eval score`` counts the session closed
 counts as open (``--include-open``).
 
 The log is the server's own file: a new one is marked as a mock MCP call log
-(SQLite's ``application_id``), and an existing file without that mark (a
-session store of an agent's own, any other file) is refused before anything is
-written to it.
+(SQLite's ``application_id``: `adk_eval._file_kinds.MOCK_MCP_LOG`), and an
+existing file without that mark (a session store of an agent's own, any other
+file) is refused before anything is written to it.
 """
 
 from __future__ import annotations
@@ -38,14 +38,12 @@ from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.genai import types
 
 from .._errors import EvalSetupError
+from .._file_kinds import MOCK_MCP_LOG
 
 __all__ = ["APP_NAME", "CLOSED", "CallLog", "LoggedCall", "claim"]
 
 APP_NAME = "mock-mcp"
 """The app name of the sessions a mock MCP server logs (``adk-eval score --app mock-mcp``)."""
-
-MARK = 0x6D6D6370
-"""The SQLite ``application_id`` of a mock MCP call log ("mmcp")."""
 
 CLOSED = "mock-mcp: the connection ended"
 """The thought a session's last event holds once its connection ended."""
@@ -68,7 +66,7 @@ def claim(path: Path, *, create: bool) -> None:
         if create:
             try:
                 with sqlite3.connect(path) as connection:
-                    connection.execute(f"PRAGMA application_id = {MARK}")
+                    connection.execute(f"PRAGMA application_id = {MOCK_MCP_LOG.mark}")
                 connection.close()
             except sqlite3.Error as error:
                 raise EvalSetupError(f"--log {path} cannot be created: {error}") from None
@@ -83,7 +81,7 @@ def claim(path: Path, *, create: bool) -> None:
             connection.close()
     except sqlite3.Error:
         mark = None
-    if mark != MARK:
+    if mark != MOCK_MCP_LOG.mark:
         raise EvalSetupError(
             f"--log {path} exists and is not a mock MCP call log (an agent's own session "
             "store?); nothing was written to it. Give a new file for the log"

@@ -1,7 +1,8 @@
 """Suite results you can keep: an append-only SQLite file of runs.
 
 Every `adk-eval run` appends its report (default ``.adk_eval/runs.db``, relative
-to the working directory). A file that is not such a database is never
+to the working directory). A file that is not such a database (an SQLite file
+without its ``runs`` table: `adk_eval._file_kinds.RUNS_DATABASE`) is never
 touched: opening it fails with a message naming the file.
 """
 
@@ -18,6 +19,7 @@ from typing import Any
 
 from .. import _strict_json as strict_json
 from .._errors import RunStoreError
+from .._file_kinds import RUNS_DATABASE
 
 __all__ = ["DEFAULT_DB_PATH", "CasePoint", "RunInfo", "RunStore", "RunStoreError"]
 
@@ -159,7 +161,7 @@ class RunStore:
                     f"{self.path} was written by a newer adk-eval (schema {version}, this one "
                     f"reads {SCHEMA_VERSION}); upgrade adk-eval"
                 )
-            if tables and "runs" not in tables:
+            if tables and not RUNS_DATABASE.tables <= tables:
                 raise RunStoreError(
                     f"{self.path} is an SQLite file but not an adk-eval runs database "
                     f"(tables: {', '.join(sorted(tables))}); it was left untouched. "
