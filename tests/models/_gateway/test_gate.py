@@ -35,12 +35,12 @@ def test_a_gates_counts_are_named_fields_and_its_cassette_is_given_when_it_is_bu
     gate = Gateway(ModelCalls(record=tmp_path), LocalPacer()).gate("greets", 1)
     assert isinstance(gate.cassette, Cassette)
     assert gate.cassette.path == tmp_path / "greets" / "attempt-1.json"
-    gate.tally.replayed += 1
-    gate.tally.saved(0.5)
-    gate.tally.cache_hits += 1
-    assert (gate.stats().replayed, gate.stats().saved_usd) == (1, 0.5)
-    with pytest.raises(AttributeError):
-        gate.tally.replay += 1  # type: ignore[attr-defined]  # a misspelt count is no count
+    gate.count(ProviderStats(replayed=1))
+    gate.count(ProviderStats(cache_hits=1, saved_usd=0.5))
+    gate.count(ProviderStats(cache_hits=1, saved_usd=None))  # a model without a price
+    assert (gate.stats().replayed, gate.stats().cache_hits, gate.stats().saved_usd) == (1, 2, None)
+    with pytest.raises(TypeError):
+        ProviderStats(replay=1)  # type: ignore[call-arg]  # a misspelt count is no count
     assert Gateway(ModelCalls(), LocalPacer()).gate("greets", 0).cassette is None
 
 

@@ -94,7 +94,7 @@ async def test_a_gated_models_calls_run_on_the_model_object_itself_through_a_gat
         answers = [r async for r in wrapped.generate_content_async(request)]
     assert answers[0].content.parts[0].text == "hi"
     assert model.calls == 1  # the state is the model's own
-    assert gate.tally.calls == 1  # and the call was the gate's
+    assert gate.stats().calls == 1  # and the call was the gate's
 
 
 # -- pacing and retries ------------------------------------------------------------------

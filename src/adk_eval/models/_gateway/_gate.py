@@ -5,7 +5,8 @@ follow and the `Pacer` they wait in. The executor makes one for its runs; a
 run alone gets one of its own (`Gateway.alone`). `Gateway.gate` makes a run's
 `RunGate`, complete: its settings, its pacer, which roles it caches, its
 cassette (opened when the settings record or replay), the count of each role's
-calls (a cassette's order), its `Tally`, the `UsageMeter` of its judges' and
+calls (a cassette's order), what its calls met (`count`, as `ProviderStats`:
+each count a field), the `UsageMeter` of its judges' and
 simulated tools' calls (`record_usage`), and the seconds some call of the run
 was waiting for quota (`waiting`: the union of overlapping waits, so two calls
 waiting side by side count once). Listeners (`on_pause`) hear when the run
@@ -22,6 +23,7 @@ it imports the eval files, so that a cassette replaying asks for no key).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -32,7 +34,7 @@ from .._pacing._pacer import LocalPacer, Pacer
 from ._answers import ResponseStore
 from ._cassette import open_cassette
 from ._settings import ModelCalls, project_settings, role_kind
-from ._stats import ProviderStats, Tally
+from ._stats import ProviderStats
 from ._usage import UsageMeter, current_role
 
 __all__ = ["Gateway", "RunGate", "current_gate", "gating", "outside_runs"]
@@ -111,8 +113,7 @@ class RunGate:
         self.attempt = attempt
         self.cached_roles = settings.cached if cache is None else cache
         self.cassette = cassette
-        self.tally = Tally()
-        """What the run's calls met so far, counted where it happens."""
+        self._met = ProviderStats()
         self.meter = UsageMeter()
         """What the calls whose usage no event carries (judges, simulated tools) used."""
         self._clock = clock
@@ -168,9 +169,13 @@ class RunGate:
         """Records one response's `usage_metadata` for the current role (`usage_role`)."""
         self.meter.add(current_role(), model, usage)
 
+    def count(self, met: ProviderStats) -> None:
+        """Adds what one call met (``ProviderStats(retries=1)``; a field's name, checked)."""
+        self._met += met
+
     def stats(self) -> ProviderStats:
-        """The tally so far."""
-        return self.tally.stats(self.waited)
+        """What the run's calls met so far, and the seconds it waited."""
+        return dataclasses.replace(self._met, waited_s=round(self.waited, 3))
 
     def close(self) -> None:
         """The run is over: its cassette, if it has one, is written out."""

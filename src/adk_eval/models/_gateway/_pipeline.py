@@ -34,6 +34,7 @@ from ._answers import ModelCall, ResponseStore
 from ._gate import RunGate, current_gate
 from ._provider import live
 from ._requests import fingerprint, request_data
+from ._stats import ProviderStats
 from ._usage import cost_of
 
 __all__ = ["GatedLlm", "base_url_of", "call"]
@@ -112,7 +113,7 @@ async def call(
     cassette = gate.cassette
     answer = cassette.lookup(entry) if cassette is not None else None
     if answer is not None:
-        gate.tally.replayed += 1
+        gate.count(ProviderStats(replayed=1))
         for response in _responses(answer):
             yield response
         return
@@ -120,11 +121,10 @@ async def call(
     if cache is not None:
         answer = cache.lookup(entry)
         if answer is None:
-            gate.tally.cache_misses += 1
+            gate.count(ProviderStats(cache_misses=1))
         else:
-            gate.tally.cache_hits += 1
             responses = _responses(answer)
-            gate.tally.saved(_cost(responses, model))
+            gate.count(ProviderStats(cache_hits=1, saved_usd=_cost(responses, model)))
             _record(gate, entry, answer)
             for response in responses:
                 yield response
@@ -158,7 +158,7 @@ def _record(gate: RunGate, entry: ModelCall, answer: list[dict[str, Any]]) -> No
     settings = gate.settings
     if gate.cassette is not None and (settings.record is not None or settings.on_miss == "call"):
         gate.cassette.save(entry, answer)
-        gate.tally.recorded += 1
+        gate.count(ProviderStats(recorded=1))
 
 
 def _responses(answer: list[dict[str, Any]]) -> list[LlmResponse]:

@@ -39,6 +39,7 @@ from .._pacing._failures import Failure, classify
 from .._pacing._limits import RateLimit, limit_for
 from .._pacing._pacer import Grant, LocalPacer, Pacer
 from ._gate import RunGate
+from ._stats import ProviderStats
 
 __all__ = ["client_attempts", "live"]
 
@@ -92,7 +93,7 @@ async def live(
     while True:
         grant = await _acquire(gate, pacer, key, limit, tokens, refused)
         if refused.last is not None:  # sent again: a retry (one given up before is none)
-            gate.tally.retries += 1
+            gate.count(ProviderStats(retries=1))
         used: float | None = None
         failure: Failure | None = None
         began = False
@@ -110,14 +111,14 @@ async def live(
         finally:
             pacer.release(grant, tokens=used, failure=failure)
         if failure is None:
-            gate.tally.calls += 1
+            gate.count(ProviderStats(calls=1))
             return
         if failure.kind in ("rate_limit", "spent"):
-            gate.tally.rate_limited += 1
+            gate.count(ProviderStats(rate_limited=1))
             if failure.kind == "spent":
                 raise _spent(key, refused.last)
         else:
-            gate.tally.server_errors += 1
+            gate.count(ProviderStats(server_errors=1))
             server_errors += 1
             if server_errors > gate.settings.server_retries:
                 last = refused.last

@@ -1,8 +1,8 @@
-"""What a run's model calls met on the way to their providers: `ProviderStats`, and its `Tally`.
+"""`ProviderStats`: what a run's model calls met on the way to their providers.
 
-The gate keeps a run's `Tally` as its calls go (each count a field, added to
-where it happens); `ProviderStats` is the tally as a result reports it, with
-the seconds the run waited, and adds up across runs and suites.
+Each count is a field. The gate adds up what each call met as it goes
+(`RunGate.count`), and a suite adds up its runs': `+` adds field by field, and
+a saving of unknown price (None) stays unknown.
 """
 
 from __future__ import annotations
@@ -11,35 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["ProviderStats", "Tally"]
-
-
-@dataclass
-class Tally:
-    """A run's counts so far (see `ProviderStats` for what each counts)."""
-
-    calls: int = 0
-    retries: int = 0
-    rate_limited: int = 0
-    server_errors: int = 0
-    cache_hits: int = 0
-    cache_misses: int = 0
-    replayed: int = 0
-    recorded: int = 0
-    saved_usd: float | None = 0.0
-    """What the cache hits saved so far (None: a hit on a model without a known price)."""
-
-    def saved(self, usd: float | None) -> None:
-        """Adds what one cache hit saved (None: unknown price)."""
-        if self.saved_usd is not None:
-            self.saved_usd = None if usd is None else self.saved_usd + usd
-
-    def stats(self, waited_s: float) -> ProviderStats:
-        """The tally as a result reports it, with the seconds the run `waited_s`."""
-        counts = {item.name: getattr(self, item.name) for item in fields(self)}
-        if not self.cache_hits:
-            counts["saved_usd"] = 0.0
-        return ProviderStats(**counts, waited_s=round(waited_s, 3))
+__all__ = ["ProviderStats"]
 
 
 @dataclass(frozen=True)
