@@ -41,7 +41,7 @@ from _common import machine, rss_mib, start_provider, write_result
 
 from adk_eval import InProcess, Ray, Workers, run_eval_suite
 from adk_eval._suites._jobs import WorkerSetup
-from adk_eval._suites._process import WorkerProcess
+from adk_eval._suites._workers._process import WorkerProcess
 
 
 def process_rss_mib(pid: int) -> float:
@@ -140,7 +140,7 @@ async def ray_rate(cases: list, cpus: int, concurrency: int) -> tuple[float, flo
     """Through a local Ray of `cpus` CPUs: (start-up s, wall s, steady cases/s)."""
     import ray
 
-    from adk_eval._suites._ray import FORWARDED_ENV_PREFIXES
+    from adk_eval._suites._ray._shipping import FORWARDED_ENV_PREFIXES
 
     began = time.perf_counter()
     env = {k: v for k, v in os.environ.items() if k.startswith(FORWARDED_ENV_PREFIXES)}

@@ -50,14 +50,14 @@ if TYPE_CHECKING:
     from ._suites._local import InProcess as InProcess
     from ._suites._plan import Adaptive as Adaptive
     from ._suites._plan import SuitePlan as SuitePlan
-    from ._suites._ray import Ray as Ray
+    from ._suites._ray._executor import Ray as Ray
     from ._suites._results import CaseStats as CaseStats
     from ._suites._results import EvalSuiteResult as EvalSuiteResult
     from ._suites._robustness import Robustness as Robustness
     from ._suites._robustness import robustness as robustness
     from ._suites._run import Executor as Executor
     from ._suites._run import run_eval_suite as run_eval_suite
-    from ._suites._workers import Workers as Workers
+    from ._suites._workers._executor import Workers as Workers
     from ._termination import Termination as Termination
     from ._tools._context import MockToolContext as MockToolContext
     from ._tools._mocks import ToolMock as ToolMock
@@ -105,8 +105,8 @@ _EXPORTS = {
     "run_eval": "._run.loop",
     "run_eval_suite": "._suites._run",
     "InProcess": "._suites._local",
-    "Workers": "._suites._workers",
-    "Ray": "._suites._ray",
+    "Workers": "._suites._workers._executor",
+    "Ray": "._suites._ray._executor",
     "Executor": "._suites._run",
     "SuitePlan": "._suites._plan",
     "Adaptive": "._suites._plan",

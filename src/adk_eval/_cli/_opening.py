@@ -68,8 +68,8 @@ def command_of(paths: tuple[str, ...], selection: Selection, options: RunOptions
 
 def where(options: RunOptions, executor: Executor) -> str:
     """How the runs are spread, for the first line of ``run``."""
-    from .._suites._ray import Ray
-    from .._suites._workers import Workers
+    from .._suites._ray._executor import Ray
+    from .._suites._workers._executor import Workers
 
     where = f"concurrency {options.concurrency}"
     if isinstance(executor, Ray):

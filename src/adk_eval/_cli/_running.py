@@ -186,7 +186,7 @@ def _forked_ahead(executor: Executor) -> Executor:
     The eval files are imported and no event loop or progress thread runs yet, so
     each worker starts with all of it, at no cost.
     """
-    from .._suites._workers import Workers
+    from .._suites._workers._executor import Workers
 
     return executor.prefork() if isinstance(executor, Workers) else executor
 

@@ -324,8 +324,8 @@ class Placement:
         Mistakes (``--workers`` with Ray, ``--address`` without it) are one error line.
         """
         from .._suites._local import InProcess
-        from .._suites._ray import Ray
-        from .._suites._workers import Workers
+        from .._suites._ray._executor import Ray
+        from .._suites._workers._executor import Workers
 
         if self.executor == "ray" and self.workers != 1:
             fail("--workers is for --executor local; Ray decides its own workers")

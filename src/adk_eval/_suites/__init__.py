@@ -15,11 +15,9 @@ The modules, from the bottom up (each imports only modules listed before it):
 * `_queue`: the job queue and the result collector under every executor.
 * `_lanes`: the lanes that run a suite's jobs on this event loop (`InProcess`, and
   the `Workers` pool while its processes start).
-* `_traversal`: how Ray zips a folder it ships (Ray's own traversal, or a close copy).
-* `_shipping`: what `Ray` ships (the project's modules the suite loaded, never its
-  secrets or databases), the preview of it, and the ``runtime_env`` built from it.
-* `_local`, `_process` with `_workers`, and `_ray`: the executors `InProcess`,
-  `Workers` and `Ray`.
+* `_local`, `_workers/` and `_ray/`: the executors `InProcess`, `Workers` (worker
+  processes: how they start, the fork server's preload, the pool) and `Ray` (what
+  it ships, and how Ray zips it), each sub-room with its own catalogue.
 * `_run`: `run_eval_suite`, which hands a plan to the executor (`Executor`: any
   object with an async ``run(plan)``).
 * `_robustness`: the same suite without and with faults, compared (`robustness`).

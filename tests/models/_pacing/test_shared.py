@@ -33,7 +33,7 @@ from adk_eval.models._pacing._shared import (
     serve_pacer,
 )
 
-from ..._suites.test_ray import ray_head  # noqa: F401  (a fixture: a Ray head on 127.0.0.1)
+from ..._suites._ray.test_executor import ray_head  # noqa: F401  (a fixture: a Ray head on 127.0.0.1)
 
 SERVER_ERROR = Failure("server", status=503)
 """A release that leaves the concurrency as it is (a success would raise it)."""

@@ -28,8 +28,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
-from .._errors import EvalSetupError
-from ._discovery import project_root
+from ..._errors import EvalSetupError
+from .._discovery import project_root
 from ._traversal import FALLBACK_LIMIT, Walker
 
 __all__ = [
@@ -85,7 +85,7 @@ _NAMED_AT_MOST = 10
 _INSTALLED = {
     Path(sysconfig.get_paths()[name]).resolve()
     for name in ("stdlib", "platstdlib", "purelib", "platlib")
-} | {Path(__file__).resolve().parents[1]}
+} | {Path(__file__).resolve().parents[2]}  # adk_eval/ (this is adk_eval/_suites/_ray/...)
 """Python's standard library, its installed packages and adk-eval: never the project's code."""
 
 

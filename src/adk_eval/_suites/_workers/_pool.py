@@ -31,12 +31,12 @@ from collections import deque
 import anyio
 from anyio.abc import TaskGroup
 
-from ..models._gateway._gate import Gateway
-from ._jobs import CaseRef, WorkerSetup, error_result
-from ._lanes import Lanes
-from ._plan import SuitePlan
+from ...models._gateway._gate import Gateway
+from .._jobs import CaseRef, WorkerSetup, error_result
+from .._lanes import Lanes
+from .._plan import SuitePlan
+from .._results import EvalSuiteResult
 from ._process import WorkerProcess
-from ._results import EvalSuiteResult
 
 __all__ = ["AUTO_MIN_SECONDS", "AUTO_PROBE_SECONDS", "MAX_WORKER_DEATHS", "Pool", "WarmWorkers"]
 

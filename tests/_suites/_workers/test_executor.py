@@ -17,12 +17,12 @@ from click.testing import CliRunner
 from adk_eval import EvalCase, EvalSetupError, Workers, run_eval_suite
 from adk_eval._cli import main
 from adk_eval._suites._discovery import import_file
-from adk_eval._suites._pool import AUTO_PROBE_SECONDS
 from adk_eval._suites._results import EvalSuiteResult
+from adk_eval._suites._workers._pool import AUTO_PROBE_SECONDS
 from adk_eval.reporting import RunStore, suite_report
 
-from .._reports import report_view
-from ..conftest import default_sigint
+from ..._reports import report_view
+from ...conftest import default_sigint
 
 pytestmark = pytest.mark.slow  # every test spawns worker processes (about 1.5 s each)
 
@@ -335,7 +335,7 @@ PARENT_DIES = """
 import os, sys, time
 sys.path.insert(0, sys.argv[1])
 from adk_eval._suites._jobs import CaseRef, Job, WorkerSetup
-from adk_eval._suites._process import WorkerProcess
+from adk_eval._suites._workers._process import WorkerProcess
 
 if __name__ == "__main__":
     worker = WorkerProcess(WorkerSetup())
@@ -369,7 +369,7 @@ slow = EvalCase(name="slow", first_message="hi", tool_mocks={"wait": ToolMock(an
 
 @pytest.mark.parametrize("when", ["starting", "in flight"])
 def test_a_worker_whose_parent_died_exits_without_a_traceback(tmp_path, when):
-    from ..conftest import CASE_HEADER
+    from ...conftest import CASE_HEADER
 
     (tmp_path / "slow_eval.py").write_text(CASE_HEADER + SLOW)
     (tmp_path / "parent.py").write_text(PARENT_DIES)
@@ -397,7 +397,7 @@ def test_a_worker_imports_its_case_modules_before_it_says_it_is_ready(tmp_path, 
     import time
 
     from adk_eval._suites._jobs import WorkerSetup
-    from adk_eval._suites._process import WorkerProcess
+    from adk_eval._suites._workers._process import WorkerProcess
 
     (tmp_path / "marks_eval.py").write_text(MARKS_IMPORT)
     monkeypatch.syspath_prepend(str(tmp_path))

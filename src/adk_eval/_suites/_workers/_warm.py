@@ -16,7 +16,7 @@ import contextlib
 import importlib
 import os
 
-from .._lazy import imports_without_collections
+from ..._lazy import imports_without_collections
 
 __all__: list[str] = []
 

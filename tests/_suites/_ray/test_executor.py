@@ -24,9 +24,9 @@ from adk_eval import InProcess, Ray, Workers, run_eval_suite
 from adk_eval._cli import main
 from adk_eval._suites._discovery import import_file
 
-from .._reports import report_view
-from ..conftest import default_sigint
-from .test_workers import SUITE, alive, ctrl_c_once_blocked
+from ..._reports import report_view
+from ...conftest import default_sigint
+from .._workers.test_executor import SUITE, alive, ctrl_c_once_blocked
 
 pytestmark = pytest.mark.slow
 
@@ -108,7 +108,7 @@ def stop_group(group: int) -> None:
 
 
 def write_suite(folder: Path, extra: str = "") -> Path:
-    from ..conftest import CASE_HEADER
+    from ...conftest import CASE_HEADER
 
     path = folder / "ray_suite_eval.py"
     path.write_text(CASE_HEADER + SUITE + extra)

@@ -28,15 +28,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
-from .._errors import EvalSetupError
-from ..models._gateway._gate import Gateway
-from ..models._pacing._pacer import LocalPacer, Pacer
-from ..models._pacing._shared import PACER_ENV, serve_pacer
-from ._jobs import WorkerSetup, case_refs
-from ._plan import SuitePlan, available_cores
+from ..._errors import EvalSetupError
+from ...models._gateway._gate import Gateway
+from ...models._pacing._pacer import LocalPacer, Pacer
+from ...models._pacing._shared import PACER_ENV, serve_pacer
+from .._jobs import WorkerSetup, case_refs
+from .._plan import SuitePlan, available_cores
+from .._results import EvalSuiteResult
 from ._pool import AUTO_MIN_SECONDS, AUTO_PROBE_SECONDS, Pool, WarmWorkers
 from ._process import fork_is_safe
-from ._results import EvalSuiteResult
 
 __all__ = ["AUTO_MIN_SECONDS", "AUTO_PROBE_SECONDS", "Workers"]
 

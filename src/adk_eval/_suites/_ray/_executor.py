@@ -46,15 +46,15 @@ from typing import Any, ClassVar
 
 import anyio
 
-from .._case import EvalCase
-from .._errors import EvalSetupError
-from .._result import EvalResult
-from ..models._gateway._gate import Gateway
-from ..models._pacing._ray import ACTOR_OPTIONS, PacerActor, RayPacerClient
-from ._jobs import CaseLoader, CaseRef, Job, WorkerSetup, case_refs, error_result
-from ._plan import SuitePlan
-from ._queue import JobQueue, ResultCollector
-from ._results import EvalSuiteResult
+from ..._case import EvalCase
+from ..._errors import EvalSetupError
+from ..._result import EvalResult
+from ...models._gateway._gate import Gateway
+from ...models._pacing._ray import ACTOR_OPTIONS, PacerActor, RayPacerClient
+from .._jobs import CaseLoader, CaseRef, Job, WorkerSetup, case_refs, error_result
+from .._plan import SuitePlan
+from .._queue import JobQueue, ResultCollector
+from .._results import EvalSuiteResult
 from ._shipping import FORWARDED_ENV_PREFIXES, ShippingPlan, plan_shipping
 
 __all__ = ["FORWARDED_ENV_PREFIXES", "Ray", "run_batch"]

@@ -1,7 +1,7 @@
 """What `Ray` ships, planned for a real project in tmp_path and checked against Ray's own zip.
 
 No Ray is started: the plan, the preview lines and the refusal of a plan over Ray's
-upload limit need no cluster. The test in test_ray.py that runs a suite on a real
+upload limit need no cluster. The test in test_executor.py that runs a suite on a real
 head node checks the cluster's own copy of what was shipped.
 """
 
@@ -17,15 +17,15 @@ import pytest
 
 from adk_eval import EvalSetupError, Ray, run_eval_suite
 from adk_eval._suites._discovery import import_file
-from adk_eval._suites._shipping import (
+from adk_eval._suites._ray._shipping import (
     EXCLUDES,
     FORWARDED_ENV_PREFIXES,
     plan_shipping,
     project_packages,
 )
-from adk_eval._suites._traversal import Walker
+from adk_eval._suites._ray._traversal import Walker
 
-from .test_ray import RAY_ENV
+from .test_executor import RAY_ENV
 
 AGENT = """
 from google.adk.agents import LlmAgent
@@ -84,7 +84,7 @@ SHOP_FILES = {
 
 @pytest.fixture(scope="module", autouse=True)
 def local_ray_settings():
-    # Ray reads these when it is imported, and planning imports Ray's packaging (see test_ray).
+    # Ray reads these when it is imported, and planning imports Ray's packaging (see test_executor).
     for name, value in RAY_ENV.items():
         os.environ[name] = value
 

@@ -34,10 +34,10 @@ from typing import Any, Literal, TypeAlias
 
 import anyio
 
-from .._lazy import imports_without_collections
-from .._result import EvalResult
-from ..models._roles._clients import warm_clients
-from ._jobs import CaseLoader, CaseRef, Job, WorkerSetup, error_result
+from ..._lazy import imports_without_collections
+from ..._result import EvalResult
+from ...models._roles._clients import warm_clients
+from .._jobs import CaseLoader, CaseRef, Job, WorkerSetup, error_result
 
 __all__ = ["StartMethod", "WorkerProcess", "default_start_method", "fork_is_safe"]
 
@@ -191,7 +191,7 @@ def _start_forkserver(context: Any) -> None:
     from multiprocessing import forkserver
 
     with _FORKSERVER_LOCK:
-        context.set_forkserver_preload(["adk_eval._suites._warm"])
+        context.set_forkserver_preload(["adk_eval._suites._workers._warm"])
         previous = os.environ.get(WARM_ENV)
         os.environ[WARM_ENV] = ",".join(warm_modules())
         try:
