@@ -7,7 +7,7 @@ import pickle
 
 import pytest
 
-from adk_eval import EvalCase
+from adk_eval import EvalCase, InProcess, run_eval_suite
 from adk_eval._errors import EvalSetupError
 from adk_eval._suites._jobs import WorkerSetup
 from adk_eval.models import ModelCalls, RateLimit
@@ -15,12 +15,24 @@ from adk_eval.models._gateway._settings import cache_roles, project_settings, ro
 from adk_eval.testing import ScriptedLlm
 
 
-def test_settings_given_none_are_the_projects_and_no_variable_is_read(monkeypatch, tmp_path):
+async def test_a_suite_given_no_settings_takes_the_projects_and_reads_no_variable(
+    monkeypatch, tmp_path
+):
     (tmp_path / "pyproject.toml").write_text('[tool.adk-eval.limits]\n"*" = { rpm = 7 }\n')
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("ADK_EVAL_MODEL_CALLS", '{"max_wait": 5}')  # the old channel: not read
-    settings = project_settings()
-    assert (settings.limits, settings.max_wait) == ({"*": RateLimit(rpm=7)}, 600.0)
+    # what the command line used to write for its own process: a replay of no recording
+    monkeypatch.setenv("ADK_EVAL_MODEL_CALLS", f'{{"replay": "{tmp_path / "none"}"}}')
+    seen: list[ModelCalls] = []
+
+    class Seeing(InProcess):
+        async def run(self, plan):
+            seen.append(plan.model_calls)
+            return await super().run(plan)
+
+    suite = await run_eval_suite([greets()], executor=Seeing())
+    assert suite.results[0].status == "passed", suite.results[0].explain()
+    assert seen == [project_settings()]
+    assert (seen[0].limits, seen[0].replay) == ({"*": RateLimit(rpm=7)}, None)
 
 
 def test_settings_cross_into_a_worker_as_data_in_its_setup(tmp_path):
@@ -72,6 +84,10 @@ def test_settings_refuse_what_cannot_work(tmp_path):
         ModelCalls(limits={"m": 10})  # type: ignore[dict-item]
     with pytest.raises(EvalSetupError, match="EvalCase `c`: cannot cache everything"):
         EvalCase(name="c", agent=_agent(), first_message="hi", cache="everything")
+
+
+def greets() -> EvalCase:
+    return EvalCase(name="greets", agent=_agent(), first_message="hi")
 
 
 def _agent():
