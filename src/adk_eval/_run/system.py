@@ -22,8 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from google.adk.agents import BaseAgent
-from google.adk.agents.invocation_context import InvocationContext
-from google.adk.agents.readonly_context import ReadonlyContext
 from google.adk.apps import App
 from google.adk.artifacts import InMemoryArtifactService
 from google.adk.events import Event, EventActions
@@ -50,6 +48,7 @@ from .._tools._nodes import with_node_mocks
 from .._tools._plugin import InterceptionPlugin
 from .._tools._policy import ToolPolicy
 from .._tools._record import RunRecord
+from .._tools._tree import setup_context
 from .._tools._watch import Watch
 from .._turns import DEFAULT_USER_ID, STATE_SOURCE_KEY, agent_app, user_content
 from ..models._gateway._gate import RunGate, current_gate
@@ -164,21 +163,7 @@ class System:
             EvalSetupError: A mock names no tool, a value is neither a mock nor the
                 agent's tool, or the agent holds a construct that cannot be intercepted.
         """
-        app = agent_app(spec.agent, [])
-        quiet_adk_logs(harness_app=None if isinstance(spec.agent, App) else app.name)
-        if isinstance(app.root_agent, Workflow):  # its code nodes mocked, passed or refused
-            graph = with_node_mocks(
-                app.root_agent, spec.node_mocks, record.refuse_node, case=app.name
-            )
-            app = app.model_copy(update={"root_agent": graph})
-        elif spec.node_mocks:
-            raise EvalSetupError("node_mocks apply to a Workflow; the agent under test is none")
-        assert isinstance(app.root_agent, BaseAgent | Workflow)  # agent_app checks it
-        root: BaseAgent | Workflow = app.root_agent
-        models = spec.models or {}
-        app, compaction = case_compaction(
-            app, resolve_model, models.get(root.name, models.get("*"))
-        )
+        app, root, compaction = _app(spec, record)
         services = _Services(memory=_session_service.new_memory_service(spec.memory_service))
         session = await services.sessions.create_session(
             app_name=app.name, user_id=spec.user_id, state=flatten_state(initial_state or {})
@@ -187,7 +172,7 @@ class System:
             root,
             spec.tool_mocks,
             yield_agents=spec.yield_tools,
-            context=lambda: _setup_context(services.sessions, root, session),
+            context=lambda: setup_context(services.sessions, root, session),
             simulate_unmocked=spec.simulate_unmocked,
             remote_mocks=spec.remote_mocks,
             node_mocks=spec.node_mocks,
@@ -385,15 +370,23 @@ class System:
             await close()
 
 
-def _setup_context(
-    sessions: BaseSessionService, root: BaseAgent | Workflow, session: Session
-) -> ReadonlyContext:
-    """A read-only context in `session`, where toolsets list their tools for the policy."""
-    return ReadonlyContext(
-        InvocationContext(
-            session_service=sessions,
-            invocation_id=f"adk_eval-setup-{uuid.uuid4().hex[:8]}",
-            agent=root,
-            session=session,
-        )
-    )
+def _app(
+    spec: SystemSpec, record: RunRecord
+) -> tuple[App, BaseAgent | Workflow, CompactionWatch | None]:
+    """The App under test as the run holds it, its root, and its case's compaction watch.
+
+    Raises:
+        EvalSetupError: `node_mocks` for an agent that is no Workflow.
+    """
+    app = agent_app(spec.agent, [])
+    quiet_adk_logs(harness_app=None if isinstance(spec.agent, App) else app.name)
+    if isinstance(app.root_agent, Workflow):  # its code nodes mocked, passed or refused
+        graph = with_node_mocks(app.root_agent, spec.node_mocks, record.refuse_node, case=app.name)
+        app = app.model_copy(update={"root_agent": graph})
+    elif spec.node_mocks:
+        raise EvalSetupError("node_mocks apply to a Workflow; the agent under test is none")
+    root = app.root_agent
+    assert isinstance(root, BaseAgent | Workflow)  # agent_app checks it
+    models = spec.models or {}
+    app, compaction = case_compaction(app, resolve_model, models.get(root.name, models.get("*")))
+    return app, root, compaction

@@ -5,17 +5,23 @@ workflow nodes) and lists every tool by name with its owner and where each
 agent sits, and the constructs the harness cannot intercept. An agent's tools
 are ADK's canonical ones; for an agent with plain tools only, ADK's conversion
 is kept by agent while its tools stay the same (it makes a task per tool).
+A toolset lists its tools in a context: `setup_context` makes the one of a run's
+first session.
 """
 
 from __future__ import annotations
 
+import uuid
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from google.adk.agents import BaseAgent, LlmAgent
+from google.adk.agents.invocation_context import InvocationContext
 from google.adk.agents.readonly_context import ReadonlyContext
 from google.adk.code_executors import BuiltInCodeExecutor
+from google.adk.sessions import Session
+from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.base_toolset import BaseToolset
@@ -26,7 +32,13 @@ from google.adk.workflow import Workflow
 from .._agent_tree import nodes_of
 from ._mtls import skip_mtls_probe
 
-__all__ = ["FRAMEWORK_YIELD_TOOLS", "Inventory", "collect", "refuses_code_execution"]
+__all__ = [
+    "FRAMEWORK_YIELD_TOOLS",
+    "Inventory",
+    "collect",
+    "refuses_code_execution",
+    "setup_context",
+]
 
 FRAMEWORK_YIELD_TOOLS = frozenset(
     {"adk_request_input", "adk_request_confirmation", "adk_request_credential"}
@@ -98,6 +110,20 @@ async def _canonical_tools(agent: LlmAgent, ctx: ReadonlyContext | None) -> list
     key = id(agent)
     _PLAIN_TOOLS[key] = (weakref.ref(agent, lambda _: _PLAIN_TOOLS.pop(key, None)), ids, tools)
     return tools
+
+
+def setup_context(
+    sessions: BaseSessionService, root: BaseAgent | Workflow, session: Session
+) -> ReadonlyContext:
+    """A read-only context in `session`, where toolsets list their tools for `collect`."""
+    return ReadonlyContext(
+        InvocationContext(
+            session_service=sessions,
+            invocation_id=f"adk_eval-setup-{uuid.uuid4().hex[:8]}",
+            agent=root,
+            session=session,
+        )
+    )
 
 
 async def collect(
