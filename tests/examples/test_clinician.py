@@ -44,7 +44,7 @@ def test_provider_comes_from_the_environment(monkeypatch, env, provider):
         monkeypatch.delenv(key, raising=False)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    assert models._gateway._provider() == provider
+    assert models._provider() == provider
 
 
 async def test_the_suite_passes_with_its_two_expected_failures():
