@@ -51,7 +51,7 @@ async def test_unmocked_tool_raises_the_eval_tool_error_itself():
     ) as caught:
         await collect(runner, session.id, "go")
     # the fix-it names the module the real function comes from
-    assert "from tests.test_runner import delete_all" in str(caught.value)
+    assert "from tests._run.test_runner import delete_all" in str(caught.value)
 
 
 async def test_app_plugins_see_a_mocked_call_as_they_would_the_real_one():
