@@ -16,7 +16,8 @@ them apart the same way, by this table:
   documents or JSON lines, OTLP protobuf), or by their first bytes.
 
 Every SQLite file starts with `SQLITE_HEADER`; `sqlite_mark` reads the mark
-from a header's first 100 bytes without opening the file as a database. And
+from a header's first 100 bytes without opening the file as a database, and
+`sqlite_tables` the tables of one that is open. And
 before anything is read, a path that is no regular file is named for what it is
 (`not_a_file`): a FIFO named ``*.json`` would block the read forever, and
 ``/dev/zero`` never ends.
@@ -25,6 +26,7 @@ before anything is read, a path that is no regular file is named for what it is
 from __future__ import annotations
 
 import os
+import sqlite3
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -45,6 +47,7 @@ __all__ = [
     "read_head",
     "sqlite_kind",
     "sqlite_mark",
+    "sqlite_tables",
     "suffix_kind",
 ]
 
@@ -141,6 +144,12 @@ def sqlite_mark(head: bytes) -> int | None:
     if not head.startswith(SQLITE_HEADER) or len(head) < _HEADER_SIZE:
         return None
     return int.from_bytes(head[_MARK_AT], "big")
+
+
+def sqlite_tables(connection: sqlite3.Connection) -> set[str]:
+    """The tables of an open SQLite file, SQLite's own (``sqlite_sequence``) left out."""
+    query = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+    return {name for (name,) in connection.execute(query)}
 
 
 def sqlite_kind(mark: int, tables: Iterable[str]) -> FileKind | None:

@@ -11,7 +11,9 @@ from adk_eval._sources._files import refuse
 from adk_eval._sources._filter import SessionFilter
 from adk_eval._sources._spans._span import Span
 from adk_eval._sources._spans._store import write_spans
+from adk_eval._sources._specs import open_sessions
 from adk_eval._sources._traces import TraceSource
+from tests._sources._spans.test_read import json_lines, request
 from tests._sources._spans.test_store import _web_server_spans
 
 MESSAGES = json.dumps([{"role": "user", "parts": [{"type": "text", "content": "hi"}]}])
@@ -81,3 +83,18 @@ def test_content_and_usage_are_said_lacking_only_where_they_lack(tmp_path: Path)
         "the spans, and metrics that read them are not applicable (1 session(s))" in notes
     )
     assert "the spans carry no token counts (1 session(s))" in notes
+
+
+def test_a_folder_of_otlp_files_named_in_capitals_is_read_as_traces(tmp_path: Path) -> None:
+    """Sources tell a folder of traces by the file-kind table's suffixes, whatever their case."""
+    json_lines(tmp_path / "EXPORT.JSONL", request())
+    source = open_sessions(str(tmp_path))
+    assert isinstance(source, TraceSource)
+
+    async def read() -> list[str]:
+        return [s.id async for s, _ in source.read(SessionFilter(), refuse("spans"))]
+
+    try:
+        assert asyncio.run(read()) == ["s0", "s1"]
+    finally:
+        source.close()

@@ -42,6 +42,7 @@ from urllib.parse import quote
 from google.adk.sessions import Session
 
 from .._errors import EvalSetupError
+from .._file_kinds import SQLITE_HEADER, read_head
 from ._files import OnUnreadable, not_a_file
 from ._filter import SessionFilter
 from ._rows import BATCH, Head, Layout, Reader
@@ -269,12 +270,8 @@ def sqlite_uri(path: Path) -> str:
 
 def _in_wal_mode(path: Path) -> bool:
     """Whether an SQLite file's header says WAL mode (its read and write versions are 2)."""
-    try:
-        with path.open("rb") as file:
-            header = file.read(20)
-    except OSError:
-        return False
-    return header.startswith(b"SQLite format 3\x00") and header[18:20] == b"\x02\x02"
+    header = read_head(path) or b""
+    return header.startswith(SQLITE_HEADER) and header[18:20] == b"\x02\x02"
 
 
 def _root_cause(error: BaseException) -> BaseException:

@@ -31,6 +31,7 @@ from typing import Any
 from google.adk.sessions import Session
 
 from .._errors import EvalSetupError
+from .._file_kinds import OTLP_JSON, OTLP_PROTO, suffix_kind
 from ._files import OnUnreadable, Unreadable, first_line, not_a_file
 from ._filter import SessionFilter
 from ._source import SourceBase
@@ -64,7 +65,7 @@ def holds_spans(path: Path) -> bool:
     if not path.is_dir():
         return looks_like_spans(path)
     for file in sorted(path.iterdir()):
-        if file.suffix in (".json", ".jsonl", ".pb", ".binpb") and not_a_file(file) is None:
+        if suffix_kind(file) in (OTLP_JSON, OTLP_PROTO) and not_a_file(file) is None:
             return looks_like_spans(file)
     return False
 

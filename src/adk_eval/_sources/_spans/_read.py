@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..._errors import EvalSetupError
+from ..._file_kinds import OTLP_JSON, OTLP_PROTO, SQLITE_HEADER, FileKind, suffix_kind
 from .._files import not_a_file
 from ._json_stream import NotJson, stream_documents
 from ._otlp import SpanFormatError, spans_from_json, spans_from_proto
@@ -39,18 +40,14 @@ from ._store import SpanStore, write_spans
 
 __all__ = ["open_spans", "sniff"]
 
+_FORMATS: dict[FileKind, str] = {OTLP_JSON: "otlp-json", OTLP_PROTO: "otlp-proto"}
+"""Each OTLP file kind's format, as `sniff` names it; their suffixes are the table's."""
+_PATTERNS = [f"*{suffix}" for kind in _FORMATS for suffix in kind.suffixes]
 ACCEPTED = (
     "accepted: adk-spans:PATH (ADK's SqliteSpanExporter file or `adk-eval collect`'s), "
     "otlp:PATH (OTLP/JSON documents or JSON lines, OTLP protobuf; a file or a folder of "
-    "*.json, *.jsonl, *.pb, *.binpb)"
+    f"{', '.join(_PATTERNS)})"
 )
-_SUFFIXES = {
-    ".json": "otlp-json",
-    ".jsonl": "otlp-json",
-    ".pb": "otlp-proto",
-    ".binpb": "otlp-proto",
-}
-_SQLITE = b"SQLite format 3\x00"
 _ZSTD = b"\x28\xb5\x2f\xfd"
 _HEAD = 65536
 _BATCH = 2000
@@ -72,7 +69,7 @@ def sniff(path: Path) -> str | None:
             head = file.read(_HEAD)
     except OSError:
         return None
-    if head.startswith(_SQLITE):
+    if head.startswith(SQLITE_HEADER):
         return "adk-spans"
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if text.startswith(b"{"):
@@ -127,18 +124,22 @@ def _files(path: Path) -> list[tuple[Path, str]]:
     if not path.exists():
         raise EvalSetupError(f"no such OTLP file or folder: {path} ({ACCEPTED})")
     if path.is_dir():
-        found = sorted(child for child in path.iterdir() if child.suffix.lower() in _SUFFIXES)
-        if not found:
-            raise EvalSetupError(f"{path} holds no *.json, *.jsonl, *.pb or *.binpb file")
-        files = [(child, _SUFFIXES[child.suffix.lower()]) for child in found]
+        files = [(child, form) for child in sorted(path.iterdir()) if (form := _format(child))]
+        if not files:
+            raise EvalSetupError(f"{path} holds no OTLP file ({', '.join(_PATTERNS)})")
     else:
-        guess = _SUFFIXES.get(path.suffix.lower()) or sniff(path) or "otlp-json"
-        files = [(path, guess)]
+        files = [(path, _format(path) or sniff(path) or "otlp-json")]
     for file, _ in files:
         kind = not_a_file(file)
         if kind is not None:
             raise EvalSetupError(f"{file} is {kind}, not an OTLP file (nothing was read)")
     return files
+
+
+def _format(path: Path) -> str | None:
+    """The OTLP format a file's suffix names (``.jsonl``: ``otlp-json``), else None."""
+    kind = suffix_kind(path)
+    return _FORMATS.get(kind) if kind is not None else None
 
 
 class _Spool:

@@ -14,6 +14,7 @@ import sqlite3
 from pathlib import Path
 
 from ..._errors import CollectorError, EvalSetupError
+from ..._file_kinds import SPANS_FILE, SQLITE_HEADER, sqlite_tables
 from .._database import sqlite_uri
 from .._files import not_a_file
 from ._span import EXTRA_COLUMNS, SPANS_TABLE
@@ -26,14 +27,13 @@ _ADK_COLUMNS = {"span_id", "trace_id", "parent_span_id", "name", "attributes_jso
 def _spans_columns(path: Path) -> list[str]:
     """The spans table's columns of an existing SQLite file; refuses any other file."""
     with path.open("rb") as file:
-        magic = file.read(16)
+        magic = file.read(len(SQLITE_HEADER))
     refused = f"--out {path} exists and is not a spans file"
-    if magic != b"SQLite format 3\x00":
+    if magic != SQLITE_HEADER:
         raise CollectorError(f"{refused} (not SQLite); give a new file or a spans file")
-    query = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
     try:
         with contextlib.closing(sqlite3.connect(sqlite_uri(path.resolve()), uri=True)) as reader:
-            tables = {name for (name,) in reader.execute(query)}
+            tables = sqlite_tables(reader)
             columns = [row[1] for row in reader.execute("PRAGMA table_info(spans)")]
     except (sqlite3.Error, EvalSetupError) as error:
         raise CollectorError(f"{refused} (unreadable SQLite: {error})") from None
@@ -41,7 +41,7 @@ def _spans_columns(path: Path) -> list[str]:
         raise CollectorError(
             f"{refused} (no tables: an empty SQLite database); give a new file or a spans file"
         )
-    if tables != {"spans"} or not set(_ADK_COLUMNS) <= set(columns):
+    if tables != SPANS_FILE.tables or not set(_ADK_COLUMNS) <= set(columns):
         shown = ", ".join(sorted(tables)[:5])
         raise CollectorError(f"{refused} (its tables: {shown}); give a new file or a spans file")
     return columns

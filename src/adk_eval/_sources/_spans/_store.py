@@ -29,6 +29,7 @@ from types import TracebackType
 from typing import Any
 
 from ..._errors import EvalSetupError
+from ..._file_kinds import SPANS_FILE, SQLITE_HEADER, sqlite_tables
 from .._database import sqlite_uri
 from .._files import not_a_file
 from ._span import EXTRA_COLUMNS, SPANS_TABLE, Span, SpanEvent, conversation_of
@@ -175,10 +176,10 @@ class SpanStore:
             raise EvalSetupError(f"{path} is {kind}, not an SQLite span file (nothing was read)")
         try:
             with path.open("rb") as file:
-                header = file.read(16)
+                header = file.read(len(SQLITE_HEADER))
         except OSError as error:
             raise EvalSetupError(f"cannot read {path}: {error.strerror or error}") from None
-        if header != b"SQLite format 3\x00":
+        if header != SQLITE_HEADER:
             raise EvalSetupError(
                 f"{path} is not an SQLite file: a span file is ADK's SqliteSpanExporter "
                 "file or the one `adk-eval collect` writes"
@@ -186,12 +187,10 @@ class SpanStore:
         path = path.resolve()
         try:
             connection = sqlite3.connect(sqlite_uri(path), uri=True, check_same_thread=False)
-            found = connection.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'spans'"
-            ).fetchone()
+            tables = sqlite_tables(connection)
         except sqlite3.Error as error:
             raise EvalSetupError(f"cannot read {path} as SQLite: {error}") from None
-        if found is None:
+        if not SPANS_FILE.tables <= tables:
             connection.close()
             raise EvalSetupError(
                 f"{path} has no spans table: not a span file of ADK's SqliteSpanExporter "

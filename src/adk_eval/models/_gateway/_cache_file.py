@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..._errors import CacheBusyError, EvalSetupError
+from ..._file_kinds import MODEL_CACHE, SQLITE_HEADER, read_head, sqlite_mark
 from ._settings import ModelCalls
 
 __all__ = [
@@ -36,11 +37,8 @@ CACHE_DIR_ENV = "ADK_EVAL_CACHE_DIR"
 """The folder of the cache file, when set (the file is ``models.sqlite`` in it)."""
 
 _FILE_NAME = "models.sqlite"
-_APPLICATION_ID = 0x41444B43  # "ADKC": marks a SQLite file as a model cache
 _SCHEMA_VERSION = 1
 _BUSY_TIMEOUT_S = 30.0
-_MAGIC = b"SQLite format 3\x00"
-_MARK_AT = slice(68, 72)  # where SQLite's header keeps the application_id (big-endian)
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS entries (
@@ -59,7 +57,7 @@ _SCHEMA = (
     cost_usd REAL
 )""",
     "CREATE INDEX IF NOT EXISTS entries_created ON entries (created)",
-    f"PRAGMA application_id = {_APPLICATION_ID}",
+    f"PRAGMA application_id = {MODEL_CACHE.mark}",
     f"PRAGMA user_version = {_SCHEMA_VERSION}",
 )
 
@@ -134,19 +132,13 @@ def _marked(path: Path) -> bool:
         connection = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
         try:
             return bool(
-                connection.execute("PRAGMA application_id").fetchone()[0] == _APPLICATION_ID
+                connection.execute("PRAGMA application_id").fetchone()[0] == MODEL_CACHE.mark
             )
         finally:
             connection.close()
     except sqlite3.Error:
         pass
-    try:
-        with path.open("rb") as file:
-            head = file.read(100)
-    except OSError:
-        return False
-    mark = int.from_bytes(head[_MARK_AT], "big") if len(head) == 100 else None
-    return head.startswith(_MAGIC) and mark == _APPLICATION_ID
+    return sqlite_mark(read_head(path) or b"") == MODEL_CACHE.mark
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -207,12 +199,12 @@ def _check_header(path: Path) -> None:
     """A file that is there and not SQLite is not ours: it is left alone."""
     try:
         with path.open("rb") as file:
-            head = file.read(len(_MAGIC))
+            head = file.read(len(SQLITE_HEADER))
     except FileNotFoundError:
         return
     except OSError as error:
         raise EvalSetupError(f"model cache {path} cannot be read: {error}") from None
-    if head and head != _MAGIC:
+    if head and head != SQLITE_HEADER:
         raise _not_ours(path, "not an SQLite file")
 
 
@@ -227,7 +219,7 @@ def _check_owner(path: Path, connection: sqlite3.Connection) -> None:
         " (SELECT user_version FROM pragma_user_version()),"
         " (SELECT count(*) FROM sqlite_master)"
     ).fetchone()
-    if owner == _APPLICATION_ID:
+    if owner == MODEL_CACHE.mark:
         if version not in (0, _SCHEMA_VERSION):
             raise EvalSetupError(
                 f"model cache {path} was written by another version of adk-eval "
@@ -243,7 +235,7 @@ def _create(path: Path, connection: sqlite3.Connection) -> None:
     """Makes the tables and marks the file, once, whichever process comes first."""
     connection.execute("BEGIN IMMEDIATE")
     try:
-        if connection.execute("PRAGMA application_id").fetchone()[0] != _APPLICATION_ID:
+        if connection.execute("PRAGMA application_id").fetchone()[0] != MODEL_CACHE.mark:
             _check_owner(path, connection)
             for statement in _SCHEMA:
                 connection.execute(statement)
