@@ -11,6 +11,7 @@ from adk_eval._statistics import wilson
 from adk_eval.reporting._store import RunStore
 
 from ..reporting.test_viewer import report
+from .run_support import ONLY_GOOD, invoke
 
 
 def store(tmp_path, *runs: dict[str, list[str]]):
@@ -151,3 +152,51 @@ def test_the_runs_list_and_the_viewer_count_the_runs_the_report_counts(write_eva
     assert wilson(point.reliable, point.cases).to_dict() == report["intervals"]["pass_hat_k"]
     (gap,) = RunStore(db).history("gap")  # a case's own history counts all its runs
     assert (gap.runs, gap.passes) == (3, 0)
+
+
+def test_compare_shows_regressions_between_the_last_two_runs(write_evals, tmp_path):
+    db = tmp_path / "runs.db"
+    root = write_evals(
+        {
+            "before_eval.py": ONLY_GOOD,
+            "after_eval.py": """
+agent = LlmAgent(name="a", model=ScriptedLlm(["Hello."]))
+never = state_metric("escalated", "session", "escalation", lambda v: v == "999")
+good = EvalCase(name="greets", agent=agent, first_message="hi", metrics=[never])
+""",
+        }
+    )
+    assert invoke("run", str(root / "before_eval.py"), "--db", str(db)).exit_code == 0
+    assert invoke("run", str(root / "after_eval.py"), "--db", str(db)).exit_code == 1
+
+    result = invoke("compare", "--db", str(db))
+    assert result.exit_code == 0
+    assert "run 1 -> run 2" in result.output
+    assert "no evidence (down)" in result.output  # one run a side: a drop, not yet a regression
+    assert "passed -> failed" in result.output
+    assert "cases: 1 no evidence" in result.output
+    assert "use --repeat 4 or more" in result.output
+    assert invoke("compare", "--db", str(db), "--fail-on-regression").exit_code == 0
+    assert "no evidence (up)" in invoke("compare", "2", "1", "--db", str(db)).output
+
+    commands = [run.command for run in RunStore(db).runs()]
+    assert commands == [
+        f"adk-eval run {root / 'after_eval.py'}",
+        f"adk-eval run {root / 'before_eval.py'}",
+    ]
+    listed = invoke("runs", "--db", str(db))
+    assert listed.exit_code == 0
+    assert "1/1" in listed.output
+    assert "0/1" in listed.output
+
+
+def test_compare_errors_are_clear(tmp_path):
+    missing = invoke("compare", "--db", str(tmp_path / "none.db"))
+    assert missing.exit_code == 2
+    assert "no runs stored yet" in missing.output
+    corrupt = tmp_path / "corrupt.db"
+    corrupt.write_text("this is not a database")
+    result = invoke("compare", "--db", str(corrupt))
+    assert result.exit_code == 2
+    assert "is not an adk-eval runs database" in result.output
+    assert corrupt.read_text() == "this is not a database"
