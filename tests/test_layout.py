@@ -1,4 +1,5 @@
-"""The shape of the package: imports point one way, no cycles, small modules and functions.
+"""The shape of the package: imports point one way, no cycles, small modules and functions,
+and tests laid out as the package is (a tests folder per source folder, small test modules).
 
 The import contract is a test over grimp's import graph rather than import-linter's
 contracts: one graph gives both rules exactly as stated (a module never imports a
@@ -17,6 +18,7 @@ import grimp
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "adk_eval"
+TESTS = Path(__file__).resolve().parent
 
 LAYERS: list[list[str]] = [
     ["__main__"],
@@ -48,6 +50,7 @@ or from a lower layer; the parts of one layer do not import each other."""
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60  # from `def` to the function's last line, docstring included
 MAX_TOP_LEVEL_MODULES = 24
+MAX_TEST_MODULE_LINES = 600
 
 
 @pytest.fixture(scope="module")
@@ -224,6 +227,31 @@ def test_no_function_is_over_60_lines_but_the_few_listed():
 def test_at_most_24_top_level_modules():
     modules = sorted(path.name for path in PACKAGE.glob("*.py"))
     assert len(modules) <= MAX_TOP_LEVEL_MODULES, modules
+
+
+def test_every_source_folder_has_a_tests_folder():
+    """`src/adk_eval/<path>/` (any folder holding a module) is tested in `tests/<path>/`.
+
+    That folder is a package (an `__init__.py`, as every tests folder has) holding at
+    least one `test_*.py`; the package's root is tested in `tests/` itself.
+    """
+    folders = sorted({path.parent.relative_to(PACKAGE) for path in python_files()})
+    missing = [
+        f"tests/{folder.as_posix()}/" if folder.parts else "tests/"
+        for folder in folders
+        if not (TESTS / folder / "__init__.py").is_file()
+        or not any((TESTS / folder).glob("test_*.py"))
+    ]
+    assert not missing, "source folders without their tests folder: " + ", ".join(missing)
+
+
+def test_no_test_module_is_over_600_lines():
+    long = {
+        path.relative_to(TESTS).as_posix(): lines
+        for path in sorted(TESTS.rglob("test_*.py"))
+        if (lines := len(path.read_text().splitlines())) > MAX_TEST_MODULE_LINES
+    }
+    assert not long, long
 
 
 def test_the_readme_layout_names_every_folder_and_top_level_module():
