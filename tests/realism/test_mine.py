@@ -276,3 +276,28 @@ async def test_an_open_conversation_is_left_out_of_mining_and_named_unless_inclu
     assert "clinic/ann/s2" in summary.describe()
     included = await mine_sessions(open_sessions(str(stored)), tmp_path / "all", include_open=True)
     assert (included.mined, included.open) == (2, 1)
+
+
+async def test_a_models_readings_keep_the_projects_limit_across_conversations(
+    tmp_path, monkeypatch
+):
+    """Mining's model calls pace on one pacer: the quota in pyproject.toml holds across them."""
+    from google.adk.models.lite_llm import LiteLlm
+
+    from adk_eval._sources._source import GivenSessions
+    from adk_eval.fake_provider import FakeProviderServer, Quota, text_reply
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.adk-eval.limits]\n"openai/fake" = { rpm = "2/1s" }\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    read = text_reply(json.dumps({"goal": "book a blood test", "constraints": []}))
+    with FakeProviderServer([read], quota=Quota(requests=2, window=1.0)) as server:
+        model = LiteLlm(
+            model="openai/fake", api_base=server.openai_base, api_key="x", _skip_mcp_handler=True
+        )
+        sessions = GivenSessions(booking(f"s{n}") for n in range(4))
+        summary = await mine_sessions(sessions, tmp_path / "mined", model=model)
+    assert summary.mined == 4
+    assert server.rejections == 0, [request.outcome for request in server.requests]
+    assert server.max_admitted_in_any_window(1.0) <= 2

@@ -11,6 +11,11 @@ runs. Each conversation is one run, named ``app/user/session-id``.
 Memory stays flat: a conversation is dropped once scored, and the score keeps
 counts and a bounded number of runs (see `_tally`).
 
+The judges' model calls follow the project's settings (``[tool.adk-eval.limits]``)
+through one `Gateway`: each conversation gets a gate of its own (its wait
+budget), and all of them wait in the gateway's one pacer, so a limit holds
+across the conversations scored at once.
+
 Two kinds of session are left out, counted and named:
 
 * an **open** conversation, still being written (see `_sources._open`), unless
@@ -44,6 +49,7 @@ from .._sources._stored import StoredConversation, StoredConversations
 from .._trace import EvalTrace
 from ..metrics._scoring import score_trace
 from ..metrics._types import Metric, MetricResult
+from ..models._gateway._gate import Gateway, gating
 from ._tally import KEEP_EVENTS, KEEP_RUNS, StoreScore, Tally
 
 __all__ = ["KEEP_EVENTS", "KEEP_RUNS", "StoreScore", "score_sessions", "score_stored"]
@@ -85,7 +91,7 @@ async def score_sessions(
         AdkEvalError: `on_result` raised one (it stops the score, as it is).
     """
     started = time.perf_counter()
-    tally = Tally(keep)
+    tally, gateway = Tally(keep), Gateway.alone()
     stop = _stop(source.description) if strict else None
     stream = StoredConversations(
         source,
@@ -97,7 +103,7 @@ async def score_sessions(
     )
 
     async def score(index: int, stored: StoredConversation) -> None:
-        result = await score_stored(stored, metrics)
+        result = await score_stored(stored, metrics, gateway)
         outcome = on_result(result, stored.session) if on_result is not None else None
         if outcome is not None:
             await outcome
@@ -132,17 +138,21 @@ def _stop(source: str) -> OnUnreadable:
     return stop
 
 
-async def score_stored(stored: StoredConversation, metrics: Sequence[Metric]) -> EvalResult:
+async def score_stored(
+    stored: StoredConversation, metrics: Sequence[Metric], gateway: Gateway | None = None
+) -> EvalResult:
     """One stored conversation scored as a run (see the module doc).
 
     A metric that reads what `stored` lacks, or what only a simulated run has, is
-    not applicable; the others score its one trace, which its run holds.
+    not applicable; the others score its one trace, which its run holds. Their
+    model calls go through a gate of its own on `gateway` (None: one of its own).
     """
     began = time.perf_counter()
     session = stored.session
     trace = EvalTrace.from_session(session, case_name=stored.name)
     skipped = {id(m): why for m in metrics if (why := _why_not(m, stored.lacks)) is not None}
-    scored, _ = await score_trace([m for m in metrics if id(m) not in skipped], trace)
+    with gating((gateway if gateway is not None else Gateway.alone()).call_gate()):
+        scored, _ = await score_trace([m for m in metrics if id(m) not in skipped], trace)
     results: dict[str, MetricResult] = {}
     for metric in metrics:
         if id(metric) in skipped:

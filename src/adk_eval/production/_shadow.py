@@ -26,6 +26,9 @@ calls of each turn, the agents' replies and the final state (`ShadowResult`).
 `shadow_sessions(source, agent)` replays the stored conversations of a source as
 `StoredConversations` gives them: redacted, open ones and those whose source
 carries no words to replay left out, counted and named (`ShadowResults.counts`).
+Their model calls (the candidate's, the user model's, the judges') follow the
+project's settings through one `Gateway`, so a limit holds across the
+conversations replayed at once, as across a suite's runs.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from google.adk.sessions import Session
 from .._case import EvalCase, TerminateWhen, UserAgents
 from .._errors import EvalSetupError
 from .._result import EvalResult
-from .._run.loop import run_eval
+from .._run.loop import run_case
 from .._sources._files import refuse
 from .._sources._filter import SessionFilter
 from .._sources._redact._redactor import Redactor
@@ -51,6 +54,7 @@ from .._sources._stored import ReadCounts, StoredConversation, StoredConversatio
 from .._tools._mocks import ToolMock
 from .._user_agents import ScriptedUserAgent
 from ..metrics._types import Metric
+from ..models._gateway._gate import Gateway
 from ._recording import Recording
 from ._replay import Replay, recorded_tool, recorded_user, recorded_yield_answers
 from ._score import score_stored
@@ -203,7 +207,8 @@ async def shadow_session(
     stored, recording = StoredConversation.build(session), Recording.of(session)
     if not recording.user_turns:
         raise EvalSetupError(f"session `{stored.name}` records no user message")
-    return await _shadow(stored, Replay(recording, continue_with), agent, metrics, max_turns)
+    replay = Replay(recording, continue_with)
+    return await _shadow(stored, replay, agent, metrics, max_turns, Gateway.alone())
 
 
 async def _shadow(
@@ -212,11 +217,16 @@ async def _shadow(
     agent: Any,
     metrics: Sequence[Metric],
     max_turns: int | None,
+    gateway: Gateway,
 ) -> ShadowResult:
-    """`agent` run on what `replay` plays back, beside `stored` scored as it was recorded."""
+    """`agent` run on what `replay` plays back, beside `stored` scored as it was recorded.
+
+    The run and the scoring of the recording call models through `gateway`.
+    """
     recording = replay.recording
-    new = await run_eval(_case(stored.name, agent, replay, metrics, max_turns))
-    recorded = await score_stored(stored, metrics)
+    case = _case(stored.name, agent, replay, metrics, max_turns)
+    new = await run_case(case, seed=None, attempt=0, gateway=gateway)
+    recorded = await score_stored(stored, metrics, gateway)
     new_recording = Recording.of(_as_session(new, stored.session))
     return ShadowResult(
         name=stored.name,
@@ -303,7 +313,7 @@ async def shadow_sessions(
         EvalSetupError: The source, or a session of it, cannot be read (one line
             naming it).
     """
-    results = ShadowResults()
+    results, gateway = ShadowResults(), Gateway.alone()
     stream = StoredConversations(
         source,
         filters,
@@ -317,7 +327,8 @@ async def shadow_sessions(
         recording = Recording.of(stored.session)
         if not recording.user_turns:
             return
-        result = await _shadow(stored, Replay(recording, continue_with), agent, metrics, None)
+        replaying = Replay(recording, continue_with)
+        result = await _shadow(stored, replaying, agent, metrics, None, gateway)
         results.append(result)
         outcome = on_result(result) if on_result is not None else None
         if outcome is not None:

@@ -17,7 +17,9 @@ Memory stays flat: a mined scenario is written and dropped.
 A conversation whose source carries no message text (a trace with content capture
 off: `_silent`) is left out and named, and so is an open one (still being written,
 unless ``include_open``), and one whose goal the model (``model=``) could not
-read: its reply was not the JSON asked for, twice. The rest is written.
+read: its reply was not the JSON asked for, twice. The rest is written. The
+model's calls follow the project's settings through one `Gateway`: one pacer for
+all of them, so a limit holds across the conversations.
 
 `load_mined(out, agent)` gives the `EvalCase`s that play them here.
 """
@@ -45,6 +47,7 @@ from ..goldens._scenario import eval_case_from_scenario
 from ..metrics import user_fidelity
 from ..metrics._types import Metric
 from ..models import ModelSpec
+from ..models._gateway._gate import Gateway, gating
 from ._extract import read_goal
 from ._mine import MinedScenario, mine_session
 from ._persona import PersonaSettings
@@ -117,6 +120,7 @@ class _Mining:
 
     def __init__(self, model: ModelSpec | None) -> None:
         self.model = model
+        self.gateway = Gateway.alone() if model is not None else None
         self.mined = self.skipped = 0
         self.unread: list[str] = []
 
@@ -128,9 +132,10 @@ class _Mining:
         if scenario is None:
             self.skipped += 1
             return None
-        if self.model is None:
+        if self.model is None or self.gateway is None:
             return scenario
-        read, _ = await read_goal(stored.session, self.model)
+        with gating(self.gateway.call_gate()):
+            read, _ = await read_goal(stored.session, self.model)
         if read is None:
             self.unread.append(scenario.source)
             return None

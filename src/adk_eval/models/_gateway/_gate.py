@@ -13,11 +13,14 @@ waiting side by side count once). Listeners (`on_pause`) hear when the run
 starts and stops waiting: the run's ``max_duration`` stands still meanwhile.
 
 A run makes its gate the gate of everything it calls (`gating`), so that its
-judges, simulated tools and summarizer go through it too. A call outside any
-run (a judge scoring stored sessions) gets a gate of its own, on the project's
-settings and a pacer of its own (`current_gate`), unless the code around it
-says which settings its own calls follow (`outside_runs`: the command line, as
-it imports the eval files, so that a cassette replaying asks for no key).
+judges, simulated tools and summarizer go through it too. Work outside runs
+that calls models for many things at once (stored conversations scored, replayed
+or mined) holds one `Gateway` and gates each thing with `Gateway.call_gate`, so
+that all their calls wait in one pacer and one limit holds across them. A call
+outside any gate gets a gate of its own, on the project's settings and a pacer
+of its own (`current_gate`), unless the code around it says which settings its
+own calls follow (`outside_runs`: the command line, as it imports the eval
+files, so that a cassette replaying asks for no key).
 """
 
 from __future__ import annotations
@@ -62,7 +65,7 @@ class Gateway:
         return cls(settings if settings is not None else project_settings(), LocalPacer())
 
     def call_gate(self) -> RunGate:
-        """A gate for one call outside any run, waiting in this gateway's pacer."""
+        """A gate for calls outside any run (one call, a stored conversation's), in this pacer."""
         return RunGate(self.settings, self.pacer)
 
     def gate(self, case: str, attempt: int, cache: frozenset[str] | None = None) -> RunGate:
