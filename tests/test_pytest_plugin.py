@@ -389,3 +389,30 @@ def test_cassette_options_that_cannot_work_are_usage_errors(
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
     assert "ADK_EVAL_MODEL_CALLS" not in os.environ
+
+
+def test_a_module_naming_a_keyed_model_at_import_collects_under_replay_without_a_key(
+    pytester, monkeypatch
+):
+    """Collection under --adk-eval-replay-models follows the replay, as `adk-eval run` imports."""
+    for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("GOOGLE_GENAI_USE_ENTERPRISE", raising=False)
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    (pytester.path / "tapes").mkdir()
+    pytester.makepyfile(
+        test_named="""
+from adk_eval.models import resolve_model
+
+MODEL = resolve_model("gemini-2.5-flash")  # at import, as an eval module names its model
+
+def test_named():
+    assert MODEL.model == "gemini-2.5-flash"
+"""
+    )
+    replayed = pytester.runpytest("-p", "no:cacheprovider", "--adk-eval-replay-models", "tapes")
+    replayed.assert_outcomes(passed=1)
+
+    live = pytester.runpytest("-p", "no:cacheprovider")  # no cassette: the key is asked for
+    live.assert_outcomes(errors=1)
+    live.stdout.fnmatch_lines(["*model 'gemini-2.5-flash' needs a Gemini API key*"])

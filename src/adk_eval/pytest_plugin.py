@@ -21,7 +21,10 @@ into cassettes in DIR; ``--adk-eval-replay-models DIR`` answers them from there,
 offline and without keys (``--adk-eval-on-miss call`` asks the model when a
 request differs from its recording, and updates the cassette). The plugin reads
 them once, over the project's settings, into the `ModelCalls` the fixture
-passes to each suite it runs (`EvalChecker.model_calls`).
+passes to each suite it runs (`EvalChecker.model_calls`). The test modules are
+imported under them too, as ``adk-eval run`` imports eval files: a module that
+resolves a keyed model at import (``resolve_model("gemini-2.5-flash")``) asks
+for no key while a cassette replays.
 
 Without the plugin, the canonical test is ``result = await run_eval(case)``
 followed by ``assert result.passed, result.explain()``.
@@ -29,6 +32,7 @@ followed by ``assert result.passed, result.explain()``.
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -136,6 +140,18 @@ def _model_calls(config: pytest.Config) -> ModelCalls | None:
             "--adk-eval-on-miss applies to --adk-eval-replay-models: give the folder to replay"
         )
     return settings
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Generator[None, object, object]:
+    """Collects (imports the test modules) under the cassette options, when given."""
+    settings = session.config.stash.get(_MODEL_CALLS, None)
+    if settings is None:
+        return (yield)
+    from .models._gateway._gate import outside_runs
+
+    with outside_runs(settings):  # a cassette that replays needs no key, here either
+        return (yield)
 
 
 class EvalChecker:
