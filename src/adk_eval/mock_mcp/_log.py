@@ -13,7 +13,7 @@ session's (`never_called`, `tool_called`, `event_count_metric`). A refused call
 When its connection ends (stdin closes; over HTTP, when the server stops), a
 session gets a last event: a thought of the client's saying so. It holds no
 reply text and no tool call, so ``adk-eval score`` counts the session closed
-(see `production._open`); until then, within 10 minutes of its last call, it
+(see `adk_eval._sources._open`); until then, within 10 minutes of its last call, it
 counts as open (``--include-open``).
 
 The log is the server's own file: a new one is marked as a mock MCP call log
