@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from statistics import NormalDist
 
 __all__ = [
@@ -79,13 +79,8 @@ class Interval:
         return f"{self.estimate:.0%} [{self.low:.0%}, {self.high:.0%}]"
 
     def to_dict(self) -> dict[str, float]:
-        """``{"estimate", "low", "high", "confidence"}``, for reports."""
-        return {
-            "estimate": self.estimate,
-            "low": self.low,
-            "high": self.high,
-            "confidence": self.confidence,
-        }
+        """``{"estimate", "low", "high", "confidence"}`` (its fields), for reports."""
+        return asdict(self)
 
 
 def _z(confidence: float) -> float:

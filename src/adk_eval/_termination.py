@@ -123,6 +123,13 @@ class Budget:
             if value is not None and (isinstance(value, bool) or not value > 0):
                 raise EvalSetupError(f"{name} must be a positive number or None, got {value!r}")
 
+    @classmethod
+    def of(cls, max_tokens: int | None, max_cost: float | None) -> Budget | None:
+        """The budget of these limits, checked; None when neither is set."""
+        if max_tokens is None and max_cost is None:
+            return None
+        return cls(max_tokens, max_cost)
+
     def exceeded(self, tokens: int, cost: float) -> tuple[TerminationKind, Any, Any] | None:
         """``(kind, limit, value)`` of the first limit `tokens` or `cost` reached, else None."""
         if self.max_tokens is not None and tokens >= self.max_tokens:
@@ -183,9 +190,7 @@ class TerminateWhen:
     @property
     def budget(self) -> Budget | None:
         """`max_tokens` and `max_cost` as a `Budget` (None: neither is set)."""
-        if self.max_tokens is None and self.max_cost is None:
-            return None
-        return Budget(self.max_tokens, self.max_cost)
+        return Budget.of(self.max_tokens, self.max_cost)
 
     def __post_init__(self) -> None:
         Budget(self.max_tokens, self.max_cost)  # checks them

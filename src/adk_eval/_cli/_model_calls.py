@@ -48,25 +48,24 @@ class CallOptions:
         from ..models._gateway._settings import project_settings
         from ..models._pacing._limits import limits_from_options
 
+        if self.record_models is not None and self.replay_models is not None:
+            fail("--record-models and --replay-models: record or replay, not both")
+        given = {
+            "max_wait": self.max_provider_wait,
+            "cache": self.cache,
+            "cache_ttl": self.cache_ttl,
+            "record": self.record_models,
+            "replay": self.replay_models,
+            "on_miss": self.on_miss,
+        }
         try:
             settings = project_settings()
-            given = limits_from_options(self.rpm, self.tpm, self.quota_window)
-            changes: dict[str, object] = {"limits": {**settings.limits, **given}, "given_by": "cli"}
-            if self.max_provider_wait is not None:
-                changes["max_wait"] = self.max_provider_wait
-            if self.cache is not None:
-                changes["cache"] = self.cache
-            if self.cache_ttl is not None:
-                changes["cache_ttl"] = self.cache_ttl
-            if self.record_models is not None and self.replay_models is not None:
-                fail("--record-models and --replay-models: record or replay, not both")
-            if self.record_models is not None:
-                changes["record"] = self.record_models
-            if self.replay_models is not None:
-                changes["replay"] = self.replay_models
-            if self.on_miss is not None:
-                changes["on_miss"] = self.on_miss
-            settings = settings.replace(**changes)
+            limits = limits_from_options(self.rpm, self.tpm, self.quota_window)
+            settings = settings.replace(
+                limits={**settings.limits, **limits},
+                given_by="cli",
+                **{name: value for name, value in given.items() if value is not None},
+            )
         except EvalSetupError as error:
             fail(str(error))
         if self.on_miss is not None and settings.replay is None:

@@ -26,8 +26,8 @@ from ._output import LiveProgress
 from ._reading import (
     Filters,
     Reading,
-    open_heading,
     print_named,
+    print_open,
     reading_options,
     session_filter_options,
 )
@@ -188,8 +188,8 @@ def _left_out(out: Any, suite: Any, include_open: bool) -> None:
             suite.unreadable_count,
         )
     if suite.open_count:
-        heading = open_heading(suite.open_count, include_open, "scores", "scored")
-        print_named(out, heading, suite.open_sessions, suite.open_count)
+        names, count = suite.open_sessions, suite.open_count
+        print_open(out, names, count, include_open, "scores", "scored")
     if not suite.listed_all:
         out.print(
             f"the reports list {len(suite.results)} of the {suite.summary['total']} sessions "

@@ -30,8 +30,8 @@ if TYPE_CHECKING:
 __all__ = [
     "Filters",
     "Reading",
-    "open_heading",
     "print_named",
+    "print_open",
     "reading_options",
     "session_filter_options",
 ]
@@ -200,10 +200,12 @@ def reading_options(
     return grouped("reading", Reading, *options)
 
 
-def open_heading(count: int, include_open: bool, does: str, done: str) -> str:
-    """The line over the open conversations a command read or left out (``scores``, ``scored``)."""
+def print_open(
+    out: Any, names: Sequence[str], count: int, include_open: bool, does: str, done: str
+) -> None:
+    """The open conversations a command read or left out (`does`, `done`: "scores", "scored")."""
     what = f"{done} as they stand" if include_open else f"left out (--include-open {does} them)"
-    return f"{count} open conversation(s), still being written, {what}:"
+    print_named(out, f"{count} open conversation(s), still being written, {what}:", names, count)
 
 
 def print_named(out: Any, heading: str, names: Sequence[str], count: int) -> None:

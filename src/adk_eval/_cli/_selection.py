@@ -181,11 +181,9 @@ class RunOptions:
     @property
     def budget(self) -> Budget | None:
         """``--max-cost`` and ``--max-tokens`` as the suite's budget (None: neither)."""
-        if self.max_cost is None and self.max_tokens is None:
-            return None
         from .._termination import Budget
 
-        return Budget(self.max_tokens, self.max_cost)
+        return Budget.of(self.max_tokens, self.max_cost)
 
     @property
     def runs(self) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import click
@@ -16,7 +17,7 @@ from ..models import (
     provider_statuses,
 )
 from ._common import EXIT_FAILED, console, fail
-from ._serving import checked_host, serve, server_options
+from ._serving import Serving, server_options
 
 __all__ = ["models", "setup_local", "studio"]
 
@@ -36,15 +37,7 @@ __all__ = ["models", "setup_local", "studio"]
     type=click.Path(dir_okay=False, path_type=Path),
     help="EvalSet file exports of eval cases go to (agents use their eval_set_path).",
 )
-def studio(
-    target: str,
-    host: str,
-    port: int,
-    db: Path,
-    eval_set: Path | None,
-    token: str | None,
-    allow_remote: bool,
-) -> None:
+def studio(target: str, serving: Serving, db: Path, eval_set: Path | None) -> None:
     """Play an agent's model (or a simulated user) in the browser and export goldens.
 
     TARGET names a Python object: `file.py:NAME` or `module:NAME` (SimulatedAgentConfig,
@@ -56,14 +49,14 @@ def studio(
     from ..studio._engine import StudioEngine
     from ..studio._server import run_studio
 
-    checked_host(host, allow_remote)
+    serving.check()
     try:
         targets = load_targets(target, eval_set=eval_set)
     except DiscoveryError as error:
         fail(str(error))
-    if not is_loopback(host):
+    if not is_loopback(serving.host):
         click.secho(
-            f"adk-eval: warning: listening on {host}: anyone who can reach it and has the "
+            f"adk-eval: warning: listening on {serving.host}: anyone who can reach it and has the "
             "token can run your agent's tools",
             fg="yellow",
             err=True,
@@ -71,15 +64,7 @@ def studio(
     out = console()
     out.print(f"adk-eval studio: {len(targets)} target(s): {', '.join(t.name for t in targets)}")
     out.print(f"sessions are kept in {db}")
-    engine = StudioEngine(targets, db)
-    serve(
-        out,
-        host,
-        port,
-        lambda announce: run_studio(
-            engine, host=host, port=port, token=token, announce=announce, allow_remote=allow_remote
-        ),
-    )
+    serving.serve(out, partial(run_studio, StudioEngine(targets, db)))
 
 
 @click.command()

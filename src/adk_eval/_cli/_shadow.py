@@ -24,8 +24,8 @@ from ._common import EXIT_FAILED, console, fail, grouped
 from ._reading import (
     Filters,
     Reading,
-    open_heading,
     print_named,
+    print_open,
     reading_options,
     session_filter_options,
 )
@@ -194,9 +194,8 @@ def _left_out(out: Any, counts: Any, include_open: bool) -> None:
     for note in counts.notes:
         out.print(note, markup=False, highlight=False)
     if counts.opened.count:
-        heading = open_heading(counts.opened.count, include_open, "replays", "replayed")
         named = [f"{name}: {why}" for name, why in counts.opened.first]
-        print_named(out, heading, named, counts.opened.count)
+        print_open(out, named, counts.opened.count, include_open, "replays", "replayed")
     if counts.lacking.count:
         heading = (
             f"{counts.lacking.count} conversation(s) left out: their source carries no words "

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import sys
+from functools import partial
 from pathlib import Path
 
 import click
@@ -15,7 +16,7 @@ from ..reporting._store import RunStore
 from ._common import EXIT_FAILED, console, db_option, fail
 from ._comparing import comparison_summary, comparison_table
 from ._output import runs_table
-from ._serving import checked_host, serve, server_options
+from ._serving import Serving, server_options
 
 __all__ = ["compare", "judges", "runs", "view"]
 
@@ -130,14 +131,7 @@ def judges(db: Path, labels_path: Path | None) -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also show this realism report (`adk-eval realism ... --json`), read only; repeatable.",
 )
-def view(
-    db: Path,
-    host: str,
-    port: int,
-    token: str | None,
-    allow_remote: bool,
-    realism_paths: tuple[Path, ...],
-) -> None:
+def view(db: Path, serving: Serving, realism_paths: tuple[Path, ...]) -> None:
     """Browse the stored runs: pass rates over time, each run's cases and conversations, compare.
 
     With --realism, also a realism report's behaviours and its scenarios side by side.
@@ -145,23 +139,10 @@ def view(
     from ..reporting._viewer import run_viewer
     from ..reporting._viewer_realism import load_realism_reports
 
-    checked_host(host, allow_remote)
+    serving.check()
     try:
         RunStore(db).runs(1)
         realism = load_realism_reports(realism_paths)
     except AdkEvalError as error:
         fail(str(error))
-    serve(
-        console(),
-        host,
-        port,
-        lambda announce: run_viewer(
-            db,
-            host=host,
-            port=port,
-            token=token,
-            announce=announce,
-            realism=realism,
-            allow_remote=allow_remote,
-        ),
-    )
+    serving.serve(console(), partial(run_viewer, db, realism=realism))

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal, TypeAlias
 
 from ..metrics._types import MetricResult
@@ -81,14 +81,8 @@ class Attribution:
         return text + ("; flaky: a re-run with a new seed flips it" if self.flaky else "")
 
     def to_data(self) -> dict[str, Any]:
-        """Plain data, for reports and results files."""
-        return {
-            "party": self.party,
-            "evidence": self.evidence,
-            "confidence": self.confidence,
-            "counterfactual": self.counterfactual,
-            "flaky": self.flaky,
-        }
+        """Plain data (its fields), for reports and results files."""
+        return asdict(self)
 
     def with_counterfactual(self, **changes: Any) -> Attribution:
         """This attribution, changed by what a re-run showed."""

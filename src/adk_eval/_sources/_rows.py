@@ -134,9 +134,16 @@ class Reader:
             self.unreadable(Unreadable(head.name, why or "unreadable"))
         return found
 
+    async def _keyed(self, query: str, keys: Sequence[tuple[str, ...]], names: str) -> Any:
+        """`query` run with its ``VALUES {}`` the bound tuples of `keys` (see `_values`)."""
+        from sqlalchemy import text
+
+        marks, params = _values(keys, names)
+        return await self.connection.execute(text(query.format(marks)), params)
+
     async def _events(self, keys: Sequence[Key]) -> tuple[dict[Key, list[Event]], dict[Key, str]]:
         """The events of each session, in order; and why a session's events cannot be read."""
-        from sqlalchemy import text, tuple_
+        from sqlalchemy import tuple_
 
         found: dict[Key, list[Event]] = {}
         broken: dict[Key, str] = {}
@@ -156,14 +163,12 @@ class Reader:
                 return event
 
         else:
-            marks, params = _values(keys, "aus")
-            result = await self.connection.execute(
-                text(
-                    "SELECT app_name, user_id, session_id, id, event_data FROM events "
-                    f"WHERE (app_name, user_id, session_id) IN (VALUES {marks}) "
-                    "ORDER BY app_name, user_id, session_id, timestamp, id"
-                ),
-                params,
+            result = await self._keyed(
+                "SELECT app_name, user_id, session_id, id, event_data FROM events "
+                "WHERE (app_name, user_id, session_id) IN (VALUES {}) "
+                "ORDER BY app_name, user_id, session_id, timestamp, id",
+                keys,
+                "aus",
             )
 
             def parse(row: Any) -> Event:
@@ -183,7 +188,7 @@ class Reader:
         self, pairs: Iterable[tuple[str, str]]
     ) -> tuple[dict[tuple[str, str], dict[str, Any]], dict[tuple[str, str], str]]:
         """Each user's state; and why a user's state cannot be read."""
-        from sqlalchemy import text, tuple_
+        from sqlalchemy import tuple_
 
         pairs = list(pairs)
         if self.layout == "database":
@@ -195,13 +200,11 @@ class Reader:
             )
             decode: Callable[[Any], Any] = _state_of(table)
         else:
-            marks, params = _values(pairs, "au")
-            result = await self.connection.execute(
-                text(
-                    "SELECT app_name, user_id, state FROM user_states "
-                    f"WHERE (app_name, user_id) IN (VALUES {marks})"
-                ),
-                params,
+            result = await self._keyed(
+                "SELECT app_name, user_id, state FROM user_states "
+                "WHERE (app_name, user_id) IN (VALUES {})",
+                pairs,
+                "au",
             )
             decode = _json_state
         found: dict[tuple[str, str], dict[str, Any]] = {}

@@ -28,6 +28,10 @@ Once the stream has ended, `counts.notes` holds what the source said about
 itself (a trace source: its traces that are no conversation, what its spans
 lack). `each(work, at_once)` hands the records to `work`, a bounded number at a
 time, for the readers that await something per conversation.
+
+`with_words(source, ...)` is the stream of a reader of what was said (shadow
+replay, mining, the realism report): a conversation without its words (`WORDS`)
+is left out, and a session that cannot be read ends the read.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from google.adk.sessions import Session
 
 from .._errors import AdkEvalError
-from ._files import OnUnreadable, Unreadable
+from ._files import OnUnreadable, Unreadable, refuse
 from ._filter import SessionFilter
 from ._open import OPEN_FOR, still_open
 from ._redact._redactor import RedactionCounts, Redactor, redact_session
@@ -54,11 +58,17 @@ __all__ = [
     "ReadCounts",
     "StoredConversation",
     "StoredConversations",
+    "WORDS",
     "session_name",
+    "with_words",
 ]
 
 KEEP_NAMES = 50
 """Conversations left out that a stream names, at most, for each reason (all are counted)."""
+
+WORDS = frozenset({"content"})
+"""What a reader of what was said needs of a stored conversation (a trace with content
+capture off lacks it)."""
 
 _T = TypeVar("_T")
 
@@ -255,3 +265,26 @@ class StoredConversations:
                     group.cancel_scope.cancel()
         if problems:
             raise problems[0]
+
+
+def with_words(
+    source: SessionSource,
+    filters: SessionFilter | None = None,
+    *,
+    redactor: Redactor | None = None,
+    include_open: bool = False,
+) -> StoredConversations:
+    """The stored conversations of `source` as a reader of what was said reads them.
+
+    Redacted (`redactor`: the built-in kinds by default); those whose source carries
+    no words (`WORDS`), and open ones unless `include_open`, left out and counted; a
+    session that cannot be read ends the read (one line naming it).
+    """
+    return StoredConversations(
+        source,
+        filters,
+        redactor=redactor,
+        include_open=include_open,
+        needs=WORDS,
+        unreadable=refuse(source.description),
+    )

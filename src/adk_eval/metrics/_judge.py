@@ -26,12 +26,12 @@ from typing import Any, ClassVar, Literal
 import anyio
 from google.adk.models.llm_request import LlmRequest
 from google.genai import types
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from .._errors import EvalSetupError
 from .._trace import EvalTrace
 from ..models import ModelSpec, default_judge_model, resolve_model
-from ..models._gateway._ask import complete, json_candidates
+from ..models._gateway._ask import complete, read_as
 from ..models._gateway._usage import usage_role
 from ._judge_tools import QUERY_INSTRUCTION, TraceQueries, ask_with_queries
 from ._judge_views import LEGACY_VIEWS, RENDERING, JudgeView, resolve_views, views_text
@@ -83,15 +83,10 @@ class JudgeVerdict(BaseModel):
 
 def parse_verdict(text: str) -> JudgeVerdict | None:
     """Parses a judge reply (JSON, possibly fenced or surrounded by prose); None if invalid."""
-    for data in json_candidates(text):
-        try:
-            verdict = JudgeVerdict.model_validate(data)
-        except ValidationError:
-            continue
-        if verdict.score is None:
-            verdict = verdict.model_copy(update={"score": 1.0 if verdict.passed else 0.0})
-        return verdict
-    return None
+    verdict = read_as(text, JudgeVerdict)
+    if verdict is not None and verdict.score is None:
+        verdict = verdict.model_copy(update={"score": 1.0 if verdict.passed else 0.0})
+    return verdict
 
 
 @dataclass(frozen=True)

@@ -46,11 +46,10 @@ from .._case import EvalCase, TerminateWhen, UserAgents
 from .._errors import EvalSetupError
 from .._result import EvalResult
 from .._run.loop import run_case
-from .._sources._files import refuse
 from .._sources._filter import SessionFilter
 from .._sources._redact._redactor import Redactor
 from .._sources._source import SessionSource
-from .._sources._stored import ReadCounts, StoredConversation, StoredConversations
+from .._sources._stored import ReadCounts, StoredConversation, with_words
 from .._tools._mocks import ToolMock
 from .._user_agents import ScriptedUserAgent
 from ..metrics._types import Metric
@@ -60,7 +59,6 @@ from ._replay import Replay, recorded_tool, recorded_user, recorded_yield_answer
 from ._score import score_stored
 
 __all__ = [
-    "REPLAY_NEEDS",
     "ShadowOutcome",
     "ShadowResult",
     "ShadowResults",
@@ -283,10 +281,6 @@ class ShadowResults(list[ShadowResult]):
         self.counts = ReadCounts()
 
 
-REPLAY_NEEDS = frozenset({"content"})
-"""What a replay reads of a conversation: the recorded messages and tool answers."""
-
-
 async def shadow_sessions(
     source: SessionSource,
     agent: Any,
@@ -314,14 +308,7 @@ async def shadow_sessions(
             naming it).
     """
     results, gateway = ShadowResults(), Gateway.alone()
-    stream = StoredConversations(
-        source,
-        filters,
-        redactor=redactor,
-        include_open=include_open,
-        needs=REPLAY_NEEDS,
-        unreadable=refuse(source.description),
-    )
+    stream = with_words(source, filters, redactor=redactor, include_open=include_open)
 
     async def replay(_: int, stored: StoredConversation) -> None:
         recording = Recording.of(stored.session)

@@ -32,11 +32,12 @@ from .._errors import EvalSetupError
 from .._seeds import DEFAULT_SEED
 from .._sources._filter import SessionFilter
 from .._sources._source import SessionSource
+from .._sources._stored import with_words
 from ._compare import overall_distance
 from ._features import features
 from ._persona import PersonaSettings, grid, replay_with
 from ._report import COMPARED
-from ._silent import left_out, with_words
+from ._silent import left_out
 
 __all__ = ["Calibration", "calibrate", "calibrate_source"]
 

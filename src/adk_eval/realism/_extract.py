@@ -18,11 +18,11 @@ from google.adk.events import Event
 from google.adk.models.llm_request import LlmRequest
 from google.adk.sessions import Session
 from google.genai import types
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from .._errors import EvalSetupError
 from ..models import ModelSpec, resolve_model
-from ..models._gateway._ask import complete, json_candidates
+from ..models._gateway._ask import complete, read_as
 from ..models._gateway._usage import usage_role
 
 __all__ = ["EXTRACTION_INSTRUCTION", "Extraction", "extract", "read_goal"]
@@ -81,11 +81,9 @@ async def read_goal(
         request = LlmRequest(model=llm.model, contents=list(contents), config=config)
         with usage_role("judge:mine"):
             reply = await complete(llm, request)
-        for data in json_candidates(reply):
-            try:
-                return Extraction.model_validate(data), reply
-            except ValidationError:
-                continue
+        found = read_as(reply, Extraction)
+        if found is not None:
+            return found, reply
     return None, reply
 
 

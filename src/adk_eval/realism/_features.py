@@ -72,13 +72,14 @@ apostrophes dropped and a plural "s" cut.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Literal
 
 from google.adk.events import Event
 
-from ._answers import Answer, classify_answer, is_correction, is_quitting, opens_yes_no
+from ._answers import classify_answer, is_correction, is_quitting, opens_yes_no
 from ._messages import conversation
 from ._text import Question, content_words, fact_items, has_number_or_date, question_in, words
 
@@ -171,21 +172,6 @@ def _messages(events: Sequence[Event], user: str) -> list[_Message]:
     return found
 
 
-@dataclass
-class _Tally:
-    """Counts built while walking the conversation."""
-
-    questions: int = 0
-    agent_questions: int = 0
-    corrections: int = 0
-    volunteered: int = 0
-    topic_changes: int = 0
-    repetitions: int = 0
-    answers: dict[Answer, int] = field(
-        default_factory=lambda: {"direct": 0, "evasive": 0, "refusing": 0, "none": 0}
-    )
-
-
 def _jaccard(left: set[str], right: set[str]) -> float:
     return len(left & right) / len(left | right) if left | right else 0.0
 
@@ -214,8 +200,9 @@ def _changes_topic(
     return not (asked.wants_number and has_number_or_date(text))
 
 
-def _walk(messages: Sequence[_Message]) -> _Tally:
-    tally = _Tally()
+def _walk(messages: Sequence[_Message]) -> Counter[str]:
+    """The counts of `UserBehaviour` a walk through the conversation makes, by field name."""
+    tally: Counter[str] = Counter()
     asked: Question | None = None  # the open agent question, until the user replies
     last_agent = ""
     agent_asked: Question | None = None  # what the agent's last message asked
@@ -224,22 +211,21 @@ def _walk(messages: Sequence[_Message]) -> _Tally:
         if not message.by_user:
             last_agent, agent_asked = message.text, question_in(message.text)
             asked = agent_asked
-            tally.agent_questions += asked is not None
+            tally["agent_questions"] += asked is not None
             continue
         text = message.text
-        answer = classify_answer(asked, text) if asked is not None else None
-        if answer is not None:
-            tally.answers[answer] += 1
-        tally.questions += question_in(text) is not None
-        tally.corrections += is_correction(text, asked)
-        tally.volunteered += _volunteers(text, not users, agent_asked)
+        if asked is not None:
+            tally[f"answers_{classify_answer(asked, text)}"] += 1
+        tally["questions_asked"] += question_in(text) is not None
+        tally["corrections"] += is_correction(text, asked)
+        tally["volunteered"] += _volunteers(text, not users, agent_asked)
         previous = users[-1] if users else ""
-        tally.topic_changes += _changes_topic(text, len(users), last_agent, previous, asked)
-        tally.repetitions += _repeats(text, users)
+        tally["topic_changes"] += _changes_topic(text, len(users), last_agent, previous, asked)
+        tally["repetitions"] += _repeats(text, users)
         users.append(text)
         asked = None
     if asked is not None:
-        tally.answers["none"] += 1
+        tally["answers_none"] += 1
     return tally
 
 
@@ -276,24 +262,14 @@ def features(
     messages = _messages(events, user)
     users = [message.text for message in messages if message.by_user]
     total = sum(len(words(text)) for text in users)
-    tally = _walk(messages)
+    counts = _walk(messages)
+    asked = counts["agent_questions"]
     return UserBehaviour(
         turns=len(users),
         words_total=total,
         words_per_message=total / len(users) if users else 0.0,
-        questions_asked=tally.questions,
-        agent_questions=tally.agent_questions,
-        answers_direct=tally.answers["direct"],
-        answers_evasive=tally.answers["evasive"],
-        answers_refusing=tally.answers["refusing"],
-        answers_none=tally.answers["none"],
-        answered_directly_rate=(
-            tally.answers["direct"] / tally.agent_questions if tally.agent_questions else None
-        ),
-        corrections=tally.corrections,
-        volunteered=tally.volunteered,
-        topic_changes=tally.topic_changes,
-        repetitions=tally.repetitions,
+        answered_directly_rate=counts["answers_direct"] / asked if asked else None,
         abandoned=_abandoned(messages, goal_reached),
         outcome=goal_reached,
+        **counts,
     )

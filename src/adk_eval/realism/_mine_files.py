@@ -42,7 +42,7 @@ from .._errors import EvalSetupError
 from .._sources._filter import SessionFilter
 from .._sources._redact._redactor import RedactionCounts, Redactor
 from .._sources._source import SessionSource
-from .._sources._stored import ReadCounts, StoredConversation, StoredConversations
+from .._sources._stored import ReadCounts, StoredConversation, StoredConversations, with_words
 from ..goldens._scenario import eval_case_from_scenario
 from ..metrics import user_fidelity
 from ..metrics._types import Metric
@@ -51,7 +51,7 @@ from ..models._gateway._gate import Gateway, gating
 from ._extract import read_goal
 from ._mine import MinedScenario, mine_session
 from ._persona import PersonaSettings
-from ._silent import NAMES_KEPT, OPEN, LeftOut, left_out, with_words
+from ._silent import NAMES_KEPT, OPEN, LeftOut, left_out
 
 __all__ = [
     "EVALSET_NAME",

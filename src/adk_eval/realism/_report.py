@@ -33,7 +33,7 @@ from .._seeds import DEFAULT_SEED
 from .._sources._filter import SessionFilter
 from .._sources._redact._redactor import Redactor
 from .._sources._source import GivenSessions, SessionSource
-from .._sources._stored import StoredConversation, StoredConversations
+from .._sources._stored import StoredConversation, StoredConversations, with_words
 from ._compare import (
     FeatureComparison,
     OverallDistance,
@@ -45,7 +45,7 @@ from ._compare import (
 )
 from ._features import FEATURE_KINDS, features
 from ._runs import SimulatedRun, simulated_runs
-from ._silent import OPEN, LeftOut, left_out, with_words
+from ._silent import OPEN, LeftOut, left_out
 
 __all__ = [
     "COMPARED",

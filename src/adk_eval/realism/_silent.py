@@ -5,7 +5,7 @@ every turn in place but none of its words (the stored conversation ``lacks``
 ``"content"``: see `_sources._traces`). Measured as a user, such a conversation
 is a silent one (no words, no questions, no answers), so the realism report,
 calibration and mining read stored conversations that carry their words
-(`WORDS`, what they need): the others are left out, counted and named
+(`_sources._stored.with_words`): the others are left out, counted and named
 (`LeftOut`) rather than compare simulated users with silent ones. Open
 conversations, still being written, are left out too, and said the same way.
 """
@@ -16,16 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._errors import EvalSetupError
-from .._sources._files import refuse
-from .._sources._filter import SessionFilter
-from .._sources._redact._redactor import Redactor
-from .._sources._source import SessionSource
-from .._sources._stored import Named, ReadCounts, StoredConversations
+from .._sources._stored import Named, ReadCounts
 
-__all__ = ["NAMES_KEPT", "OPEN", "WHY", "WORDS", "LeftOut", "left_out", "with_words"]
-
-WORDS = frozenset({"content"})
-"""What a reader of the user's words needs of a stored conversation."""
+__all__ = ["NAMES_KEPT", "OPEN", "WHY", "LeftOut", "left_out"]
 
 WHY = "their source carries no message text (content capture was off)"
 OPEN = "still being written (updated in the last 10 minutes, stopped mid-turn)"
@@ -77,26 +70,3 @@ def left_out(counts: ReadCounts) -> tuple[LeftOut, LeftOut]:
     """What a stream left out of a reader of words: the silent conversations, the open ones."""
     opened = Named(counts.opened.count, [name for name, _ in counts.opened.first])
     return LeftOut.of(counts.lacking), LeftOut.of(opened, OPEN)
-
-
-def with_words(
-    source: SessionSource,
-    filters: SessionFilter | None = None,
-    *,
-    redactor: Redactor | None = None,
-    include_open: bool = False,
-) -> StoredConversations:
-    """The stored conversations of `source` as a reader of the user's words reads them.
-
-    Redacted (`redactor`: the built-in kinds by default); those whose source carries
-    no words, and open ones unless `include_open`, left out and counted; a session
-    that cannot be read ends the read (one line naming it).
-    """
-    return StoredConversations(
-        source,
-        filters,
-        redactor=redactor,
-        include_open=include_open,
-        needs=WORDS,
-        unreadable=refuse(source.description),
-    )

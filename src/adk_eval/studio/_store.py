@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,25 @@ CREATE TABLE IF NOT EXISTS studio_events (
     PRIMARY KEY (session_id, seq)
 );
 """
+
+_JSON_COLUMNS = frozenset({"detail", "payload", "answer"})
+"""The columns that hold JSON (NULL stays NULL)."""
+
+
+def _encoded(column: str, value: Any) -> Any:
+    """`value` as `column` stores it."""
+    return (
+        json.dumps(value, default=repr) if column in _JSON_COLUMNS and value is not None else value
+    )
+
+
+def _decoded(row: aiosqlite.Row) -> dict[str, Any]:
+    """A stored row's columns by name, JSON ones decoded."""
+    data = dict(row)
+    for column in _JSON_COLUMNS & data.keys():
+        if data[column] is not None:
+            data[column] = json.loads(data[column])
+    return data
 
 
 @dataclass
@@ -131,24 +150,18 @@ class StudioStore:
 
     # -- sessions ----------
 
-    async def add_session(self, row: SessionRow) -> None:
-        """Stores a new session."""
+    async def _insert(self, table: str, row: SessionRow | RequestRow) -> None:
+        """Stores `row` in `table`: a column for each of its fields, JSON ones encoded."""
+        values = {item.name: _encoded(item.name, getattr(row, item.name)) for item in fields(row)}
+        marks = ", ".join("?" * len(values))
         await self.db.execute(
-            "INSERT INTO studio_sessions VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (
-                row.id,
-                row.target,
-                row.kind,
-                row.role,
-                row.status,
-                row.phase,
-                row.invocation_id,
-                json.dumps(row.detail, default=repr),
-                row.created_at,
-                row.updated_at,
-            ),
+            f"INSERT INTO {table} ({', '.join(values)}) VALUES ({marks})", tuple(values.values())
         )
         await self.db.commit()
+
+    async def add_session(self, row: SessionRow) -> None:
+        """Stores a new session."""
+        await self._insert("studio_sessions", row)
 
     async def update_session(
         self,
@@ -177,21 +190,15 @@ class StudioStore:
         )
         await self.db.commit()
 
-    async def _one(self, query: str, row_id: str) -> aiosqlite.Row | None:
-        """The row `query` selects by its id (None: no such row)."""
-        async with self.db.execute(query, (row_id,)) as cursor:
-            return await cursor.fetchone()
-
-    @staticmethod
-    def _session(row: aiosqlite.Row) -> SessionRow:
-        data = dict(row)
-        data["detail"] = json.loads(data["detail"])
-        return SessionRow(**data)
+    async def _rows(self, query: str, *params: Any) -> list[dict[str, Any]]:
+        """The rows `query` selects, by column, JSON columns decoded."""
+        async with self.db.execute(query, params) as cursor:
+            return [_decoded(row) for row in await cursor.fetchall()]
 
     async def get_session(self, session_id: str) -> SessionRow | None:
         """One session, or None."""
-        row = await self._one("SELECT * FROM studio_sessions WHERE id = ?", session_id)
-        return self._session(row) if row else None
+        found = await self._rows("SELECT * FROM studio_sessions WHERE id = ?", session_id)
+        return SessionRow(**found[0]) if found else None
 
     async def require_session(self, session_id: str) -> SessionRow:
         """One session.
@@ -206,30 +213,14 @@ class StudioStore:
 
     async def sessions(self) -> list[SessionRow]:
         """Every session, newest first."""
-        async with self.db.execute(
-            "SELECT * FROM studio_sessions ORDER BY created_at DESC"
-        ) as cursor:
-            return [self._session(row) for row in await cursor.fetchall()]
+        found = await self._rows("SELECT * FROM studio_sessions ORDER BY created_at DESC")
+        return [SessionRow(**row) for row in found]
 
     # -- requests ----------
 
     async def add_request(self, row: RequestRow) -> None:
         """Stores a new pending request."""
-        await self.db.execute(
-            "INSERT INTO studio_requests VALUES (?,?,?,?,?,?,?,?,?)",
-            (
-                row.id,
-                row.session_id,
-                row.kind,
-                row.agent_name,
-                json.dumps(row.payload, default=repr),
-                row.status,
-                None,
-                row.created_at,
-                None,
-            ),
-        )
-        await self.db.commit()
+        await self._insert("studio_requests", row)
 
     async def answer_request(self, request_id: str, answer: Any) -> None:
         """Records the person's answer."""
@@ -258,17 +249,10 @@ class StudioStore:
         )
         await self.db.commit()
 
-    @staticmethod
-    def _request(row: aiosqlite.Row) -> RequestRow:
-        data = dict(row)
-        data["payload"] = json.loads(data["payload"])
-        data["answer"] = json.loads(data["answer"]) if data["answer"] is not None else None
-        return RequestRow(**data)
-
     async def get_request(self, request_id: str) -> RequestRow | None:
         """One request, or None."""
-        row = await self._one("SELECT * FROM studio_requests WHERE id = ?", request_id)
-        return self._request(row) if row else None
+        found = await self._rows("SELECT * FROM studio_requests WHERE id = ?", request_id)
+        return RequestRow(**found[0]) if found else None
 
     async def requests(
         self, session_id: str, *, status: RequestStatus | None = None
@@ -279,8 +263,9 @@ class StudioStore:
         if status is not None:
             query += " AND status = ?"
             params += (status,)
-        async with self.db.execute(query + " ORDER BY created_at", params) as cursor:
-            return [self._request(row) for row in await cursor.fetchall()]
+        return [
+            RequestRow(**row) for row in await self._rows(query + " ORDER BY created_at", *params)
+        ]
 
     # -- mirrored events ----------
 

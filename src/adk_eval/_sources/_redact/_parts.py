@@ -23,42 +23,34 @@ def redact_event(event: Any, redact: Callable[[Any], Any]) -> None:
     """Redacts one event (a copy) in place."""
     if event.content is not None:
         _redact_content(event.content, redact)
-    for transcription in (event.input_transcription, event.output_transcription):
-        if transcription is not None and transcription.text:
-            transcription.text = redact(transcription.text)
-    if event.error_message:
-        event.error_message = redact(event.error_message)
-    if event.custom_metadata:
-        event.custom_metadata = redact(event.custom_metadata)
-    if event.output is not None:
-        event.output = redact(event.output)
-    actions = event.actions
-    if actions.state_delta:
-        actions.state_delta = redact(actions.state_delta)
-    if actions.compaction is not None and actions.compaction.compacted_content is not None:
-        _redact_content(actions.compaction.compacted_content, redact)
+    _redact_fields(
+        redact,
+        (event.input_transcription, "text"),
+        (event.output_transcription, "text"),
+        (event, "error_message"),
+        (event, "custom_metadata"),
+        (event, "output"),
+        (event.actions, "state_delta"),
+    )
+    compaction = event.actions.compaction
+    if compaction is not None and compaction.compacted_content is not None:
+        _redact_content(compaction.compacted_content, redact)
 
 
 def _redact_content(content: types.Content, redact: Callable[[Any], Any]) -> None:
     """Redacts the readable parts of a content (a copy) in place."""
     for part in content.parts or []:
-        if part.text:
-            part.text = redact(part.text)
-        if part.function_call is not None and part.function_call.args:
-            part.function_call.args = redact(part.function_call.args)
-        if part.function_response is not None and part.function_response.response:
-            part.function_response.response = redact(part.function_response.response)
-        if part.executable_code is not None and part.executable_code.code:
-            part.executable_code.code = redact(part.executable_code.code)
-        result = part.code_execution_result
-        if result is not None and result.output:
-            result.output = redact(result.output)
-        if part.tool_call is not None and part.tool_call.args:
-            part.tool_call.args = redact(part.tool_call.args)
-        if part.tool_response is not None and part.tool_response.response:
-            part.tool_response.response = redact(part.tool_response.response)
-        if part.audio_transcription is not None and part.audio_transcription.text:
-            part.audio_transcription.text = redact(part.audio_transcription.text)
+        _redact_fields(
+            redact,
+            (part, "text"),
+            (part.function_call, "args"),
+            (part.function_response, "response"),
+            (part.executable_code, "code"),
+            (part.code_execution_result, "output"),
+            (part.tool_call, "args"),
+            (part.tool_response, "response"),
+            (part.audio_transcription, "text"),
+        )
         answer = part.function_response
         blobs = [part.inline_data, *(p.inline_data for p in (answer and answer.parts) or [])]
         for blob in blobs:
@@ -66,10 +58,17 @@ def _redact_content(content: types.Content, redact: Callable[[Any], Any]) -> Non
                 _redact_blob(blob, redact)
 
 
+def _redact_fields(redact: Callable[[Any], Any], *places: tuple[Any, str]) -> None:
+    """Redacts each ``(holder, field)`` of `places` that holds something (a None holder: none)."""
+    for holder, name in places:
+        value = getattr(holder, name) if holder is not None else None
+        if value:
+            setattr(holder, name, redact(value))
+
+
 def _redact_blob(blob: Any, redact: Callable[[Any], Any]) -> None:
     """Redacts a blob's name and, of a ``text/*`` blob, its text (in its charset)."""
-    if blob.display_name:
-        blob.display_name = redact(blob.display_name)
+    _redact_fields(redact, (blob, "display_name"))
     found = blob_text(blob)
     if found is not None and (clean := redact(found[0])) != found[0]:
         with_text(blob, clean, found[1])

@@ -27,7 +27,7 @@ from ._gate import current_gate
 from ._pipeline import call
 from ._usage import current_role, usage_role
 
-__all__ = ["ask_for", "complete", "complete_parts", "json_candidates", "json_value"]
+__all__ = ["ask_for", "complete", "complete_parts", "json_candidates", "json_value", "read_as"]
 
 Answer = TypeVar("Answer", bound=BaseModel)
 
@@ -72,6 +72,16 @@ def json_value(text: str) -> tuple[bool, Any]:
     return False, None
 
 
+def read_as(text: str, answer: type[Answer]) -> Answer | None:
+    """The first JSON value in `text` that validates as `answer` (None: none does)."""
+    for data in json_candidates(text):
+        try:
+            return answer.model_validate(data)
+        except ValidationError:
+            continue
+    return None
+
+
 async def ask_for(
     llm: BaseLlm,
     text: str,
@@ -106,9 +116,4 @@ async def ask_for(
     )
     with usage_role(role):
         reply = await complete(llm, request)
-    for data in json_candidates(reply):
-        try:
-            return answer.model_validate(data), reply
-        except ValidationError:
-            continue
-    return None, reply
+    return read_as(reply, answer), reply

@@ -25,7 +25,7 @@ import contextlib
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import cache
 from importlib.util import find_spec
 from pathlib import Path
@@ -70,16 +70,8 @@ class ModelUsage:
         return self.input_tokens + self.output_tokens
 
     def to_data(self) -> dict[str, Any]:
-        """Plain data, for reports and results files."""
-        return {
-            "role": self.role,
-            "model": self.model,
-            "calls": self.calls,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cached_tokens": self.cached_tokens,
-            "cost_usd": self.cost_usd,
-        }
+        """Plain data (its fields), for reports and results files."""
+        return asdict(self)
 
 
 @cache
