@@ -83,8 +83,7 @@ greets = [EvalCase(name=f"greets-{n}", agent=LlmAgent(name="a", model=ScriptedLl
 
 
 @pytest.mark.parametrize("workers", [None, "2"])
-def test_scripted_models_have_no_provider_to_wait_for(write_evals, monkeypatch, workers):
-    monkeypatch.setenv("ADK_EVAL_MODEL_CALLS", "")  # the command sets it: given back after
+def test_scripted_models_have_no_provider_to_wait_for(write_evals, workers):
     root = write_evals({"scripted_eval.py": SCRIPTED})
     quota = ("--rpm", "1", "--max-provider-wait", "0.3")  # a quota for every model there is
     spread = ("--workers", workers) if workers else ()

@@ -30,7 +30,7 @@ def test_run_passes_its_settings_down_and_writes_no_variable(write_evals, tmp_pa
     )
     assert replayed.exit_code == 0, replayed.output
     assert "cassette 1 replayed / 0 recorded" in replayed.output
-    assert dict(os.environ) == before  # (ADK_EVAL_MODEL_CALLS was written for the process)
+    assert dict(os.environ) == before  # settings are passed down, never put in the environment
 
     both = ["--record-models", str(tapes), "--replay-models", str(tapes)]
     refused = CliRunner().invoke(main, ["run", str(root), "--no-store", *both])

@@ -230,10 +230,7 @@ def test_ctrl_c_or_sigterm_in_the_pass_with_faults_keeps_the_report_of_the_pass_
     assert (stored.total, stored.passed) == (1, 1)
 
 
-def test_faults_record_each_pass_into_cassettes_of_its_own_and_replay_both(
-    write_evals, tmp_path, monkeypatch
-):
-    monkeypatch.setenv("ADK_EVAL_MODEL_CALLS", "")  # the command sets it: given back after
+def test_faults_record_each_pass_into_cassettes_of_its_own_and_replay_both(write_evals, tmp_path):
     root = write_evals({"booking_eval.py": BOOKING})
     tapes = tmp_path / "tapes"
     args = ("run", str(root), "-k", "books", "--faults", "1", "--repeat", "1", "--seed", "1")
