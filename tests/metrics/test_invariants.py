@@ -15,6 +15,7 @@ from adk_eval.metrics import (
     no_tool_error_twice,
     state_matches,
 )
+from adk_eval.metrics._invariants import error_of
 from adk_eval.testing import (
     ScriptedLlm,
     function_response_event,
@@ -224,3 +225,82 @@ async def test_a_rule_that_raises_makes_one_clean_metric_error(capfd):
     assert "reads_a_missing_key" in result.error.message
     assert "KeyError" in result.error.message
     assert "Traceback" not in capfd.readouterr().err
+
+
+MCP_FAILED = {"content": [{"type": "text", "text": "no such order"}], "isError": True}
+
+
+@pytest.mark.parametrize(
+    ("answer", "why"),
+    [
+        ({"error": "card expired"}, "card expired"),
+        ({"error_code": 503, "error_message": "down"}, "503: down"),
+        ({"status": "error", "error_message": "no such order"}, "status 'error': no such order"),
+        ({"status": " FAILURE "}, "status 'FAILURE'"),
+        ({"success": False, "reason": "card expired"}, "success false: card expired"),
+        ({"ok": False}, "ok false"),
+        ({"status_code": 502}, "status_code 502"),
+        ({"status": 404, "detail": "gone"}, "status 404: gone"),
+        (MCP_FAILED, "isError: no such order"),
+        ({"is_error": True}, "isError"),
+        ({"result": "Error: not enough seats"}, "Error: not enough seats"),
+        ("error: user not found", "error: user not found"),
+    ],
+)
+def test_one_definition_of_a_failed_answer(answer, why):
+    assert error_of(answer) == why
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"status": "cancelled"},
+        {"status": "refunded", "error": None, "errors": [], "failed": []},
+        {"success": "false", "ok": 0, "isError": False},
+        {"status": 200, "success": True},
+        {"items": [{"status": "error"}]},
+        {"result": "Errors in your order were fixed"},
+        {"result": "No error: all good", "note": "x"},
+        {"content": [{"type": "text", "text": "Error: quoted"}]},
+    ],
+)
+def test_what_is_not_a_failed_answer(answer):
+    assert error_of(answer) is None
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"status": "error", "error_message": "declined"},
+        {"success": False, "message": "declined"},
+        MCP_FAILED,
+        {"result": "Error: declined"},
+    ],
+)
+def test_a_retry_failing_again_by_its_own_markers_breaks_no_tool_error_twice(answer):
+    twice = trace(
+        *call("charge", {"card": "4111"}, answer, 1), *call("charge", {"card": "4111"}, answer, 2)
+    )
+    result = no_tool_error_twice().evaluate(twice)
+    assert not result.passed
+    assert result.value["event"].startswith('`charge` {"card": "4111"} failed again: ')
+
+
+async def test_the_live_watch_reads_the_same_failure_markers():
+    answered: list = []
+    failing = {"status": "error", "error_message": "declined"}
+    case = EvalCase(
+        name="retry",
+        agent=retries(3),
+        first_message="buy",
+        tool_mocks={"charge": ToolMock(lambda a, c: answered.append(a) or failing)},
+        invariants=[no_tool_error_twice()],
+    )
+
+    result = await run_eval(case)
+
+    assert result.status == "failed"
+    assert len(answered) == 2  # the second failure stopped the run before the third call
+    assert result.metrics["no_tool_error_twice"].value["event"] == (
+        '`charge` {"card": "4111"} failed again: status \'error\': declined'
+    )

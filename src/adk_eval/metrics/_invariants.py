@@ -18,6 +18,7 @@ refused before the tool, never happened, live or post hoc.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -263,8 +264,28 @@ def observations(trace: EvalTrace) -> Iterator[Observation]:
             yield Said.of(item.event, item.text)
 
 
+_FAILED = frozenset({"error", "failed", "failure", "fail"})
+_FLAGS = ("success", "succeeded", "successful", "ok")
+_DETAILS = ("error_message", "message", "reason", "detail", "error")
+
+
 def error_of(response: Any) -> str | None:
-    """The error a tool's answer reports (an ``error`` entry, or an HTTP-like code)."""
+    """Why a tool's answer says its call failed, or None when it does not.
+
+    The one definition of a failed answer (invariants, the live watch,
+    `claimed_actions`). Its top level only, and only unambiguous markers: an
+    ``error`` entry that is not empty; ``error_code`` from 400; ``status`` one of
+    error/failed/failure/fail (any case); an HTTP error code (``status_code`` or
+    ``status`` from 400 to 599); ``success``/``succeeded``/``successful``/``ok``
+    the boolean False; an MCP ``CallToolResult`` with ``isError`` (or
+    ``is_error``) true; a text answer (or ADK's ``{"result": text}`` around one)
+    that starts with ``Error:``. Any other status is the tool's outcome
+    (``{"status": "cancelled"}`` is a cancel done), and a failed item inside the
+    answer is not the call's.
+    """
+    text = response.get("result") if isinstance(response, Mapping) else response
+    if isinstance(text, str) and (not isinstance(response, Mapping) or len(response) == 1):
+        return text.strip()[:500] if _ERROR_TEXT.match(text) else None
     if not isinstance(response, Mapping):
         return None
     if response.get("error"):
@@ -272,7 +293,40 @@ def error_of(response: Any) -> str | None:
     code = response.get("error_code")
     if isinstance(code, int) and code >= 400:
         return f"{code}: {response.get('error_message', '')}".strip()
+    marker = _marker(response)
+    if marker is None:
+        return None
+    details = [v for k in _DETAILS if isinstance(v := response.get(k), str) and v.strip()]
+    details += [part["text"] for part in _content(response) if marker == "isError"]
+    return f"{marker}: {details[0]}" if details else marker
+
+
+_ERROR_TEXT = re.compile(r"\s*error\s*:", re.IGNORECASE)
+
+
+def _marker(response: Mapping[str, Any]) -> str | None:
+    """The failure marker among `response`'s status, flags and MCP ``isError``, or None."""
+    status = response.get("status")
+    if isinstance(status, str) and status.strip().lower() in _FAILED:
+        return f"status {status.strip()!r}"
+    if codes := [k for k in ("status_code", "status") if _http_error(response.get(k))]:
+        return f"{codes[0]} {response[codes[0]]}"
+    if flags := [k for k in _FLAGS if response.get(k) is False]:
+        return f"{flags[0]} false"
+    if response.get("isError") is True or response.get("is_error") is True:
+        return "isError"
     return None
+
+
+def _content(response: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The text parts of an MCP result's ``content``."""
+    content = response.get("content")
+    parts = content if isinstance(content, list) else []
+    return [p for p in parts if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
+
+
+def _http_error(code: Any) -> bool:
+    return isinstance(code, int) and not isinstance(code, bool) and 400 <= code <= 599
 
 
 def invariants_of(metrics: Sequence[Any]) -> list[Invariant]:

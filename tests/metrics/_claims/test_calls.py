@@ -52,6 +52,11 @@ def test_a_failed_call_is_named_with_its_error():
         ({"status_code": 502}, "status_code 502"),
         ({"status": 404, "detail": "gone"}, "status 404: gone"),
         ({"error": {"code": 7}}, "{'code': 7}"),
+        (
+            {"content": [{"type": "text", "text": "no such order"}], "isError": True},
+            "isError: no such order",
+        ),
+        ({"result": "Error: payment method not found"}, "Error: payment method not found"),
     ],
 )
 def test_an_answers_own_failure_markers_fail_its_call(answer, why):
@@ -71,7 +76,8 @@ def test_an_answers_own_failure_markers_fail_its_call(answer, why):
         {"ok": 0},
         {"status": 200, "success": True},
         {"items": [{"status": "error"}], "refunded": ["A1"]},
-        {"result": "Error: nothing"},
+        {"result": "No error: refunded"},
+        {"isError": False, "content": [{"type": "text", "text": "refunded"}]},
     ],
 )
 def test_what_is_not_a_failure_marker(answer):

@@ -8,8 +8,8 @@ succeeded. One whose matching calls never all answered is decided at the end
 of the trace (`leftover`), against the calls before it and those of its
 response that ran.
 
-A call failed when its tool raised, when its answer has an ``error`` entry or an
-HTTP-like error code, or when the answer marks itself failed (`failure_of`).
+A call failed when its tool raised or when its answer says so (`error_of`, the
+one definition the other invariants and the live watch read too).
 
 Used by `claimed_actions` (`_metric`) and its judge (`_judge`).
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal
+from typing import Literal
 
 from .._invariants import Answer, Call, Observation, Said, Seen, error_of
 from .._types import excerpt
@@ -32,7 +32,6 @@ __all__ = [
     "Vocabulary",
     "calls_made",
     "claim_check",
-    "failure_of",
     "leftover",
     "reason",
     "unbacked",
@@ -77,42 +76,7 @@ def calls_made(seen: Seen, ignore: frozenset[str] = frozenset()) -> list[Made]:
 
 
 def _error(answer: Answer) -> str | None:
-    return answer.error if answer.error is not None else failure_of(answer.response)
-
-
-_FAILED = frozenset({"error", "failed", "failure", "fail"})
-_FLAGS = ("success", "succeeded", "successful", "ok")
-_DETAILS = ("error_message", "message", "reason", "detail", "error")
-
-
-def failure_of(response: Any) -> str | None:
-    """Why a tool's answer says its call failed, or None when it does not.
-
-    Its top level only, and only unambiguous markers: an ``error`` entry that
-    is not empty, ``status`` one of error/failed/failure/fail (any case), an
-    HTTP error code (``status_code`` or ``status`` from 400 to 599,
-    ``error_code`` from 400), or ``success``/``succeeded``/``successful``/``ok`` the boolean False.
-    Any other status is the tool's outcome (``{"status": "cancelled"}`` is a
-    cancel done), and a failed item inside the answer is not the call's.
-    """
-    error = error_of(response)
-    if error is not None or not isinstance(response, Mapping):
-        return error
-    status = response.get("status")
-    if isinstance(status, str) and status.strip().lower() in _FAILED:
-        marker = f"status {status.strip()!r}"
-    elif codes := [k for k in ("status_code", "status") if _http_error(response.get(k))]:
-        marker = f"{codes[0]} {response[codes[0]]}"
-    elif flags := [k for k in _FLAGS if response.get(k) is False]:
-        marker = f"{flags[0]} false"
-    else:
-        return None
-    details = [v for k in _DETAILS if isinstance(v := response.get(k), str) and v.strip()]
-    return f"{marker}: {details[0]}" if details else marker
-
-
-def _http_error(code: Any) -> bool:
-    return isinstance(code, int) and not isinstance(code, bool) and 400 <= code <= 599
+    return answer.error if answer.error is not None else error_of(answer.response)
 
 
 @dataclass(frozen=True)
