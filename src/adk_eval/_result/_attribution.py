@@ -36,8 +36,14 @@ _PROVIDER_TYPES = re.compile(
     r"RateLimit|ServiceUnavailable|InternalServer|APIConnection|APIError|Timeout|ServerError|"
     r"BadGateway|Overloaded|ResourceExhausted|DeadlineExceeded|JSONDecodeError|ProviderWait"
 )
+_STATUS = r"(?:429|5(?:0[0-4]|29))"  # too many requests, the server errors, 529 overloaded
 _PROVIDER_WORDS = re.compile(
-    r"\b(429|500|502|503|504)\b|rate limit|quota|overloaded|timed? ?out|"
+    # A status code only where it reads as one ("Error code: 429", "HTTP 503", "503
+    # UNAVAILABLE", "'502 Bad Gateway'"), never digits of a path, an id or an amount.
+    rf"\b(?:HTTP(?:/[\d.]+)?|status(?:[ _]?code)?|code)[\s:=`'\"]*{_STATUS}\b|"
+    rf"(?<![\w/.\-]){_STATUS}[\s.:\-]*(?:too many requests|resource_exhausted|internal\b|"
+    r"bad gateway|service unavailable|unavailable|gateway time-?out|deadline_exceeded|overloaded)|"
+    r"rate limit|quota|overloaded|timed? ?out|"
     r"service unavailable|internal server error|not valid json|malformed",
     re.IGNORECASE,
 )
