@@ -242,3 +242,19 @@ def test_realism_memory_bench(tmp_path):
     ]
     assert all(row["sessions_per_second"] > 0 for row in result["rows"])
     assert set(result["flat_mib"]) == {"mine", "report"}
+
+
+def test_attribution_agreement_bench(tmp_path):
+    labels = tmp_path / "attribution.json"
+    tiny = [
+        {"id": "gemini-429", "party": "provider", "split": "dev"},
+        {"id": "httpx-connect-refused", "party": "provider", "split": "held_out"},
+        {"id": "unmocked-tool", "party": "setup", "split": "dev"},
+        {"id": "fidelity-repeated", "party": "agent", "split": "held_out"},  # a wrong label
+    ]
+    labels.write_text(json.dumps({"failures": tiny}))
+    result = run_bench("attribution_agreement", tmp_path, "--labels", str(labels))
+    assert result["agreement"]["all"]["n"] == 4
+    assert result["agreement"]["all"]["agreed"] == 3
+    assert result["agreement"]["all"]["low"] < 0.75 < result["agreement"]["all"]["high"]
+    assert [miss["id"] for miss in result["disagreements"]] == ["fidelity-repeated"]

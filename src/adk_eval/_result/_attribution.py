@@ -34,7 +34,10 @@ PARTIES: tuple[Party, ...] = ("agent", "simulated_user", "setup", "provider", "u
 
 _PROVIDER_TYPES = re.compile(
     r"RateLimit|ServiceUnavailable|InternalServer|APIConnection|APIError|Timeout|ServerError|"
-    r"BadGateway|Overloaded|ResourceExhausted|DeadlineExceeded|JSONDecodeError|ProviderWait"
+    r"BadGateway|Overloaded|ResourceExhausted|DeadlineExceeded|JSONDecodeError|ProviderWait|"
+    # the transport under a model client (httpx's and Python's own connection errors)
+    r"Connect(?:ion)?(?:Error|Timeout|RefusedError|ResetError)|RemoteProtocol|ReadError|"
+    r"WriteError|PoolTimeout|NetworkError"
 )
 _STATUS = r"(?:429|5(?:0[0-4]|29))"  # too many requests, the server errors, 529 overloaded
 _PROVIDER_WORDS = re.compile(
@@ -43,10 +46,18 @@ _PROVIDER_WORDS = re.compile(
     rf"\b(?:HTTP(?:/[\d.]+)?|status(?:[ _]?code)?|code)[\s:=`'\"]*{_STATUS}\b|"
     rf"(?<![\w/.\-]){_STATUS}[\s.:\-]*(?:too many requests|resource_exhausted|internal\b|"
     r"bad gateway|service unavailable|unavailable|gateway time-?out|deadline_exceeded|overloaded)|"
-    r"rate limit|quota|overloaded|timed? ?out|"
+    r"rate limit|exceeded (?:your )?(?:current )?quota|quota (?:exceeded|exhausted|reached)|"
+    r"insufficient_quota|overloaded|timed? ?out|"
     r"service unavailable|internal server error|not valid json|malformed",
     re.IGNORECASE,
 )
+_CONFIGURATION = re.compile(
+    # A provider refusing the case's configuration: a key, a permission, a model name.
+    r"litellm\.(?:AuthenticationError|PermissionDeniedError|NotFoundError)|"
+    r"^(?:401|403|404) (?:UNAUTHENTICATED|PERMISSION_DENIED|NOT_FOUND)\b|\bapi[ _-]?key\b",
+    re.IGNORECASE,
+)
+_HARNESS_TYPES = {"WorkerDied", "WorkerResultError", "RayTaskFailed"}
 _SETUP_TYPES = {
     "EvalToolError",
     "EvalSetupError",
@@ -97,6 +108,13 @@ class Attribution:
 
 def _error_party(error: EvalErrorInfo) -> Attribution:
     said = f"{error.type}: {error.message}"
+    if error.type in _HARNESS_TYPES:
+        return Attribution(
+            "unknown", f"the harness lost the run ({_short(said)}): re-run the case alone", 0.0
+        )
+    if _CONFIGURATION.search(error.message):
+        what = "the provider refused the case's key, permission or model name"
+        return Attribution("setup", f"{what} ({_short(said)})", 0.9)
     if _PROVIDER_TYPES.search(error.type) or _PROVIDER_WORDS.search(error.message):
         return Attribution("provider", f"a model provider failed ({_short(said)})", 0.9)
     if error.phase in ("setup", "metric") or error.type in _SETUP_TYPES:
