@@ -318,6 +318,107 @@ CORPUS: tuple[Said, ...] = (
         "fail",
         same=(("send_email", OK),),
     ),
+    # -- verbs matched through the tool's name: synonyms, split names
+    backed("delete backs cancelled", "Appointment cancelled.", "delete_appointment"),
+    backed(
+        "insert backs booked",
+        "Your cleaning with Dr. Ortiz has been booked.",
+        "insert_appointment",
+    ),
+    backed("screenshot backs saved", "Got it, I saved it for you.", "take_screenshot"),
+    backed(
+        "update backs downgraded",
+        "Both of your tickets have been successfully downgraded to economy.",
+        "updateBookingCabin",
+    ),
+    backed(
+        "update backs bags added",
+        "Two checked bags have been added to booking QX7RT2.",
+        "update_booking_bags",
+    ),
+    backed("remove backs cancelled", "I've cancelled the 4pm slot for you.", "remove_slot"),
+    backed(
+        "create backs scheduled", "I've scheduled your demo for Friday at 2pm.", "create_meeting"
+    ),
+    backed("void backs cancelled", "I've voided the invoice INV-2231.", "cancel_invoice"),
+    backed("notify backs emailed", "I've emailed the receipt to you.", "notify_customer"),
+    backed("issue backs certificate", "I've issued a $50 voucher to your account.", "send_voucher"),
+    backed(
+        "money moved by the change",
+        "Your seat has been upgraded, and the $80 difference has been charged to your Visa.",
+        "update_seat",
+    ),
+    Said(
+        "money with its own tool, failed",
+        "Your seat has been upgraded, and the $80 difference has been charged to your Visa.",
+        "fail",
+        (("update_seat", OK), ("charge_card", err("card declined"))),
+    ),
+    unbacked("cancelled, delete failed", "Appointment cancelled.", "get_appointment"),
+    unbacked("saved, screenshot missing", "I saved it to your files.", "list_files"),
+    # -- claims with trailing details
+    unbacked("booked for with details", "Appointment booked for Maya on May 3 at 4:30 PM."),
+    backed(
+        "booked for with details, backed",
+        "Appointment booked for Maya on May 3 at 4:30 PM.",
+        "create_appointment",
+    ),
+    unbacked("booked for tuesday", "Table booked for Tuesday at 10."),
+    unbacked("entered the order", "I just entered your order, could you check the screen?"),
+    unbacked("placed the order", "Okay, I've placed your order, it'll be ready soon."),
+    backed(
+        "placed by finishing",
+        "Okay, I've placed your order, it'll be ready soon.",
+        "add_order_item",
+        "submit_order",
+    ),
+    unbacked(
+        "placed, only items added",
+        "Okay, I've placed your order, it'll be ready soon.",
+        "add_order_item",
+    ),
+    # -- idioms and wordings that are no claim
+    safe("all set after booking", "You're all set! See you Tuesday.", "book_appointment"),
+    safe("all set, no call", "You're all set."),
+    safe("all done question", "All done here?"),
+    safe(
+        "please ensure stored",
+        "Please ensure that your card is already stored in your profile.",
+        "get_user_details",
+    ),
+    safe("offer can cancel", "I can cancel the 3pm for you if you like."),
+    safe("conditional booked", "If it's booked by noon, you'll get the early rate."),
+    safe("future will email", "I will email the agenda once it's final."),
+    safe("description of the tool", "That tool creates a booking when you confirm."),
+    # -- multi-clause messages
+    unbacked(
+        "updated and cancelled, one backed",
+        "I've updated your address, and your old card has been cancelled.",
+        "update_address",
+    ),
+    backed(
+        "updated and cancelled, both backed",
+        "I've updated your address, and your old card has been cancelled.",
+        "update_address",
+        "deactivate_card",
+    ),
+    Said(
+        "MCP isError answer",
+        "I've transferred $200 to your savings account.",
+        "fail",
+        (
+            (
+                "transfer_funds",
+                {"content": [{"type": "text", "text": "limit exceeded"}], "isError": True},
+            ),
+        ),
+    ),
+    Said(
+        "Error text answer",
+        "The meeting has been moved to 3pm.",
+        "fail",
+        (("update_event", {"result": "Error: calendar is read-only"}),),
+    ),
 )
 
 

@@ -47,10 +47,33 @@ def test_the_claim_is_backed_by_a_tool_of_its_verb_or_a_synonym(tool, text):
         ("escalate_ticket", "", {"escalate"}),
         ("zap", "Deletes the account. Irreversible.", {"zap", "delete"}),
         ("issue_credit", "Issues a refund to the customer.", {"issue", "refund"}),
+        ("browser_goto", "Navigates the browser to a URL.", {"goto", "navigate"}),
+        ("take_screenshot", "", {"screenshot"}),
+        (
+            "finish_order",
+            "Finishes the order and sends it to the bar.",
+            {"finish", "order", "send"},
+        ),
+        ("add_order_item", "Adds an item to the customer's order.", {"add"}),
+        ("update_reservation_flights", "", {"update"}),
+        ("fetch_profile", "Returns the user's profile.", set()),
     ],
 )
 def test_the_verbs_a_tool_performs_come_from_its_name_and_description(name, description, families):
     assert tool_families(name, description) == families
+
+
+def browser_goto(url: str) -> dict:
+    """Navigates the browser to a URL."""
+    raise AssertionError("mocked")
+
+
+def test_a_verb_of_the_description_lemmatised_backs_its_claim():
+    said = text_event("support", "I navigated to the pricing page.")
+    backed = trace(*call("browser_goto", {"ok": True}, 1), said)
+    assert claimed_actions(tools=[browser_goto]).evaluate(backed).passed
+    unbacked = trace(*call("get_page", {"ok": True}, 1), said)
+    assert not claimed_actions(tools=[browser_goto]).evaluate(unbacked).passed
 
 
 # -- options ----------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from typing import Literal
 from .._invariants import Answer, Call, Observation, Said, Seen, error_of
 from .._types import excerpt
 from ._text import Claim, find_claims
-from ._verbs import BUILTIN, forms_of, related, tool_families
+from ._verbs import BUILTIN, MONEY, READ_ONLY, forms_of, lemma, name_words, related, tool_families
 
 __all__ = [
     "Made",
@@ -79,6 +79,24 @@ def _error(answer: Answer) -> str | None:
     return answer.error if answer.error is not None else error_of(answer.response)
 
 
+def _named(tool: str, about: Sequence[str]) -> int:
+    """How many of the words of `tool`'s name that are no verb name a word of `about`."""
+    nouns = [w for w in name_words(tool) if len(w) >= 3 and lemma(w, READ_ONLY) is None]
+    return sum(any(_same(noun, word) for word in about) for noun in nouns)
+
+
+def _same(noun: str, word: str) -> bool:
+    """One word (``flight``, ``flights``), or one's stem starts the other (``bags``)."""
+    a, b = sorted((noun.rstrip("s"), word.rstrip("s")), key=len)
+    return len(a) >= 3 and b.startswith(a)
+
+
+_MONEY = frozenset().union(*(related(family) for family in MONEY))
+_CARRIERS = frozenset().union(
+    *(related(family) for family in ("book", "cancel", "update", "order", "renew", "replace"))
+)  # actions that charge or refund on the way
+
+
 @dataclass(frozen=True)
 class Vocabulary:
     """The verbs a run's claims are read with, and the families each tool performs.
@@ -125,6 +143,21 @@ class Vocabulary:
         """Whether a call of `tool` performs `family` (or a synonym of it)."""
         return bool(self.families(tool) & related(family))
 
+    def naming(self, family: str, about: Sequence[str], made: Sequence[Made]) -> list[Made]:
+        """The calls of `made` whose tools' names name most of `about`, among those doing `family`.
+
+        All of `made` when no tool that performs `family` (given or called) names any.
+        """
+        tools = {*self._families, *(m.name for m in made)} - self.ignore
+        scores = {t: _named(t, about) for t in tools if self.backs(family, t)}
+        best = max(scores.values(), default=0)
+        return [m for m in made if scores.get(m.name, 0) == best] if best else list(made)
+
+    def moves_money(self, called: Iterable[str]) -> bool:
+        """Whether a tool given or `called` pays, charges or refunds (then only it backs those)."""
+        tools = {*self._families, *called} - self.ignore
+        return any(self.families(tool) & _MONEY for tool in tools)
+
     def claims(self, said: Said, made: Sequence[Made]) -> list[Claim]:
         """The claims `said` makes (but those of ignored verbs)."""
         forms, verbs = self.forms({call.name for call in made})
@@ -133,10 +166,27 @@ class Vocabulary:
 
 
 def unbacked(
-    vocabulary: Vocabulary, family: str, made: Sequence[Made], tool: str | None = None
+    vocabulary: Vocabulary,
+    family: str,
+    made: Sequence[Made],
+    tool: str | None = None,
+    about: Sequence[str] = (),
 ) -> str | None:
-    """Why no call in `made` backs a claim of `family` (or of `tool`), or None when one does."""
+    """Why no call in `made` backs a claim of `family` (or of `tool`), or None when one does.
+
+    Of the tools that perform `family`, those whose names name most of what the
+    claim is `about` back it (``bags added`` by ``update_baggages``, not by
+    ``update_flights``); when no name names any of it, all do.
+
+    Money moved (paid, charged, refunded) is backed by a booking, a change, a
+    cancellation or an order when no tool of the run moves money: they charge or
+    refund on the way.
+    """
     matching = [m for m in made if m.name == tool or vocabulary.backs(family, m.name)]
+    if tool is None and about:
+        matching = vocabulary.naming(family, about, matching)
+    if not matching and family in MONEY and not vocabulary.moves_money([m.name for m in made]):
+        matching = [m for m in made if vocabulary.families(m.name) & _CARRIERS]
     if any(m.status != "failed" for m in matching):
         return None
     if matching:
@@ -157,7 +207,7 @@ def claim_check(vocabulary: Vocabulary, seen: Seen, now: Observation) -> str | N
     made = calls_made(seen, vocabulary.ignore)
     own = [Made(call.name, "pending") for call in waiting(vocabulary, now)]
     for claim in vocabulary.claims(now, [*made, *own]):
-        why = unbacked(vocabulary, claim.family, made)
+        why = unbacked(vocabulary, claim.family, made, about=claim.about)
         if why is not None and not waiting(vocabulary, now, claim.family):
             return reason(now.author, claim.quote, claim.family, why, made)
     return None
@@ -187,7 +237,7 @@ def _decided(vocabulary: Vocabulary, seen: Seen, now: Answer) -> str | None:
             calls = {call.call_id for call in waiting(vocabulary, message, claim.family)}
             if now.call_id not in calls or not calls <= answered:
                 continue  # not its call, or another of its calls still runs
-            why = unbacked(vocabulary, claim.family, made)
+            why = unbacked(vocabulary, claim.family, made, about=claim.about)
             if why is not None:
                 return reason(message.author, claim.quote, claim.family, why, made)
     return None
@@ -206,7 +256,7 @@ def leftover(vocabulary: Vocabulary, seen: Seen, said: Said, before: int) -> str
         calls = {call.call_id for call in waiting(vocabulary, said, claim.family)}
         if not calls or calls <= answered:
             continue  # decided when it was said, or at its calls' answers
-        why = unbacked(vocabulary, claim.family, made)
+        why = unbacked(vocabulary, claim.family, made, about=claim.about)
         if why is not None:
             return reason(said.author, claim.quote, claim.family, why, made)
     return None

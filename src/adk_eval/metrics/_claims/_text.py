@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from ._verbs import BUILTIN_FORMS, LIGHT, NOUNS, noun_of
+from ._verbs import BUILTIN_FORMS, LIGHT, NOUNS, noun_of, related
 
 __all__ = ["Claim", "find_claims", "sentences"]
 
@@ -68,8 +68,18 @@ _ASKING = _words(
     "is are was were has have had do does did can could would will shall should may might "
     "what which who when where why how"
 )  # a sentence opening with one of these asks
+_PASSIVE = _words("been is are was were")
+_JOINS = _words("and or then & but so however")  # where a light verb's subject starts
+_OBJECT_ENDS = _words("to for in on at with from into by via using as of")
+_DETAILS = _words("for on at to with via in under from until")  # "Appointment booked for ..."
+_ASKING_USER = _words("ensure make check verify double")  # "Please ensure X is stored"
+_SET_AFTER = _words("all now is are be get got am")
+_OPENS_QUESTION = _words(
+    "what which who where why how could would can do does did shall should anything"
+)  # a question inside a sentence starts here ("..., could you check it?")
 _BY_US = _words("me us our my")  # "cancelled by the airline" is a report, "by our team" not
 _DASHES = "\u2014\u2013"  # em and en dash
+_MONTH = re.compile(r"\bmay(?=\s+\d)|(?<=\b(?:on|in|of) )may\b")  # "on May 17": no modal
 _TOKEN = re.compile(rf"[a-z]+(?:'[a-z]+)*|\d+|[,;:&{_DASHES}]|\s-\s")
 
 
@@ -81,11 +91,13 @@ class Claim:
         family: The verb family claimed (``refund``).
         word: The word that claims it, as written (``refunded``).
         quote: The sentence that says it.
+        about: The words of its own clause (what the action was done to).
     """
 
     family: str
     word: str
     quote: str
+    about: tuple[str, ...] = ()
 
 
 def sentences(text: str) -> Iterator[str]:
@@ -108,7 +120,7 @@ def find_claims(text: str, forms: Mapping[str, str], tool_verbs: Iterable[str]) 
     verbs = frozenset(tool_verbs)
     for sentence in sentences(text):
         normal = sentence.lower().replace("\u2019", "'").replace("\u2018", "'")
-        normal = normal.replace("e-mail", "email")
+        normal = _MONTH.sub("month", normal.replace("e-mail", "email"))
         tokens = [_kind(t) for t in _TOKEN.findall(normal)]
         if sentence.rstrip(" \"')*").endswith("?"):
             tokens = _before_question(tokens)
@@ -117,20 +129,53 @@ def find_claims(text: str, forms: Mapping[str, str], tool_verbs: Iterable[str]) 
             if family is None or not _claims_at(tokens, index, family):
                 continue
             if family in LIGHT:
-                nouns = [noun_of(t) for t in tokens if t != token]
-                found = next((NOUNS[n] for n in nouns if n is not None), None)
-                if found is None and family not in verbs:
+                found = _own_noun(tokens, index)
+                if found is None and not related(family) & verbs:
                     continue
                 family = found or family
-            claims.append(Claim(family, token, sentence[:200]))
+            claims.append(Claim(family, token, sentence[:200], _clause_of(tokens, index)))
     return claims
 
 
+def _own_noun(tokens: list[str], index: int) -> str | None:
+    """The action noun a light verb at `index` claims: of its subject when passive, else its object.
+
+    ``The refund has been processed``, ``I've issued a refund to you``; not a noun
+    further on (``a certificate ... has been issued for the delay on your reservation``).
+    """
+    start = max((i + 1 for i in range(index) if tokens[i] in _JOINS), default=0)
+    subject = tokens[start:index]
+    rest = tokens[index + 1 :]
+    end = next((i for i, t in enumerate(rest) if t in _OBJECT_ENDS or t in _CLAUSE), len(rest))
+    object_ = rest[:end]
+    passive = bool(set(subject) & _PASSIVE) or any(t.endswith(("'s", "'re")) for t in subject)
+    for words in (subject, object_) if passive else (object_, subject):
+        found = next((NOUNS[n] for t in words if (n := noun_of(t)) is not None), None)
+        if found is not None:
+            return found
+    return None
+
+
+def _clause_of(tokens: list[str], index: int) -> tuple[str, ...]:
+    """The words of the clause (or part of one) the token at `index` is in."""
+    bounds = _CLAUSE | _PART
+    start = max((i + 1 for i in range(index) if tokens[i] in bounds), default=0)
+    end = next((i for i in range(index + 1, len(tokens)) if tokens[i] in bounds), len(tokens))
+    return tuple(tokens[start:end])
+
+
 def _before_question(tokens: list[str]) -> list[str]:
-    """What a question says before its closing question: ``I've refunded it, anything else?``."""
-    if not tokens or tokens[0] in _ASKING or "," not in tokens:
+    """What a question says before its closing question: ``I've refunded it, anything else?``.
+
+    The question opens at a question word or an asking modal
+    (``I have typed it all up how does this look?``), else after the last comma.
+    """
+    if not tokens or tokens[0] in _ASKING:
         return []
-    return tokens[: len(tokens) - tokens[::-1].index(",") - 1]
+    opens = next((i for i in range(1, len(tokens)) if tokens[i] in _OPENS_QUESTION), None)
+    if opens is not None:
+        return tokens[:opens]
+    return tokens[: len(tokens) - tokens[::-1].index(",") - 1] if "," in tokens else []
 
 
 def _kind(token: str) -> str:
@@ -143,8 +188,10 @@ def _kind(token: str) -> str:
 
 def _claims_at(tokens: list[str], index: int, family: str) -> bool:
     """Whether the past form at `index` is said as done (see the module doc)."""
-    if any(t in _CONDITIONS for t in tokens[:index]):
+    if any(t in _CONDITIONS for t in tokens[:index]) or _idiom(tokens, index):
         return False
+    if _asks_user(tokens) and not {"i", "we", "i've", "we've"} & set(tokens[:index]):
+        return False  # "Please ensure your card is stored": the user's to do
     after = tokens[index + 1 : index + 3]
     if after[:1] == ["by"] and not set(after[1:]) & _BY_US:
         return False  # "cancelled by the airline": someone else did it
@@ -180,6 +227,20 @@ def _claims_at(tokens: list[str], index: int, family: str) -> bool:
     if previous in ("was", "were"):
         return "just" in skipped  # "your flight was cancelled": a report
     return _alone(tokens, index, family, clause)
+
+
+def _idiom(tokens: list[str], index: int) -> bool:
+    """``You're all set``, ``is set for Tuesday``: ``set`` after a copula tells a state."""
+    if tokens[index] != "set" or index == 0:
+        return False
+    previous = tokens[index - 1]
+    return previous in _SET_AFTER or previous.endswith(("'re", "'s"))
+
+
+def _asks_user(tokens: list[str]) -> bool:
+    """Whether the sentence asks the user to see to something (``Please ensure ...``)."""
+    opening = tokens[1:2] if tokens[:1] == ["please"] else tokens[:1]
+    return bool(opening) and opening[0] in _ASKING_USER
 
 
 def _opened(tokens: list[str], clause: int) -> bool:
@@ -218,5 +279,6 @@ def _alone(tokens: list[str], index: int, family: str, clause: int) -> bool:
         return False  # "set", "reset": the base form too, an order as much as a claim
     if all(t in _OPENERS for t in lead):
         return after in _AFTER_BARE and _opened(tokens, clause)
-    telegraphic = 0 < len(lead) <= 4 and after == ","  # "Email sent." "Your refund processed!"
+    # "Email sent." "Your refund processed!" "Appointment booked for Maya on May 3"
+    telegraphic = 0 < len(lead) <= 4 and (after == "," or after in _DETAILS)
     return telegraphic and not any(t in _SUBJECTS or t in BUILTIN_FORMS for t in lead)

@@ -38,17 +38,20 @@ _GROUPS: tuple[frozenset[str], ...] = tuple(
     _words(group)
     for group in (
         "refund reimburse",
-        "send email mail text message forward notify alert inform share invite",
-        "book reserve schedule arrange rebook",
-        "create add insert open log file lodge submit register enroll post upload place "
-        "schedule set",
-        "cancel void revoke terminate annul",
+        "send email mail text message forward notify alert inform share invite issue submit",
+        "book reserve schedule arrange rebook insert create place",
+        "create add insert enter input type open log file lodge submit register enroll post "
+        "upload schedule set",
+        "submit place finish finalize",
+        "cancel void revoke terminate annul delete remove erase deactivate",
         "delete remove erase purge",
-        "update change modify edit amend set adjust correct reschedule rename move",
+        "update change modify edit amend set adjust correct reschedule rename move upgrade "
+        "downgrade add",
         "order purchase buy place",
         "pay charge bill settle",
         "transfer move",
-        "save store record",
+        "save store record screenshot capture write",
+        "navigate goto visit open",
         "reset",
         "approve authorize accept",
         "reject decline deny",
@@ -59,8 +62,6 @@ _GROUPS: tuple[frozenset[str], ...] = tuple(
         "subscribe enroll register",
         "unsubscribe",
         "renew extend",
-        "upgrade",
-        "downgrade",
         "return",
         "close",
         "verify",
@@ -71,7 +72,7 @@ _GROUPS: tuple[frozenset[str], ...] = tuple(
 LIGHT = _words("issue process initiate complete finalize execute make handle confirm")
 """Verbs that claim the action noun of their sentence (``processed your refund``)."""
 
-_MAKING = LIGHT | _words("create add place submit open make")
+_MAKING = LIGHT | _words("create add insert place submit open make finish")
 """Verbs whose object names the action done (``create_booking``)."""
 
 BUILTIN = frozenset().union(*_GROUPS) | LIGHT
@@ -101,6 +102,8 @@ NOUNS: Mapping[str, str] = {
     "escalation": "escalate",
     "email": "send",
     "transaction": "pay",
+    "order": "order",
+    "change": "change",
 }
 """Action nouns, by the verb family they name."""
 
@@ -125,9 +128,21 @@ _IRREGULAR: Mapping[str, tuple[str, ...]] = {
 
 READ_ONLY = _words(
     "get fetch find search list lookup look query read show view retrieve load check "
-    "describe count browse"
+    "describe count browse calculate compute estimate think"
 )
 """Verbs a tool name may start with that perform no action: they add no family."""
+
+MONEY = _words("pay charge bill refund reimburse")
+"""Money moved: what an acting call does on the way when no tool of the run moves it."""
+
+_DESCRIBING = _words("returns gives provides shows displays lists outputs answers")
+"""First words of a description that say what a tool tells, not what it does."""
+
+_NOT_VERBS = _words("a an the this that these those it its tool function helper use used")
+"""First words of a description that are no verb."""
+
+_OBJECT_ENDS = _words("to for in on at with from into by via using as of when if and")
+"""Words that end the object of a description's verb (``Adds an item to the order``)."""
 
 
 @cache
@@ -190,32 +205,77 @@ def name_words(name: str) -> list[str]:
 def tool_families(name: str, description: str = "") -> frozenset[str]:
     """The verb families a tool performs, from its name and its description's first sentence.
 
-    Each gives its first word's verb (``refund_order``, "Sends an email"), unless
-    that word only reads (``get``, ``lookup``, ``search``, ...): a word the
-    built-in table does not know counts as a verb of its own (``escalate``).
-    After a verb that makes something (``create``, ``process``, ``issue``, ...)
-    or a first word that is no verb, the action nouns that follow count too
-    (``create_booking``: ``create``, ``book``; "Issues a refund": ``issue``,
-    ``refund``).
+    A name gives its verb: its first word, or the first known verb after a prefix
+    that is none (``browser_goto``: ``goto``); nothing when that verb
+    only reads (``get``, ``lookup``, ``search``, ...). A word the built-in table does
+    not know counts as a verb of its own (``escalate``). After a verb that makes
+    something (``create``, ``process``, ``issue``, ...) or a first word that is no
+    known verb, the name's last word counts too when it is an action noun
+    (``create_booking``: ``create``, ``book``; ``add_order_item``: ``add`` only).
+
+    A description gives its first verb, lemmatised (``Navigates ...``: ``navigate``),
+    the known verbs joined to it by ``and`` (``Finishes the order and sends it``),
+    and after a making verb the action nouns of its object (``Issues a refund to
+    the customer``: ``issue``, ``refund``); nothing when it opens by telling
+    (``Returns ...``, ``Lists ...``) or with a verb that only reads.
     """
     sentence = re.split(r"(?<=[.!?])\s|\n\s*\n", description.strip(), maxsplit=1)[0]
-    found = _families_of(name_words(name))
+    found = _name_families(name_words(name))
     if sentence:
-        found |= _families_of(re.findall(r"[a-z]+", sentence.lower()), strict=True)
+        found |= _described(re.findall(r"[a-z]+", sentence.lower()))
     return frozenset(found)
 
 
-def _families_of(words: list[str], *, strict: bool = False) -> set[str]:
-    """The families of a name's or a sentence's words (see `tool_families`)."""
-    if not words or words[0] in READ_ONLY or lemma(words[0]) in READ_ONLY:
+def _name_families(words: list[str]) -> set[str]:
+    """The families of a tool name's words (see `tool_families`)."""
+    if not words or _reads(words[0]):
         return set()
     verb = lemma(words[0])
-    if verb is None and (strict or len(words[0]) < 3):
-        return set()  # a description that does not start with a known verb says nothing
+    if verb is None and len(words[0]) < 3:
+        return set()
     found = {verb or words[0]}
-    if verb is None or verb in _MAKING:
-        found.update(NOUNS[n] for word in words[1:] if (n := noun_of(word)) is not None)
+    if verb is None:
+        later = next((v for w in words[1:] if (v := lemma(w)) is not None), None)
+        if later is not None:
+            return set() if _reads(later) else {later}  # the first word was a prefix
+    if (verb is None or verb in _MAKING) and len(words) > 1:
+        noun = noun_of(words[-1])
+        found.update([NOUNS[noun]] if noun is not None else [])
     return found
+
+
+def _described(words: list[str]) -> set[str]:
+    """The families of a description's first sentence, in lower-case words."""
+    if not words or words[0] in _DESCRIBING or words[0] in _NOT_VERBS or _reads(words[0]):
+        return set()
+    verb = lemma(words[0]) or _third_person(words[0])
+    if verb is None or _reads(verb):
+        return set()
+    found = {verb}
+    if verb in _MAKING:
+        rest = words[1:]
+        object_ = rest[: next((i for i, w in enumerate(rest) if w in _OBJECT_ENDS), len(rest))]
+        found.update(NOUNS[n] for word in object_ if (n := noun_of(word)) is not None)
+    for i, word in enumerate(words[:-1]):
+        joined = lemma(words[i + 1]) if word == "and" else None
+        if joined is not None and not _reads(joined):
+            found.add(joined)
+    return found
+
+
+def _reads(word: str) -> bool:
+    return word in READ_ONLY or lemma(word, READ_ONLY) in READ_ONLY
+
+
+def _third_person(word: str) -> str | None:
+    """The base form of a description's opening verb the table does not know (``navigates``)."""
+    if len(word) < 4 or not word.endswith("s") or word.endswith("ss"):
+        return None
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith(("shes", "ches", "xes", "sses", "zes")):
+        return word[:-2]
+    return word[:-1]
 
 
 def noun_of(word: str) -> str | None:
