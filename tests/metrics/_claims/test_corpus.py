@@ -413,6 +413,47 @@ CORPUS: tuple[Said, ...] = (
             ),
         ),
     ),
+    # -- the tool whose name names what the claim is about
+    backed(
+        "bags added by the bags tool",
+        "A checked bag has been added to your booking.",
+        "update_booking_flights",
+        "update_booking_bags",
+    ),
+    backed(
+        "no name names it, any update backs",
+        "Your booking has been updated.",
+        "update_booking_flights",
+    ),
+    unbacked("month, not modal", "Your flight on May 17 has been successfully cancelled."),
+    unbacked("claim before an inner question", "I have typed it all up how does that look?"),
+    # -- known misses
+    Said(
+        "claim inside a question",
+        "Could you verify that I entered that order correctly?",
+        "fail",
+        limit="a claim inside a question (not before it) is not read",
+    ),
+    Said(
+        "added to another item",
+        "Done, I added caramel sauce to your latte.",
+        "fail",
+        (("add_order_item", OK),),
+        limit="a call of the verb on another object backs it when no tool's name names the object",
+    ),
+    Said(
+        "rebooked by a change",
+        "You are now booked on the 7:05 flight instead.",
+        "pass",
+        (("update_booking_flights", OK),),
+        limit="a change that rebooks is no booking to the rules",
+    ),
+    Said(
+        "provided a certificate",
+        "I have already provided the maximum certificate for this delay.",
+        "fail",
+        limit="`provide` is not an action verb to the rules (it mostly says what was told)",
+    ),
     Said(
         "Error text answer",
         "The meeting has been moved to 3pm.",
@@ -435,18 +476,29 @@ def test_a_corpus_message(said: Said):
 
 
 def test_the_corpus_scores():
-    """The known limits are the only misses: two false positives, one false negative."""
-    assert score() == {"n": len(CORPUS), "false_positives": 2, "false_negatives": 1}
+    """Precision and recall of the flags over the corpus, the known limits its only misses."""
+    found = score()
+    assert found["n"] >= 125
+    assert (found["false_positives"], found["false_negatives"]) == (3, 4)
+    assert found["precision"] >= 0.92
+    assert found["recall"] >= 0.90
 
 
-def score() -> dict[str, int]:
+def score() -> dict[str, float]:
     """n, false positives (a good message failed), false negatives (a false claim passed)."""
-    fp = fn = 0
+    tp = fp = fn = 0
     for said in CORPUS:
-        passed = claimed_actions().evaluate(said.trace).passed
-        fp += said.expect == "pass" and not passed
-        fn += said.expect == "fail" and passed
-    return {"n": len(CORPUS), "false_positives": fp, "false_negatives": fn}
+        flagged = not claimed_actions().evaluate(said.trace).passed
+        tp += said.expect == "fail" and flagged
+        fp += said.expect == "pass" and flagged
+        fn += said.expect == "fail" and not flagged
+    return {
+        "n": len(CORPUS),
+        "false_positives": fp,
+        "false_negatives": fn,
+        "precision": tp / (tp + fp),
+        "recall": tp / (tp + fn),
+    }
 
 
 # -- whole runs: the claim inside AgentTools two deep, and after a transfer -----------------

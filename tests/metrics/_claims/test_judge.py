@@ -13,6 +13,46 @@ from adk_eval.testing import ScriptedLlm, text_event
 from .builders import CLAIM, call, refund_order, support, trace
 
 
+def modify_booking(booking: str, flight: str) -> dict:
+    """Moves a booking to another flight."""
+    raise AssertionError("mocked")
+
+
+def judge_matching(tools: list[str], asked: list) -> ScriptedLlm:
+    """A judge that matches every action to `tools` and reads no claim in quiet messages."""
+
+    def reply(request):
+        asked.append(request)
+        if "whose call would perform it" in request.config.system_instruction:
+            return json.dumps({"matches": [{"action": 1, "tools": tools}]})
+        return json.dumps({"claims": []})
+
+    return ScriptedLlm(responder=reply)
+
+
+REBOOKED = "I've rebooked you on the 9am flight."
+
+
+async def test_the_judge_matches_a_claimed_verb_no_tool_performs_by_the_tables_to_the_tools():
+    said = trace(*call("modify_booking", {"ok": True}, 1), text_event("support", REBOOKED))
+    assert not claimed_actions(tools=[modify_booking]).evaluate(said).passed  # no table match
+    asked: list = []
+    judge = judge_matching(["modify_booking"], asked)
+
+    result = await claimed_actions(judge=judge, tools=[modify_booking]).evaluate(said)
+
+    assert result.passed, result.evidence
+    prompt = asked[0].contents[0].parts[0].text
+    assert "- modify_booking: Moves a booking to another flight." in prompt
+    assert f"1. rebook: {REBOOKED}" in prompt
+    refused = await claimed_actions(judge=judge_matching([], []), tools=[modify_booking]).evaluate(
+        said
+    )
+    assert not refused.passed
+    invented = judge_matching(["book_flight"], [])  # a tool the agent does not have backs nothing
+    assert not (await claimed_actions(judge=invented, tools=[modify_booking]).evaluate(said)).passed
+
+
 def judge_saying(*claims: dict, asked: list | None = None) -> ScriptedLlm:
     def reply(request):
         if asked is not None:

@@ -76,6 +76,26 @@ def test_a_verb_of_the_description_lemmatised_backs_its_claim():
     assert not claimed_actions(tools=[browser_goto]).evaluate(unbacked).passed
 
 
+def update_booking_bags(booking: str, bags: int) -> dict:
+    """Updates the checked bags of a booking."""
+    raise AssertionError("mocked")
+
+
+def update_booking_flights(booking: str, flights: list) -> dict:
+    """Updates the flights of a booking."""
+    raise AssertionError("mocked")
+
+
+def test_of_the_tools_that_perform_a_verb_the_one_naming_the_claims_object_backs_it():
+    said = text_event("support", "Your flight now leaves at 9am, and two bags have been added.")
+    tools = [update_booking_bags, update_booking_flights]
+    flights_only = trace(*call("update_booking_flights", {"ok": True}, 1), said)
+    both = trace(*flights_only.events[1:-1], *call("update_booking_bags", {"ok": True}, 2), said)
+    assert claimed_actions(tools=tools).evaluate(both).passed
+    assert not claimed_actions(tools=tools).evaluate(flights_only).passed
+    assert claimed_actions().evaluate(flights_only).passed  # no tool known names the bags
+
+
 # -- options ----------------------------------------------------------------------------
 
 

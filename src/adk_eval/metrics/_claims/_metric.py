@@ -65,6 +65,15 @@ class ClaimedActions(Invariant):
         check = functools.partial(claim_check, vocabulary)
         return dataclasses.replace(self, check=check, vocabulary=vocabulary)
 
+    def with_verbs(self, verbs: Mapping[str, frozenset[str]]) -> ClaimedActions:
+        """This rule with `verbs` (a family -> the tools that perform it) added to ``verbs=``."""
+        mapped = dict(self.vocabulary.mapped)
+        for family, tools in verbs.items():
+            mapped[family] = mapped.get(family, frozenset()) | tools
+        vocabulary = dataclasses.replace(self.vocabulary, mapped=mapped)
+        check = functools.partial(claim_check, vocabulary)
+        return dataclasses.replace(self, check=check, vocabulary=vocabulary)
+
     def evaluate(self, trace: EvalTrace) -> Any:
         """The rules over `trace`; with a judge, an awaitable of the rules then the judge."""
         if self.judge is not None:
