@@ -333,7 +333,7 @@ CORPUS: tuple[Said, ...] = (
     ),
     backed(
         "update backs bags added",
-        "Two checked bags have been added to booking QX7RT2.",
+        "Both suitcases have been added to booking QX7RT2.",
         "update_booking_bags",
     ),
     backed("remove backs cancelled", "I've cancelled the 4pm slot for you.", "remove_slot"),
@@ -382,8 +382,8 @@ CORPUS: tuple[Said, ...] = (
     safe("all set, no call", "You're all set."),
     safe("all done question", "All done here?"),
     safe(
-        "please ensure stored",
-        "Please ensure that your card is already stored in your profile.",
+        "please make sure saved",
+        "Please make sure your gift card is saved on your account first.",
         "get_user_details",
     ),
     safe("offer can cancel", "I can cancel the 3pm for you if you like."),
@@ -426,11 +426,11 @@ CORPUS: tuple[Said, ...] = (
         "update_booking_flights",
     ),
     unbacked("month, not modal", "Your flight on May 17 has been successfully cancelled."),
-    unbacked("claim before an inner question", "I have typed it all up how does that look?"),
+    unbacked("claim before an inner question", "I typed in your details how does it look?"),
     # -- known misses
     Said(
         "claim inside a question",
-        "Could you verify that I entered that order correctly?",
+        "Can you double-check I entered the two lattes right?",
         "fail",
         limit="a claim inside a question (not before it) is not read",
     ),
@@ -450,7 +450,7 @@ CORPUS: tuple[Said, ...] = (
     ),
     Said(
         "provided a certificate",
-        "I have already provided the maximum certificate for this delay.",
+        "I've already provided a travel voucher for the cancelled leg.",
         "fail",
         limit="`provide` is not an action verb to the rules (it mostly says what was told)",
     ),

@@ -36,7 +36,7 @@ from .builders import trace
         "You're all set!",
         "You're all set for Tuesday at 10.",
         "All done here?",
-        "Please ensure that your card is already stored in your profile.",
+        "Please ensure the new card is already stored on file.",
         "Please make sure the form is submitted before Friday.",
     ],
 )
