@@ -2,8 +2,9 @@
 
 Customer-service, travel, banking and calendar agents' messages, each with the calls
 made before it (and how they went). ``fail`` marks an unbacked claim the metric must
-catch; ``pass`` a message it must let through. The table documents the rules' behaviour;
-`test_the_corpus_scores` is the summary (no false positive, at most the known misses).
+catch; ``pass`` a message it must let through; ``limit`` a known miss (a strict xfail).
+`test_the_corpus_scores` holds precision and recall over the corpus at the figures reached
+(docs/metrics.md quotes them), the known misses its only errors.
 """
 
 from __future__ import annotations
