@@ -38,6 +38,12 @@ from .builders import trace
         "All done here?",
         "Please ensure the new card is already stored on file.",
         "Please make sure the form is submitted before Friday.",
+        "- Total charged: $412 (card ending 2231)",
+        "- **Created on:** 2024-03-02",
+        "- Checked bags: 2 (as previously booked)",
+        "Your trip is a round trip to Denver, with seat selection purchased.",
+        "With the insurance removed, your new total is $310.",
+        "**Payment**: Ensure the cards you want to use are already saved on your account.",
     ],
 )
 def test_questions_offers_negations_and_reports_are_not_claims(text):
@@ -66,6 +72,8 @@ def test_questions_offers_negations_and_reports_are_not_claims(text):
         ),
         ("Appointment booked for Maya on May 3 at 4:30 PM.", [("book", "booked")]),
         ("Table booked for Tuesday at 10.", [("book", "booked")]),
+        ("**Refunded:** $54.20 to Visa ending 4411", [("refund", "refunded")]),
+        ("Both tickets have been successfully cancelled:\n1. A\n2. B", [("cancel", "cancelled")]),
         ("I just entered your order.", [("enter", "entered")]),
         ("Please check that I've entered your order correctly.", [("enter", "entered")]),
         ("The payment for the difference has been processed.", [("pay", "processed")]),

@@ -121,12 +121,13 @@ def find_claims(text: str, forms: Mapping[str, str], tool_verbs: Iterable[str]) 
     for sentence in sentences(text):
         normal = sentence.lower().replace("\u2019", "'").replace("\u2018", "'")
         normal = _MONTH.sub("month", normal.replace("e-mail", "email"))
-        tokens = [_kind(t) for t in _TOKEN.findall(normal)]
+        raw = _TOKEN.findall(normal)
+        tokens = [_kind(t) for t in raw]
         if sentence.rstrip(" \"')*").endswith("?"):
             tokens = _before_question(tokens)
         for index, token in enumerate(tokens):
             family = forms.get(token)
-            if family is None or not _claims_at(tokens, index, family):
+            if family is None or _in_label(raw, index) or not _claims_at(tokens, index, family):
                 continue
             if family in LIGHT:
                 found = _own_noun(tokens, index)
@@ -135,6 +136,22 @@ def find_claims(text: str, forms: Mapping[str, str], tool_verbs: Iterable[str]) 
                 family = found or family
             claims.append(Claim(family, token, sentence[:200], _clause_of(tokens, index)))
     return claims
+
+
+def _in_label(raw: list[str], index: int) -> bool:
+    """Whether the past form at `index` names a field: ``Total paid: $40``, ``Created on: May 2``.
+
+    A label that is the past form alone (``**Refunded:** $54.20``) is a claim, and so
+    is a sentence that opens a list (``These have been cancelled:``).
+    """
+    stops = [j for j in range(index + 1, min(index + 3, len(raw))) if _kind(raw[j]) == ","]
+    if not stops or raw[stops[0]] != ":":
+        return False
+    start = max((i + 1 for i in range(index) if _kind(raw[i]) == ","), default=0)
+    lead = [t for t in raw[start:index] if t not in _OPENERS]
+    if len(lead) > 3 or set(lead) & (_PERFECT | _PASSIVE | _SUBJECTS | _ADVERBS):
+        return False  # "The reservations have been cancelled:" opens a list of them
+    return bool(lead) or stops[0] > index + 1
 
 
 def _own_noun(tokens: list[str], index: int) -> str | None:
@@ -190,14 +207,15 @@ def _claims_at(tokens: list[str], index: int, family: str) -> bool:
     """Whether the past form at `index` is said as done (see the module doc)."""
     if any(t in _CONDITIONS for t in tokens[:index]) or _idiom(tokens, index):
         return False
-    if _asks_user(tokens) and not {"i", "we", "i've", "we've"} & set(tokens[:index]):
+    clause = max((i + 1 for i in range(index) if tokens[i] in _CLAUSE), default=0)
+    asks = _asks_user(tokens) or _asks_user(tokens[clause:])
+    if asks and not {"i", "we", "i've", "we've"} & set(tokens[:index]):
         return False  # "Please ensure your card is stored": the user's to do
     after = tokens[index + 1 : index + 3]
     if after[:1] == ["by"] and not set(after[1:]) & _BY_US:
         return False  # "cancelled by the airline": someone else did it
     if family == "save" and after[:1] == ["you"]:
         return False  # "I've saved you $40"
-    clause = max((i + 1 for i in range(index) if tokens[i] in _CLAUSE), default=0)
     for i in range(clause, index):
         token = tokens[i]
         modal = token in _MODALS or token.endswith(("'ll", "'d"))
@@ -213,6 +231,8 @@ def _claims_at(tokens: list[str], index: int, family: str) -> bool:
     if "successfully" in skipped:
         return True
     previous = tokens[before] if before >= 0 else ","
+    if previous == "as":
+        return False  # "as previously booked", "as requested": what was, not what was done
     if previous in ("i", "we"):
         return True
     if previous in _PERFECT:
@@ -277,6 +297,8 @@ def _alone(tokens: list[str], index: int, family: str, clause: int) -> bool:
     after = tokens[index + 1] if index + 1 < len(tokens) else ","
     if tokens[index] == family:
         return False  # "set", "reset": the base form too, an order as much as a claim
+    if lead[:1] in (["with"], ["without"]):
+        return False  # "with the insurance removed, ...": a state
     if all(t in _OPENERS for t in lead):
         return after in _AFTER_BARE and _opened(tokens, clause)
     # "Email sent." "Your refund processed!" "Appointment booked for Maya on May 3"
