@@ -4,23 +4,29 @@ A claim is a past form of a known verb (`_verbs`) said as done:
 
 * by the speaker: ``I refunded``, ``I've just refunded``, ``we have sent``,
   ``billing has refunded`` (not ``you have ...``);
-* as done to something: ``has been booked``, ``is now cancelled``,
-  ``are all set``... (``is``/``are`` only with now, all, already,
-  successfully, officially; ``was``/``were`` only with successfully or just:
-  ``your flight was cancelled`` reports), ``successfully saved``;
+* as done to something: ``has been booked``, ``is now cancelled``
+  (``is``/``are`` only with now, all, already, successfully, officially;
+  ``was``/``were`` only with successfully or just: ``your flight was cancelled``
+  reports), ``successfully saved``;
 * alone: ``Booked!``, ``Done — refunded``, ``Cancelled the booking``,
-  ``Email sent.`` (after a label only when the label is an opener or says
-  ``I``: ``Done: refunded``, not ``Status: Cancelled``).
+  ``Email sent.``, ``Appointment booked for Maya on May 3`` (after a label only
+  when the label is an opener or says ``I``: ``Done: refunded``, not
+  ``Status: Cancelled``).
 
 It is not a claim after a negation or a modal in its clause (``I couldn't``,
 ``hasn't been``, ``will be``, ``can be``, ``I'll have it``), nor after a condition
 in its sentence (``if``, ``once``, ``when``, ``unless``, ``until``, ``whether``),
-nor when done by someone named after it (``cancelled by the airline``). A
-question is no claim, but what a sentence says before its closing question is
-(``I've refunded it, anything else?``). A light verb (``processed``, ``issued``,
-``made``, ``confirmed``, ``completed``) claims the action noun of its sentence
-(``your refund has been processed`` claims a refund); without one it claims only
-a verb some tool has.
+nor when done by someone named after it (``cancelled by the airline``), nor an
+idiom (``you're all set``), a field's name (``Total paid: $40``), a reference or
+a state (``as previously booked``, ``with the insurance removed``), or what the
+user is asked to see to (``Please ensure your card is stored``; but ``Please
+check that I've entered it``). A question is no claim, but what a sentence says
+before its question is (``I've refunded it, anything else?``, ``I typed it in
+how does it look?``). A light verb (``processed``, ``issued``, ``made``,
+``confirmed``, ``completed``) claims the action noun of its own phrase (``your
+refund has been processed`` claims a refund; ``a certificate was issued for
+your reservation`` no reservation); without one it claims only a verb some
+tool performs (or one of its family).
 """
 
 from __future__ import annotations

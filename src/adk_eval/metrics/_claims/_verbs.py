@@ -2,11 +2,13 @@
 
 A *verb family* is a verb's base form (``refund``); its past forms (``refunded``)
 are what a claim says. The families come from a built-in table of common
-actions and from the tools (the verb a tool's name starts with, the first verb
-of its description's first sentence, and the action nouns in its name:
-``create_booking`` -> ``create``, ``book``). Families in one synonym group
-back one another (``book``, ``reserve``, ``schedule``). What counts as a claim
-in a message is `_text`'s.
+actions and from the tools (`tool_families`: the verb of a tool's name, the
+first verb of its description's first sentence, lemmatised, and the action
+nouns they make: ``create_booking`` -> ``create``, ``book``; "Navigates to a
+URL" -> ``navigate``). Families in one synonym group back one another (cancel,
+delete, remove, void; book, insert, create, place; save, screenshot, store;
+update, upgrade, downgrade, add; send, issue, submit, notify; ...). What counts
+as a claim in a message is `_text`'s; which call backs it, `_calls`'.
 """
 
 from __future__ import annotations
