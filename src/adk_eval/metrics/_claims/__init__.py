@@ -7,7 +7,8 @@ The room, bottom-up (each module imports only those above it here):
 * `_text`: the English rules of what a claim looks like in an agent's message;
 * `_calls`: what backs a claim (the calls made before it, or with it, that did
   not fail) and what a failed call is;
-* `_judge`: the optional model that reads the messages the rules found no claim in;
+* `_judge`: the optional model that matches claimed verbs to the tools the
+  tables do not, and reads the messages the rules found no claim in;
 * `_metric`: `ClaimedActions`, the invariant itself, live or post hoc.
 """
 
