@@ -9,11 +9,11 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from ._facts import fact_items, no_preference
 from ._text import (
     Question,
     content_words,
     has_number_or_date,
-    is_question,
     sentences,
     word_set,
     words,
@@ -43,22 +43,27 @@ _REFUSING = re.compile(
     r"(?:can'?t|cannot) (?:say|tell you|share)|(?:i'?d|i would) not (?:say|tell|share))\b"
 )
 _EVASIVE = re.compile(
-    r"\b(?:not sure|unsure|(?:doesn'?t|does not|don'?t|do not) matter|whatever|"
-    r"(?:don'?t|do not) know|dunno|no idea|(?:don'?t|do not) care|who knows|hard to say|"
-    r"depends|not important|never mind|nevermind)\b"
+    r"\b(?:not sure|unsure|(?:don'?t|do not) know|dunno|no idea|who knows|hard to say|"
+    r"depends|never mind|nevermind|(?:don'?t|do not) (?:have|remember) (?:it|that))\b"
+)
+_WHY = re.compile(
+    r"^why\W*$|\b(?:why (?:do|does|would|should|is)|what for\b|does (?:it|that) matter|"
+    r"is (?:it|that) (?:necessary|needed|required))"
 )
 _SHIFT = re.compile(
     r"^(?:anyway|anyhow|by the way|btw|different question|another (?:question|thing)|"
     r"something else|forget that|let'?s talk about|instead|more importantly)\b"
 )
-_REQUEST = re.compile(r"^(?:please|(?:could|can|would|will) you)\b")
 
 _CORRECTION = re.compile(
     r"\b(?:sorry,? i mean|i meant|i said|i mis(?:typed|spoke|read)|typo|correction|"
-    r"no,? (?:it'?s|it is|that'?s|that is|i said|i meant|i mean)|"
-    r"that'?s (?:wrong|not (?:right|correct|what i)|incorrect)|that is (?:wrong|incorrect)|"
-    r"not (?!only\b)[\w' -]{1,40}?,? but\b)"
+    r"changed? my mind|no,? (?:it'?s|it is|that'?s|that is|i said|i meant|i mean)"
+    r"(?! all\b| it\b| everything\b| fine\b| ok)|"
+    r"that'?s (?:wrong|not (?:right|correct|what i)|incorrect)|"
+    r"that is (?:wrong|incorrect|not (?:right|correct))|"
+    r"not (?!only\b|at the moment\b|right now\b|now\b|yet\b|really\b)[\w' -]{1,40}?,? but\b)"
 )
+_REJECTING = re.compile(r"^\W*(?:no|nope|not quite|(?:i'?m )?sorry)\b")
 _ACTUALLY = re.compile(
     r"^(?:(?:oh|wait|no|sorry|um|uh|hmm|oops|ah|and|but|well)\W+){0,2}actually\b\W*(\w+)?"
 )
@@ -82,37 +87,31 @@ def opens_yes_no(text: str) -> bool:
     return bool(_YES_NO.intersection(words(text)[:3]))
 
 
-def _only_asks(text: str) -> bool:
-    """Whether every sentence is a question that is not a polite request."""
-    found = sentences(text)
-    return bool(found) and all(
-        is_question(sentence) and not _REQUEST.match(_lower(sentence)) for sentence in found
-    )
-
-
 def classify_answer(question: Question, reply: str | None) -> Answer:
     """How `reply` answers `question` (None: no reply came).
 
     The first rule that holds decides: a refusing phrase (refusing); a yes or no opening
-    the reply to a yes/no question (direct); an evasive phrase (evasive); a number or date
-    for a question wanting one, or a content word shared with the question (direct);
-    only questions back, other than polite requests, or a change-of-subject opening
-    (evasive); anything else (direct).
+    the reply to a yes/no question, or no preference ("I don't care", "any is fine")
+    (direct); not knowing ("not sure", "no idea") or questioning the question ("why do
+    you need that?") (evasive); a number or date for a question wanting one, a content
+    word shared with the question, or any reply to "anything else?" (direct); a
+    change-of-subject opening ("by the way", "anyway") (evasive); anything else,
+    a question back pursuing the goal included (direct).
     """
     if reply is None:
         return "none"
     text = _lower(reply)
     if _REFUSING.search(text):
         return "refusing"
-    if question.yes_no and opens_yes_no(text):
+    if (question.yes_no and opens_yes_no(text)) or no_preference(text):
         return "direct"
-    if _EVASIVE.search(text):
+    if _EVASIVE.search(text) or _WHY.search(text):
         return "evasive"
     if question.wants_number and has_number_or_date(reply):
         return "direct"
-    if content_words(question.text) & content_words(reply):
+    if content_words(question.text) & content_words(reply) or question.open_ended:
         return "direct"
-    if _only_asks(reply) or _SHIFT.match(text):
+    if _SHIFT.match(text):
         return "evasive"
     return "direct"
 
@@ -120,15 +119,20 @@ def classify_answer(question: Question, reply: str | None) -> Answer:
 def is_correction(text: str, answering: Question | None) -> bool:
     """Whether the user corrects themselves or the agent.
 
-    A correction phrase ("sorry, I meant", "I said", "no, it's", "not X but Y", ...)
-    anywhere, or a sentence opening on "actually" (after at most two words such as "oh",
-    "wait", "sorry": "I actually like it" does not count). An "actually" right
+    A correction phrase ("sorry, I meant", "I said", "no, it's", "not X but Y", "I changed
+    my mind", ...) anywhere; a reply opening on "no" or "sorry" that gives a value, to a
+    yes/no question or a confirmation ("No, make it 4 people"); or a sentence opening on
+    "actually" (after at most two words such as "oh", "wait", "sorry": "I actually like
+    it" does not count). An "actually" right
     before a yes or a no, replying to a yes/no question ("Actually, yes"), is an answer,
     not a correction.
     """
     lowered = _lower(text)
     if _CORRECTION.search(lowered):
         return True
+    confirming = answering is not None and answering.yes_no and not answering.open_ended
+    if confirming and _REJECTING.match(lowered) and fact_items(text):
+        return True  # "No, make it 4 people" to "A table for 3?"
     for sentence in sentences(lowered):
         found = _ACTUALLY.match(sentence)
         if found is None:

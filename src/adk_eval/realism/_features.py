@@ -79,9 +79,10 @@ from typing import Literal
 
 from google.adk.events import Event
 
-from ._answers import classify_answer, is_correction, is_quitting, opens_yes_no
+from ._answers import classify_answer, is_correction, is_quitting
+from ._facts import domains, fact_items, new_goal_marker
 from ._messages import conversation
-from ._text import Question, content_words, fact_items, has_number_or_date, question_in, words
+from ._text import Question, asks, content_words, question_in, words
 
 __all__ = ["FEATURE_KINDS", "UserBehaviour", "features"]
 
@@ -100,6 +101,7 @@ FEATURE_KINDS: dict[str, Kind] = {
     "answered_directly_rate": "rate",
     "corrections": "count",
     "volunteered": "count",
+    "volunteered_rate": "rate",
     "topic_changes": "count",
     "repetitions": "count",
     "abandoned": "flag",
@@ -126,6 +128,8 @@ class UserBehaviour:
         answered_directly_rate: answers_direct / agent_questions (None: none asked).
         corrections: User messages correcting themselves or the agent.
         volunteered: Fact items given before being asked.
+        volunteered_rate: volunteered / the user's chances to volunteer: their messages
+            not answering an agent's question for a value (None: no chance).
         topic_changes: User messages on a new topic.
         repetitions: User messages near-identical to an earlier one.
         abandoned: The user left without the goal.
@@ -144,6 +148,7 @@ class UserBehaviour:
     answered_directly_rate: float | None = None
     corrections: int = 0
     volunteered: int = 0
+    volunteered_rate: float | None = None
     topic_changes: int = 0
     repetitions: int = 0
     abandoned: bool = False
@@ -176,28 +181,35 @@ def _jaccard(left: set[str], right: set[str]) -> float:
     return len(left & right) / len(left | right) if left | right else 0.0
 
 
-def _volunteers(text: str, first: bool, asked: Question | None) -> int:
-    if first:
-        return fact_items(text)
-    if asked is not None:
-        return 0
-    items = fact_items(text)
-    return items or (1 if len(content_words(text)) >= 8 else 0)
+def _volunteers(text: str, first: bool, asked: Question | None, agent: str, said: set[str]) -> int:
+    """Fact items of `text` the agent did not ask for (new ones: not restated, not offered)."""
+    items = [item for item in fact_items(text) if item not in said and item not in agent]
+    said.update(items)
+    if first or _free(asked):
+        return len(items)
+    assert asked is not None
+    return max(0, len(items) - asked.slots)
+
+
+def _free(asked: Question | None) -> bool:
+    """Whether the user's reply is free to volunteer: no question asked for a value."""
+    return asked is None or asked.yes_no or asked.open_ended
 
 
 def _changes_topic(
-    text: str, index: int, agent: str, previous_user: str, asked: Question | None
+    text: str, index: int, agent: str, goal: set[str], asked: Question | None
 ) -> bool:
-    if index < 2:
+    """Whether `text` opens a new goal.
+
+    It names a kind of service the current `goal` did not (nor the agent's message just
+    before), or opens on a new-goal marker with no word of the agent's message.
+    """
+    if index < 1 or (asked is not None and classify_answer(asked, text) == "refusing"):
         return False
-    mine = content_words(text)
-    if len(mine) < 2 or mine & (content_words(agent) | content_words(previous_user)):
-        return False
-    if asked is None:
-        return True
-    if classify_answer(asked, text) == "refusing" or (asked.yes_no and opens_yes_no(text)):
-        return False
-    return not (asked.wants_number and has_number_or_date(text))
+    named = domains(text) - domains(agent)
+    if named and not named <= goal:
+        return bool(goal)
+    return new_goal_marker(text) and not content_words(text) & content_words(agent)
 
 
 def _walk(messages: Sequence[_Message]) -> Counter[str]:
@@ -207,20 +219,26 @@ def _walk(messages: Sequence[_Message]) -> Counter[str]:
     last_agent = ""
     agent_asked: Question | None = None  # what the agent's last message asked
     users: list[str] = []
+    said: set[str] = set()  # fact items said so far
+    goal: set[str] = set()  # the kinds of service the current goal names
     for message in messages:
         if not message.by_user:
-            last_agent, agent_asked = message.text, question_in(message.text)
+            last_agent = message.text
+            agent_asked = question_in(message.text, prompts=True)
             asked = agent_asked
             tally["agent_questions"] += asked is not None
             continue
         text = message.text
         if asked is not None:
             tally[f"answers_{classify_answer(asked, text)}"] += 1
-        tally["questions_asked"] += question_in(text) is not None
+        tally["questions_asked"] += asks(text)
         tally["corrections"] += is_correction(text, asked)
-        tally["volunteered"] += _volunteers(text, not users, agent_asked)
-        previous = users[-1] if users else ""
-        tally["topic_changes"] += _changes_topic(text, len(users), last_agent, previous, asked)
+        lowered = last_agent.lower()
+        tally["volunteered"] += _volunteers(text, not users, agent_asked, lowered, said)
+        tally["chances"] += not users or _free(agent_asked)
+        changed = _changes_topic(text, len(users), last_agent, goal, asked)
+        tally["topic_changes"] += changed
+        goal = domains(text) if changed else goal | (domains(text) - domains(last_agent))
         tally["repetitions"] += _repeats(text, users)
         users.append(text)
         asked = None
@@ -263,12 +281,13 @@ def features(
     users = [message.text for message in messages if message.by_user]
     total = sum(len(words(text)) for text in users)
     counts = _walk(messages)
-    asked = counts["agent_questions"]
+    asked, chances = counts["agent_questions"], counts.pop("chances", 0)
     return UserBehaviour(
         turns=len(users),
         words_total=total,
         words_per_message=total / len(users) if users else 0.0,
         answered_directly_rate=counts["answers_direct"] / asked if asked else None,
+        volunteered_rate=counts["volunteered"] / chances if chances else None,
         abandoned=_abandoned(messages, goal_reached),
         outcome=goal_reached,
         **counts,

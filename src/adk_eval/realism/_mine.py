@@ -23,6 +23,7 @@ Every mined scenario names its source session.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -33,10 +34,12 @@ from google.adk.evaluation.simulation.user_simulator_personas import UserBehavio
 from google.adk.events import Event
 from google.adk.sessions import Session
 
+from ._facts import domains, fact_items, new_goal_marker, no_preference
 from ._features import UserBehaviour, features
 from ._messages import conversation
+from ._text import is_question, question_in, sentences
 
-__all__ = ["MinedFact", "MinedScenario", "mine_session"]
+__all__ = ["MinedFact", "MinedScenario", "is_fact", "mine_session"]
 
 _SMALL_TALK = frozenset(
     {
@@ -58,6 +61,12 @@ _SMALL_TALK = frozenset(
         "hi",
         "hello",
     }
+)
+
+
+_CLOSING = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|great|perfect|cool|awesome|nice|good|fine|yes|no|sure|alright|thanks?|"
+    r"thank you|that'?s (?:all|it|great|perfect|fine)|bye|goodbye)\b)"
 )
 
 
@@ -180,8 +189,8 @@ def mine_session(
     behaviour = features(session.events, user=user, goal_reached=outcome)
     facts = tuple(
         MinedFact(turn=index, text=text, asked=asked)
-        for index, (asked, text) in enumerate(messages[1:], start=1)
-        if says_something(text)
+        for index, (asked, text, fact) in enumerate(messages[1:], start=1)
+        if fact
     )
     return MinedScenario(
         source=f"{session.app_name}/{session.user_id}/{session.id}",
@@ -193,17 +202,41 @@ def mine_session(
     )
 
 
-def _user_messages(events: Sequence[Event], user: str) -> list[tuple[bool, str]]:
-    """Each user message's text, with whether the agent's message before it asked."""
-    found: list[tuple[bool, str]] = []
-    agent_asked = False
+def _user_messages(events: Sequence[Event], user: str) -> list[tuple[bool, str, bool]]:
+    """Each user message: whether the agent's message before it asked, its text, a fact?"""
+    found: list[tuple[bool, str, bool]] = []
+    agent, said, goal = "", set[str](), set[str]()
     for by_user, text in conversation(events, user):
-        if by_user:
-            found.append((agent_asked, text))
-            agent_asked = False
-        else:
-            agent_asked = "?" in text
+        if not by_user:
+            agent = text
+            continue
+        asked = question_in(agent, prompts=True) is not None
+        new = [item for item in fact_items(text) if item not in said and item not in agent.lower()]
+        named = domains(text) - domains(agent)
+        opens = bool(found) and bool(named - goal or new_goal_marker(text))
+        found.append((asked, text, is_fact(text, new, opens)))
+        said.update(new)
+        goal = named if opens else goal | named
+        agent = ""
     return found
+
+
+def is_fact(text: str, new_items: Sequence[str], opens_goal: bool) -> bool:
+    """Whether a user message tells the agent something about the need.
+
+    A fact gives a new value (not one the agent just offered, nor one said before), says
+    there is no preference, or opens a new goal. Closings and thanks, a bare yes or no,
+    picking an offered option, a rejection without a detail and the user's own questions
+    about the item at hand are not facts (a question is one only when it opens a goal).
+    """
+    if opens_goal:
+        return True
+    if not says_something(text) or (_CLOSING.match(text.lower()) and not new_items):
+        return False
+    asking = [s for s in sentences(text) if is_question(s)]
+    if asking and len(asking) == len(sentences(text)):
+        return False
+    return bool(new_items) or no_preference(text)
 
 
 def says_something(text: str) -> bool:

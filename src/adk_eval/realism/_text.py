@@ -11,11 +11,13 @@ from dataclasses import dataclass
 
 __all__ = [
     "AUXILIARIES",
+    "STOPWORDS",
     "Question",
+    "asks",
     "content_words",
-    "fact_items",
     "has_number_or_date",
     "is_question",
+    "proper_nouns",
     "question_in",
     "sentences",
     "word_set",
@@ -30,7 +32,6 @@ def word_set(text: str) -> frozenset[str]:
 
 _WORD = re.compile(r"\w+(?:['.@-]\w+)*")
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*|[.!?]+")
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
 _CAPITALISED = re.compile(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
 
@@ -61,11 +62,27 @@ _INTERROGATIVES = AUXILIARIES - {"have", "has"} | word_set(
 
 _WH = word_set("what when where why how who whom whose which")
 _CONTENT_REQUEST = re.compile(
-    r"\byou\s+(?:please\s+)?(?:tell|give|provide|share|send|spell|describe|let me know)\b"
+    r"\byou\s+(?:please\s+)?(?:tell|give|provide|share|send|spell|describe|let me know)\b|"
+    r"\b(?:prefer|preference|in mind|particular|specific|certain|sort of|type of|kind of)\b"
 )
 _NUMBER_CUES = re.compile(
     r"\b(?:how (?:many|much|old|long|soon|often)|when|what time|(?:what|which) (?:date|day)|"
     r"number|date|age|year|time|phone|amount|quantity|price)\b"
+)
+_CONFIRM = re.compile(
+    r"\b(?:(?:re)?confirm(?:ing)?\b|(?:give|need your|your) confirmation\b|"
+    r"check (?:the|that|this|your|if|it)\b|make sure\b|look over\b|take a look\b|"
+    r"let me know if\b|how about\b|what about\b|if you (?:like|want|agree|wish|prefer)\b|"
+    r"with your permission\b|^you(?:'d| would) like\b|^you want\b|should i\b)"
+)
+_ASK_VALUE = re.compile(
+    r"\b(?:let me know (?!if)|(?:i'?ll|i will|i) need (?:to know|your)\b|start by giving\b|"
+    r"(?:give|tell) me\b)"
+)
+_RECEIPT = re.compile(r"\b(?:e-?mail|receipt|text message|sms)\b")
+_ANYTHING_ELSE = re.compile(
+    r"\b(?:anything|something) else\b|\b(?:help|assist) (?:you )?(?:further|with)\b|"
+    r"\bhow (?:else )?(?:can|may) i (?:help|assist)\b|\bwill that be all\b"
 )
 _MONTHS = sorted(
     word_set(
@@ -102,11 +119,27 @@ def sentences(text: str) -> list[str]:
 
 
 def is_question(sentence: str) -> bool:
-    """Whether a sentence asks: it ends with ``?`` or opens with an interrogative word."""
-    if sentence.rstrip().endswith("?"):
+    """Whether a sentence asks: it ends with ``?``, or opens with an interrogative word.
+
+    A sentence ending in ``!`` opens with one in vain ("Do enjoy your day!" asks nothing).
+    """
+    stripped = sentence.rstrip()
+    if stripped.endswith("?"):
         return True
     opening = words(sentence)[:1]
-    return bool(opening) and opening[0] in _INTERROGATIVES
+    return bool(opening) and opening[0] in _INTERROGATIVES and not stripped.endswith("!")
+
+
+def _prompts(sentence: str) -> bool:
+    """Whether an agent's sentence asks for a reply without asking a question.
+
+    A confirmation to check ("Please confirm: ...", "Check the order is right"), a
+    statement to agree to ("You'd like 2 tickets"), an offer ("how about X", "if you
+    like") or a request for a value ("let me know your ...", "give me the city").
+    """
+    lowered = sentence.lower()
+    cue = _CONFIRM.search(lowered) or _ASK_VALUE.search(lowered)
+    return bool(cue) and not _RECEIPT.search(lowered)
 
 
 @dataclass(frozen=True)
@@ -124,23 +157,75 @@ class Question:
     text: str
     yes_no: bool
     wants_number: bool
+    open_ended: bool = False
+    slots: int = 0
 
 
-def question_in(text: str) -> Question | None:
-    """The question `text` asks, or None when no sentence of it is a question."""
-    asking = [sentence for sentence in sentences(text) if is_question(sentence)]
+def question_in(text: str, *, prompts: bool = False) -> Question | None:
+    """The question `text` asks, or None when no sentence of it is a question.
+
+    With `prompts` (an agent's message), a sentence asking for a reply without a
+    question counts too (see `_prompts`), as a yes/no question.
+    """
+    found = sentences(text)
+    asking = [s for s in found if is_question(s) or (prompts and _prompts(s))]
     if not asking:
         return None
     last = asking[-1].lower()
     last_words = words(last)
-    yes_no = (
-        bool(last_words)
-        and last_words[0] in AUXILIARIES
-        and not _WH.intersection(last_words)
-        and not _CONTENT_REQUEST.search(last)
+    joined = " ".join(asking).lower()
+    confirms = prompts and not is_question(last) and not _ASK_VALUE.search(last)
+    yes_no = not _WH.intersection(words(joined)) and (
+        confirms
+        or (
+            bool(last_words)
+            and last_words[0] in AUXILIARIES
+            and not _CONTENT_REQUEST.search(last)
+            and not _ASK_VALUE.search(joined)
+        )
     )
-    joined = " ".join(asking)
-    return Question(joined, yes_no, bool(_NUMBER_CUES.search(joined.lower())))
+    slots = 0 if yes_no else sum(_slots(sentence) for sentence in asking)
+    return Question(
+        " ".join(asking),
+        yes_no,
+        bool(_NUMBER_CUES.search(joined)),
+        open_ended=bool(_ANYTHING_ELSE.search(joined)),
+        slots=slots,
+    )
+
+
+_INFO_REQUEST = re.compile(
+    r"\b(?:tell me|let me know|(?:like|want|need) to (?:know|see|view|check)|show me|"
+    r"can i know|i wonder)\b|^(?:\w+\W+){0,3}(?:can|could|would|will) you (?:please )?show\b"
+)
+_ACTION_REQUEST = re.compile(
+    r"^(?:(?:and|also|so|ok|okay|great|please|yes|no)\W+)*(?:can|could|would|will|may)\s+"
+    r"(?:you|i|we)\s+(?:please\s+)?(?:also\s+)?(?!still\b|really\b|tell\b|show\b|say\b|"
+    r"give me (?:the|their|its)\b|let me know\b|know\b)\w+"
+)
+
+
+def asks(text: str) -> bool:
+    """Whether a user's message asks for information.
+
+    A question or a request to be told ("tell me the fee", "I'd like to know when it
+    opens") does; a request for an action put as a question ("Can I get a flat white?",
+    "Could you book it?") does not.
+    """
+    for sentence in sentences(text.replace("\u2019", "'")):
+        lowered = sentence.lower()
+        if _INFO_REQUEST.search(lowered):
+            return True
+        clause = lowered.rsplit(",", 1)[-1].strip()
+        if is_question(sentence) and not _ACTION_REQUEST.match(clause):
+            return True
+    return False
+
+
+def _slots(sentence: str) -> int:
+    """How many values a question asks for: its wh-words, or its parts joined by "and"."""
+    said = words(sentence)
+    return max(1, sum(word in _WH for word in said), 1 + said.count("and"))
 
 
 def has_number_or_date(text: str) -> bool:
@@ -148,33 +233,18 @@ def has_number_or_date(text: str) -> bool:
     return bool(_NUMBER.search(text) or _DATE_WORD.search(text))
 
 
-def _proper_nouns(text: str) -> list[str]:
-    """Runs of capitalised words not opening a sentence ("New York" is one)."""
-    found: list[str] = []
-    for sentence in sentences(text):
-        for match in _CAPITALISED.finditer(sentence):
-            run = match.group().split()
-            if match.start() == 0:
-                run = run[1:]  # a sentence's first word is capitalised anyway
+def proper_nouns(text: str) -> list[tuple[int, str]]:
+    """Runs of capitalised words not opening a sentence ("New York" is one), with offsets.
+
+    "I", stopwords, month and day names are left out of a run.
+    """
+    found: list[tuple[int, str]] = []
+    for sentence in _SENTENCE.finditer(text):
+        for match in _CAPITALISED.finditer(sentence.group()):
+            opening = match.start() == len(sentence.group()) - len(sentence.group().lstrip())
+            run = match.group().split()[1 if opening else 0 :]
             run = [name for name in run if _stem(name.lower()) not in _NOT_NAMES]
             if run:
-                found.append(" ".join(run))
+                at = sentence.start() + match.start() + match.group().find(run[0])
+                found.append((at, " ".join(run)))
     return found
-
-
-def fact_items(text: str) -> int:
-    """How many facts `text` states: e-mails, numbers, dates and proper nouns, one each.
-
-    An e-mail is one item (its digits are not numbers too); a number is a run of digits
-    with ``. , : / -`` inside ("12:30", "3/4/2025"); a date is a month or weekday name;
-    a proper noun is a run of capitalised words not opening a sentence, other than "I",
-    stopwords, month and day names ("Hi, Anna here" counts Anna; "Anna here" does not).
-    """
-    emails = _EMAIL.findall(text)
-    rest = _EMAIL.sub(" ", text)
-    return (
-        len(emails)
-        + len(_NUMBER.findall(rest))
-        + len(_DATE_WORD.findall(rest))
-        + len(_proper_nouns(rest))
-    )
