@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -50,6 +51,64 @@ def test_a_conversation_gives_its_goal_facts_asked_or_volunteered_and_its_manner
     assert "'12 March 1980' only when the agent asks for it" in plan
     assert "without being asked" in plan
     assert scenario.conversation_scenario().starting_prompt == "I need to book a blood test"
+
+
+def test_closings_thanks_and_the_users_own_questions_are_not_facts():
+    events = [
+        user_event("I need a cab to the station"),
+        text_event("desk", "How many people?"),
+        user_event("for two people"),  # asked: held back
+        text_event("desk", "A cab for two to the station. Is that right?"),
+        user_event("Yes that's right"),  # a bare confirmation
+        text_event("desk", "Booked. Your driver is Sam."),
+        user_event("What is the car's number plate?"),  # the user's own question
+        text_event("desk", "It is KX12 ABC."),
+        user_event("Perfect"),
+        text_event("desk", "Anything else?"),
+        user_event("Also I need a table for dinner, somewhere cheap"),  # a new goal, volunteered
+        text_event("desk", "Which day?"),
+        user_event("I don't mind which day"),  # no preference: an answer the user gave
+        text_event("desk", "Booked for Friday."),
+        user_event("Thank you car! Bye"),
+    ]
+    session = Session(id="s3", app_name="cabs", user_id="kim", events=events, state={})
+
+    scenario = mine_session(session)
+
+    assert scenario is not None
+    assert [(fact.text, fact.asked) for fact in scenario.facts] == [
+        ("for two people", True),
+        ("Also I need a table for dinner, somewhere cheap", True),
+        ("I don't mind which day", True),
+    ]
+    assert "Thank you" not in scenario.plan()
+
+
+@pytest.mark.parametrize(
+    ("words", "turns", "expected"),
+    [
+        (
+            1.0,
+            1,
+            "Write terse messages of about 1 word; answer the agent's questions directly; "
+            "take about 1 message.",
+        ),
+        (
+            12.0,
+            3,
+            "Write moderate messages of about 12 words; answer the agent's questions "
+            "directly; take about 3 messages.",
+        ),
+    ],
+)
+def test_the_manner_reads_naturally(words: float, turns: int, expected: str):
+    from adk_eval.realism import UserBehaviour
+
+    behaviour = UserBehaviour(turns=turns, words_per_message=words)
+    scenario = mine_session(booking())
+    assert scenario is not None
+    scenario = dataclasses.replace(scenario, behaviour=behaviour)
+    assert scenario.manner == expected
 
 
 def test_an_answer_to_a_long_running_question_is_a_fact_given_when_asked():

@@ -18,7 +18,15 @@ import re
 
 from ._text import STOPWORDS, proper_nouns, sentences, word_set, words
 
-__all__ = ["domains", "fact_items", "new_goal_marker", "no_preference"]
+__all__ = [
+    "domains",
+    "fact_items",
+    "is_closing",
+    "new_goal_marker",
+    "no_preference",
+    "reports_done",
+    "requests",
+]
 
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
@@ -107,14 +115,14 @@ _PLACE = re.compile(
 _NEXT_WORD = re.compile(r"\s+([a-z][\w'-]*)")
 _NO_PREFERENCE = re.compile(
     r"\b(?:(?:doesn'?t|does not|don'?t|do not) matter|(?:i )?(?:don'?t|do not) care|"
-    r"no preference|(?:any|either)(?: \w+)? (?:is|are|will be|would be|works?) (?:fine|good|ok"
+    r"(?:don'?t|do not) mind|no preference|(?:any|either)(?: \w+)? (?:is|are|will be|would be|works?) (?:fine|good|ok"
     r"|okay)|(?:any|either) (?:one|of them|will do|works)|whatever (?:you|is)|up to you|"
     r"(?:i'?m|i am) flexible|anything (?:is fine|works|will do)|anywhere|any (?:time|day|kind"
     r"|type|price|device|location|place)|not (?:picky|fussy))\b"
 )
 _DOMAINS: dict[str, frozenset[str]] = {
     "restaurant": word_set("restaurant restaurants food dinner lunch breakfast eat table dine"),
-    "hotel": word_set("hotel hotels motel hostel accommodation room"),
+    "hotel": word_set("hotel hotels motel hostel accommodation"),
     "home": word_set("house apartment apartments property flat home homes"),
     "car rental": word_set("car cars vehicle rental"),
     "ride": word_set("cab taxi ride uber lyft"),
@@ -129,7 +137,7 @@ _DOMAINS: dict[str, frozenset[str]] = {
     "payment": word_set("payment pay transaction transfer money"),
     "medical": word_set("doctor dentist therapist psychologist psychiatrist clinic"),
     "salon": word_set("salon haircut stylist barber"),
-    "attraction": word_set("attraction attractions museum sightseeing"),
+    "attraction": word_set("attraction attractions sightseeing"),
     "location": word_set("location"),
 }
 _NEW_GOAL = re.compile(
@@ -138,6 +146,40 @@ _NEW_GOAL = re.compile(
     r"(?:i|we) (?:also|now) (?:need|want|would like)|now (?:i|we) (?:need|want))\b"
     r"|\b(?:make|book|do|schedule|set up|request|start) another\b"
 )
+
+
+_CLOSING = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|great|perfect|cool|awesome|nice|good|fine|yes|no|sure|alright|"
+    r"thanks?|thank you|that'?s (?:all|it|great|perfect|fine)|bye|goodbye)\b)"
+)
+_DONE = re.compile(
+    r"\b(?:success(?:ful(?:ly)?)?|complete[d]?|(?:has|have) been (?:booked|made|reserved|"
+    r"scheduled|sent|set|shared|placed|confirmed|cancell?ed)|(?:is|are) (?:booked|confirmed|"
+    r"now playing|playing|on (?:its|the) way|en route|set)|i(?:'ve| have)? (?:made|booked|"
+    r"reserved|scheduled|sent|shared|set up|placed|cancell?ed))\b"
+)
+_REQUEST = re.compile(
+    r"\b(?:need|want|would like|'d like|find|book|search|look for|get me|help me|can you|"
+    r"could you|would you|please|also|another)\b"
+)
+
+
+def is_closing(text: str) -> bool:
+    """Whether a message only closes or thanks: it opens so, requests nothing, gives nothing."""
+    lowered = _lower(text)
+    if not _CLOSING.match(lowered) or _REQUEST.search(lowered) or "?" in lowered:
+        return False
+    return not fact_items(text)
+
+
+def requests(text: str) -> bool:
+    """Whether a message asks the agent for something ("I need", "can you", "please")."""
+    return bool(_REQUEST.search(_lower(text)))
+
+
+def reports_done(text: str) -> bool:
+    """Whether an agent's message says a task is done ("booked", "was successful")."""
+    return bool(_DONE.search(_lower(text)))
 
 
 def _lower(text: str) -> str:

@@ -80,7 +80,14 @@ from typing import Literal
 from google.adk.events import Event
 
 from ._answers import classify_answer, is_correction, is_quitting
-from ._facts import domains, fact_items, new_goal_marker
+from ._facts import (
+    domains,
+    fact_items,
+    is_closing,
+    new_goal_marker,
+    reports_done,
+    requests,
+)
 from ._messages import conversation
 from ._text import Question, asks, content_words, question_in, words
 
@@ -202,14 +209,21 @@ def _changes_topic(
     """Whether `text` opens a new goal.
 
     It names a kind of service the current `goal` did not (nor the agent's message just
-    before), or opens on a new-goal marker with no word of the agent's message.
+    before); or, after the agent said a task is done, asks for another; or opens on a
+    new-goal marker ("also", "by the way") with no word of the agent's message.
     """
-    if index < 1 or (asked is not None and classify_answer(asked, text) == "refusing"):
+    if index < 1 or is_closing(text):
+        return False
+    if asked is not None and classify_answer(asked, text) == "refusing":
         return False
     named = domains(text) - domains(agent)
+    shared = content_words(text) & content_words(agent)
+    done = reports_done(agent)
     if named and not named <= goal:
-        return bool(goal)
-    return new_goal_marker(text) and not content_words(text) & content_words(agent)
+        return bool(goal) or done
+    if done and requests(text) and (named or "another" in words(text) or not shared):
+        return True  # a task done, then another
+    return new_goal_marker(text) and not shared
 
 
 def _walk(messages: Sequence[_Message]) -> Counter[str]:

@@ -23,7 +23,6 @@ Every mined scenario names its source session.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -34,10 +33,10 @@ from google.adk.evaluation.simulation.user_simulator_personas import UserBehavio
 from google.adk.events import Event
 from google.adk.sessions import Session
 
-from ._facts import domains, fact_items, new_goal_marker, no_preference
+from ._facts import domains, fact_items, is_closing, new_goal_marker, no_preference
 from ._features import UserBehaviour, features
 from ._messages import conversation
-from ._text import is_question, question_in, sentences
+from ._text import question_in
 
 __all__ = ["MinedFact", "MinedScenario", "is_fact", "mine_session"]
 
@@ -61,12 +60,6 @@ _SMALL_TALK = frozenset(
         "hi",
         "hello",
     }
-)
-
-
-_CLOSING = re.compile(
-    r"^\W*(?:(?:ok(?:ay)?|great|perfect|cool|awesome|nice|good|fine|yes|no|sure|alright|thanks?|"
-    r"thank you|that'?s (?:all|it|great|perfect|fine)|bye|goodbye)\b)"
 )
 
 
@@ -113,8 +106,8 @@ class MinedScenario:
             else "sometimes answer the agent's questions vaguely or with a question of your own"
         )
         return (
-            f"Write {length} messages of about {max(1, round(words))} words; {answers}; "
-            f"take about {self.behaviour.turns} messages"
+            f"Write {length} messages of about {_count(max(1, round(words)), 'word')}; "
+            f"{answers}; take about {_count(self.behaviour.turns, 'message')}"
             + ("; give up if the agent does not help soon." if self.behaviour.abandoned else ".")
         )
 
@@ -172,6 +165,11 @@ class MinedScenario:
         }
 
 
+def _count(number: int, noun: str) -> str:
+    """``1 word``, ``3 words``."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
 def mine_session(
     session: Session, *, user: str = "user", outcome: bool | None = None
 ) -> MinedScenario | None:
@@ -227,15 +225,13 @@ def is_fact(text: str, new_items: Sequence[str], opens_goal: bool) -> bool:
     A fact gives a new value (not one the agent just offered, nor one said before), says
     there is no preference, or opens a new goal. Closings and thanks, a bare yes or no,
     picking an offered option, a rejection without a detail and the user's own questions
-    about the item at hand are not facts (a question is one only when it opens a goal).
+    about the item at hand are not facts (a question is one when it opens a goal or gives
+    a value: "Is there one on Sunday?").
     """
+    if not says_something(text) or is_closing(text):
+        return False
     if opens_goal:
         return True
-    if not says_something(text) or (_CLOSING.match(text.lower()) and not new_items):
-        return False
-    asking = [s for s in sentences(text) if is_question(s)]
-    if asking and len(asking) == len(sentences(text)):
-        return False
     return bool(new_items) or no_preference(text)
 
 
