@@ -115,8 +115,9 @@ _PLACE = re.compile(
 _NEXT_WORD = re.compile(r"\s+([a-z][\w'-]*)")
 _NO_PREFERENCE = re.compile(
     r"\b(?:(?:doesn'?t|does not|don'?t|do not) matter|(?:i )?(?:don'?t|do not) care|"
-    r"(?:don'?t|do not) mind|no preference|(?:any|either)(?: \w+)? (?:is|are|will be|would be|works?) (?:fine|good|ok"
-    r"|okay)|(?:any|either) (?:one|of them|will do|works)|whatever (?:you|is)|up to you|"
+    r"(?:don'?t|do not) mind|no preference|"
+    r"(?:any|either)(?: \w+)? (?:is|are|will be|would be|works?) (?:fine|good|ok|okay)|"
+    r"(?:any|either) (?:one|of them|will do|works)|whatever (?:you|is)|up to you|"
     r"(?:i'?m|i am) flexible|anything (?:is fine|works|will do)|anywhere|any (?:time|day|kind"
     r"|type|price|device|location|place)|not (?:picky|fussy))\b"
 )
