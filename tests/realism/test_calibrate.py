@@ -126,3 +126,25 @@ def test_calibration_leaves_out_traces_without_their_words_and_names_them(tmp_pa
     none = CliRunner().invoke(main, ["realism", silent, "--calibrate"])
     assert none.exit_code != 0
     assert "realism --calibrate: none of the 4 real conversation(s)" in none.output
+
+
+def no_preference(index: int) -> Session:
+    """A user who answers every question, often by saying any option will do."""
+    events = [
+        user_event("I need to book a blood test"),
+        text_event("desk", "Which clinic suits you?"),
+        user_event("I don't mind, any clinic is fine" if index % 2 else "the one on Main Street"),
+        text_event("desk", "Which day would you like?"),
+        user_event("Doesn't matter" if index % 3 else "Tuesday"),
+        text_event("desk", "Morning or afternoon?"),
+        user_event("Any time works"),
+        text_event("desk", "Booked."),
+    ]
+    return Session(id=f"n{index}", app_name="clinic", user_id="u", events=events)
+
+
+def test_users_with_no_preference_calibrate_as_cooperative():
+    # "any is fine" answers the question: these users answered every question directly
+    candidates = grid(volunteering=(0.0,), verbosity=(1,))  # the answers as they were
+    found = calibrate([no_preference(i) for i in range(40)], candidates)
+    assert found.best.cooperation == 1.0

@@ -203,6 +203,19 @@ CORPUS: tuple[Dialogue, ...] = (
         volunteered=0,
     ),
     Dialogue(
+        "a promise to confirm later and a farewell ask nothing",
+        (
+            "I'd like a flu jab next week",
+            "Which day next week?",
+            "Wednesday",
+            "Thanks. A nurse will confirm your slot by text. Do enjoy the rest of your day!",
+            "Great, thank you",
+        ),
+        agent_questions=1,
+        answers=("direct",),
+        volunteered=1,
+    ),
+    Dialogue(
         "an unrelated subject dodges the question",
         (
             "I want to book a dentist appointment",

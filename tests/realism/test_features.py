@@ -361,3 +361,32 @@ def test_multi_user_session() -> None:
 def test_deterministic() -> None:
     events = [user_event("Where is order 77?"), agent("Can you spell your name?"), user_event("No")]
     assert features(events) == features(list(events))
+
+
+def test_volunteering_is_a_rate_over_the_messages_the_agent_left_free() -> None:
+    # the same user, one fact per free message, against an agent that asks for everything
+    # and one that asks nothing: the count differs, the rate does not
+    free = features(
+        [
+            user_event("I need a table"),
+            agent("Sure."),
+            user_event("for two people"),
+            agent("Noted."),
+            user_event("somewhere cheap"),
+        ]
+    )
+    asked = features(
+        [
+            user_event("I need a table"),
+            agent("How many people?"),
+            user_event("two"),
+            agent("Which price range?"),
+            user_event("cheap"),
+            agent("Noted."),
+            user_event("in the north"),
+        ]
+    )
+    assert (free.volunteered, asked.volunteered) == (2, 1)
+    assert free.volunteered_rate == 2 / 3  # the first message is free too
+    assert asked.volunteered_rate == 1 / 2  # the first and the last
+    assert features([agent("Hello, how can I help?")]).volunteered_rate is None

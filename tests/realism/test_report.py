@@ -67,6 +67,33 @@ async def test_a_twenty_point_gap_in_cooperation_is_found_at_100_conversations()
     assert report.distance.p_value < 0.05
 
 
+def forthcoming(index: int, asking_agent: bool) -> Session:
+    """A user who gives one detail in every message the agent leaves free."""
+    said = ["Book a table at Rosa's", "On Friday", "At 8 pm"]
+    replies = ["Sure.", "Noted.", "Booked."]
+    if asking_agent:  # the agent asks for one detail: answered, not volunteered
+        said, replies = [said[0], "4 people", said[1]], ["How many people?", *replies[1:]]
+    events = [e for pair in zip(said, replies, strict=True) for e in _turn(*pair)]
+    return Session(id=f"f{index}", app_name="clinic", user_id="u", events=events)
+
+
+def _turn(user: str, desk: str) -> list:
+    return [user_event(user), text_event("desk", desk)]
+
+
+async def test_an_agent_that_asks_more_does_not_make_its_users_look_less_forthcoming():
+    real = [forthcoming(i, asking_agent=False) for i in range(30)]
+    simulated = [forthcoming(30 + i, asking_agent=True) for i in range(30)]
+
+    report = await realism_report(real, as_runs(simulated), resamples=200)
+
+    by_name = {c.name: c for c in report.comparisons}
+    assert "volunteered" not in by_name  # a count: 3 facts against 2, the agent's doing
+    volunteering = by_name["volunteered_rate"]  # per message the agent left free: alike
+    assert volunteering.difference is not None and volunteering.difference.estimate == 0
+    assert not volunteering.significant
+
+
 @pytest.mark.slow
 async def test_no_gap_is_called_noise_in_at_least_95_percent_of_seeded_repetitions():
     false_alarms = 0

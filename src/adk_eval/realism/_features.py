@@ -108,7 +108,7 @@ FEATURE_KINDS: dict[str, Kind] = {
     "answered_directly_rate": "rate",
     "corrections": "count",
     "volunteered": "count",
-    "volunteered_rate": "rate",
+    "volunteered_rate": "mean",
     "topic_changes": "count",
     "repetitions": "count",
     "abandoned": "flag",

@@ -32,6 +32,7 @@ from google.genai import types
 
 from ._answers import dodges_or_refuses
 from ._mine import says_something
+from ._text import question_in
 
 __all__ = ["PersonaSettings", "grid", "replay_with"]
 
@@ -117,7 +118,7 @@ def replay_with(session: Session, settings: PersonaSettings, rng: random.Random)
         text = _text(event)
         if event.author != "user":
             events.append(event)
-            asked = asked or "?" in text
+            asked = asked or question_in(text, prompts=True) is not None
             continue
         if not text:
             continue

@@ -69,6 +69,9 @@ PHRASES: dict[str, str] = {
     "answered_directly_rate": "answer the agent's questions directly",
     "corrections": "correct themselves or the agent this many times",
     "volunteered": "volunteer this many facts before being asked",
+    "volunteered_rate": (
+        "volunteer this many facts per message the agent left free (no question for a value)"
+    ),
     "topic_changes": "change the topic this many times",
     "repetitions": "repeat themselves this many times",
     "abandoned": "give up without their goal",
@@ -83,14 +86,16 @@ COMPARED = (
     "answered_directly_rate",
     "answers_refusing",
     "corrections",
-    "volunteered",
+    "volunteered_rate",
     "topic_changes",
     "repetitions",
     "abandoned",
 )
 """The features a report compares: one per behaviour (the other counts of `UserBehaviour`
 restate these, and each feature compared costs power in the correction for their number;
-the outcome is the pass-rate gap's)."""
+the outcome is the pass-rate gap's). The two that depend on what the agent asks are rates
+over the agent's side: answers per question asked, facts volunteered per message the agent
+left free, so an agent that asks more does not make its users look less forthcoming."""
 
 
 PAIRS_KEPT = 20

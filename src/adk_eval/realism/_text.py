@@ -70,7 +70,8 @@ _NUMBER_CUES = re.compile(
     r"number|date|age|year|time|phone|amount|quantity|price)\b"
 )
 _CONFIRM = re.compile(
-    r"\b(?:(?:re)?confirm(?:ing)?\b|(?:give|need your|your) confirmation\b|"
+    r"\b(?:(?<!will )(?<!'ll )(?<!will then )(?:re)?confirm(?:ing)?\b|"
+    r"(?:give|need your|your) confirmation\b|"
     r"check (?:the|that|this|your|if|it)\b|make sure\b|look over\b|take a look\b|"
     r"let me know if\b|how about\b|what about\b|if you (?:like|want|agree|wish|prefer)\b|"
     r"with your permission\b|^you(?:'d| would) like\b|^you want\b|should i\b)"
@@ -79,7 +80,7 @@ _ASK_VALUE = re.compile(
     r"\b(?:let me know (?!if)|(?:i'?ll|i will|i) need (?:to know|your)\b|start by giving\b|"
     r"(?:give|tell) me\b)"
 )
-_RECEIPT = re.compile(r"\b(?:e-?mail|receipt|text message|sms)\b")
+_RECEIPT = re.compile(r"\b(?:e-?mail|receipt|text message|by text|sms)\b")
 _ANYTHING_ELSE = re.compile(
     r"\b(?:anything|something) else\b|\b(?:help|assist) (?:you )?(?:further|with)\b|"
     r"\bhow (?:else )?(?:can|may) i (?:help|assist)\b|\bwill that be all\b"
