@@ -90,7 +90,8 @@ async def test_an_agent_that_asks_more_does_not_make_its_users_look_less_forthco
     by_name = {c.name: c for c in report.comparisons}
     assert "volunteered" not in by_name  # a count: 3 facts against 2, the agent's doing
     volunteering = by_name["volunteered_rate"]  # per message the agent left free: alike
-    assert volunteering.difference is not None and volunteering.difference.estimate == 0
+    assert volunteering.difference is not None
+    assert volunteering.difference.estimate == 0
     assert not volunteering.significant
 
 
