@@ -348,3 +348,15 @@ async def test_an_open_conversation_is_left_out_and_named_unless_included(tmp_pa
         open_sessions(str(stored)), simulated, resamples=200, include_open=True
     )
     assert (included.real, included.open) == (10, 1)
+
+
+async def test_the_report_ends_on_how_far_its_rules_agree_with_people():
+    from adk_eval.realism._report import ACCURACY, COMPARED
+
+    rng = random.Random(3)
+    report = await realism_report(group(0.7, 10, rng), as_runs(group(0.9, 10, rng, 10)))
+
+    assert set(ACCURACY) == set(COMPARED)  # every compared feature has its measured figure
+    last = report.lines()[-1]
+    assert last.startswith("the rules agree with people reading real dialogues: ")
+    assert all(f"{name} {ACCURACY[name]}" in last for name in COMPARED)
