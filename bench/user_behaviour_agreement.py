@@ -167,8 +167,11 @@ def measure(root: Path, labels: list[Label]) -> dict[str, Any]:
     }
 
 
-def _calibration(sessions: list[Session], labels: list[Label]) -> dict[str, Any]:
-    """The cooperation calibration finds on these dialogues, against the person's direct share."""
+def _calibration(sessions: list[Session], labels: list[Label]) -> dict[str, Any] | None:
+    """The cooperation calibration finds on these dialogues, against the person's direct share
+    (None: fewer than the 4 dialogues calibration needs)."""
+    if len(sessions) < 4:
+        return None
     asked = sum(len(label["answers"]) for label in labels)
     direct = sum(label["answers"].count("direct") for label in labels)
     found = calibrate(sessions)
@@ -211,6 +214,9 @@ def _print(result: dict[str, Any]) -> None:
         rule, person = f"{miss['rule']!s:<14}", f"{miss['person']!s:<14}"
         print(f"  {where} rule {rule} person {person} {miss['dialogue']}")
     c = result["calibration"]
+    if c is None:
+        print("calibration: not run (it needs at least 4 dialogues)")
+        return
     print(
         f"calibration: cooperation {c['calibrated_cooperation']}, volunteering "
         f"{c['calibrated_volunteering']} found for users who answered "

@@ -317,3 +317,110 @@ def test_claimed_actions_agreement_bench(tmp_path):
     assert missing.returncode != 0
     assert missing.stderr.count("\n") == 1
     assert "no dataset at" in missing.stderr
+
+
+def _task_dialogues_fixture(root: Path) -> None:
+    """Two made-up task dialogues in the shapes of Taskmaster-4 and Schema-Guided Dialogue."""
+    coffee = [
+        {"speaker": "user", "text": "A large iced latte with oat milk please"},
+        {"speaker": "assistant", "text": "Please confirm the order on the screen."},
+        {"speaker": "user", "text": "Yes, that's right"},
+        {"speaker": "assistant", "text": "It will be ready at the bar."},
+    ]
+    (root / "taskmaster4").mkdir(parents=True)
+    (root / "taskmaster4" / "data_00.json").write_text(
+        json.dumps([{"conversation_id": "c1", "scenario": "coffee", "utterances": coffee}])
+    )
+    said = [
+        ("USER", "I need a cab to the station"),
+        ("SYSTEM", "How many seats?"),
+        ("USER", "I don't mind, any is fine"),
+        ("SYSTEM", "Your cab is booked. Anything else?"),
+        ("USER", "Also find me a cheap hotel in the north"),
+        ("SYSTEM", "The Pines has a room."),
+        ("USER", "Thank you, bye"),
+    ]
+    turns = [{"speaker": who, "utterance": text, "frames": []} for who, text in said]
+    (root / "sgd" / "test").mkdir(parents=True)
+    (root / "sgd" / "test" / "dialogues_001.json").write_text(
+        json.dumps([{"dialogue_id": "1_0", "services": ["Cabs"], "turns": turns}])
+    )
+
+
+def _behaviour_labels(path: Path) -> None:
+    common = {"corrections": 0, "repetitions": 0, "abandoned": False}
+    path.write_text(
+        json.dumps(
+            {
+                "dialogues": [
+                    {
+                        "dialogue": "taskmaster4/data_00.json#c1",
+                        "split": "dev",
+                        **common,
+                        **{"turns": 2, "words_per_message": 6.0, "questions_asked": 0},
+                        **{"agent_questions": 1, "answers": ["direct"], "volunteered": [4, 0]},
+                        "topic_changes": 0,
+                    },
+                    {
+                        "dialogue": "sgd/test/dialogues_001.json#1_0",
+                        "split": "held_out",
+                        **common,
+                        **{"turns": 4, "words_per_message": 5.75, "questions_asked": 0},
+                        "agent_questions": 2,
+                        "answers": ["direct", "direct"],
+                        "volunteered": [1, 0, 3, 0],
+                        "topic_changes": 1,
+                    },
+                ]
+            }
+        )
+    )
+
+
+def _bench_main(script: str):
+    """A bench script's ``main``, loaded in this process (no interpreter to start)."""
+    import importlib.util
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    spec = importlib.util.spec_from_file_location(script, ROOT / "bench" / f"{script}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.main
+
+
+@pytest.mark.parametrize("script", ["user_behaviour_agreement", "mined_facts_agreement"])
+def test_task_dialogue_benches_without_the_datasets_say_how_to_get_them(tmp_path, script):
+    with pytest.raises(SystemExit) as stopped:
+        _bench_main(script)([str(tmp_path / "no"), "--json", str(tmp_path / "out.json")])
+    said = str(stopped.value)
+    assert "\n" not in said
+    assert said.startswith(f"no {tmp_path / 'no'}")
+    assert "google-research-datasets" in said
+
+
+def test_user_behaviour_and_mined_facts_agreement_benches(tmp_path):
+    _task_dialogues_fixture(tmp_path / "data")
+    labels = tmp_path / "behaviour.json"
+    _behaviour_labels(labels)
+    data, out = str(tmp_path / "data"), str(tmp_path / "out.json")
+    result = _bench_main("user_behaviour_agreement")([data, "--labels", str(labels), "--json", out])
+    assert result["agreement"]["all"]["turns"]["n"] == 2
+    assert result["agreement"]["all"]["volunteered_per_message"]["n"] == 6
+    assert result["calibration"] is None  # two dialogues: too few to calibrate
+    facts = tmp_path / "facts.json"
+    mined = [
+        {"dialogue": "taskmaster4/data_00.json#c1", "split": "dev", "asked": [], "volunteered": []},
+        {
+            "dialogue": "sgd/test/dialogues_001.json#1_0",
+            "split": "held_out",
+            "asked": [1, 2],
+            "volunteered": [],
+        },
+    ]
+    facts.write_text(json.dumps({"dialogues": mined}))
+    result = _bench_main("mined_facts_agreement")([data, "--labels", str(facts), "--json", out])
+    assert result["facts"]["all"]["recall"]["n"] == 2
+    assert 0 <= result["facts"]["all"]["precision"]["low"] <= 1
+    assert json.loads(Path(out).read_text())["dialogues"] == 2
