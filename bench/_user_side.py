@@ -1,4 +1,4 @@
-"""The user side of a real task dialogue as a simulated user's turns, and out-of-role variants of it.
+"""The user side of a real task dialogue as a simulated user's turns, and out-of-role variants.
 
 A dialogue between people (`_task_dialogues`) read as adk_eval runs one: the user's
 first message opens the case (``first_message``), and every later user message is a

@@ -424,3 +424,53 @@ def test_user_behaviour_and_mined_facts_agreement_benches(tmp_path):
     assert result["facts"]["all"]["recall"]["n"] == 2
     assert 0 <= result["facts"]["all"]["precision"]["low"] <= 1
     assert json.loads(Path(out).read_text())["dialogues"] == 2
+
+
+def test_user_fidelity_agreement_bench(tmp_path):
+    said = [
+        ["A flat white, please.", "Does the order on the screen look right?", "Yes.", "Soon!"],
+        ["Do you have oat milk?", "Yes, we do."],
+    ]
+    dialogues = [
+        {
+            "conversation_id": f"d{n}",
+            "utterances": [
+                {"speaker": "user" if i % 2 == 0 else "assistant", "text": text}
+                for i, text in enumerate(texts)
+            ],
+        }
+        for n, texts in enumerate(said)
+    ]
+    (tmp_path / "taskmaster4").mkdir()
+    (tmp_path / "taskmaster4" / "data_00.json").write_text(json.dumps(dialogues))
+    labels = tmp_path / "user_fidelity.json"
+    tiny = [
+        {"dialogue": "taskmaster4/data_00.json#d0", "split": "dev", "echo": 1},
+        {"dialogue": "taskmaster4/data_00.json#d1", "split": "held_out", "empty": 1},
+    ]
+    for label in tiny:
+        kind = "echo" if "echo" in label else "empty"
+        label.update(variant={"kind": kind, "turn": 1, "in_role": False}, real_out_of_role=[])
+    labels.write_text(json.dumps({"dialogues": tiny}))
+
+    result = run_bench("user_fidelity_agreement", tmp_path, str(tmp_path), "--labels", str(labels))
+
+    assert result["parts"]["all"]["turns"] == 5  # 2 + 1 real turns, 2 variants
+    assert result["parts"]["all"]["precision"]["hits"] == 2
+    assert result["parts"]["all"]["recall"] == {
+        "hits": 2,
+        "n": 2,
+        "rate": 1.0,
+        "low": 0.342,
+        "high": 1.0,
+    }
+    assert result["disagreements"] == []
+    missing = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "user_fidelity_agreement.py"), str(tmp_path / "no")],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
+    assert missing.returncode != 0
+    assert "github.com/google-research-datasets/Taskmaster" in missing.stderr

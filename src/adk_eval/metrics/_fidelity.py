@@ -9,9 +9,11 @@ the user agents' own session (the prompt each got, and its reply):
 1. **Deterministic checks first.** A user agent that answers without a model
    (`ScriptedUserAgent`, `HumanUserAgent`: its replies carry no model) is
    faithful by construction. Otherwise each turn is flagged when it is empty,
-   when it repeats the agent's words (80 % alike or more), or when it ends the
-   conversation (``</finished>``) before the agent answered anything: when the
-   agent said nothing, or at the agent's first question.
+   when it repeats the agent's words (80 % alike or more, or the agent's whole
+   message of five words or more said again before its own answer; never a
+   goodbye said back), or when it ends the conversation (``</finished>``) before
+   the agent answered anything: when the agent said nothing, or at the agent's
+   first question or request ("Does this look right?", "Please confirm the order").
 2. **Then a judge** (the judge role's model, or `model`) reads the user agent's
    instruction (its persona), the `facts` it was given, what it was told to
    `hold_back`, and its turns, and says per turn whether it stayed in role.
@@ -27,6 +29,7 @@ it to tell an agent's failure from the simulated user's (`EvalResult.attribution
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -58,6 +61,18 @@ offending words of that turn.
 """
 
 _STOP = "</finished>"
+_ASKS = re.compile(
+    r"\?\s*$|\b(?:please|kindly|just)\s+(?:\w+\s+){0,2}"
+    r"(?:confirm|check|review|read|verify|tell|let me know|choose|pick)\b",
+    re.IGNORECASE,
+)
+"""The agent asks the user something: a question, or a request to confirm, check, tell ..."""
+_FAREWELL = re.compile(
+    r"\b(?:good ?bye|bye|see you(?: soon| later)?|take care(?: of yourself)?|enjoy|"
+    r"have (?:yourself )?an? (?:\w+ )?(?:day|evening|night|trip|time|one|weekend)|"
+    r"my pleasure|you'?re (?:very )?welcome|thanks?(?: you)?)\b",
+    re.IGNORECASE,
+)
 
 
 class _Turn(BaseModel):
@@ -110,16 +125,31 @@ def deterministic_problems(turns: Sequence[UserTurn]) -> list[dict[str, Any]]:
         if not turn.reply.strip():
             problem = "empty"
         elif _STOP in turn.reply and (
-            not turn.prompt.strip() or (turn.number == 1 and turn.prompt.rstrip().endswith("?"))
+            not turn.prompt.strip() or (turn.number == 1 and _ASKS.search(turn.prompt))
         ):  # before the agent said anything, or at its first question
             problem = "ended_early"
-        elif words and difflib.SequenceMatcher(None, words, turn.prompt).ratio() >= 0.8:
+        elif words and _repeats(words, turn.prompt):
             problem = "repeated_agent"
         if problem:
             found.append(
                 {"turn": turn.number, "in_role": False, "problem": problem, "quote": words}
             )
     return found
+
+
+def _repeats(words: str, prompt: str) -> bool:
+    """The user says the agent's words again (a goodbye said back is no repeat)."""
+    if len(_FAREWELL.sub(" ", prompt).split()) <= 3:
+        return False
+    if difflib.SequenceMatcher(None, words, prompt).ratio() >= 0.8:
+        return True
+    said, heard = words.lower().split(), prompt.lower().split()
+    if len(heard) < 5:
+        return False
+    block = difflib.SequenceMatcher(None, said, heard, autojunk=False).find_longest_match(
+        0, len(said), 0, len(heard)
+    )
+    return block.a == 0 and block.size >= 0.8 * len(heard)
 
 
 @dataclass
