@@ -19,46 +19,62 @@ apostrophes dropped and a plural "s" cut.
 
 * ``turns``: the user messages. ``words_total`` / ``words_per_message``: their words and
   the mean per message (0.0 without user messages).
-* ``questions_asked``: user messages with a sentence that ends in ``?`` or opens with an
-  interrogative (what, when, where, why, how, who, which, is, are, do, does, can, could,
-  will, would, should, ...). Misses questions without either ("I wonder if it's open");
-  counts imperatives opening with an auxiliary ("Do it now").
-* Agent questions: an agent message with such a sentence. It is *yes/no* when its last
-  asking sentence opens with an auxiliary and has no wh-word and no "(could) you tell /
-  give / provide / share ..."; it *wants a number* when it says how many/much/long,
-  when, what time/date/day, number, date, age, year, time, phone, amount, price. The
-  user's next message answers it, classified by the first rule that holds:
-  a refusing phrase ("I'd rather not", "prefer not", "none of your business", "won't
-  say", "no comment") is ``refusing``; a yes/no word among the reply's first three words,
-  for a yes/no question, is ``direct``; an evasive phrase ("not sure", "don't know",
-  "doesn't matter", "whatever", "no idea", "depends") is ``evasive``; a number or date
-  for a question wanting one, or a content word shared with the question, is
-  ``direct``; a reply of questions only (polite requests "Could you ...", "Please ..."
-  excepted) or opening on a change of subject ("anyway", "by the way", "something
-  else") is ``evasive``; any other reply is ``direct``; no reply (the conversation
+* ``questions_asked``: user messages asking for information: a sentence that ends in
+  ``?`` or opens with an interrogative (what, when, is, do, can, ...), or a request to be
+  told ("tell me the fee", "I'd like to know when it opens", "show me"); a request for
+  an action put as a question ("Can I get a flat white?", "Could you book it?") asks
+  none. Misses questions without these shapes.
+* Agent questions: an agent message with a question, or a sentence asking for a reply
+  without one: a confirmation to check ("Please confirm: ...", "Check the order is
+  right", "Confirming your 10:15 visit"; not "a nurse will confirm it by text"), a
+  statement to agree to ("You'd like 2 tickets"), an offer ("how about X", "if you
+  like"), a request for a value ("let me know your ...", "give me the city"). It is
+  *yes/no* when its asking sentences have no wh-word and the last opens with an
+  auxiliary (and asks for no content: "could you tell me", "do you have a preference")
+  or is a confirmation or offer; it *asks for* as many values as its wh-words or its
+  parts joined by "and"; it *wants a number* when it says how many/much/long, when,
+  what time/date/day, number, date, age, year, time, phone, amount, price; it is *open*
+  when it asks "anything else?". The user's next message answers it, classified by the
+  first rule that holds: a refusing phrase ("I'd rather not", "prefer not", "none of
+  your business", "won't say") is ``refusing``; a yes/no word among the reply's first
+  three words, for a yes/no question, or no preference ("I don't care", "any is fine",
+  "doesn't matter", "I don't mind") is ``direct``; not knowing ("not sure", "don't
+  know", "no idea") or questioning the question ("why do you need that?") is
+  ``evasive``; a number or date for a question wanting one, a content word shared with
+  the question, or any reply to an open question is ``direct``; a reply opening on a
+  change of subject ("anyway", "by the way") is ``evasive``; any other reply, a
+  question back pursuing the goal included, is ``direct``; no reply (the conversation
   ended) is ``none``. ``answered_directly_rate`` is direct / agent questions (None when
-  the agent asked nothing). Misses: a change of subject without a marker word is
-  direct; a "whatever" inside a real answer ("yes, whatever is fastest" to an open
-  question) is evasive.
+  the agent asked nothing): a rate per question asked, so an agent that asks more does
+  not weigh on it. Misses: a change of subject without a marker word is direct.
 * ``corrections``: user messages with a correction phrase ("sorry, I meant", "I meant",
-  "I said", "no, it's", "no, that's", "that's wrong", "not X but Y", "typo") or
-  a sentence opening on "actually" (after at most two of "oh", "wait", "no", "sorry",
-  ...; "I actually like it" is no correction). "Actually, yes/no" replying to a
-  yes/no question is an answer, not a correction (it takes a stance, it fixes nothing);
+  "I said", "I changed my mind", "no, it's", "that's wrong", "not X but Y", "typo"), a
+  reply opening on "no" or "sorry" that gives a value to a yes/no question or a
+  confirmation ("No, make it 4 people"), or a sentence opening on "actually" (after at
+  most two of "oh", "wait", "no", "sorry", ...; "I actually like it" is no correction).
+  "Actually, yes/no" replying to a yes/no question is an answer, not a correction;
   "No, it's 456" replying to "Is it 123?" is both a direct answer and a correction.
-  Misses corrections without such words ("456, not 123" is caught, "456." is not).
-* ``volunteered``: facts the user gave before being asked, counted as items. An item is
-  an e-mail, a number, a month or weekday name, or a proper noun (a run of capitalised
-  words not opening a sentence, other than "I" and stopwords). The first user message
-  counts its items (its greeting and request are not items). A later user message
-  counts when the agent's last message before it asked no question (or the agent has
-  not spoken): its items, or 1 when it has none but at least 8 content words. Misses
-  facts in lowercase names, spelled-out numbers and sentence-opening names ("Anna
-  here"); counts capitalised common words inside a sentence ("my Mac").
-* ``topic_changes``: user messages from the user's third on, with at least 2 content
-  words, sharing none with the agent's last message and the user's previous message, and
-  not a refusal, nor a yes/no or number answer, to the agent's question. Misses a new
-  topic that reuses a word; counts a two-word answer with new words ("Paris, France").
+  Misses corrections without such words ("456." alone).
+* ``volunteered``: fact items the user gave unasked (`_facts.fact_items`): an e-mail, a
+  number, a date or time ("the 9th of March", "Tuesday at 10 am" is one), a proper noun,
+  a count in words ("for two", "forty four dollars"), a constraint in words ("cheap",
+  "in the north", "decaf", "round trip", "with a garage") or a place after a
+  preposition ("to the airport"); an item the agent's message just named (an offered
+  option) or the user already gave is not new. The first user message counts its
+  items; a later one counts all its new items when the agent's last message asked for
+  no value (no question, a yes/no question or confirmation, "anything else?"), else its
+  new items beyond the values asked for. ``volunteered_rate`` is volunteered / the
+  user's chances: their first message and every message the agent left free; None
+  without one. Misses descriptions without a value ("it arrived damaged") and values
+  outside the word lists; counts a word of the lists used otherwise.
+* ``topic_changes``: user messages, from the second on, that open a new goal: one
+  naming a kind of service (a cab, a flight, a song, a payment, ...: `_facts.domains`)
+  the current goal did not name (nor the agent's message just before); after the
+  agent said a task is done ("booked", "was successful"), a request for another; or
+  a message opening on a new-goal marker ("also", "by the way", "I also need") with no
+  word of the agent's message. A closing ("thanks, bye") and a refusal never are; a
+  new attribute of the same goal ("What is the address?") is not. Misses a new goal
+  of a kind outside the list, said without a marker.
 * ``repetitions``: user messages of 3 or more words whose word set has a Jaccard
   similarity of at least 0.8 with an earlier user message's (shorter ones, "yes",
   "thanks", repeat by nature).

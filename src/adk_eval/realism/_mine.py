@@ -4,9 +4,11 @@
 `production.Redactor`) and keeps what a simulated user needs to play it again:
 
 * the **goal**: the user's first message (what they came for), and the starting prompt;
-* the **facts** they gave and when: each later user message that says something (not
-  only "yes", "thanks"), in order, marked *asked* when the agent's message before it
-  asked a question, *volunteered* otherwise;
+* the **facts** they gave and when: each later user message that tells the agent
+  something about the need (`is_fact`: a new value, no preference, a new goal; not a
+  closing, thanks, a bare yes or no, an offered option picked, the user's own question
+  about the item at hand), in order, marked *asked* when the agent's message before it
+  asked (a question, a confirmation, an offer), *volunteered* otherwise;
 * their **manner**, measured by rules on the same behaviour features the realism report
   compares (`UserBehaviour`): words per message (terse under 8, wordy over 25), how often
   they answered the agent's questions directly, how much they volunteered, how many turns
