@@ -13,9 +13,9 @@ from adk_eval.testing import ScriptedLlm
 AGENT_SAYS = ["How can I help you today?", "Anything else I can do?", "Goodbye."]
 
 
-def case(user, metric) -> EvalCase:
+def case(user, metric, name: str = "chat") -> EvalCase:
     return EvalCase(
-        name="chat",
+        name=name,
         agent=LlmAgent(name="desk", model=ScriptedLlm(AGENT_SAYS)),
         first_message="hi",
         user_agents=UserAgents(loop=user),
@@ -70,3 +70,35 @@ async def test_the_judge_gets_persona_facts_and_turns_and_its_verdict_quotes_the
     assert "- the PIN" in prompt
     assert "Turn 1. Agent: How can I help you today?\nUser: My PIN is 1234" in prompt
     assert any(u.role == "judge:user_fidelity" for u in result.usage)
+
+
+async def test_peoples_labels_on_the_judges_verdicts_calibrate_it(tmp_path):
+    from adk_eval import run_eval_suite
+    from adk_eval.reporting import suite_report
+    from adk_eval.reporting._reviews import add_review, judge_calibration, reviews
+    from adk_eval.reporting._store import RunStore
+
+    def judge(request):
+        return json.dumps({"turns": [{"turn": 1, "in_role": True}, {"turn": 2, "in_role": True}]})
+
+    user = modelled("I need a form.", f"No, thanks. {STOP_SIGNAL}")
+    metric = user_fidelity(user, model=ScriptedLlm(responder=judge, model="judge-7"))
+    echo = modelled("How can I help you today?", STOP_SIGNAL)
+    ruled = user_fidelity(echo, model=ScriptedLlm(responder=judge, model="judge-7"))
+    suite = await run_eval_suite([case(user, metric), case(echo, ruled, "echo")], max_concurrency=1)
+    judged, by_rule = (r.metrics["user_fidelity"].value for r in suite.results)
+    assert judged["judge"] == metric.identity()
+    assert judged["judge"]["model"] == "judge-7"
+    assert "judge" not in by_rule  # the rules' verdict is not the judge's
+
+    store = RunStore(tmp_path / "runs.db")
+    store.append(suite_report(suite), command="run")
+    add_review(store, 1, "chat", 0, "user_fidelity", "agree")
+
+    (found,) = judge_calibration(reviews(store))
+    assert (found.metric, found.model, found.labels, found.raw) == (
+        "user_fidelity",
+        "judge-7",
+        1,
+        1.0,
+    )

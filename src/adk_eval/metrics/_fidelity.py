@@ -24,11 +24,14 @@ The verdict is structured (`MetricResult.value`): ``{"faithful": bool, "turns":
 ``acted_as_agent``, ``ended_early``, ``never_ended``, ``repeated_agent``,
 ``empty``. The evidence quotes each offending turn. Failure attribution reads
 it to tell an agent's failure from the simulated user's (`EvalResult.attribution`).
+A verdict the judge gave carries the judge's identity (``value["judge"]``: model and
+instruction hash), so people's labels on it calibrate it as they do an `llm_judge`.
 """
 
 from __future__ import annotations
 
 import difflib
+import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -192,7 +195,21 @@ class UserFidelity:
         if flagged or not self.judge:
             return _result(flagged, "checked by rule")
         verdicts = await self._judge(turns)
-        return _result([v for v in verdicts if not v["in_role"]], "checked by rule and judge")
+        offending = [v for v in verdicts if not v["in_role"]]
+        return _result(offending, "checked by rule and judge", judge=self.identity())
+
+    def identity(self) -> dict[str, str]:
+        """Which judge this is, for calibration: its model and a hash of its instruction.
+
+        People's agree/disagree labels on the judge's verdicts (``adk-eval view``)
+        calibrate it in ``adk-eval judges``, as they do an `llm_judge`'s.
+        """
+        spec = self.model if self.model is not None else default_judge_model()
+        model = spec if isinstance(spec, str) else str(getattr(spec, "model", spec))
+        return {
+            "model": model,
+            "prompt_hash": hashlib.sha256(FIDELITY_INSTRUCTION.encode()).hexdigest()[:12],
+        }
 
     async def _judge(self, turns: Sequence[UserTurn]) -> list[dict[str, Any]]:
         llm = resolve_model(self.model if self.model is not None else default_judge_model())
@@ -217,16 +234,17 @@ class UserFidelity:
         raise ValueError(f"the fidelity judge's reply is not a verdict: {reply[:200]!r}")
 
 
-def _result(offending: list[dict[str, Any]], how: str) -> MetricResult:
+def _result(
+    offending: list[dict[str, Any]], how: str, judge: dict[str, str] | None = None
+) -> MetricResult:
     evidence = [
         f"turn {v['turn']}: {v['problem']}" + (f": {v['quote']!r}" if v.get("quote") else "")
         for v in offending
     ] or [f"the simulated user stayed in role ({how})"]
-    return MetricResult(
-        passed=not offending,
-        value={"faithful": not offending, "turns": offending, "checked": how},
-        evidence=evidence,
-    )
+    value: dict[str, Any] = {"faithful": not offending, "turns": offending, "checked": how}
+    if judge is not None:  # the judge's verdict, so people's labels calibrate it
+        value["judge"] = judge
+    return MetricResult(passed=not offending, value=value, evidence=evidence)
 
 
 def user_fidelity(
