@@ -351,6 +351,17 @@ def test_a_corpus_failure(failed: Failed):
     assert failed.attributed() == failed.party
 
 
+def test_a_rate_limit_that_names_the_api_key_is_the_providers():
+    message = (
+        "429 RESOURCE_EXHAUSTED. {'error': {'code': 429, 'message': \"Quota exceeded for quota "
+        "metric 'Generate Content API requests per minute' for consumer 'api_key:AIza-test'.\"}}"
+    )
+    error = EvalErrorInfo(phase="system", type="ClientError", message=message)
+    found = attribute("error", error, {}, modelled_user=False)
+    assert found is not None
+    assert found.party == "provider"
+
+
 def test_the_corpus_agrees():
     agreed = sum(f.attributed() == f.party for f in CORPUS)
     interval = wilson(agreed, len(CORPUS))

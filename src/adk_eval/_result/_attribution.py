@@ -112,11 +112,11 @@ def _error_party(error: EvalErrorInfo) -> Attribution:
         return Attribution(
             "unknown", f"the harness lost the run ({_short(said)}): re-run the case alone", 0.0
         )
-    if _CONFIGURATION.search(error.message):
-        what = "the provider refused the case's key, permission or model name"
-        return Attribution("setup", f"{what} ({_short(said)})", 0.9)
     if _PROVIDER_TYPES.search(error.type) or _PROVIDER_WORDS.search(error.message):
         return Attribution("provider", f"a model provider failed ({_short(said)})", 0.9)
+    if _CONFIGURATION.search(error.message):  # (a rate limit may name the key it counts)
+        what = "the provider refused the case's key, permission or model name"
+        return Attribution("setup", f"{what} ({_short(said)})", 0.9)
     if error.phase in ("setup", "metric") or error.type in _SETUP_TYPES:
         what = "a metric raised" if error.phase == "metric" else "the case cannot run as written"
         return Attribution("setup", f"{what} ({_short(said)})", 0.95)
