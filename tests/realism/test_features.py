@@ -180,6 +180,7 @@ def answer_of(question: str, reply: str | None) -> str:
         ("What size?", "Which sizes do you have?", "direct"),  # a clarifying question
         # evasive: a dodge phrase, a question back, a change of subject
         ("What is your date of birth?", "Not sure", "evasive"),
+        ("Is it urgent?", "not sure, does that matter?", "evasive"),  # "sure" is no yes here
         # no preference is an answer: "whatever you think", "doesn't matter", "any is fine"
         ("Which plan do you prefer?", "whatever you think", "direct"),
         ("Which plan do you prefer?", "It doesn't matter to me", "direct"),

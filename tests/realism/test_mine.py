@@ -84,6 +84,26 @@ def test_closings_thanks_and_the_users_own_questions_are_not_facts():
     assert "Thank you" not in scenario.plan()
 
 
+def test_an_answer_to_a_question_for_a_value_is_a_fact_even_without_a_listed_value():
+    events = [
+        user_event("I've got chest pain"),
+        text_event("desk", "When did it start, and does it spread anywhere?"),
+        user_event("It's crushing and it goes down my left arm"),  # a description: a fact
+        text_event("desk", "How about a call back from a nurse?"),  # an offer: yes or no
+        user_event("That sounds good"),  # taking the offer: no fact
+        text_event("desk", "You would like a call back at 5 pm, correct?"),
+        user_event("Yes, that's right"),  # a confirmation: no fact
+    ]
+    session = Session(id="s4", app_name="clinic", user_id="ann", events=events, state={})
+
+    scenario = mine_session(session)
+
+    assert scenario is not None
+    assert [(fact.text, fact.asked) for fact in scenario.facts] == [
+        ("It's crushing and it goes down my left arm", True)
+    ]
+
+
 @pytest.mark.parametrize(
     ("words", "turns", "expected"),
     [

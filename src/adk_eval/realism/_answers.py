@@ -46,6 +46,7 @@ _EVASIVE = re.compile(
     r"\b(?:not sure|unsure|(?:don'?t|do not) know|dunno|no idea|who knows|hard to say|"
     r"depends|never mind|nevermind|(?:don'?t|do not) (?:have|remember) (?:it|that))\b"
 )
+_NOT_SURE = re.compile(r"^\W*(?:i'?m |i am )?(?:not sure|unsure)\b")
 _WHY = re.compile(
     r"^why\W*$|\b(?:why (?:do|does|would|should|is)|what for\b|does (?:it|that) matter|"
     r"is (?:it|that) (?:necessary|needed|required))"
@@ -103,6 +104,8 @@ def classify_answer(question: Question, reply: str | None) -> Answer:
     text = _lower(reply)
     if _REFUSING.search(text):
         return "refusing"
+    if _NOT_SURE.match(text):  # "not sure" opens on no yes
+        return "evasive"
     if (question.yes_no and opens_yes_no(text)) or no_preference(text):
         return "direct"
     if _EVASIVE.search(text) or _WHY.search(text):

@@ -35,10 +35,11 @@ from google.adk.evaluation.simulation.user_simulator_personas import UserBehavio
 from google.adk.events import Event
 from google.adk.sessions import Session
 
+from ._answers import dodges_or_refuses
 from ._facts import domains, fact_items, is_closing, new_goal_marker, no_preference
 from ._features import UserBehaviour, features
 from ._messages import conversation
-from ._text import question_in
+from ._text import is_question, question_in, sentences
 
 __all__ = ["MinedFact", "MinedScenario", "is_fact", "mine_session"]
 
@@ -210,31 +211,43 @@ def _user_messages(events: Sequence[Event], user: str) -> list[tuple[bool, str, 
         if not by_user:
             agent = text
             continue
-        asked = question_in(agent, prompts=True) is not None
+        question = question_in(agent, prompts=True)
         new = [item for item in fact_items(text) if item not in said and item not in agent.lower()]
         named = domains(text) - domains(agent)
         opens = bool(found) and bool(named - goal or new_goal_marker(text))
-        found.append((asked, text, is_fact(text, new, opens)))
+        answers = question is not None and not question.yes_no and not question.open_ended
+        found.append((question is not None, text, is_fact(text, new, opens, answers=answers)))
         said.update(new)
         goal = named if opens else goal | named
         agent = ""
     return found
 
 
-def is_fact(text: str, new_items: Sequence[str], opens_goal: bool) -> bool:
+def is_fact(
+    text: str, new_items: Sequence[str], opens_goal: bool, *, answers: bool = False
+) -> bool:
     """Whether a user message tells the agent something about the need.
 
     A fact gives a new value (not one the agent just offered, nor one said before), says
-    there is no preference, or opens a new goal. Closings and thanks, a bare yes or no,
+    there is no preference, opens a new goal, or (`answers`) replies to the agent's
+    question for a value without dodging or refusing it ("It's crushing, down my left
+    arm" to "Where is the pain?"). Closings and thanks, a bare yes or no,
     picking an offered option, a rejection without a detail and the user's own questions
     about the item at hand are not facts (a question is one when it opens a goal or gives
     a value: "Is there one on Sunday?").
     """
     if not says_something(text) or is_closing(text):
         return False
-    if opens_goal:
+    answered = answers and not dodges_or_refuses(text) and not only_asks(text)
+    if opens_goal or answered:
         return True
     return bool(new_items) or no_preference(text)
+
+
+def only_asks(text: str) -> bool:
+    """Whether every sentence of a message is a question (the user asking, not telling)."""
+    found = sentences(text)
+    return bool(found) and all(is_question(sentence) for sentence in found)
 
 
 def says_something(text: str) -> bool:

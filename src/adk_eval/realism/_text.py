@@ -77,9 +77,11 @@ _CONFIRM = re.compile(
     r"with your permission\b|^you(?:'d| would) like\b|^you want\b|should i\b)"
 )
 _ASK_VALUE = re.compile(
-    r"\b(?:let me know (?!if)|(?:i'?ll|i will|i) need (?:to know|your)\b|start by giving\b|"
-    r"(?:give|tell) me\b)"
+    r"\b(?:let me know (?!if)|(?:i'?ll|i will|i) need (?:to know|your)\b(?! confirmation)|"
+    r"start by giving\b|(?:give|tell) me\b)"
 )
+_STATING = word_set("you you'd you're so that that's this it it's its okay ok then alright great")
+_OFFER = re.compile(r"\b(?:how|what) about\b")
 _RECEIPT = re.compile(r"\b(?:e-?mail|receipt|text message|by text|sms)\b")
 _ANYTHING_ELSE = re.compile(
     r"\b(?:anything|something) else\b|\b(?:help|assist) (?:you )?(?:further|with)\b|"
@@ -175,15 +177,14 @@ def question_in(text: str, *, prompts: bool = False) -> Question | None:
     last = asking[-1].lower()
     last_words = words(last)
     joined = " ".join(asking).lower()
-    confirms = prompts and not is_question(last) and not _ASK_VALUE.search(last)
-    yes_no = not _WH.intersection(words(joined)) and (
-        confirms
-        or (
-            bool(last_words)
-            and last_words[0] in AUXILIARIES
-            and not _CONTENT_REQUEST.search(last)
-            and not _ASK_VALUE.search(joined)
-        )
+    confirms = prompts and not _ASK_VALUE.search(last) and bool(_CONFIRM.search(last))
+    offers = prompts and bool(_OFFER.search(last))  # "How about X?": take it or not
+    stated = prompts and bool(last_words) and last_words[0] in _STATING  # "So 2 seats?"
+    yes_no = offers or (
+        not _WH.intersection(words(joined))
+        and not _CONTENT_REQUEST.search(last)
+        and not _ASK_VALUE.search(joined)
+        and (confirms or stated or (bool(last_words) and last_words[0] in AUXILIARIES))
     )
     slots = 0 if yes_no else sum(_slots(sentence) for sentence in asking)
     return Question(
