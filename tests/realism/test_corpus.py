@@ -6,7 +6,7 @@ questions (a question, an offer, a confirmation to check), how each was answered
 facts volunteered (constraints in words count: "cheap", "for two"), the topic changes (a
 new goal, not a new detail of the same goal) and the corrections. ``limit`` marks a known
 miss of the rules (a strict xfail). `test_the_corpus_agrees` holds the agreement per
-feature at the figures reached.
+feature at the figures reached: every dialogue but the known misses.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ class Dialogue:
     volunteered: int
     topic_changes: int = 0
     corrections: int = 0
+    questions_asked: int = 0
     limit: dict[str, str] = field(default_factory=dict)  # feature -> why the rules miss
 
     def events(self) -> list[Event]:
@@ -41,6 +42,39 @@ class Dialogue:
 
 
 CORPUS: tuple[Dialogue, ...] = (
+    Dialogue(
+        "an information request put as a request for an action",
+        (
+            "What's the weather in Leeds tomorrow?",
+            "Sunny, 18 degrees.",
+            "Could you check the wind too?",
+            "Light wind from the west.",
+        ),
+        agent_questions=0,
+        answers=(),
+        volunteered=2,
+        questions_asked=2,
+        limit={"questions_asked": "'Could you check ...' reads as a request for an action"},
+    ),
+    Dialogue(
+        "a description without a value, and a new goal outside the list of services",
+        (
+            "My parcel never came",
+            "I see it was sent on Monday.",
+            "It arrived today but the box was soaked and the lamp inside is broken",
+            "I'm sorry. I can send a new lamp.",
+            "Thanks. Can you renew my library card as well?",
+            "Done.",
+        ),
+        agent_questions=0,
+        answers=(),
+        volunteered=2,
+        topic_changes=1,
+        limit={
+            "volunteered": "the damage is a fact without a listed value (today is counted)",
+            "topic_changes": "a library card is no service in the list and 'as well' no marker",
+        },
+    ),
     Dialogue(
         "no preference answers a question",
         (
@@ -85,6 +119,7 @@ CORPUS: tuple[Dialogue, ...] = (
         agent_questions=0,
         answers=(),
         volunteered=3,
+        questions_asked=2,
     ),
     Dialogue(
         "constraints in words are volunteered facts",
@@ -113,6 +148,7 @@ CORPUS: tuple[Dialogue, ...] = (
         agent_questions=2,
         answers=("evasive", "direct"),
         volunteered=0,
+        questions_asked=1,
     ),
     Dialogue(
         "a relevant question back answers an offer",
@@ -127,6 +163,7 @@ CORPUS: tuple[Dialogue, ...] = (
         agent_questions=1,
         answers=("direct",),
         volunteered=2,
+        questions_asked=1,
     ),
     Dialogue(
         "a confirmation to check is a question",
@@ -171,6 +208,7 @@ CORPUS: tuple[Dialogue, ...] = (
         answers=("direct", "direct"),
         volunteered=2,
         topic_changes=2,
+        questions_asked=1,
     ),
     Dialogue(
         "goodbyes and thanks volunteer nothing",
@@ -229,6 +267,7 @@ CORPUS: tuple[Dialogue, ...] = (
         answers=("evasive", "direct"),
         volunteered=0,
         topic_changes=1,
+        questions_asked=1,
     ),
 )
 
@@ -246,6 +285,7 @@ def _values(found: UserBehaviour) -> dict[str, object]:
         "volunteered": found.volunteered,
         "topic_changes": found.topic_changes,
         "corrections": found.corrections,
+        "questions_asked": found.questions_asked,
     }
 
 
@@ -256,10 +296,18 @@ def _expected(dialogue: Dialogue) -> dict[str, object]:
         "volunteered": dialogue.volunteered,
         "topic_changes": dialogue.topic_changes,
         "corrections": dialogue.corrections,
+        "questions_asked": dialogue.questions_asked,
     }
 
 
-FEATURES = ("agent_questions", "answers", "volunteered", "topic_changes", "corrections")
+FEATURES = (
+    "agent_questions",
+    "answers",
+    "volunteered",
+    "topic_changes",
+    "corrections",
+    "questions_asked",
+)
 
 CASES = [
     pytest.param(
