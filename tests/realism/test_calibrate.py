@@ -148,3 +148,24 @@ def test_users_with_no_preference_calibrate_as_cooperative():
     candidates = grid(volunteering=(0.0,), verbosity=(1,))  # the answers as they were
     found = calibrate([no_preference(i) for i in range(40)], candidates)
     assert found.best.cooperation == 1.0
+
+
+def test_a_replayed_user_answers_questions_asked_through_a_long_running_tool():
+    from adk_eval.testing import function_response_event, tool_call_event
+
+    asked = {"question": "Which days suit you?"}
+    session = Session(
+        id="lr",
+        app_name="clinic",
+        user_id="u",
+        events=[
+            user_event("I need a blood test"),
+            tool_call_event("desk", "ask", asked, call_id="q1", long_running=True),
+            function_response_event("user", "ask", {"result": "Tuesday mornings"}, call_id="q1"),
+            text_event("desk", "Booked for Tuesday."),
+        ],
+    )
+    dodging = features(replay_with(session, PersonaSettings(cooperation=0.0), random.Random(0)))
+    assert (dodging.agent_questions, dodging.answers_evasive) == (1, 1)
+    answering = PersonaSettings(cooperation=1.0, verbosity=1)
+    assert features(replay_with(session, answering, random.Random(0))).answers_direct == 1

@@ -17,7 +17,10 @@ a simulated user's instruction). `replay_with(session, settings, rng)` plays a s
 conversation again with a user that follows the settings exactly, against the agent's
 recorded messages: the first message is kept, each later answer is the real user's own
 (so its content is real) or a dodge, an acknowledgement, a mistake, as the settings
-draw. It needs no model, so calibration (`_calibrate`) can try many settings.
+draw. A question asked through a long-running tool is answered the same way, as that
+call's function response (``{"result": ...}``), and the agent's confirmations and offers
+are questions, as the behaviour features read them. It needs no model, so calibration
+(`_calibrate`) can try many settings.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from google.adk.sessions import Session
 from google.genai import types
 
 from ._answers import dodges_or_refuses
+from ._messages import conversation
 from ._mine import says_something
 from ._text import question_in
 
@@ -88,11 +92,6 @@ def grid(
     ]
 
 
-def _text(event: Event) -> str:
-    parts = (event.content.parts if event.content else None) or []
-    return " ".join(part.text for part in parts if part.text and not part.thought).strip()
-
-
 def _is_fact(text: str) -> bool:
     """Whether a real user's message gives something (not a dodge, a refusal, small talk)."""
     lowered = text.lower()
@@ -108,16 +107,32 @@ def _said(text: str, settings: PersonaSettings) -> str:
     return " ".join([*words, *_TAIL][: max(settings.verbosity, len(words))])
 
 
+def _message(event: Event, asking: set[str]) -> str:
+    """What `event` says as a message (`_messages`), with `asking` the questions asked so far.
+
+    Its text, or a long-running tool's question, or the user's answer to one.
+    """
+    return " ".join(text for _, text in conversation([_asking(asking), event], "user"))
+
+
+def _asking(ids: set[str]) -> Event:
+    """A stand-in event that asked the questions `ids` (so their answers read as messages)."""
+    calls = [types.Part(function_call=types.FunctionCall(id=i, name="ask")) for i in ids]
+    return Event(author="agent", long_running_tool_ids=set(ids), content=types.Content(parts=calls))
+
+
 def replay_with(session: Session, settings: PersonaSettings, rng: random.Random) -> list[Event]:
     """The conversation's events with its user side played by `settings` (see the module doc)."""
-    facts = [t for e in session.events if e.author == "user" and _is_fact(t := _text(e))][1:]
+    said = [text for by_user, text in conversation(session.events, "user") if by_user]
+    facts = [text for text in said if _is_fact(text)][1:]
     events: list[Event] = []
     started = asked = False
-    sent, pending = 0, ""
+    sent, pending, asking = 0, "", set[str]()
     for event in session.events:
-        text = _text(event)
+        text = _message(event, asking)
         if event.author != "user":
             events.append(event)
+            asking |= set(event.long_running_tool_ids or ())
             asked = asked or question_in(text, prompts=True) is not None
             continue
         if not text:
@@ -156,6 +171,18 @@ def _mistake(settings: PersonaSettings, rng: random.Random, facts: list[str]) ->
 
 
 def _user(text: str, like: Event) -> Event:
+    """The user saying `text` where `like` spoke: a text, or the answer to an ``ask`` call."""
+    parts = (like.content.parts if like.content else None) or []
+    answered = next((p.function_response for p in parts if p.function_response), None)
+    if answered is not None:
+        response = types.FunctionResponse(
+            id=answered.id, name=answered.name, response={"result": text}
+        )
+        return Event(
+            author="user",
+            invocation_id=like.invocation_id,
+            content=types.Content(role="user", parts=[types.Part(function_response=response)]),
+        )
     return Event(
         author="user",
         invocation_id=like.invocation_id,
