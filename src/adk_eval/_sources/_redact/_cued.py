@@ -55,23 +55,32 @@ DATE = (
 )
 """A calendar date: numeric (either order, any separator), or with the month's name."""
 
-_TOKEN = r"(?:[A-Z][a-z]*(?:['\u2019-][A-Z]?[a-z]+)*|[A-Z][a-z]*[A-Z][a-z]+|[A-Z]\.)"
+_TOKEN = r"(?:[A-Z]\.(?=\s)|[A-Z][a-z]*[A-Z][a-z]+|[A-Z][a-z]*(?:['\u2019-][A-Z]?[a-z]+)*)"
 _PARTICLE = r"(?:van|von|de|da|del|der|di|le|la|bin|al|el|dos|du)"
 _NAME = rf"{_TOKEN}(?:\s(?:{_PARTICLE}\s)?{_TOKEN}){{0,3}}"
 _LOWER_NAME = r"[a-z][a-z'\u2019-]+(?:\s[a-z][a-z'\u2019-]+){0,2}"
-_TITLE = r"(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof)\.?"
+_TITLE = r"(?:Mr|Mrs|Ms|Mx|Dr|Prof)\.?"  # not "Miss": "Miss Me More" is a song
 _RELATIVE = (
     r"(?:husband|wife|son|daughter|partner|friend|mother|father|mom|mum|dad|brother|sister"
     r"|boss|colleague|fianc[eé]e?|boyfriend|girlfriend|kid|child|guest|grandma|grandpa"
     r"|grandmother|grandfather|aunt|uncle|cousin|niece|nephew|roommate|coworker)"
 )
+# "name" is a cue for a person's name after a person's word ("my name", "last name") or
+# as a form's label; an event's, a song's or an alarm's name is not.
 _STRONG = re.compile(
-    r"\b(?:(?:full|first|last|middle|maiden|family|given|sur)\s?name|(?<!user )(?<!file )name)"
-    r"(?:'s|\s(?:is|was|will be|would be)|:|\s-|,)?\s+(?:(?:it's|its)\s+)?",
+    r"(?:\b(?:(?:full|first|last|middle|maiden|family|given|sur)\s?name"
+    r"|(?:my|his|her|their|our|your|passenger's|guest's|patient's)\s(?:full\s)?name)"
+    r"(?:'s|\s(?:is|was|will be|would be)|:|\s-|,)?|(?:^|\n|(?<=[.!?]\s))\s*name\s?:)"
+    r"\s*(?:(?:it's|its)\s+)?",
     re.IGNORECASE,
 )
+_SAID = re.compile(r"(?:is|was|be|:|'s|its)\s*$", re.IGNORECASE)  # a lower-case name may follow
+# "this is", "it's", "I'm" are as often before a film, a place or "OK": a name after them
+# must end its clause (`_ENDS`), and "This Is" in title case is a title, not a cue.
+_PLAIN = re.compile(r"\b(?:this is|it's|it is|i'm|i am)\s+", re.IGNORECASE)
+_ENDS = re.compile(r"\s*(?:$|[.,!?;:)\n-]|(?:calling|speaking|here|from|again)\b)", re.IGNORECASE)
 _WEAK = re.compile(
-    rf"(?:\b(?:this is|it's|it is|i'm|i am|im|call me|under(?: the name)?(?: of)?|ask for"
+    rf"(?:\b(?:call me|under(?: the name)?(?: of)?|ask for"
     rf"|passenger(?: is)?|(?:my|our|his|her) {_RELATIVE}(?:'s name is|,| is| named)?)"
     rf"|\b{_TITLE}|\b(?:send|sent|transfer|pay|paid|wire|give|owe)\b[^.?!\n]{{0,40}}?\bto"
     rf"|\bbook(?:ing)?(?: it| a table| a room| this| that| the table)? for"
@@ -79,7 +88,7 @@ _WEAK = re.compile(
     re.IGNORECASE,
 )
 _SIGN_OFF = re.compile(
-    r"(?:^|\n|[.!]\s)\s*(?:thanks|thank you|best|regards|best regards|kind regards|cheers"
+    r"(?:^|\n|[.!?]\s)\s*(?:thanks|thank you|best|regards|best regards|kind regards|cheers"
     r"|sincerely|yours|love|warmly)\s*[,!.-]?\s*(?:\n\s*|\s)",
     re.IGNORECASE,
 )
@@ -137,16 +146,16 @@ _ASKS = {
 }
 _BIRTH = re.compile(
     r"\b(?:date of birth|birth ?date|birthday|d\.?o\.?b\.?|born(?: on)?)"
-    r"(?:\s?(?:is|was|:|-|=|on|of)\s?)*(?:\s(?:the)\s)?\s*",
+    r"(?:\s?(?:is|was|:|-|=|on|of)\s?)*\s*",  # 'the' stays: "the 2nd of May" is the date
     re.IGNORECASE,
 )
 _DATE = re.compile(DATE, re.IGNORECASE)
 _REFERENCE_CUE = re.compile(
     r"\b(?:(?P<order>order|confirmation|reservation|booking|reference|ref|tracking|ticket"
     r"|invoice|transaction|pnr|record locator|locator|claim)"
-    r"|(?P<account>account|acct|user|customer|member|membership|loyalty|policy|patient"
+    r"|(?P<account>account|acct|user|customer|membership|member|loyalty|policy|patient"
     r"|subscriber|frequent flyer))"
-    r"(?:\s?(?:number|no\.?|num|#|id|code|ref(?:erence)?|is|was|:|-|=|it's|will be))*\s*",
+    r"(?:\s?(?:number|no\b\.?|num|#|id|code|ref(?:erence)?|is|was|:|-|=|it's|will be))*\s*",
     re.IGNORECASE,
 )
 _REFERENCE = re.compile(r"#?[A-Za-z0-9][A-Za-z0-9_/-]*[A-Za-z0-9]|#?\d{5,}")
@@ -154,7 +163,7 @@ _NOT_REFERENCE = re.compile(
     rf"^(?:\d{{1,2}}(?::\d\d)?(?:[ap]m)?|\d+(?:st|nd|rd|th)|{DATE}[\w-]*|\d{{1,3}}(?:[.,]\d+)+)$",
     re.IGNORECASE,
 )
-_NAME_AT = re.compile(_NAME)
+_NAME_AT = re.compile(_NAME + r"(?![\w'\u2019])")
 _LOWER_NAME_AT = re.compile(_LOWER_NAME)
 
 
@@ -170,18 +179,31 @@ def find_names(text: str, before: str = "") -> list[Cued]:
     """Names after a cue in the text, a sign-off, or at the start of an answer to 'name?'."""
     found: list[Cued] = []
     for cue in _STRONG.finditer(text):
-        found.extend(_name_at(text, cue.end(), lower=True))
+        found.extend(_name_at(text, cue.end(), lower=bool(_SAID.search(cue.group()))))
     for cue in _WEAK.finditer(text):
         found.extend(_name_at(text, cue.end(), lower=False))
+    for cue in _PLAIN.finditer(text):
+        if not cue.group().startswith("This Is"):
+            found.extend(_ending(text, _name_at(text, cue.end(), lower=False)))
     for cue in _SIGN_OFF.finditer(text):
         name = _name_at(text, cue.end(), lower=False)
-        if name and not text[name[0].end :].strip(" .!\n"):
+        if (
+            "\n" in cue.group().lstrip() or not text[name[0].end :].strip(" .!\n")
+            if name
+            else False
+        ):
             found.extend(name)
     for match in _HERE.finditer(text):
         found.extend(_name_at(text, match.start(1), lower=False))
     if "name" in asked(before):
-        found.extend(_name_at(text, _PREAMBLE.match(text).end(), lower=True))  # type: ignore[union-attr]
+        at = _PREAMBLE.match(text).end()  # type: ignore[union-attr]
+        found.extend(_ending(text, _name_at(text, at, lower=True)))
     return found
+
+
+def _ending(text: str, names: list[Cued]) -> list[Cued]:
+    """The names that end their clause ("It's Ana." yes, "It's Thriller and ..." no)."""
+    return [name for name in names if _ENDS.match(text, name.end)]
 
 
 def _name_at(text: str, at: int, *, lower: bool) -> list[Cued]:
@@ -191,8 +213,8 @@ def _name_at(text: str, at: int, *, lower: bool) -> list[Cued]:
         words = match.group().split()
         while words and words[-1].rstrip(".") in NAME_STOP:
             words.pop()
-        if not words or words[0].rstrip(".") in NAME_STOP:
-            return []
+        if not words or words[0].rstrip(".") in NAME_STOP or words[-1][-2:] in ("'s", "\u2019s"):
+            return []  # a stop word, or a possessive: "Mom's Cafe" is a place
         end = at + len(" ".join(words))
         return [Cued(at, end, "name", " ".join(words).lower())]
     if not lower:

@@ -12,8 +12,9 @@ what an evaluation measures, so every candidate is checked beyond its shape:
   separated groups: 10 to 12 digits led by a trunk ``0``, 9 to 12 with a
   parenthesized area code, or the North American 3-3-4 with valid area and exchange
   codes; or unbroken (``4155552671``, ``07700900123``) when Google's libphonenumber
-  (`phonenumbers`) finds it valid in the North American plan or, led by ``0``, in
-  one of eight countries' plans.
+  (`phonenumbers`, the ``redact`` extra) finds it valid in the North American plan
+  or, led by ``0``, in one of eight countries' plans (without the extra, unbroken
+  national numbers are left: ten digits in a row are as often an order number).
 * card: 13 to 19 digits, contiguous or in groups of 3 to 6 led by 4 (the last
   group may be 2: ``3600 1234 5678 90``), that pass the Luhn check and do not
   start with 0.
@@ -24,8 +25,9 @@ what an evaluation measures, so every candidate is checked beyond its shape:
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 __all__ = [
     "Found",
@@ -35,6 +37,7 @@ __all__ = [
     "find_phones",
     "iban_valid",
     "luhn_valid",
+    "phonenumbers_module",
 ]
 
 
@@ -181,10 +184,21 @@ def find_phones(text: str) -> list[Found]:
     return found
 
 
+@functools.cache
+def phonenumbers_module() -> Any | None:
+    """Google's libphonenumber (the ``redact`` extra), imported once; None when not installed."""
+    try:
+        import phonenumbers  # 30 ms: only once a text has 10 or 11 digits in a row
+    except ImportError:
+        return None
+    return phonenumbers
+
+
 def _valid_somewhere(digits: str) -> bool:
     """Whether unbroken digits are a valid national number of one of `_REGIONS`."""
-    import phonenumbers  # 30 ms: only for a text with 10 or 11 digits in a row
-
+    phonenumbers = phonenumbers_module()
+    if phonenumbers is None:
+        return False  # without the extra, an unbroken national number is not told from an id
     regions = _REGIONS[1:] if digits[0] == "0" else _REGIONS[:1]
     for region in regions:
         try:

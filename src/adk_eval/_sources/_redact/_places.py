@@ -115,7 +115,7 @@ _PROVIDERS_WORDS = (
 _PROVIDERS = _PROVIDERS_WORDS.split()
 _DOT = r"(?:\s(?:dot|period)\s|\s?\[dot\]\s?|\s?\(dot\)\s?|\.)"
 _JOIN = r"(?:\s(?:dot|period|underscore|dash|hyphen)\s|\s?\[dot\]\s?|\.|_|-)"
-_AT = r"(?:\s(?:at)\s|\s?\[at\]\s?|\s?\(at\)\s?|\s@\s)"
+_AT = r"(?P<at>\s(?:at)\s|\s?\[at\]\s?|\s?\(at\)\s?|\s@\s)"
 _SPOKEN = re.compile(
     rf"(?<![\w.@-])(?P<box>[a-z0-9]+(?:{_JOIN}[a-z0-9]+)*(?:\s\d{{1,4}})?){_AT}"
     rf"(?P<domain>[a-z0-9][a-z0-9-]*(?:{_DOT}[a-z0-9][a-z0-9-]*)*{_DOT}(?:{_TLDS}))(?![\w@-])",
@@ -134,7 +134,9 @@ def find_spoken_emails(text: str) -> list[Place]:
         box, domain = _written(match.group("box")), _written(match.group("domain"))
         plain = re.fullmatch(r"[a-z0-9]+", box, re.IGNORECASE) is not None
         spoken_domain = re.search(r"\s(?:dot|period)\s|\[dot\]|\(dot\)", match.group("domain"))
-        if plain and domain.split(".")[0].lower() not in _PROVIDERS and not spoken_domain:
+        bracketed = match.group("at").strip() in ("[at]", "(at)")
+        known = domain.split(".")[0].lower() in _PROVIDERS
+        if plain and not (known or spoken_domain or bracketed):
             continue
         found.append(Place(match.start(), match.end(), f"{box}@{domain}".lower()))
     return found

@@ -9,9 +9,9 @@ is replaced in both messages by its one marker.
 
 Only the two sides of the seam are read (`WINDOW` characters each), only when
 one of them holds a digit, an ``@`` or a spoken "at"/"dot" (the kinds people
-split are numbers and addresses), and without a space only where the seam cuts
-digits or an address at its ``@`` or a dot: so two messages never make a value
-out of words that each ended and began a sentence.
+split are numbers and addresses); joined without a space only when joined with
+one finds nothing across the seam. Only a value that crosses the seam is taken
+from the joined text: what lies in one message is that message's to find.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ WINDOW = 60
 """How many characters on each side of the seam are read."""
 
 _WORTH_A_LOOK = re.compile(r"[\d@]|\b(?:at|dot)\b", re.IGNORECASE)
-_GLUE = re.compile(r"\d|[@.]")
 
 
 class Cut(NamedTuple):
@@ -60,10 +59,7 @@ def split_values(
     if not tail or not head or not _WORTH_A_LOOK.search(f"{tail[-20:]} {head[:20]}"):
         return [], []
     offset, lead = len(first) - len(first[-WINDOW:]), len(second[:WINDOW]) - len(head)
-    joiners = [" "]
-    if _GLUE.match(tail[-1]) and _GLUE.match(head[0]):
-        joiners.append("")
-    for joiner in joiners:
+    for joiner in (" ", ""):
         seam = len(tail)
         pieces_first, pieces_second = [], []
         for start, end, kind, key in find(tail + joiner + head, before):
