@@ -137,18 +137,20 @@ def real_text(root: Path, redactor: Redactor, limit: int | None) -> dict[str, An
         session = Session(id="s", app_name="bench", user_id="u", events=events)
         clean, counts = redact_session(session, redactor)
         redacted_kinds.update(counts.occurrences)
+        before = ""
         for (_, text, slots), event in zip(turns, clean.events, strict=True):
             after = event.content.parts[0].text
-            if after == text and not slots:
-                tokens.update(_ordinary(text, slots)[1])
-                continue
             spans, classes = _ordinary(text, slots)
             tokens.update(classes)
-            for (start, end), cls in zip(spans, classes, strict=True):
-                if after != text and not _whole(text[start:end], text, after):
-                    touched[cls] += 1
-                    examples.append({"dialogue": name, "class": cls, "token": text[start:end]})
+            if after != text:
+                replaced = _replaced(redactor, text, before)
+                for (start, end), cls in zip(spans, classes, strict=True):
+                    hit = [r for r in replaced if r.start < end and start < r.end]
+                    if hit:
+                        touched[cls] += 1
+                        examples.append(_touched(name, cls, text, (start, end), hit[0]))
             _real_values(text, after, slots, personal, personal_found, personal_missed, name)
+            before = text
     return {
         "dialogues": count,
         "ordinary_tokens": dict(tokens),
@@ -199,14 +201,22 @@ def _at(text: str, slot: dict[str, Any]) -> str:
     return text[slot["start"] : slot["exclusive_end"]]
 
 
-def _whole(token: str, before: str, after: str) -> bool:
-    """Whether `token` is still in the redacted text as often as it was, as a token of its own.
+def _replaced(redactor: Redactor, text: str, before: str) -> list[Any]:
+    """What redaction replaces in a turn (read with the turn before, where it can be)."""
+    try:
+        return list(redactor.find(text, before))
+    except TypeError:  # a redactor of before the message before was read
+        return list(redactor.find(text))  # type: ignore[call-arg]
 
-    Counted where it stands alone (not inside a longer number: the "3" of a phone
-    number that was rightly replaced is no ordinary "3" touched).
-    """
-    alone = re.compile(rf"(?<![\w.,/:-]){re.escape(token)}(?![\w/:-]|[.,]\d)")
-    return len(alone.findall(after)) >= len(alone.findall(before))
+
+def _touched(name: str, cls: str, text: str, token: tuple[int, int], span: Any) -> dict[str, Any]:
+    return {
+        "dialogue": name,
+        "class": cls,
+        "token": text[token[0] : token[1]],
+        "kind": span.kind,
+        "replaced": text[span.start : span.end],
+    }
 
 
 def _real_values(

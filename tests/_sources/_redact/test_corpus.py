@@ -112,6 +112,7 @@ CASES = [
     Case("name", "send $40 to Priya", "Priya"),
     Case("name", "call me Jonas", "Jonas"),
     Case("name", "the passenger is Mei Chen", "Mei Chen"),
+    Case("name", "An appointment with Dr. Lee And Dr. Ng at 10 am?", "Lee Ng"),
     Case("name", "my name's de la Cruz", "de la Cruz", limit="a lower-case particle first"),
     Case("name", "Ana will bring the forms", "Ana", limit="a name nobody introduces needs a model"),
     # street addresses
@@ -179,10 +180,21 @@ KEEP = [
     "Play Miss You Much by Janet Jackson.",
     "Call it dentist visit on the calendar.",
     "The album This Is Acting came out in 2016.",
+    "That's perfect.",
+    "It's Union Square.",
+    "it is Baseball.",
+    "It is Jazz from 1998.",
+    "Send 1790 bucks their way.",
+    "We walked 12 miles down the road.",
 ]
 
 KEEP_KNOWN = [  # known false positives: (text, why)
-    ("It is Jazz from 1998.", "reads as 'It's Ana from accounting': a name then 'from'"),
+    ("Would you like Dr. Strangelove or Vertigo?", "a film named like a doctor"),
+]
+KEEP_ANSWERS = [  # (the agent's question, an answer with no name in it)
+    ("Shall I use the name on the card?", "That's fine."),
+    ("Could I have your name, please?", "Sorry, why do you need it?"),
+    ("What's your last name?", "I'd rather not say."),
 ]
 
 
@@ -215,7 +227,7 @@ HELD = {  # the recall each kind reaches on the corpus (known misses included)
     "id": 1.0,
     "account": 1.0,
     "order": 1.0,
-    "name": 15 / 17,
+    "name": 16 / 18,
     "address": 9 / 10,
     "birth_date": 1.0,
 }
@@ -290,3 +302,8 @@ def test_a_value_in_a_dict_key_in_base64_and_in_a_field_named_for_it():
 def test_a_split_value_gets_one_marker_in_both_messages():
     case = Case("card", "card is 4539 1488", "4539 1488 0343 6467", then="0343 6467")
     assert run(case, REDACTOR) == ["card is <CARD_1>", "<CARD_1>"]
+
+
+@pytest.mark.parametrize(("agent", "text"), KEEP_ANSWERS)
+def test_an_answer_to_a_name_question_that_is_no_name_is_kept(agent, text):
+    assert run(Case("none", text, "", agent), REDACTOR) == [text]

@@ -77,8 +77,11 @@ _STRONG = re.compile(
 _SAID = re.compile(r"(?:is|was|be|:|'s|its)\s*$", re.IGNORECASE)  # a lower-case name may follow
 # "this is", "it's", "I'm" are as often before a film, a place or "OK": a name after them
 # must end its clause (`_ENDS`), and "This Is" in title case is a title, not a cue.
-_PLAIN = re.compile(r"\b(?:this is|it's|it is|i'm|i am)\s+", re.IGNORECASE)
+_PLAIN = re.compile(r"\b(?:this is|i'm|i am)\s+", re.IGNORECASE)
 _ENDS = re.compile(r"\s*(?:$|[.,!?;:)\n-]|(?:calling|speaking|here|from|again)\b)", re.IGNORECASE)
+# "It's Union Plaza." names a place as often as a person: after "it's", only "calling" will do.
+_IT_IS = re.compile(r"\b(?:it's|it is)\s+", re.IGNORECASE)
+_CALLING = re.compile(r"\s+(?:calling|speaking|here)\b", re.IGNORECASE)
 _WEAK = re.compile(
     rf"(?:\b(?:call me|under(?: the name)?(?: of)?|ask for"
     rf"|passenger(?: is)?|(?:my|our|his|her) {_RELATIVE}(?:'s name is|,| is| named)?)"
@@ -108,7 +111,8 @@ _NAME_STOP_WORDS = (
     "Greek Vietnamese German English Economy Business First Premium Basic Regular Large "
     "Small Medium Grande Venti Tall Iced Hot Decaf Latte Mocha Espresso Americano "
     "Cappuccino Chai Tea New North South East West San Los Las Santa St Mount Lake Fort "
-    "Saint Street Avenue Road Airport Hotel Restaurant Bank Center Park"
+    "Saint Street Avenue Road Airport Hotel Restaurant Bank Center Park And Or Of Dr Mr Mrs Ms "
+    "Sorry Excuse Pardon Wait Hmm Um Uh Nope Nah Certainly Definitely Perfect Awesome Cool Nice"
 )
 NAME_STOP = frozenset(_NAME_STOP_WORDS.split())
 """Capitalized words that follow a name's cue and are not names (checked per word)."""
@@ -127,7 +131,10 @@ _PREAMBLE = re.compile(
 )
 _ASKS = {
     "name": re.compile(
-        r"\b(?:(?:full |first |last |sur|given |family )?name\b(?! of the)|who (?:is|'s) the "
+        r"\b(?:(?:full|first|last|middle|given|family|sur|maiden|your|his|her|their|contact"
+        r"|customer|passenger|passenger's|guest|guest's|patient|holder|recipient|receiver)"
+        r"\s?name\b|(?:what|which) name\b|name (?:on|for|under) (?:the|your|this)\b"
+        r"|who (?:is|'s) the "
         r"(?:booking|reservation|order|table|appointment|ticket) for|who (?:should|shall) i "
         r"(?:put|book|make))",
         re.IGNORECASE,
@@ -185,6 +192,9 @@ def find_names(text: str, before: str = "") -> list[Cued]:
     for cue in _PLAIN.finditer(text):
         if not cue.group().startswith("This Is"):
             found.extend(_ending(text, _name_at(text, cue.end(), lower=False)))
+    for cue in _IT_IS.finditer(text):
+        names = _name_at(text, cue.end(), lower=False)
+        found.extend(name for name in names if _CALLING.match(text, name.end))
     for cue in _SIGN_OFF.finditer(text):
         name = _name_at(text, cue.end(), lower=False)
         if (
@@ -197,7 +207,9 @@ def find_names(text: str, before: str = "") -> list[Cued]:
         found.extend(_name_at(text, match.start(1), lower=False))
     if "name" in asked(before):
         at = _PREAMBLE.match(text).end()  # type: ignore[union-attr]
-        found.extend(_ending(text, _name_at(text, at, lower=True)))
+        # a lower-case answer only when it is all the answer ("ana silva", not "that's fine")
+        lower = len(text[at:].split()) <= 3 and "that" not in text[:at].lower()
+        found.extend(_ending(text, _name_at(text, at, lower=lower)))
     return found
 
 
