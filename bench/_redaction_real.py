@@ -256,8 +256,8 @@ def precision(root: Path, redactor: Redactor, labels: Path) -> dict[str, Any]:
         if (label["start"], label["end"], label["kind"]) not in spans:
             continue  # no longer replaced
         kept[label["kind"]] += 1
-        right[label["kind"]] += label["personal"]
-        if not label["personal"]:
+        right[label["kind"]] += label["right"]
+        if not label["right"]:
             wrong.append({**label, "value": text[label["start"] : label["end"]]})
     return {
         "per_kind": {

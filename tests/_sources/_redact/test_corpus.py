@@ -185,11 +185,14 @@ KEEP = [
     "it is Baseball.",
     "It is Jazz from 1998.",
     "Send 1790 bucks their way.",
+    "That's all for today. Thanks! Bye!",
+    "Move $300 from savings to Checking please.",
     "We walked 12 miles down the road.",
 ]
 
 KEEP_KNOWN = [  # known false positives: (text, why)
     ("Would you like Dr. Strangelove or Vertigo?", "a film named like a doctor"),
+    ("Look under Dermatology, please.", "a capitalized word after 'under' is taken for a name"),
 ]
 KEEP_ANSWERS = [  # (the agent's question, an answer with no name in it)
     ("Shall I use the name on the card?", "That's fine."),

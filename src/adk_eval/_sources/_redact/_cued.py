@@ -112,7 +112,8 @@ _NAME_STOP_WORDS = (
     "Small Medium Grande Venti Tall Iced Hot Decaf Latte Mocha Espresso Americano "
     "Cappuccino Chai Tea New North South East West San Los Las Santa St Mount Lake Fort "
     "Saint Street Avenue Road Airport Hotel Restaurant Bank Center Park And Or Of Dr Mr Mrs Ms "
-    "Sorry Excuse Pardon Wait Hmm Um Uh Nope Nah Certainly Definitely Perfect Awesome Cool Nice"
+    "Sorry Excuse Pardon Wait Hmm Um Uh Nope Nah Certainly Definitely Perfect Awesome Cool Nice "
+    "Bye Goodbye Checking Savings"
 )
 NAME_STOP = frozenset(_NAME_STOP_WORDS.split())
 """Capitalized words that follow a name's cue and are not names (checked per word)."""
