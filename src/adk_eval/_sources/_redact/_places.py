@@ -90,7 +90,7 @@ _STREET_LOWER = re.compile(
     rf"(?:{_UNIT.lower()})?"
 )
 _CONTINENTAL = re.compile(
-    r"(?<![\w-])(?:[A-ZÄÖÜ][a-zäöüß]+(?:straße|strasse|str\.|weg|gasse|platz|allee|ring|damm)"
+    r"(?<![\w-])(?:[A-ZÄÖÜ][a-zäöüß]+(?:straße|strasse|str\.|weg|gasse|platz|allee|damm)"
     r"\s\d{1,4}[a-z]?|\d{1,4}(?:\sbis)?,?\s(?:rue|avenue|av\.|boulevard|bd|place|allée|impasse"
     r"|chemin|quai|cours)\s(?:(?:de la|de l'|des|du|de|la|le|l')\s?)?"
     r"[A-ZÉ][\w'\u2019-]+(?:\s[A-Z][\w'\u2019-]+)*)"
