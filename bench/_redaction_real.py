@@ -155,7 +155,7 @@ def real_text(root: Path, redactor: Redactor, limit: int | None) -> dict[str, An
         "dialogues": count,
         "ordinary_tokens": dict(tokens),
         "touched": dict(touched),
-        "touched_examples": examples[:200],
+        "touched_examples": examples[:1000],
         "redacted_by_kind": dict(redacted_kinds),
         "sgd_marked_values": {
             kind: {

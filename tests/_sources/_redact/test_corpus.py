@@ -186,6 +186,7 @@ KEEP = [
     "It is Jazz from 1998.",
     "Send 1790 bucks their way.",
     "Please confirm: Securing 1 room at the Hilton for 2 nights.",
+    "It's a 20 minute drive, or 45 min drive at rush hour.",
     "That's all for today. Thanks! Bye!",
     "Move $300 from savings to Checking please.",
     "We walked 12 miles down the road.",

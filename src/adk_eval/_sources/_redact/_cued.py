@@ -197,12 +197,9 @@ def find_names(text: str, before: str = "") -> list[Cued]:
         names = _name_at(text, cue.end(), lower=False)
         found.extend(name for name in names if _CALLING.match(text, name.end))
     for cue in _SIGN_OFF.finditer(text):
+        # a signature: on its own line ("Thanks,\nAna Silva ...") or ending the message
         name = _name_at(text, cue.end(), lower=False)
-        if (
-            "\n" in cue.group().lstrip() or not text[name[0].end :].strip(" .!\n")
-            if name
-            else False
-        ):
+        if name and ("\n" in cue.group().lstrip() or not text[name[0].end :].strip(" .!\n")):
             found.extend(name)
     for match in _HERE.finditer(text):
         found.extend(_name_at(text, match.start(1), lower=False))

@@ -74,7 +74,7 @@ _STREET = re.compile(
     rf"(?![\w'-])(?:\s{_DIRECTION}(?![\w']))?(?:{_UNIT})?(?:{_TAIL})?"
 )
 # In lower case only the plain street types, after words that are no quantity's: "1790
-# bucks their way" and "12 people at the court" are no addresses.
+# bucks their way" and "a 20 minute drive" are no addresses.
 _LOWER_SUFFIX = (
     r"(?:street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|drive|dr|highway|hwy|parkway"
     r"|pkwy|terrace)\.?"
@@ -82,7 +82,7 @@ _LOWER_SUFFIX = (
 _NOT_A_STREET_WORD = (
     r"(?!(?:their|my|your|our|his|her|its|the|a|an|this|that|these|those|per|for|to|of|and"
     r"|or|in|on|at|by|with|from|dollars|bucks|euros|pounds|people|persons|guests|nights|days"
-    r"|minutes|hours|miles|tickets|seats|rooms|times)\b)"
+    r"|minutes?|mins?|hours?|hrs?|miles?|km|seconds?|weeks?|tickets|seats|rooms|times)\b)"
 )
 _STREET_LOWER = re.compile(
     rf"(?<![\w$€£.,:/-])\d{{2,6}}[a-z]?\s(?:{_NOT_A_STREET_WORD}[a-z]+\s){{1,3}}"
