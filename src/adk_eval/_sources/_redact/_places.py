@@ -99,9 +99,12 @@ _CONTINENTAL = re.compile(
 _PO_BOX = re.compile(r"\b(?:P\.?\s?O\.?\s?Box|Post Office Box)\s#?\d{1,7}\b", re.IGNORECASE)
 
 
+_DIGIT = re.compile(r"\d")
+
+
 def find_addresses(text: str) -> list[Place]:
     """Street addresses (US, British, German, French) and post office boxes."""
-    if not any(char.isdigit() for char in text):
+    if _DIGIT.search(text) is None:
         return []
     found = []
     for pattern in (_STREET, _STREET_LOWER, _CONTINENTAL, _PO_BOX):
