@@ -45,10 +45,11 @@ NamesModel = Callable[[str], list[tuple[int, int]]]
 _EXTRA = 'pip install "adk-eval[redact]"'
 
 
-def installed_pipelines() -> list[str]:
-    """The spaCy pipelines installed as packages (read from their entry points, no import)."""
+@functools.cache
+def installed_pipelines() -> tuple[str, ...]:
+    """The spaCy pipelines installed as packages (read once from their entry points, no import)."""
     names = {entry.name for entry in metadata.entry_points(group="spacy_models")}
-    return sorted(names, key=lambda name: (not name.startswith("en_"), name))
+    return tuple(sorted(names, key=lambda name: (not name.startswith("en_"), name)))
 
 
 def names_model(setting: object) -> NamesModel | None:
@@ -68,8 +69,8 @@ def names_model(setting: object) -> NamesModel | None:
         if not Path(setting).is_dir() and setting not in installed_pipelines():
             raise EvalSetupError(
                 f"Redactor(ner={setting!r}): no spaCy pipeline of that name is installed "
-                f"(installed: {installed_pipelines() or 'none'}); install its wheel with pip, "
-                "or give a pipeline's folder: adk-eval never downloads a model"
+                f"(installed: {list(installed_pipelines()) or 'none'}); install its wheel with "
+                "pip, or give a pipeline's folder: adk-eval never downloads a model"
             )
         return _people(functools.partial(_analyzer, setting))
     if callable(getattr(setting, "analyze", None)):
