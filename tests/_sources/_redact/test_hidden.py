@@ -147,7 +147,8 @@ def non_personal_values(n: int) -> dict[str, list[str]]:
             for _ in range(n)
         ],
         "base64 of plain text": [
-            b64(f"order {rng.randint(1, 10**6)} shipped on 2026-05-{rng.randint(1, 28):02d}")
+            # (an order's number after the word "order" is an order id, redacted since)
+            b64(f"{rng.randint(1, 10**6)} items shipped on 2026-05-{rng.randint(1, 28):02d}")
             for _ in range(n)
         ],
     }

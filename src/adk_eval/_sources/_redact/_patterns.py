@@ -10,9 +10,14 @@ what an evaluation measures, so every candidate is checked beyond its shape:
   address literal (``user@[192.168.0.1]``, ``user@[IPv6:2001:db8::1]``).
 * phone: ``+`` and 8 to 15 digits (international), or a national number in
   separated groups: 10 to 12 digits led by a trunk ``0``, 9 to 12 with a
-  parenthesized area code, or the North American 3-3-4 with valid area and exchange codes.
-* card: 13 to 19 digits, contiguous or in groups of 3 to 6 led by 4, that pass
-  the Luhn check and do not start with 0.
+  parenthesized area code, or the North American 3-3-4 with valid area and exchange
+  codes; or unbroken (``4155552671``, ``07700900123``) when Google's libphonenumber
+  (`phonenumbers`, the ``redact`` extra) finds it valid in the North American plan
+  or, led by ``0``, in one of eight countries' plans (without the extra, unbroken
+  national numbers are left: ten digits in a row are as often an order number).
+* card: 13 to 19 digits, contiguous or in groups of 3 to 6 led by 4 (the last
+  group may be 2: ``3600 1234 5678 90``), that pass the Luhn check and do not
+  start with 0.
 * id: a US social security number ``123-45-6789`` or ``123 45 6789`` (one
   separator throughout, not inside a longer run of numbers; the numbers never
   issued excluded), or an IBAN of a known country at its length, passing the mod-97 check.
@@ -20,12 +25,11 @@ what an evaluation measures, so every candidate is checked beyond its shape:
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 __all__ = [
-    "DETECTORS",
     "Found",
     "find_cards",
     "find_emails",
@@ -33,6 +37,7 @@ __all__ = [
     "find_phones",
     "iban_valid",
     "luhn_valid",
+    "phonenumbers_module",
 ]
 
 
@@ -64,6 +69,12 @@ _PHONE_NATIONAL = re.compile(
     + _PHONE_END,
     re.ASCII,
 )
+# Ten digits (eleven led by 1) or a trunk 0 and 9 or 10: checked by libphonenumber's plans.
+_PHONE_UNBROKEN = re.compile(
+    r"(?<![\w+.,/:$#-])(?:1?[2-9]\d{9}|0\d{9,10})(?![\w]|[.,/:-]\d)", re.ASCII
+)
+_REGIONS = ("US", "GB", "FR", "DE", "AU", "IN", "IT", "ES", "NL")
+"""Where an unbroken national number is tried: the North American plan, else these."""
 _SEPARATOR = re.compile(r"[^\d()]+")
 _SSN = re.compile(
     r"(?<![\w-])(?<!\d )(?!000|666|9\d\d)\d{3}([- ])(?!00)\d{2}\1(?!0000)\d{4}"
@@ -147,7 +158,8 @@ def _card_shaped(groups: list[tuple[int, int]], digits: str) -> bool:
     if len(groups) == 1:
         return True
     sizes = [end - start for start, end in groups]
-    return sizes[0] == 4 and all(3 <= size <= 6 for size in sizes[1:])
+    # 4-4-4-4, 4-6-5 (Amex), 4-6-4 (Diners), and a short last group as typed: 4-4-4-2
+    return sizes[0] == 4 and all(3 <= size <= 6 for size in sizes[1:-1]) and 2 <= sizes[-1] <= 6
 
 
 def find_phones(text: str) -> list[Found]:
@@ -166,7 +178,36 @@ def find_phones(text: str) -> list[Found]:
     for match in _PHONE_NATIONAL.finditer(text):
         if _national(match.group()):
             found.append(Found(match.start(), match.end(), _digits(match.group())))
+    for match in _PHONE_UNBROKEN.finditer(text):
+        if _valid_somewhere(match.group()):
+            found.append(Found(match.start(), match.end(), match.group()))
     return found
+
+
+@functools.cache
+def phonenumbers_module() -> Any | None:
+    """Google's libphonenumber (the ``redact`` extra), imported once; None when not installed."""
+    try:
+        import phonenumbers  # 30 ms: only once a text has 10 or 11 digits in a row
+    except ImportError:
+        return None
+    return phonenumbers
+
+
+def _valid_somewhere(digits: str) -> bool:
+    """Whether unbroken digits are a valid national number of one of `_REGIONS`."""
+    phonenumbers = phonenumbers_module()
+    if phonenumbers is None:
+        return False  # without the extra, an unbroken national number is not told from an id
+    regions = _REGIONS[1:] if digits[0] == "0" else _REGIONS[:1]
+    for region in regions:
+        try:
+            number = phonenumbers.parse(digits, region)
+        except phonenumbers.NumberParseException:
+            continue
+        if phonenumbers.is_valid_number_for_region(number, region):
+            return True
+    return False
 
 
 def _digits(text: str) -> str:
@@ -206,12 +247,3 @@ def find_ids(text: str) -> list[Found]:
         if taken == length and boundary and iban_valid(iban):
             found.append(Found(start, end, iban))
     return found
-
-
-DETECTORS: dict[str, Callable[[str], list[Found]]] = {
-    "email": find_emails,
-    "card": find_cards,
-    "id": find_ids,
-    "phone": find_phones,
-}
-"""The built-in detectors by kind, in the order their finds win an overlap."""

@@ -1,10 +1,11 @@
 """Redaction of production conversations: personal data replaced by typed, numbered markers.
 
-A `Redactor` finds e-mail addresses, phone numbers, payment card numbers and id
-numbers (see `_redact_patterns` for what each detector accepts), plus what a
-user's regexes or function find. `redact_session` returns a copy of a session
-in which every text a person or a model could read has each value replaced by a
-marker such as ``<EMAIL_1>`` or ``<CARD_2>``::
+A `Redactor` finds e-mail addresses (written or spoken), phone numbers, payment
+card numbers, id numbers, account and order ids, names, street addresses and
+dates of birth (see `_kinds` for which module finds each, and what it accepts),
+plus what a user's regexes or function find. `redact_session` returns a copy of
+a session in which every text a person or a model could read has each value
+replaced by a marker such as ``<EMAIL_1>`` or ``<NAME_2>``::
 
     clean, counts = redact_session(session, Redactor())
     counts.describe()  # 'redacted 2 e-mails, 1 card number in 1 session'
@@ -14,7 +15,11 @@ compared case-insensitively, phone and card numbers by their digits), so a
 metric that checks whether the agent repeated a card number in a tool call still
 works on markers. Each conversation numbers its markers from 1.
 
-Values hidden in an encoding are found too (`_redact_hidden`): the text a
+Some values are known by what surrounds them: a text is read with the message
+before it (the agent asked "Your date of birth?") or the key it is stored under
+(``{"dob": ...}``). A value split over two messages ("4111 1111" then "1111
+1111") is found in the two joined, and each part gets the value's marker
+(`_split`). Values hidden in an encoding are found too (`_hidden`): the text a
 base64 string or a ``text/*`` blob decodes to is redacted and encoded again.
 """
 
@@ -22,17 +27,18 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right, insort
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NamedTuple
 
 from google.adk.sessions import Session
 
 from ..._errors import EvalSetupError
+from ._counts import MarkerTable, RedactionCounts
 from ._hidden import Encoded, base64_texts
+from ._kinds import DETECTORS, KINDS
+from ._ner import NamesModel, names_model
 from ._parts import redact_event
-from ._patterns import DETECTORS
+from ._split import Cut, split_values
 
 __all__ = [
     "KINDS",
@@ -45,20 +51,10 @@ __all__ = [
     "redact_text",
 ]
 
-KINDS: tuple[str, ...] = ("email", "phone", "card", "id")
-"""The built-in kinds of personal data, all on by default."""
-
 UserFunction = Callable[[str], Iterable[tuple[int, int, str]]]
 """A user's detector: ``(text) -> [(start, end, kind), ...]``."""
 
 _KIND_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
-_NEEDS_A_LOOK = re.compile(r"[@0-9]")  # every built-in detector needs an @ or a digit
-_NOUNS = {
-    "email": ("e-mail", "e-mails"),
-    "phone": ("phone number", "phone numbers"),
-    "card": ("card number", "card numbers"),
-    "id": ("id number", "id numbers"),
-}
 
 
 class Span(NamedTuple):
@@ -71,21 +67,25 @@ class Span(NamedTuple):
 
 
 class Redactor:
-    """What to find and replace: built-in kinds, extra regexes and a user function.
+    """What to find and replace: built-in kinds, extra regexes, a user function, a names model.
 
     Args:
-        kinds: The built-in kinds to find, of ``email``, ``phone``, ``card``, ``id``.
+        kinds: The built-in kinds to find, of `KINDS` (all by default).
         extra: ``(kind, regex)`` pairs: each match of the regex (a string or a
             compiled pattern) is a value of that kind, replaced by
             ``<KIND_n>``, the kind upper-cased.
         function: ``(text) -> [(start, end, kind), ...]``, for values no regex finds.
+        ner: Where a named-entity model finds names nobody introduces (`_ner`):
+            ``"auto"`` (an installed spaCy pipeline through Presidio, with the
+            ``redact`` extra; else none), a pipeline's name or folder, a
+            Presidio ``AnalyzerEngine``, or None. Loaded at the first text, once.
 
     Where two finds overlap, the user function's win, then the extra regexes'
-    (in their order), then e-mails, cards, ids and phone numbers.
+    (in their order), then the built-in kinds in `DETECTORS`' order, then the model's names.
 
     Raises:
         EvalSetupError: A kind that is not built in, a kind name that is not a
-            word, or a regex that does not compile.
+            word, a regex that does not compile, or a names model not installed.
     """
 
     def __init__(
@@ -93,6 +93,7 @@ class Redactor:
         kinds: Iterable[str] = KINDS,
         extra: Iterable[tuple[str, str | re.Pattern[str]]] | None = None,
         function: UserFunction | None = None,
+        ner: object = "auto",
     ) -> None:
         wanted = (kinds,) if isinstance(kinds, str) else tuple(kinds)
         unknown = sorted(set(wanted) - set(DETECTORS))
@@ -104,6 +105,8 @@ class Redactor:
         self.kinds = tuple(kind for kind in DETECTORS if kind in wanted)
         self.extra = tuple(_compiled(kind, pattern) for kind, pattern in extra or ())
         self.function = function
+        self.ner = ner if "name" in self.kinds else None
+        self._names: NamesModel | None = names_model(self.ner)
 
     @classmethod
     def none(cls) -> Redactor:
@@ -117,10 +120,18 @@ class Redactor:
 
     def __repr__(self) -> str:
         extra = [kind for kind, _ in self.extra]
-        return f"Redactor(kinds={self.kinds!r}, extra={extra!r}, function={self.function!r})"
+        return (
+            f"Redactor(kinds={self.kinds!r}, extra={extra!r}, function={self.function!r}, "
+            f"ner={self.ner!r})"
+        )
 
-    def find(self, text: str) -> list[Span]:
-        """The values to replace in `text`: never overlapping, in the order they appear."""
+    def find(self, text: str, before: str = "") -> list[Span]:
+        """The values to replace in `text`: never overlapping, in the order they appear.
+
+        Args:
+            text: The text to read.
+            before: What it answers: the message before it, or the key it is stored under.
+        """
         candidates: list[Span] = []
         if self.function is not None:
             candidates.extend(_called(self.function, text))
@@ -128,10 +139,12 @@ class Redactor:
             for match in pattern.finditer(text):
                 if match.end() > match.start():
                     candidates.append(Span(match.start(), match.end(), kind, match.group()))
-        if self.kinds and _NEEDS_A_LOOK.search(text):
-            for kind in self.kinds:
-                found = sorted(DETECTORS[kind](text), key=lambda f: f.start - f.end)
-                candidates.extend(Span(f.start, f.end, kind, f.key) for f in found)
+        for kind in self.kinds:
+            found = sorted(DETECTORS[kind](text, before), key=lambda f: f[0] - f[1])
+            candidates.extend(Span(start, end, kind, key) for start, end, key in found)
+        if self._names is not None and text.strip():
+            for start, end in self._names(text):
+                candidates.append(Span(start, end, "name", text[start:end].lower()))
         return _without_overlaps(candidates)
 
 
@@ -170,119 +183,32 @@ def _without_overlaps(candidates: list[Span]) -> list[Span]:
     return kept
 
 
-class MarkerTable:
-    """The markers of one conversation: each value's marker, numbered per kind as they appear.
-
-    It keeps the values it has seen (normalized) to give a value the same marker
-    every time: keep it for one conversation only, and never store it.
-    """
-
-    def __init__(self) -> None:
-        self._markers: dict[tuple[str, str], str] = {}
-        self._distinct: Counter[str] = Counter()
-        self._occurrences: Counter[str] = Counter()
-
-    def marker(self, kind: str, key: str) -> str:
-        """The marker of a value of `kind` whose normalized form is `key`; counts it."""
-        self._occurrences[kind] += 1
-        marker = self._markers.get((kind, key))
-        if marker is None:
-            self._distinct[kind] += 1
-            marker = f"<{kind.upper()}_{self._distinct[kind]}>"
-            self._markers[(kind, key)] = marker
-        return marker
-
-    def counts(self, sessions: int = 1) -> RedactionCounts:
-        """What this table replaced so far, as counts over `sessions` conversations."""
-        return RedactionCounts(dict(self._occurrences), dict(self._distinct), sessions)
-
-
-@dataclass(frozen=True)
-class RedactionCounts(Mapping[str, int]):
-    """How many values were replaced, by kind: a mapping of kind to occurrences.
-
-    Counts add up (``a + b``, or ``sum(counts)``) over sessions.
-
-    Attributes:
-        occurrences: Kind -> values replaced (each occurrence counted).
-        distinct: Kind -> different values replaced, per conversation, summed.
-        sessions: How many sessions these counts cover (with values or not).
-    """
-
-    occurrences: Mapping[str, int] = field(default_factory=dict)
-    distinct: Mapping[str, int] = field(default_factory=dict)
-    sessions: int = 0
-
-    def __post_init__(self) -> None:
-        for name in ("occurrences", "distinct"):
-            counts: Mapping[str, int] = getattr(self, name)
-            ordered = sorted(counts, key=lambda kind: (kind not in KINDS, _rank(kind), kind))
-            object.__setattr__(self, name, {kind: counts[kind] for kind in ordered if counts[kind]})
-
-    def __getitem__(self, kind: str) -> int:
-        return self.occurrences[kind]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.occurrences)
-
-    def __len__(self) -> int:
-        return len(self.occurrences)
-
-    def __hash__(self) -> int:
-        return hash((tuple(self.occurrences.items()), tuple(self.distinct.items()), self.sessions))
-
-    def __add__(self, other: object) -> RedactionCounts:
-        if not isinstance(other, RedactionCounts):
-            return NotImplemented
-        return RedactionCounts(
-            dict(Counter(self.occurrences) + Counter(other.occurrences)),
-            dict(Counter(self.distinct) + Counter(other.distinct)),
-            self.sessions + other.sessions,
-        )
-
-    def __radd__(self, other: object) -> RedactionCounts:
-        if other == 0:  # sum() starts from 0
-            return self
-        return NotImplemented
-
-    @property
-    def total(self) -> int:
-        """Values replaced, of every kind."""
-        return sum(self.occurrences.values())
-
-    def describe(self) -> str:
-        """One line, like 'redacted 3 e-mails, 1 phone number in 4 sessions'."""
-        sessions = f"{self.sessions} session{'' if self.sessions == 1 else 's'}"
-        if not self.occurrences:
-            return f"redacted nothing in {sessions}"
-        parts = []
-        for kind, count in self.occurrences.items():
-            one, many = _NOUNS.get(kind, (f"{kind} value", f"{kind} values"))
-            parts.append(f"{count} {one if count == 1 else many}")
-        return f"redacted {', '.join(parts)} in {sessions}"
-
-
-def _rank(kind: str) -> int:
-    return KINDS.index(kind) if kind in KINDS else 0
-
-
-def redact_text(text: str, redactor: Redactor, table: MarkerTable) -> str:
+def redact_text(
+    text: str,
+    redactor: Redactor,
+    table: MarkerTable,
+    before: str = "",
+    cuts: Iterable[Cut] = (),
+) -> str:
     """`text` with every value `redactor` finds replaced by its marker from `table`.
 
     A base64 value in it that decodes to text with such values is decoded,
-    redacted and encoded again (`_redact_hidden`).
+    redacted and encoded again (`_hidden`).
 
     Args:
         text: Any text of the conversation.
         redactor: What to find.
         table: The conversation's markers (shared by all its texts).
+        before: What `text` answers: the message before, or the key it is stored under.
+        cuts: Pieces of values split over this text and its neighbour (`_split`),
+            replaced by their value's marker.
 
     Returns:
         The redacted text (`text` itself when nothing was found).
     """
     if not redactor.enabled:
         return text
-    spans = redactor.find(text)
+    spans = _without_overlaps([Span(*cut) for cut in cuts] + redactor.find(text, before))
     hidden = [e for e in base64_texts(text) if not any(_overlap(e, span) for span in spans)]
     if not spans and not hidden:
         return text
@@ -294,7 +220,7 @@ def redact_text(text: str, redactor: Redactor, table: MarkerTable) -> str:
         if isinstance(found, Span):
             pieces.append(table.marker(found.kind, found.key))
         else:
-            inner = redact_text(found.text, redactor, table)
+            inner = redact_text(found.text, redactor, table, before)
             pieces.append(
                 text[found.start : found.end] if inner == found.text else found.encode(inner)
             )
@@ -315,7 +241,8 @@ def redact_session(session: Session, redactor: Redactor) -> tuple[Session, Redac
     custom metadata, outputs, state deltas and compaction summaries, ``text/*``
     blobs and their names, and the session's state; in nested dicts and lists,
     strings and keys (two keys redacted alike stay apart: ``<EMAIL_1> (2)``).
-    Ids, authors, timestamps and other values are kept as they are.
+    Ids, authors, timestamps and other values are kept as they are. Each event's
+    texts are read with the text of the event before; a dict's values with their key.
 
     Args:
         session: A session as read from production; it is not modified.
@@ -326,21 +253,57 @@ def redact_session(session: Session, redactor: Redactor) -> tuple[Session, Redac
     """
     copy = session.model_copy(deep=True)
     table = MarkerTable()
-    if redactor.enabled:
+    if not redactor.enabled:
+        return copy, table.counts()
+    texts = [_text_of(event) for event in copy.events]
+    cuts = _cuts(copy.events, texts, redactor)
+    for index, event in enumerate(copy.events):
+        before = texts[index - 1] if index else ""
+        pending = cuts.get(index, {})
 
-        def redact(value: Any) -> Any:
-            return _redact_value(value, redactor, table)
+        def redact(
+            value: Any, before: str = before, pending: dict[str, list[Cut]] = pending
+        ) -> Any:
+            return _redact_value(value, redactor, table, before, pending)
 
-        for event in copy.events:
-            redact_event(event, redact)
-        copy.state = redact(copy.state)
+        redact_event(event, redact)
+    copy.state = _redact_value(copy.state, redactor, table, "", {})
     return copy, table.counts()
 
 
-def _redact_value(value: Any, redactor: Redactor, table: MarkerTable) -> Any:
+def _text_of(event: Any) -> str:
+    """The text parts of an event, joined ('' when it has none)."""
+    parts = event.content.parts if event.content is not None else None
+    return "\n".join(part.text for part in parts or [] if part.text)
+
+
+def _cuts(
+    events: list[Any], texts: list[str], redactor: Redactor
+) -> dict[int, dict[str, list[Cut]]]:
+    """Each event's pieces of values split with its neighbours: by event, then by text."""
+    cuts: dict[int, dict[str, list[Cut]]] = {}
+    for index in range(1, len(events)):
+        first, second = texts[index - 1], texts[index]
+        if not first or not second or events[index - 1].author != events[index].author:
+            continue
+        before = texts[index - 2] if index > 1 else ""
+        in_first, in_second = split_values(first, second, redactor.find, before)
+        if in_first:
+            last_part = first.rsplit("\n", 1)[-1]
+            shift = len(first) - len(last_part)
+            moved = [cut._replace(start=cut.start - shift, end=cut.end - shift) for cut in in_first]
+            cuts.setdefault(index - 1, {}).setdefault(last_part, []).extend(moved)
+            first_part = second.split("\n", 1)[0]
+            cuts.setdefault(index, {}).setdefault(first_part, []).extend(in_second)
+    return cuts
+
+
+def _redact_value(
+    value: Any, redactor: Redactor, table: MarkerTable, before: str, cuts: dict[str, list[Cut]]
+) -> Any:
     """`value` with its strings redacted, through nested dicts, lists and tuples."""
     if isinstance(value, str):
-        return redact_text(value, redactor, table)
+        return redact_text(value, redactor, table, before, cuts.get(value, ()))
     if isinstance(value, dict):
         clean: dict[Any, Any] = {}
         for key, item in value.items():
@@ -349,10 +312,10 @@ def _redact_value(value: Any, redactor: Redactor, table: MarkerTable) -> Any:
                 while key in clean or key in value:
                     again += 1
                     key = f"{new} ({again})"
-            clean[key] = _redact_value(item, redactor, table)
+            below = key if isinstance(key, str) else before
+            clean[key] = _redact_value(item, redactor, table, below, cuts)
         return clean
-    if isinstance(value, list):
-        return [_redact_value(item, redactor, table) for item in value]
-    if isinstance(value, tuple):
-        return tuple(_redact_value(item, redactor, table) for item in value)
+    if isinstance(value, (list, tuple)):
+        items = [_redact_value(item, redactor, table, before, cuts) for item in value]
+        return items if isinstance(value, list) else tuple(items)
     return value
