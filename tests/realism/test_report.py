@@ -360,3 +360,21 @@ async def test_the_report_ends_on_how_far_its_rules_agree_with_people():
     last = report.lines()[-1]
     assert last.startswith("the rules agree with people reading real dialogues: ")
     assert all(f"{name} {ACCURACY[name]}" in last for name in COMPARED)
+
+
+def test_the_quoted_figures_are_the_published_bench_results():
+    """ACCURACY is what bench/user_behaviour_agreement.py last published, held out."""
+    from pathlib import Path
+
+    from adk_eval.realism._report import ACCURACY
+
+    results = Path(__file__).parents[2] / "bench" / "results" / "user_behaviour_agreement.json"
+    held_out = json.loads(results.read_text())["agreement"]["held_out"]
+    measured_as = {  # the report's feature -> the bench's row that measures it
+        "answered_directly_rate": "answers_direct",
+        "answers_refusing": "answers",
+        "volunteered_rate": "volunteered_per_message",
+    }
+    for name, quoted in ACCURACY.items():
+        row = held_out[measured_as.get(name, name)]
+        assert quoted.split(" %")[0] == f"{round(100 * row['agreement'])}", name
