@@ -60,6 +60,8 @@ if TYPE_CHECKING:
     from ._suites._workers._executor import Workers as Workers
     from ._termination import Termination as Termination
     from ._tools._context import MockToolContext as MockToolContext
+    from ._tools._a2a._replies import RemoteMock as RemoteMock
+    from ._tools._a2a._replies import RemoteReply as RemoteReply
     from ._tools._mocks import ToolMock as ToolMock
     from ._tools._toolsets import ToolsetMock as ToolsetMock
     from ._trace import EvalTrace as EvalTrace
@@ -87,6 +89,8 @@ _EXPORTS = {
     "default_format_prompt": "._bridge",
     "default_format_response": "._bridge",
     # tools
+    "RemoteMock": "._tools._a2a._replies",
+    "RemoteReply": "._tools._a2a._replies",
     "ToolMock": "._tools._mocks",
     "ToolsetMock": "._tools._toolsets",
     "MockToolContext": "._tools._context",

@@ -198,12 +198,14 @@ def with_models(
     root: BaseAgent | Workflow,
     models: Mapping[str, ModelSpec],
     replace_tool: Callable[[Any], Any] | None = None,
+    replace_agent: Callable[[BaseAgent], BaseAgent | None] | None = None,
 ) -> BaseAgent | Workflow:
     """A copy of the tree whose `LlmAgent`s use `models` (by agent name; ``"*"``: the rest).
 
     Agents without an entry (and no ``"*"``) keep their model. `replace_tool`
     maps each tool of each agent to the tool the copy holds (a stand-in for a
-    toolset, say). The copy shares tools, callbacks and everything else with
+    toolset, say); `replace_agent` gives an agent's stand-in in the copy (None:
+    a copy of it). The copy shares tools, callbacks and everything else with
     the original, which is not changed.
     """
     copies: dict[int, BaseAgent] = {}
@@ -211,6 +213,10 @@ def with_models(
     def copy_of(agent: BaseAgent) -> BaseAgent:
         if id(agent) in copies:
             return copies[id(agent)]
+        stand_in = replace_agent(agent) if replace_agent is not None else None
+        if stand_in is not None:
+            copies[id(agent)] = stand_in
+            return stand_in
         update: dict[str, Any] = {"sub_agents": [copy_of(sub) for sub in agent.sub_agents]}
         if isinstance(agent, LlmAgent):
             model = models.get(agent.name, models.get(DEFAULT_MODEL_KEY))

@@ -7,7 +7,7 @@ them apart the same way, by this table:
 * a file of adk-eval's own that others may be pointed at carries a **mark**:
   SQLite's ``application_id`` (bytes 68 to 71 of the header, big-endian), set
   when the file is made. The model cache (``ADKC``) and the mock MCP server's
-  call log (``mmcp``) carry one; a file with another program's mark is never ours;
+  call log (``mmcp``) and the mock A2A server's exchange log (``ma2a``) carry one; a file with another program's mark is never ours;
 * a file without a mark is known by its **tables**: the runs database by
   ``runs``, a span file (ADK's `SqliteSpanExporter`, ``adk-eval collect``) by
   ``spans``, an ADK session store by ``sessions`` and ``events`` (a mock MCP
@@ -34,6 +34,7 @@ from pathlib import Path
 
 __all__ = [
     "FILE_KINDS",
+    "MOCK_A2A_LOG",
     "MOCK_MCP_LOG",
     "MODEL_CACHE",
     "OTLP_JSON",
@@ -79,6 +80,7 @@ class FileKind:
 
 MODEL_CACHE = FileKind("a model cache", "adk_eval.models (the model-output cache)", 0x41444B43)
 MOCK_MCP_LOG = FileKind("a mock MCP call log", "adk-eval mock-mcp --log", 0x6D6D6370)
+MOCK_A2A_LOG = FileKind("a mock A2A exchange log", "adk-eval mock-a2a --log", 0x6D613261)
 RUNS_DATABASE = FileKind(
     "an adk-eval runs database", "adk-eval run (reporting's RunStore)", tables=frozenset({"runs"})
 )
@@ -94,6 +96,7 @@ OTLP_PROTO = FileKind("OTLP protobuf", "an OpenTelemetry exporter", suffixes=(".
 FILE_KINDS = (
     MODEL_CACHE,
     MOCK_MCP_LOG,
+    MOCK_A2A_LOG,
     RUNS_DATABASE,
     SPANS_FILE,
     SESSION_STORE,

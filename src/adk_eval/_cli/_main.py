@@ -6,6 +6,7 @@
 * production sessions (`_production`, `_shadow`): ``score``, ``shadow``
 * the model-output cache (`_cache`): ``cache path|list|clear|prune``
 * a mock MCP server (`_mock_mcp`): ``mock-mcp``
+* a mock A2A server (`_mock_a2a`): ``mock-a2a``
 
 Every command imports what it needs (ADK, FastAPI, uvicorn, litellm) when it
 runs, so ``adk-eval --help`` and ``adk-eval runs`` import none of them.
@@ -19,6 +20,7 @@ from .. import __version__
 from ._cache import cache
 from ._collect import collect
 from ._common import whole_process
+from ._mock_a2a import mock_a2a
 from ._mock_mcp import mock_mcp
 from ._production import score
 from ._realism import mine, realism
@@ -47,6 +49,7 @@ for command in (
     realism,
     collect,
     mock_mcp,
+    mock_a2a,
     runs,
     compare,
     judges,

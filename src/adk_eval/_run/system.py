@@ -46,9 +46,11 @@ from .._tools._context import as_part, with_text
 from .._tools._mocks import ToolMock
 from .._tools._nodes import with_node_mocks
 from .._tools._plugin import InterceptionPlugin
+from .._tools._deployed import UNOBSERVED_LINE, is_deployed
 from .._tools._policy import ToolPolicy
 from .._tools._record import RunRecord
 from .._tools._tree import setup_context
+from .._tools._remote import with_remote_mocks
 from .._tools._watch import Watch
 from .._turns import DEFAULT_USER_ID, STATE_SOURCE_KEY, agent_app, user_content
 from ..models._gateway._gate import RunGate, current_gate
@@ -274,8 +276,9 @@ class System:
             raise self.model_check.problem
 
     def warnings(self) -> tuple[str, ...]:
-        """What went wrong without stopping the run (a summary ADK gave up on)."""
-        return self.compaction.warnings() if self.compaction is not None else ()
+        """What went wrong without stopping the run (a summary ADK gave up on), what it missed."""
+        unseen = (UNOBSERVED_LINE,) if is_deployed(self.root_agent) else ()
+        return (*unseen, *(self.compaction.warnings() if self.compaction is not None else ()))
 
     def unused_names(self) -> EvalSetupError | None:
         """A `tool_mocks` or `models` name that the finished run shows was misspelt.
@@ -385,6 +388,9 @@ def _app(
         app = app.model_copy(update={"root_agent": graph})
     elif spec.node_mocks:
         raise EvalSetupError("node_mocks apply to a Workflow; the agent under test is none")
+    if spec.remote_mocks:  # mocked remote agents: their stand-ins, answered in process
+        mocked = with_remote_mocks(app.root_agent, spec.remote_mocks)  # type: ignore[arg-type]
+        app = app.model_copy(update={"root_agent": mocked})
     root = app.root_agent
     assert isinstance(root, BaseAgent | Workflow)  # agent_app checks it
     models = spec.models or {}

@@ -9,6 +9,10 @@ through a tool callback, so the interception plugin cannot stand in for it.
 (the root, a sub-agent, the agent inside an `AgentTool`, a workflow node, at
 any depth) and decides each before anything runs:
 
+* ``remote_mocks[name]`` is a mock (a `RemoteMock`, a `RemoteReply`, a list
+  of replies, a function of the request's text): `with_remote_mocks` has put
+  its stand-in in the run's copy of the tree, ADK's own `RemoteA2aAgent`
+  answered in process by the mock's A2A server (see ``_a2a``); nothing is sent;
 * ``remote_mocks[name]`` is the agent itself (or the case's copy of it, when
   per-case models copy the tree), or a workflow node's ``node_mocks[name]`` is:
   it runs for real, as a provided tool does;
@@ -18,8 +22,7 @@ any depth) and decides each before anything runs:
   `EvalToolError` an unmocked tool gets, so nothing reaches the remote agent.
 
 ``remote_mocks`` is keyed by the remote agent's name, as ``tool_mocks`` is by
-the tool's, and resolved here: a stand-in that answers for a remote agent
-would be one more kind of value for it.
+the tool's, and resolved here.
 """
 
 from __future__ import annotations
@@ -34,10 +37,14 @@ from google.adk.agents import BaseAgent, LlmAgent
 from google.adk.tools.agent_tool import AgentTool
 from google.adk.workflow import Workflow
 
-from .._agent_tree import nodes_of
+from .._agent_tree import nodes_of, with_models
 from .._errors import EvalSetupError, EvalToolError
+from ._a2a import RemoteMock, remote_mock
 
-__all__ = ["RemotePlace", "RemotePolicy", "is_remote_agent"]
+__all__ = ["RemotePlace", "RemotePolicy", "is_remote_agent", "with_remote_mocks"]
+
+_MOCK_HOST = "remote-mock.adk-eval.invalid"
+"""The host of a stand-in's card (``_a2a._served.MOCK_HOST``; ``.invalid`` never resolves)."""
 
 _REMOTE_MODULES = ("google.adk.agents.remote_a2a_agent", "google.adk.a2a.agent._remote_a2a_agent")
 """Where ADK gives `RemoteA2aAgent` (its public name) and defines it: code that makes
@@ -133,6 +140,8 @@ class RemotePolicy:
 
     real: frozenset[str] = frozenset()
     """The names of the remote agents the case declares (they run for real)."""
+    mocked: frozenset[str] = frozenset()
+    """The names of the remote agents a mock answers (their stand-ins run)."""
     refusal: EvalToolError | None = None
     """The run's error when a remote agent is neither declared nor behind a mock."""
 
@@ -159,13 +168,20 @@ class RemotePolicy:
             in_nodes = place.node and _same(node_mocks.get(name), place.agent)
             return in_nodes or _same(remote_mocks.get(name), place.agent)
 
+        def mocked(place: RemotePlace) -> bool:
+            name = place.agent.name
+            return remote_mock(name, remote_mocks.get(name)) is not None and is_stand_in(place.agent)
+
         refused = [
             place
             for place in places
-            if not declared(place) and not any(tool in mocked_tools for tool in place.inside)
+            if not declared(place)
+            and not mocked(place)
+            and not any(tool in mocked_tools for tool in place.inside)
         ]
         return cls(
             real=frozenset(place.agent.name for place in places if declared(place)),
+            mocked=frozenset(place.agent.name for place in places if mocked(place)),
             refusal=_refusal(refused) if refused else None,
         )
 
@@ -186,12 +202,12 @@ def _check(remote_mocks: Mapping[str, Any], places: list[RemotePlace]) -> None:
                 f"remote_mocks names `{name}`, but the agent tree has no RemoteA2aAgent by that "
                 f"name.{hint} Remote agents found: {found}."
             )
-        if not _same(value, agent):
+        if not _same(value, agent) and remote_mock(name, value) is None:
             raise EvalSetupError(
-                f"remote_mocks[{name!r}] must be the RemoteA2aAgent `{name}` itself, which "
-                f"then runs for real (reaching {remote_address(agent)}), got {value!r}. To keep it "
-                "from running, mock the AgentTool that runs it, or evaluate a copy of the agent "
-                "without it."
+                f"remote_mocks[{name!r}] must be a mock of it (RemoteMock, RemoteReply, a list "
+                "of replies or a function of the request's text) or the RemoteA2aAgent "
+                f"`{name}` itself, which then runs for real (reaching {remote_address(agent)}); "
+                f"got {value!r}"
             )
 
 
@@ -208,6 +224,7 @@ def _refusal(refused: list[RemotePlace]) -> EvalToolError:
         "user's words go to it when it runs, so the run stops before it starts.",
         "",
         "To keep it from running instead:",
+        f'  mock it: remote_mocks={{"{agent.name}": RemoteMock.scripted(["<its reply>"])}}',
     ]
     if first.inside:
         tool = first.inside[-1]
@@ -218,3 +235,33 @@ def _refusal(refused: list[RemotePlace]) -> EvalToolError:
         listed = ", ".join(f"`{name}` ({where})" for name, where in more.items())
         lines += ["", f"Also refused: {listed}."]
     return EvalToolError(agent.name, {}, detail="\n".join(lines), kind="agent")
+
+
+def is_stand_in(agent: BaseAgent) -> bool:
+    """Whether `agent` is a mock's stand-in (its card's RPC is the in-process mock host)."""
+    return is_remote_agent(agent) and f"//{_MOCK_HOST}/" in remote_address(agent)
+
+
+def with_remote_mocks(
+    root: BaseAgent | Workflow, remote_mocks: Mapping[str, Any]
+) -> BaseAgent | Workflow:
+    """`root`, or a copy of its tree whose mocked remote agents are their mocks' stand-ins.
+
+    A remote agent of the tree whose ``remote_mocks`` value is a mock is
+    replaced, wherever it sits, by ADK's `RemoteA2aAgent` answered in process
+    by the mock (a fresh one per call: each run's scripted replies start over).
+    The user's tree is not changed.
+    """
+    mocks = {name: mock for name, value in remote_mocks.items() if (mock := remote_mock(str(name), value))}
+    if not mocks or not any(p.agent.name in mocks for p in remote_places(root)):
+        return root
+    from ._a2a._served import stand_in
+
+    def replace(agent: BaseAgent) -> BaseAgent | None:
+        mock: RemoteMock | None = mocks.get(agent.name)
+        if mock is None or not is_remote_agent(agent) or is_stand_in(agent):
+            return None
+        stood: BaseAgent = stand_in(agent, mock)
+        return stood
+
+    return with_models(root, {}, replace_agent=replace)

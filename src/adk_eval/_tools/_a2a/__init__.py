@@ -1,0 +1,15 @@
+"""Remote agents (A2A) answered by mocks: the replies, and the A2A server that gives them.
+
+* `_replies`: `RemoteReply` (one answer: text, task state, artifacts) and
+  `RemoteMock` (scripted replies, or a model playing the agent from its card).
+* `_served`: a mock as an a2a-sdk server application, and the stand-in
+  `RemoteA2aAgent` that reaches it in process through ``httpx.ASGITransport``.
+
+The a2a SDK is imported only when a mock is served or stood in.
+"""
+
+from __future__ import annotations
+
+from ._replies import RemoteMock, RemoteReply, remote_mock
+
+__all__ = ["RemoteMock", "RemoteReply", "remote_mock"]
