@@ -274,7 +274,7 @@ def _model_event(segment: _Segment, turn: _Turn) -> Event:
     event = Event(
         id=str(llm.attributes.get(EVENT_ID) or llm.span_id),
         author=segment.agent,
-        invocation_id=str(llm.attributes.get(INVOCATION_ID) or turn.invocation_id),
+        invocation_id=turn.invocation_id or str(llm.attributes.get(INVOCATION_ID, "")),
         content=content,
         timestamp=llm.end_ns / 1e9,
         **fields,

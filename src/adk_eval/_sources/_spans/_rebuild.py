@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from google.adk.sessions import Session
 
+from ._a2a import unjoined_notes
 from ._adk_spans import adk_events, content_captured
 from ._openinference import is_openinference, openinference_events
 from ._span import Span, conversation_of
@@ -135,8 +136,9 @@ def _drop_other_conversations(key: str, graph: _Graph) -> None:
     graph.roots = kept
 
 
-def _app_name(spans: Sequence[Span]) -> str:
-    for span in spans:
+def _app_name(roots: Sequence[Span]) -> str:
+    """The service the conversation's invocations began in (a remote agent's is not the app)."""
+    for span in roots:
         name = span.resource.get("service.name")
         if isinstance(name, str) and name and not name.startswith("unknown_service"):
             return name
@@ -155,6 +157,7 @@ def rebuild(key: str, spans: Sequence[Span]) -> Rebuilt:
         The session, what the spans lack and notes on what was left out.
     """
     graph = _graph(key, spans)
+    graph.notes.extend(unjoined_notes(graph.roots, graph.children))
     lacks = {"state"}
     user_id = ""
     if is_openinference(spans):
@@ -172,7 +175,7 @@ def rebuild(key: str, spans: Sequence[Span]) -> Rebuilt:
     ends = [span.end_ns for span in graph.by_id.values() if span.end_ns]
     session = Session(
         id=key,
-        app_name=_app_name(spans),
+        app_name=_app_name(graph.roots),
         user_id=user_id,
         state={},
         events=events,

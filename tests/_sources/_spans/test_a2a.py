@@ -1,0 +1,278 @@
+"""One conversation across two services: an agent calling another over A2A, read from their spans.
+
+Two real ADK agents: `root`, in the test's process on a plain ADK `Runner` as
+production runs it, hands the conversation to `far`, a `RemoteA2aAgent` pointing
+at a real ADK agent served with ``to_a2a()`` by uvicorn on 127.0.0.1 (its own
+event loop and thread: nothing reaches it but the HTTP request). Both export
+their spans through the real OpenTelemetry SDK to ADK's `SqliteSpanExporter`
+file. Trace context crosses the hop the way the docs tell a user to set it up:
+the caller's httpx client injects the W3C ``traceparent`` header with
+OpenTelemetry's propagator, the served app extracts it (`TraceContext`); without
+them the two services' spans are two traces.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from google.adk.agents import LlmAgent
+from google.adk.runners import InMemoryRunner
+from google.adk.telemetry.sqlite_span_exporter import SqliteSpanExporter
+from google.genai import types
+
+from adk_eval.metrics import event_count_metric, never_called, trajectory_match
+from adk_eval.production import open_sessions, shadow_sessions
+from adk_eval.production._score import score_sessions
+from adk_eval.testing import ScriptedLlm, tool_call
+from tests.shapes_support import remote_agent
+
+from .a2a_app import far_agent, inject_trace_context, served
+from .test_agreement import verdicts
+
+METRICS = [
+    event_count_metric("looked_up", "tool_call", lambda c: c.name == "lookup", lambda n: n == 1),
+    event_count_metric(
+        "far_answered",
+        "agent_message",
+        lambda m: m.author == "far" and "Shipped: B7" in (m.text or ""),
+        lambda n: n == 1,
+    ),
+    trajectory_match(
+        "asked_b7",
+        [("transfer_to_agent", {"agent_name": "far"}), ("lookup", {"order": "B7"})],
+        args="exact",
+    ),
+    never_called("lookup"),
+]
+"""Metrics over the remote agent's call, its words, its arguments; the last one fails."""
+
+
+def root_agent(far) -> LlmAgent:
+    """The caller: hands the conversation to `far` (remote or local)."""
+    model = ScriptedLlm([tool_call("transfer_to_agent", {"agent_name": "far"}), "Back."])
+    return LlmAgent(name="root", model=model, sub_agents=[far])
+
+
+@contextlib.contextmanager
+def served_far(carry: bool) -> Iterator[str]:
+    """`far` served with ``to_a2a()`` on 127.0.0.1; yields its agent card's URL."""
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    app = served(port, carry)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline, "far did not start"
+        assert thread.is_alive(), "far did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}/.well-known/agent-card.json"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+async def converse(agent: LlmAgent) -> str:
+    """One user turn through a plain ADK runner; returns the session id."""
+    runner = InMemoryRunner(agent=agent, app_name="shop")
+    session = await runner.session_service.create_session(app_name="shop", user_id="bo")
+    message = types.Content(role="user", parts=[types.Part(text="Where is B7?")])
+    async for _ in runner.run_async(user_id="bo", session_id=session.id, new_message=message):
+        pass
+    return session.id
+
+
+async def across_services(capture_spans, spans: Path, carry: bool) -> str:
+    """`root` calls the served `far` over A2A, both tracing to `spans`; the session id."""
+    capture_spans.add(SqliteSpanExporter(db_path=str(spans)))
+    hooks = {"request": [inject_trace_context]} if carry else {}
+    with served_far(carry) as card:
+        async with httpx.AsyncClient(event_hooks=hooks, timeout=30) as client:
+            return await converse(root_agent(remote_agent(card, name="far", client=client)))
+
+
+async def read(spec: str):
+    source = open_sessions(spec)
+    await source.check()
+    try:
+        return await score_sessions(source, METRICS, include_open=True)
+    finally:
+        source.close()
+
+
+@pytest.fixture(autouse=True)
+def _content(monkeypatch) -> None:
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY")
+
+
+def _shape(session) -> list[tuple[str, str]]:
+    shape = []
+    for event in session.events:
+        for call in event.get_function_calls():
+            shape.append((event.author, f"call {call.name}"))
+        for response in event.get_function_responses():
+            shape.append((event.author, f"response {response.name}"))
+        text = "".join(p.text or "" for p in (event.content.parts or []) if event.content)
+        if text:
+            shape.append((event.author, text))
+    return shape
+
+
+async def test_two_services_joined_by_trace_context_read_as_one_conversation(
+    capture_spans, tmp_path
+):
+    session_id = await across_services(capture_spans, tmp_path / "spans.db", carry=True)
+    score = await read(f"adk-spans:{tmp_path / 'spans.db'}")
+
+    (result,) = score.results
+    assert result.name.rsplit("/", 1)[-1] == session_id
+    events = result.trace.events
+    assert _shape(result.trace) == [
+        ("user", "Where is B7?"),
+        ("root", "call transfer_to_agent"),
+        ("root", "response transfer_to_agent"),
+        ("far", "call lookup"),
+        ("far", "response lookup"),
+        ("far", "Shipped: B7 left today."),
+    ]
+    assert len({event.invocation_id for event in events}) == 1  # the caller's invocation
+    assert not [note for note in score.notes if "A2A" in note or "remote" in note]
+
+
+async def test_across_services_scores_as_the_same_conversation_in_one_service(
+    capture_spans, tmp_path
+):
+    across = await across_services(capture_spans, tmp_path / "spans.db", carry=True)
+    one = await converse(root_agent(far_agent()))  # `far` a local sub-agent
+    score = await read(f"adk-spans:{tmp_path / 'spans.db'}")
+
+    by_id = verdicts(score)
+    assert sorted(by_id) == sorted([across, one])
+    in_two, in_one = by_id[across], by_id[one]
+    assert in_two == in_one
+    assert {name: verdict for name, (verdict, _) in in_two.items()} == {
+        "looked_up": "pass",
+        "far_answered": "pass",
+        "asked_b7": "pass",
+        "never_called(lookup)": "fail",
+    }
+    traces = {result.name.rsplit("/", 1)[-1]: result.trace for result in score.results}
+    assert _shape(traces[across]) == _shape(traces[one])
+
+
+async def test_shadow_replays_the_remote_agents_call_on_its_recorded_answer(
+    capture_spans, tmp_path
+):
+    await across_services(capture_spans, tmp_path / "spans.db", carry=True)
+    (result,) = await shadow_sessions(
+        open_sessions(f"adk-spans:{tmp_path / 'spans.db'}"),
+        root_agent(far_agent()),
+        metrics=METRICS[:3],
+    )
+    assert result.divergence is None, result.divergence
+    assert result.outcome == "same"
+    assert list(result.recorded_calls[0]) == [
+        'transfer_to_agent{"agent_name": "far"}',
+        'lookup{"order": "B7"}',
+    ]
+    assert result.new_calls == result.recorded_calls
+
+
+async def test_without_trace_context_the_services_are_two_conversations_said_once(
+    capture_spans, tmp_path
+):
+    session_id = await across_services(capture_spans, tmp_path / "spans.db", carry=False)
+    score = await read(f"adk-spans:{tmp_path / 'spans.db'}")
+
+    by_id = {result.name.rsplit("/", 1)[-1]: result for result in score.results}
+    assert len(by_id) == 2
+    caller = by_id.pop(session_id)
+    (served,) = by_id.values()
+    assert [author for author, _ in _shape(caller.trace)] == ["user", "root", "root"]
+    assert ("far", "call lookup") in _shape(served.trace)
+    joined = [note for note in score.notes if "not joined" in note]
+    assert (
+        sorted(joined)
+        == [
+            f"adk-spans:{tmp_path / 'spans.db'}: a remote agent's invocation served over A2A "
+            "not joined to its caller (no trace context): scored as a conversation of its own",
+            f"adk-spans:{tmp_path / 'spans.db'}: a call of remote agent `far` not joined to its "
+            "remote side (no trace context): what the remote agent did is not in this conversation",
+        ][::-1]
+    )
+
+
+@pytest.mark.slow
+async def test_two_processes_sending_to_one_collector_read_as_one_conversation(
+    capture_spans, tmp_path
+):
+    """`far` in a process of its own (service `orders`), both services sending to `collect`."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    from adk_eval._sources._spans._collector import SpanCollector
+
+    from .test_agreement import _free_port
+
+    port, spans = _free_port(), tmp_path / "traces.db"
+    with SpanCollector(spans, port=0) as collector:
+        endpoint = collector.endpoint + "/v1/traces"
+        capture_spans.add(OTLPSpanExporter(endpoint=endpoint))
+        module = "tests._sources._spans.a2a_app"
+        far = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            module,
+            str(port),
+            endpoint,
+            env={**os.environ, "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY"},
+        )
+        try:
+            card = f"http://127.0.0.1:{port}/.well-known/agent-card.json"
+            await _started(far, card)
+            hooks = {"request": [inject_trace_context]}
+            async with httpx.AsyncClient(event_hooks=hooks, timeout=30) as client:
+                session_id = await converse(root_agent(remote_agent(card, "far", client)))
+        finally:
+            far.send_signal(signal.SIGINT)
+            await asyncio.wait_for(far.wait(), 30)
+        score = await read(str(spans))
+
+    (result,) = score.results
+    assert result.name == f"//{session_id}"  # the caller's service, which names none
+    assert [author for author, _ in _shape(result.trace)] == ["user", *["root"] * 2, *["far"] * 3]
+    assert {name: metric.verdict for name, metric in result.metrics.items()} == {
+        "looked_up": "pass",
+        "far_answered": "pass",
+        "asked_b7": "pass",
+        "never_called(lookup)": "fail",
+    }
+    assert collector.stats.refused == {}
+
+
+async def _started(process: asyncio.subprocess.Process, card: str) -> None:
+    deadline = time.monotonic() + 60
+    async with httpx.AsyncClient() as client:
+        while time.monotonic() < deadline:
+            assert process.returncode is None, "far exited"
+            with contextlib.suppress(httpx.HTTPError):
+                if (await client.get(card)).status_code == 200:
+                    return
+            await asyncio.sleep(0.1)
+    raise AssertionError("far did not start")
