@@ -20,6 +20,7 @@ from ._session_service import MEMORY_SERVICES, MemoryItem, MemoryServiceKind, me
 from ._state import flatten_state
 from ._termination import DEFAULT_MAX_TURNS, TerminateWhen
 from ._tools._context import Clock, as_part
+from ._tools._deployed import deployed_agent
 from ._tools._mocks import ToolMock
 from ._tools._toolsets import ToolsetMock, resolve_toolset_mocks
 from ._user_agents import CaseSession, UserAgents, check_sessions
@@ -42,7 +43,11 @@ class EvalCase:
         name: Unique name of the case (used in reports).
         agent: The system under test: an ADK agent, an ADK 2 `Workflow`, or an
             ADK `App` of either (whose plugins then run too, after adk_eval's
-            interception plugin).
+            interception plugin); or a deployed agent reached over A2A: its URL
+            (``"https://host/..."``, or its agent card's URL; made ADK's
+            `RemoteA2aAgent` here) or ADK's `RemoteA2aAgent` itself. That one runs
+            for real in its own service (see docs/harness.md, "Evaluating a
+            deployed agent over A2A").
         tool_mocks: Tool name -> `ToolMock` (answers instead of the tool) or the
             agent's own tool / tool function (the real tool runs). A tool that is
             in neither stops the run with an error: nothing runs by accident.
@@ -125,7 +130,7 @@ class EvalCase:
     """
 
     name: str
-    agent: BaseAgent | App | Workflow
+    agent: BaseAgent | App | Workflow | str
     tool_mocks: Mapping[str, Any] = field(default_factory=dict)
     user_agents: UserAgents = field(default_factory=UserAgents)
     bridge: Bridge | None = None
@@ -154,6 +159,8 @@ class EvalCase:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
             raise EvalSetupError(f"EvalCase.name must be a non-empty string, got {self.name!r}")
+        if isinstance(self.agent, str):  # a deployed agent's URL: ADK's RemoteA2aAgent for it
+            self.agent = deployed_agent(self.agent, case=self.name)
         self._check_agent()
         self._check_kinds()
         self._check_content()
@@ -341,11 +348,13 @@ class EvalCase:
             root = self.agent.root_agent
             assert isinstance(root, BaseAgent | Workflow)  # checked in __post_init__
             return root
+        assert not isinstance(self.agent, str)  # made an agent in __post_init__
         return self.agent
 
     @property
     def agent_under_test(self) -> BaseAgent | App | Workflow:
         """`agent`, or a copy of its tree with `models` and `toolset_mocks` (never `agent`)."""
+        assert not isinstance(self.agent, str)  # made an agent in __post_init__
         if not self.models and not self.toolset_mocks:
             return self.agent
         stand_ins = resolve_toolset_mocks(self.root_agent, self.toolset_mocks, case=self.name)

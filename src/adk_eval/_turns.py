@@ -205,8 +205,8 @@ def classify_run(events: Sequence[Event], interim: Collection[str] = ()) -> RunE
         for fr in event.get_function_responses()
         if fr.id and (event.author == "user" or fr.name not in interim)
     }
-    pending = [
-        PendingCall(
+    pending = {  # by id: a relayed call can come again with its task's pause (A2A)
+        call.id: PendingCall(
             call_id=call.id,
             name=call.name or "",
             args=dict(call.args or {}),
@@ -216,13 +216,13 @@ def classify_run(events: Sequence[Event], interim: Collection[str] = ()) -> RunE
         for event in events
         for call in event.get_function_calls()
         if call.id and call.id in (event.long_running_tool_ids or ()) and call.id not in answered
-    ]
+    }
     invocation_id = events[-1].invocation_id if events else ""
     for event in reversed(events):
         text = event_text(event) if event.author != "user" else ""
         if text:
-            return RunEnd(events, pending, text, event.author, event.invocation_id)
-    return RunEnd(events, pending, "", None, invocation_id)
+            return RunEnd(events, list(pending.values()), text, event.author, event.invocation_id)
+    return RunEnd(events, list(pending.values()), "", None, invocation_id)
 
 
 CONFIRMATION_CALL = "adk_request_confirmation"

@@ -151,7 +151,7 @@ class _Simulation:
                 error = EvalErrorInfo.from_exception("setup", unused)
             trace = await self._trace()
             scored = self.parts.contracts.scored(self.case.metrics, self.termination)
-            metrics, failures = await score_run(scored, self.watch, trace, error)
+            metrics, failures = await score_run(scored, self.watch, trace, error, self.parts.lacks)
             if self.sessions is not None:  # each session's own metrics first
                 metrics, failures = await self.sessions.score(trace, error, (metrics, failures))
         finally:
@@ -312,7 +312,7 @@ class _Simulation:
                     f"{last.error_message or '(no message)'}"
                 ),
             )
-        return classify_run(events, self.system.policy.interim)
+        return classify_run(events, self.parts.interim)
 
     async def _state_stop(self) -> _Stop | None:
         if self.query is None:

@@ -32,6 +32,7 @@ from .._state import flatten_state
 from .._termination import UsageTap
 from .._tools._answers import MockCalls
 from .._tools._clock import CaseClock
+from .._tools._deployed import UNOBSERVED, as_under_test, check_reachable, is_deployed
 from .._tools._record import RunRecord
 from .._tools._watch import Watch
 from ..models._gateway._gate import Gateway, RunGate, gating
@@ -90,6 +91,22 @@ class RunParts:
     session: Session
     session_users: tuple[UserAgentRunner, ...] = ()
 
+    @property
+    def interim(self) -> frozenset[str]:
+        """Long-running calls whose own answer is interim: a user agent gives the final one.
+
+        A deployed agent's are the calls its user agents answer: it relays each
+        call with its own interim answer, then waits (A2A ``input-required``).
+        """
+        if is_deployed(self.system.root_agent):
+            return self.system.policy.interim | frozenset(self.case.user_agents.tools)
+        return self.system.policy.interim
+
+    @property
+    def lacks(self) -> frozenset[str]:
+        """What the trace does not show (a deployed agent's tools, state, usage)."""
+        return UNOBSERVED if is_deployed(self.system.root_agent) else frozenset()
+
     @classmethod
     async def build(
         cls, case: EvalCase, *, seed: int | None, attempt: int, gateway: Gateway
@@ -109,6 +126,10 @@ class RunParts:
     async def _build(cls, case: EvalCase, seed: int, attempt: int, gate: RunGate) -> RunParts:
         agent = case.agent_under_test
         _check_models(case, agent.root_agent if isinstance(agent, App) else agent)
+        root = case.root_agent
+        if isinstance(root, BaseAgent) and is_deployed(root):  # a bad URL, a server down: one line
+            await check_reachable(root, case=case.name)
+            agent = as_under_test(agent)
         case = _knowing_the_agent(case, agent)
         clock = CaseClock(case.resolve_clock())
         record = RunRecord()
@@ -170,18 +191,22 @@ def _knowing_the_agent(case: EvalCase, agent: BaseAgent | App | Workflow) -> Eva
 
 def _spec(case: EvalCase, agent: BaseAgent | App | Workflow) -> SystemSpec:
     limits = case.terminate_when
+    root = agent.root_agent if isinstance(agent, App) else agent
+    remote_mocks, yielding = case.remote_mocks, tuple(case.user_agents.tools)
+    if isinstance(root, BaseAgent) and is_deployed(root):  # runs for real; it has what yields
+        remote_mocks, yielding = {**remote_mocks, root.name: root}, ()
     return SystemSpec(
         agent,
         case.tool_mocks,
         case.node_mocks,
-        tuple(case.user_agents.tools),
+        yielding,
         case.unmocked_simulator,
         max_model_calls=limits.max_model_calls,
         budget=limits.budget,
         case=case.name,
         models=case.models,
         memory_service=case.memory_service,
-        remote_mocks=case.remote_mocks,
+        remote_mocks=remote_mocks,
     )
 
 

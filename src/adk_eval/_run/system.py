@@ -43,14 +43,14 @@ from .._termination import Budget, ModelCallLimit, UsageTap
 from .._tools._answers import MockCalls
 from .._tools._bodies import TOOL_ERROR_CODE
 from .._tools._context import as_part, with_text
+from .._tools._deployed import UNOBSERVED_LINE, is_deployed
 from .._tools._mocks import ToolMock
 from .._tools._nodes import with_node_mocks
 from .._tools._plugin import InterceptionPlugin
-from .._tools._deployed import UNOBSERVED_LINE, is_deployed
 from .._tools._policy import ToolPolicy
 from .._tools._record import RunRecord
-from .._tools._tree import setup_context
 from .._tools._remote import with_remote_mocks
+from .._tools._tree import setup_context
 from .._tools._watch import Watch
 from .._turns import DEFAULT_USER_ID, STATE_SOURCE_KEY, agent_app, user_content
 from ..models._gateway._gate import RunGate, current_gate

@@ -41,7 +41,9 @@ class EventCountMetric:
 
     @property
     def needs(self) -> frozenset[str]:
-        """What a record may lack that it reads: what was said, or the state's changes."""
+        """What a record may lack that it reads: what was said, the state's changes, the tools."""
+        if self.event_type in ("tool_call", "tool_response"):
+            return frozenset({"tools"})
         if self.event_type in ("user_message", "agent_message"):
             return frozenset({"content"})
         return frozenset({"state"}) if self.event_type == "state_change" else frozenset()

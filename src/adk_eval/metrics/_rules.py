@@ -41,7 +41,7 @@ def never_called(
         return None
 
     suffix = f", {excerpt(dict(args))}" if args else ""
-    needs = frozenset({"content"}) if args else frozenset()
+    needs = frozenset({"tools", "content"}) if args else frozenset({"tools"})
     return Invariant(f"never_called({tool}{suffix})", check, on_breach, needs=needs)
 
 
@@ -56,7 +56,7 @@ def at_most(tool: str, times: int, *, on_breach: Literal["stop", "record"] = "st
             return f"call {count} of `{tool}` (at most {times}), args {excerpt(dict(now.args))}"
         return None
 
-    return Invariant(f"at_most({tool}, {times})", check, on_breach)
+    return Invariant(f"at_most({tool}, {times})", check, on_breach, needs=frozenset({"tools"}))
 
 
 def no_tool_error_twice(*, on_breach: Literal["stop", "record"] = "stop") -> Invariant:
@@ -70,7 +70,7 @@ def no_tool_error_twice(*, on_breach: Literal["stop", "record"] = "stop") -> Inv
             return f"`{now.name}` {excerpt(dict(now.args))} failed again: {now.error[:200]}"
         return None
 
-    return Invariant("no_tool_error_twice", check, on_breach)
+    return Invariant("no_tool_error_twice", check, on_breach, needs=frozenset({"tools"}))
 
 
 def never_in_arguments(
@@ -84,9 +84,8 @@ def never_in_arguments(
             return f"`{now.name}` called by `{now.author}` with {text!r} in {where}"
         return None
 
-    return Invariant(
-        name or f"never_in_arguments({text[:40]})", check, on_breach, needs=frozenset({"content"})
-    )
+    label = name or f"never_in_arguments({text[:40]})"
+    return Invariant(label, check, on_breach, needs=frozenset({"tools", "content"}))
 
 
 def never_said(
@@ -163,7 +162,8 @@ def _never_before(tool: str, first: str, on_breach: Literal["stop", "record"]) -
             )
         return None
 
-    return Invariant(f"never({tool} before {first})", check, on_breach)
+    label = f"never({tool} before {first})"
+    return Invariant(label, check, on_breach, needs=frozenset({"tools"}))
 
 
 def _never_state(

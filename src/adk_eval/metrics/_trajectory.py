@@ -128,8 +128,8 @@ class TrajectoryMetric:
 
     @property
     def needs(self) -> frozenset[str]:
-        """What it reads beyond the calls' names: their arguments, unless `args` is ignore."""
-        return frozenset() if self.args == "ignore" else frozenset({"content"})
+        """What it reads: the tool calls, and their arguments unless `args` is ignore."""
+        return frozenset({"tools"}) | (frozenset() if self.args == "ignore" else {"content"})
 
     concurrent: ClassVar[bool] = False
     """It only reads the trace: scored in order, without a task of its own."""

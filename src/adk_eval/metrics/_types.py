@@ -60,10 +60,12 @@ class Metric(Protocol):
 
     Optional attributes a scorer reads: ``needs``, the facts it reads that a
     stored record may lack (``"state"``: the session's state; ``"content"``: what
-    was said and the tool calls' arguments and answers): scored from a source
-    that lacks one (a trace: see `adk_eval.production`), it is not applicable
-    instead of failing or passing on nothing; ``needs_simulation = True``: it
-    reads what only a simulated run has.
+    was said and the tool calls' arguments and answers; ``"tools"``: the tool
+    calls; ``"usage"``: the token counts): scored from a source that lacks one
+    (a trace: see `adk_eval.production`; a deployed agent's run over A2A lacks
+    its tools, state and usage), it is not applicable instead of failing or
+    passing on nothing; ``needs_simulation = True``: it reads what only a
+    simulated run has.
     """
 
     @property

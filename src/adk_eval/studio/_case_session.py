@@ -156,6 +156,7 @@ class CaseSessions:
         if role == "model":
             plugin = HumanModelPlugin(self._parts, case.root_agent, _notes(case))
             plugins.insert(0, plugin)
+        assert not isinstance(case.agent, str)  # EvalCase made a URL an agent
         app = agent_app(case.agent, plugins, name=app_name_for(target.name))
         played = dataclasses.replace(
             case, agent=app, user_agents=self._human(case, role, session_id)

@@ -210,7 +210,7 @@ def claimed_actions(
         name,
         functools.partial(claim_check, vocabulary),
         on_breach,
-        needs=frozenset({"content"}),
+        needs=frozenset({"content", "tools"}),  # a claim is checked against the tool calls
         vocabulary=vocabulary,
         judge=judge if judge is not False else None,
     )

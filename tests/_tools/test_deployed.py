@@ -1,0 +1,238 @@
+"""A deployed agent under test over A2A: a real ADK agent served with to_a2a, driven by the case."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from google.adk.agents import LlmAgent
+from google.adk.tools import LongRunningFunctionTool
+
+from adk_eval import EvalCase, EvalSetupError, ScriptedUserAgent, UserAgents, run_eval
+from adk_eval.metrics import event_count_metric, never_called, state_metric, trajectory_match
+from adk_eval.testing import ScriptedLlm, tool_call
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # ADK's experimental A2A notices
+
+NOT_OBSERVED = "not applicable: it reads the agent's tool calls, which a deployed agent's run"
+
+
+def ask_user(question: str) -> dict[str, str]:
+    """Asks the user a question; the answer comes later."""
+    return {"status": "asked"}
+
+
+@dataclass
+class Served:
+    """An ADK agent served over A2A on 127.0.0.1: its base URL and each JSON-RPC request."""
+
+    url: str
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    stop: Callable[[], None] = lambda: None
+
+    def contexts(self) -> list[str | None]:
+        """The A2A context id of each message sent to it, in order."""
+        return [r["params"]["message"].get("contextId") for r in self.requests]
+
+    def parts(self) -> list[dict[str, Any]]:
+        """The parts of each message sent to it, in order (first part of each)."""
+        return [r["params"]["message"]["parts"][0] for r in self.requests]
+
+
+@contextmanager
+def served(agent: LlmAgent) -> Iterator[Served]:
+    """`agent` served with ADK's `to_a2a` on a free port of 127.0.0.1, its requests recorded."""
+    import uvicorn
+    from google.adk.a2a.utils.agent_to_a2a import to_a2a
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        app = to_a2a(agent, host="127.0.0.1", port=port)
+    found = Served(f"http://127.0.0.1:{port}")
+
+    async def recorded(scope, receive, send):
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return await app(scope, receive, send)
+        messages, body = [], b""
+        while not messages or messages[-1].get("more_body"):
+            messages.append(await receive())
+            body += messages[-1].get("body", b"")
+        found.requests.append(json.loads(body))
+
+        async def replay():
+            return messages.pop(0) if messages else await receive()
+
+        return await app(scope, replay, send)
+
+    server = uvicorn.Server(
+        uvicorn.Config(recorded, log_level="warning", timeout_graceful_shutdown=1)
+    )
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        server.should_exit = True
+        thread.join(30)
+
+    found.stop = stop
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the A2A server did not start"
+        time.sleep(0.02)
+    try:
+        yield found
+    finally:
+        server.should_exit = True
+        thread.join(30)
+        sock.close()
+
+
+def booking_reply(request: Any) -> Any:
+    """The served agent's model: it answers the last thing in its request."""
+    last = request.contents[-1].parts[-1]
+    if last.function_response is not None:
+        answer = last.function_response.response or {}
+        return f"Booked for {answer['day']}." if "day" in answer else "I asked which day."
+    words = {"Hi": "Hello! Where to?", "Thanks!": "Goodbye."}
+    return words.get(last.text) or tool_call("ask_user", {"question": "Which day?"})
+
+
+def booking_agent() -> LlmAgent:
+    """An agent that greets, asks the user a question through a long-running tool, then books."""
+    tools = [LongRunningFunctionTool(ask_user)]
+    return LlmAgent(name="booker", model=ScriptedLlm(responder=booking_reply), tools=tools)
+
+
+def booking_case(url: str, **fields: Any) -> EvalCase:
+    user = ScriptedUserAgent(name="traveller", script=["To Paris, please.", "Thanks!"])
+    day = ScriptedUserAgent(name="calendar", script=[{"day": "Friday"}])
+    users = UserAgents(loop=user, tools={"ask_user": day})
+    return EvalCase(name="deployed", agent=url, first_message="Hi", user_agents=users, **fields)
+
+
+async def test_a_served_agent_is_driven_over_a2a_turn_by_turn_in_one_context():
+    with served(booking_agent()) as server:
+        result = await run_eval(booking_case(server.url))
+
+    assert result.status == "passed", result.explain()
+    said = [(m.author, m.text) for m in result.trace.messages]
+    assert said == [
+        ("user", "Hi"),
+        ("deployed_agent", "Hello! Where to?"),
+        ("user", "To Paris, please."),
+        ("deployed_agent", "Booked for Friday."),  # after its question, answered by `calendar`
+        ("user", "Thanks!"),
+        ("deployed_agent", "Goodbye."),
+    ]
+    first, *later = server.contexts()
+    assert first is None and len(later) == 3 and len(set(later)) == 1  # one context, kept
+    answer = server.parts()[2]  # the input-required question, answered by the user agent
+    assert answer["data"]["name"] == "ask_user"
+    assert answer["data"]["response"] == {"day": "Friday"}
+    assert server.requests[2]["params"]["message"]["taskId"]  # the paused task resumed
+
+
+async def test_metrics_that_read_what_the_service_keeps_are_not_applicable_saying_why():
+    metrics = [
+        trajectory_match("calls", [], args="ignore"),
+        event_count_metric("few_calls", "tool_call", assertion=lambda n: n <= 1),
+        state_metric("booked", key="booked", assertion=lambda v: v is True),
+        event_count_metric("answers", "agent_message", assertion=lambda n: n >= 1),
+    ]
+    with served(booking_agent()) as server:
+        case = booking_case(server.url, metrics=metrics, invariants=[never_called("delete")])
+        result = await run_eval(case)
+
+    verdicts = {name: m.verdict for name, m in result.metrics.items()}
+    assert verdicts == {
+        "calls": "n/a",
+        "few_calls": "n/a",
+        "booked": "n/a",
+        "never_called(delete)": "n/a",
+        "answers": "pass",  # what it said is observed
+    }
+    assert result.metrics["calls"].evidence[0].startswith(NOT_OBSERVED)
+    assert "agent's state" in result.metrics["booked"].evidence[0]
+    assert result.status == "passed"
+    assert [w for w in result.warnings if w.startswith("not observed:")] == [
+        "not observed: the deployed agent's tool calls, state and model usage happen in its own "
+        "service, so metrics that read them are not applicable (collect its spans with "
+        "`adk-eval collect` to see them)"
+    ]
+
+
+def test_the_same_case_runs_again_in_another_event_loop_in_a_context_of_its_own():
+    with served(LlmAgent(name="echo", model=ScriptedLlm(["One.", "Two."] * 4))) as server:
+        case = EvalCase(name="again", agent=f"{server.url}/", first_message="hi")
+        runs = [asyncio.run(run_eval(case)) for _ in range(2)]  # a client per run and loop
+
+    assert [[m.text for m in run.trace.messages] for run in runs] == [["hi", "One."]] * 2
+    assert [run.status for run in runs] == ["passed", "passed"]
+    assert server.contexts() == [None, None]  # each conversation opens a context of its own
+
+
+async def test_a_server_that_is_down_is_one_line_before_anything_runs():
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there
+    case = EvalCase(name="down", agent=f"http://127.0.0.1:{port}", first_message="hi")
+    with pytest.raises(EvalSetupError) as raised:
+        await run_eval(case)
+
+    assert str(raised.value) == (
+        f"EvalCase `down`: the agent under test `deployed_agent` cannot be reached over A2A at "
+        f"http://127.0.0.1:{port}/.well-known/agent-card.json (ConnectError: All connection "
+        "attempts failed); start it, or fix the URL"
+    )
+
+
+async def test_a_server_that_stops_mid_run_ends_it_in_an_error_of_one_line():
+    with served(LlmAgent(name="echo", model=ScriptedLlm(["One."] * 4))) as server:
+        user = ScriptedUserAgent(name="u", step=lambda ctx: stop_then_answer(server))
+        users = UserAgents(loop=user)
+        case = EvalCase(name="gone", agent=server.url, first_message="hi", user_agents=users)
+        result = await run_eval(case)
+
+    assert result.status == "error"
+    assert (result.error.phase, result.error.type) == ("system", "EvalRunError")
+    assert result.error.message.startswith(
+        "agent `deployed_agent` ended with error `A2A_ERROR`: A2A request failed:"
+    )
+    assert "\n" not in result.error.message
+
+
+def stop_then_answer(server: Served) -> str:
+    """The user's answer, after the server stopped listening (it went down mid-run)."""
+    server.stop()
+    return "are you there?"
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        ("ftp://agents.example.com", "`agent` is the URL of an agent served over A2A"),
+        ("http://agents.example.com", "over plain http off this machine"),
+    ],
+)
+def test_a_url_that_cannot_be_an_a2a_agent_is_one_line(url, says):
+    with pytest.raises(EvalSetupError, match=says):
+        EvalCase(name="bad", agent=url, first_message="hi")
+
+
+def test_the_agent_is_named_by_the_path_it_is_served_at():
+    case = EvalCase(name="named", agent="https://agents.example.com/a2a/weather", first_message="x")
+    assert case.root_agent.name == "weather"
+    assert type(case.root_agent).__name__ == "RemoteA2aAgent"
