@@ -276,3 +276,35 @@ async def _started(process: asyncio.subprocess.Process, card: str) -> None:
                     return
             await asyncio.sleep(0.1)
     raise AssertionError("far did not start")
+
+
+async def test_a_served_invocation_whose_callers_spans_are_elsewhere_says_so(
+    capture_spans, tmp_path
+):
+    """Trace context carried, the caller's spans sent elsewhere: the served side says what lacks."""
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    from adk_eval._sources._spans._otlp import spans_from_proto
+    from adk_eval._sources._spans._rebuild import rebuild
+    from adk_eval._sources._spans._span import conversation_of
+
+    await across_services(capture_spans, tmp_path / "spans.db", carry=True)
+    spans = spans_from_proto(encode_spans(capture_spans.spans()).SerializeToString())
+    (handler,) = [s for s in spans if s.name.endswith("JsonRpcDispatcher.handle_requests")]
+    parents = {span.span_id: span.parent_id for span in spans}
+
+    def served(span_id: str | None) -> bool:
+        while span_id is not None and span_id != handler.span_id:
+            span_id = parents.get(span_id)
+        return span_id is not None
+
+    far_side = [span for span in spans if served(span.span_id)]
+    (key,) = {found for span in far_side if (found := conversation_of(span))}
+    rebuilt = rebuild(key, far_side)
+
+    assert [e.author for e in rebuilt.session.events] == ["user", "far", "far", "far"]
+    assert rebuilt.notes[:2] == (
+        "1 span(s) without their parent, kept as roots",
+        "a remote agent's invocation served over A2A whose caller's spans are not in this "
+        "source: its caller's part of the conversation is missing",
+    )
