@@ -128,9 +128,9 @@ async def test_remote_mocks_name_the_trees_remote_agents_and_hold_them_only():
     with pytest.raises(EvalSetupError, match="Did you mean `helper`"):
         await run_eval(remote_case(url, remote_mocks={"helpr": remote_agent(url)}))
     other = remote_agent("http://127.0.0.1:2/.well-known/agent-card.json")
-    with pytest.raises(EvalSetupError, match="must be the RemoteA2aAgent `helper` itself"):
+    with pytest.raises(EvalSetupError, match="or the RemoteA2aAgent `helper` itself"):
         await run_eval(remote_case(url, remote_mocks={"helper": other}))
-    with pytest.raises(EvalSetupError, match="must be the RemoteA2aAgent `helper` itself"):
+    with pytest.raises(EvalSetupError, match="or the RemoteA2aAgent `helper` itself"):
         await run_eval(remote_case(url, remote_mocks={"helper": ToolMock.returning("x")}))
 
 

@@ -41,7 +41,12 @@ __all__ = [
 ]
 
 FRAMEWORK_YIELD_TOOLS = frozenset(
-    {"adk_request_input", "adk_request_confirmation", "adk_request_credential"}
+    {
+        "adk_request_input",
+        "adk_request_confirmation",
+        "adk_request_credential",
+        "mock_function_call_for_required_user_input",  # a remote (A2A) agent asks
+    }
 )
 """Yielding calls ADK makes on its own (input requests, tool confirmations, credentials)."""
 
