@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from adk_eval.mock_a2a import MockA2aServer
+from adk_eval._mock_a2a import MockA2aServer
 
 
 @dataclass

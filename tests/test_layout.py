@@ -23,7 +23,7 @@ TESTS = Path(__file__).resolve().parent
 LAYERS: list[list[str]] = [
     ["__main__"],
     ["_cli"],
-    ["reporting", "studio", "pytest_plugin", "mock_mcp"],
+    ["reporting", "studio", "pytest_plugin", "mock_mcp", "_mock_a2a"],
     ["_web"],
     [""],  # the package itself: the catalogue of the public names
     ["realism"],

@@ -89,11 +89,11 @@ _EXPORTS = {
     "default_format_prompt": "._bridge",
     "default_format_response": "._bridge",
     # tools
-    "RemoteMock": "._tools._a2a._replies",
-    "RemoteReply": "._tools._a2a._replies",
     "ToolMock": "._tools._mocks",
     "ToolsetMock": "._tools._toolsets",
     "MockToolContext": "._tools._context",
+    "RemoteMock": "._tools._a2a._replies",
+    "RemoteReply": "._tools._a2a._replies",
     # user agents
     "ScriptedUserAgent": "._user_agents",
     "HumanUserAgent": "._user_agents",

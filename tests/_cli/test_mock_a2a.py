@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from adk_eval._cli import main
 
-AGENTS = str(Path(__file__).parents[1] / "mock_a2a" / "agents_file.py")
+AGENTS = str(Path(__file__).parents[1] / "_mock_a2a" / "agents_file.py")
 
 
 def refusal(*args: str) -> str:

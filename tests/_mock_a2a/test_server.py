@@ -16,8 +16,8 @@ import httpx
 import pytest
 
 from adk_eval import EvalCase, EvalSetupError, RemoteMock, run_eval
-from adk_eval.mock_a2a import MockA2aServer
-from adk_eval.mock_a2a._server import load_mocks
+from adk_eval._mock_a2a import MockA2aServer
+from adk_eval._mock_a2a._server import load_mocks
 from adk_eval.testing import ScriptedLlm, tool_call
 from tests.a2a_support import served
 from tests.shapes_support import remote_agent, transferring_root

@@ -1,6 +1,6 @@
 """The ``mock-a2a`` command: serve an agents file's remote-agent mocks over A2A (HTTP).
 
-The server (`adk_eval.mock_a2a`), the a2a SDK and uvicorn are imported when the
+The server (`adk_eval._mock_a2a`), the a2a SDK and uvicorn are imported when the
 command runs, so ``adk-eval --help`` loads none of them.
 """
 
@@ -12,7 +12,7 @@ import click
 
 from ._common import fail, host_and_port
 
-__all__ = ["mock_a2a"]
+__all__ = ["_mock_a2a"]
 
 
 @click.command(name="mock-a2a")
@@ -48,7 +48,7 @@ def mock_a2a(agents_file: Path, address: str, allow_remote: bool, log_path: Path
 
     from .._errors import AdkEvalError
     from .._sandbox._loopback import refuse_remote
-    from ..mock_a2a._server import MockA2aServer
+    from .._mock_a2a._server import MockA2aServer
 
     host, port = host_and_port(address, "--http", "127.0.0.1:8766")
 

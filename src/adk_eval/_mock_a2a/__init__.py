@@ -1,5 +1,8 @@
 """A mock A2A server: adk-eval's remote-agent mocks served to agents outside this process.
 
+Private: users reach it through ``adk-eval mock-a2a``; the mocks themselves are
+`adk_eval.RemoteMock` and `adk_eval.RemoteReply`.
+
 * `MockA2aServer`: the remote agents a file declares (``remote_mocks``), each
   answered by its `RemoteMock` over the real A2A protocol (its agent card at
   ``/NAME/.well-known/agent-card.json``, JSON-RPC ``message/send`` and
