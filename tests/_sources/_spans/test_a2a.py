@@ -59,8 +59,8 @@ METRICS = [
 
 
 def root_agent(far) -> LlmAgent:
-    """The caller: hands the conversation to `far` (remote or local)."""
-    model = ScriptedLlm([tool_call("transfer_to_agent", {"agent_name": "far"}), "Back."])
+    """The caller: hands the conversation to `far` (remote or local), at each turn."""
+    model = ScriptedLlm([tool_call("transfer_to_agent", {"agent_name": "far"})] * 2)
     return LlmAgent(name="root", model=model, sub_agents=[far])
 
 
@@ -89,23 +89,26 @@ def served_far(carry: bool) -> Iterator[str]:
         sock.close()
 
 
-async def converse(agent: LlmAgent) -> str:
-    """One user turn through a plain ADK runner; returns the session id."""
+async def converse(agent: LlmAgent, turns: tuple[str, ...] = ("Where is B7?",)) -> str:
+    """User turns through a plain ADK runner; returns the session id."""
     runner = InMemoryRunner(agent=agent, app_name="shop")
     session = await runner.session_service.create_session(app_name="shop", user_id="bo")
-    message = types.Content(role="user", parts=[types.Part(text="Where is B7?")])
-    async for _ in runner.run_async(user_id="bo", session_id=session.id, new_message=message):
-        pass
+    for text in turns:
+        message = types.Content(role="user", parts=[types.Part(text=text)])
+        async for _ in runner.run_async(user_id="bo", session_id=session.id, new_message=message):
+            pass
     return session.id
 
 
-async def across_services(capture_spans, spans: Path, carry: bool) -> str:
+async def across_services(
+    capture_spans, spans: Path, carry: bool, turns: tuple[str, ...] = ("Where is B7?",)
+) -> str:
     """`root` calls the served `far` over A2A, both tracing to `spans`; the session id."""
     capture_spans.add(SqliteSpanExporter(db_path=str(spans)))
     hooks = {"request": [inject_trace_context]} if carry else {}
     with served_far(carry) as card:
         async with httpx.AsyncClient(event_hooks=hooks, timeout=30) as client:
-            return await converse(root_agent(remote_agent(card, name="far", client=client)))
+            return await converse(root_agent(remote_agent(card, "far", client)), turns)
 
 
 async def read(spec: str):
@@ -154,6 +157,28 @@ async def test_two_services_joined_by_trace_context_read_as_one_conversation(
     ]
     assert len({event.invocation_id for event in events}) == 1  # the caller's invocation
     assert not [note for note in score.notes if "A2A" in note or "remote" in note]
+
+
+async def test_a_second_turn_answered_by_the_remote_agent_stays_in_the_conversation(
+    capture_spans, tmp_path
+):
+    turns = ("Where is B7?", "And now?")
+    session_id = await across_services(capture_spans, tmp_path / "spans.db", True, turns)
+    score = await read(f"adk-spans:{tmp_path / 'spans.db'}")
+
+    (result,) = score.results
+    assert result.name.rsplit("/", 1)[-1] == session_id
+    shape = _shape(result.trace)
+    second = shape.index(("user", "And now?"))
+    assert shape[second + 1 :] == [
+        ("root", "call transfer_to_agent"),
+        ("root", "response transfer_to_agent"),
+        ("far", "call lookup"),
+        ("far", "response lookup"),
+        ("far", "Shipped: B7 left today."),
+    ]
+    assert result.metrics["looked_up"].verdict == "fail"  # two lookups, where one is asked
+    assert len({event.invocation_id for event in result.trace.events}) == 2  # one a turn
 
 
 async def test_across_services_scores_as_the_same_conversation_in_one_service(
