@@ -1,4 +1,4 @@
-"""``adk-eval mock-a2a`` serves a file's remote mocks over A2A, logs them, and score reads the log."""
+"""``adk-eval mock-a2a`` serves a file's remote mocks over A2A, logs them; score reads the log."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import anyio
 import httpx
 import pytest
 
-from adk_eval import EvalCase, EvalSetupError, RemoteMock, run_eval
+from adk_eval import EvalCase, EvalSetupError, run_eval
 from adk_eval._mock_a2a import MockA2aServer
 from adk_eval._mock_a2a._server import load_mocks
 from adk_eval.testing import ScriptedLlm, tool_call
@@ -54,7 +54,8 @@ async def test_each_mock_has_its_card_at_its_path_and_no_other_path_answers():
             card = (await client.get(server.card_url("helper"))).json()
             other = await client.get(server.card_url("other"))
 
-    assert card["name"] == "helper" and card["description"] == "Books flights."
+    assert card["name"] == "helper"
+    assert card["description"] == "Books flights."
     assert card["supportedInterfaces"][0]["url"] == f"{server.url}/helper/"
     assert card["capabilities"] == {"streaming": True}
     assert other.status_code == 404
@@ -66,8 +67,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.mark.slow
-async def test_the_served_command_answers_adks_remote_agent_and_score_reads_its_log(tmp_path):
+@pytest.fixture
+def command_server(tmp_path):
+    """``adk-eval mock-a2a agents_file.py`` as a process on a free port, logging to a file."""
     log, port = tmp_path / "a2a.db", free_port()
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
     args = [sys.executable, "-m", "adk_eval", "mock-a2a", str(AGENTS), "--http"]
@@ -84,14 +86,23 @@ async def test_the_served_command_answers_adks_remote_agent_and_score_reads_its_
                 assert server.poll() is None, server.stderr.read() if server.stderr else ""
                 assert time.monotonic() < deadline, "mock-a2a did not start listening"
                 time.sleep(0.1)
-        url = f"http://127.0.0.1:{port}/helper/.well-known/agent-card.json"
-        async with httpx.AsyncClient() as client:
-            result = await run_eval(case_for(remote_agent(url, client=client)))
+        yield f"http://127.0.0.1:{port}/helper/.well-known/agent-card.json", log, server
     finally:
         server.terminate()
         server.wait(10)
         if server.stderr is not None:
             server.stderr.close()
+
+
+@pytest.mark.slow
+async def test_the_served_command_answers_adks_remote_agent_and_score_reads_its_log(
+    command_server, tmp_path
+):
+    url, log, server = command_server
+    async with httpx.AsyncClient() as client:
+        result = await run_eval(case_for(remote_agent(url, client=client)))
+    server.terminate()  # the log's sessions are closed as the server stops
+    server.wait(10)
     mocked = dataclasses.replace(case_for(remote_agent(url)), remote_mocks=load_mocks(AGENTS))
     in_process = await run_eval(mocked)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from adk_eval import (
-    EvalCase,
     EvalSetupError,
     RemoteMock,
     RemoteReply,
@@ -14,8 +13,8 @@ from adk_eval import (
     run_eval,
 )
 from adk_eval.metrics import never_called
-from adk_eval.testing import ScriptedLlm, tool_call
-from tests.shapes_support import remote_agent, remote_case, transferring_root
+from adk_eval.testing import ScriptedLlm
+from tests.shapes_support import remote_case
 
 NOWHERE = "http://127.0.0.1:1/.well-known/agent-card.json"  # nothing listens: nothing may be sent
 ASKS = "mock_function_call_for_required_user_input"  # ADK's call for a remote agent's question
@@ -40,7 +39,9 @@ async def test_an_input_required_reply_is_answered_by_a_user_agent_then_the_scri
     assert result.status == "passed", result.explain()
     assert seen[0] == "my private words"
     assert "Paris" in seen[1]
-    assert [m.text for m in result.trace.messages if m.author == "helper"][-1] == "Booked for Paris."
+    assert [m.text for m in result.trace.messages if m.author == "helper"][
+        -1
+    ] == "Booked for Paris."
 
 
 async def test_an_input_required_reply_without_a_user_agent_is_one_clear_error():
@@ -82,9 +83,7 @@ async def test_a_simulated_remote_agent_is_played_by_its_model_from_the_card():
         return "Your flight to Paris is booked."
 
     llm = ScriptedLlm(responder=answer)
-    mock = RemoteMock.simulated(
-        "Books flights.", skills={"book": "Books a flight"}, model=llm
-    )
+    mock = RemoteMock.simulated("Books flights.", skills={"book": "Books a flight"}, model=llm)
     result = await run_eval(remote_case(NOWHERE, remote_mocks={"helper": mock}))
 
     assert result.status == "passed", result.explain()
@@ -94,7 +93,8 @@ async def test_a_simulated_remote_agent_is_played_by_its_model_from_the_card():
     instruction = str(asked[0].config.system_instruction)
     assert instruction == mock.persona("helper")
     assert asked[0].contents[0].parts[0].text.startswith("my private words")
-    assert "`helper`" in instruction and "Books flights." in instruction
+    assert "`helper`" in instruction
+    assert "Books flights." in instruction
     assert "- book: Books a flight" in instruction
 
 

@@ -12,7 +12,7 @@ import click
 
 from ._common import fail, host_and_port
 
-__all__ = ["_mock_a2a"]
+__all__ = ["mock_a2a"]
 
 
 @click.command(name="mock-a2a")
@@ -47,15 +47,17 @@ def mock_a2a(agents_file: Path, address: str, allow_remote: bool, log_path: Path
     import anyio
 
     from .._errors import AdkEvalError
-    from .._sandbox._loopback import refuse_remote
     from .._mock_a2a._server import MockA2aServer
+    from .._sandbox._loopback import refuse_remote
 
     host, port = host_and_port(address, "--http", "127.0.0.1:8766")
 
     def echo(exchange: object) -> None:
         reply = getattr(exchange, "reply", None)
         state = getattr(reply, "state", "")
-        click.echo(f"adk-eval mock-a2a: {getattr(exchange, 'agent', '')} answered ({state})", err=True)
+        click.echo(
+            f"adk-eval mock-a2a: {getattr(exchange, 'agent', '')} answered ({state})", err=True
+        )
 
     try:
         refuse_remote(host, allow_remote)

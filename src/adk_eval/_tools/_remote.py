@@ -170,7 +170,9 @@ class RemotePolicy:
 
         def mocked(place: RemotePlace) -> bool:
             name = place.agent.name
-            return remote_mock(name, remote_mocks.get(name)) is not None and is_stand_in(place.agent)
+            return remote_mock(name, remote_mocks.get(name)) is not None and is_stand_in(
+                place.agent
+            )
 
         refused = [
             place
@@ -252,7 +254,11 @@ def with_remote_mocks(
     by the mock (a fresh one per call: each run's scripted replies start over).
     The user's tree is not changed.
     """
-    mocks = {name: mock for name, value in remote_mocks.items() if (mock := remote_mock(str(name), value))}
+    mocks = {
+        name: mock
+        for name, value in remote_mocks.items()
+        if (mock := remote_mock(str(name), value))
+    }
     if not mocks or not any(p.agent.name in mocks for p in remote_places(root)):
         return root
     from ._a2a._served import stand_in

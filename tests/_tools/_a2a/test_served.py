@@ -48,7 +48,9 @@ def remote_events(result) -> list[tuple]:
 
 async def test_a_mocked_remote_agent_answers_in_process_and_nothing_is_sent():
     url = "http://127.0.0.1:1/.well-known/agent-card.json"  # nothing listens there
-    result = await run_eval(case(remote_agent(url), remote_mocks={"helper": ["Answered by the mock."]}))
+    result = await run_eval(
+        case(remote_agent(url), remote_mocks={"helper": ["Answered by the mock."]})
+    )
 
     assert result.status == "passed", result.explain()
     texts = [(m.author, m.text) for m in result.trace.messages]
@@ -72,7 +74,8 @@ async def test_the_same_script_gives_the_same_events_in_process_and_served(state
     assert remote_events(in_process), in_process.explain()
     if state == "input-required":  # ADK asks the user the remote agent's question
         calls = [c for _, _, calls in remote_events(in_process) for c in calls]
-        assert calls and "Which city?" in str(calls[0][1])
+        assert calls, in_process.explain()
+        assert "Which city?" in str(calls[0][1])
     else:
         assert any("No seats." in " ".join(t) for _, t, _ in remote_events(in_process))
 
@@ -89,4 +92,6 @@ async def test_artifacts_and_completion_give_the_same_events_in_process_and_serv
 
     assert in_process.status == over_http.status == "passed", in_process.explain()
     assert remote_events(in_process) == remote_events(over_http)
-    assert [m.text for m in in_process.trace.messages if m.author == "helper"][-1] == "Booked: Paris."
+    assert [m.text for m in in_process.trace.messages if m.author == "helper"][
+        -1
+    ] == "Booked: Paris."

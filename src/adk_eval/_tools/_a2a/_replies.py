@@ -111,7 +111,9 @@ class RemoteMock:
         model: ModelSpec | None = None,
     ) -> RemoteMock:
         """A model plays the agent its card describes (the judge model unless `model`)."""
-        return cls(None, description, dict(skills or {}), tuple(input_modes), tuple(output_modes), model)
+        return cls(
+            None, description, dict(skills or {}), tuple(input_modes), tuple(output_modes), model
+        )
 
     def llm(self) -> Any:
         """The simulating model, resolved (raises `EvalSetupError` for a missing key)."""
@@ -169,6 +171,6 @@ def remote_mock(name: str, value: object) -> RemoteMock | None:
         isinstance(value, list | tuple) and all(isinstance(v, str | RemoteReply) for v in value)
     ):
         return RemoteMock.scripted(value)  # type: ignore[arg-type]
-    if callable(value) and inspect.isfunction(value):
+    if inspect.isfunction(value):  # a def or a lambda (an agent is no function)
         return RemoteMock.scripted(value)
     return None

@@ -28,7 +28,6 @@ from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
-from a2a.utils.constants import PROTOCOL_VERSION_CURRENT as PROTOCOL_VERSION
 from a2a.types import (
     AgentCapabilities,
     AgentCard,
@@ -38,12 +37,21 @@ from a2a.types import (
     TaskState,
     TaskStatus,
 )
+from a2a.utils.constants import PROTOCOL_VERSION_CURRENT as PROTOCOL_VERSION
 from starlette.applications import Starlette
 from starlette.routing import Route
 
 from ._replies import RemoteMock, RemoteReply
 
-__all__ = ["MOCK_HOST", "Exchange", "MockExecutor", "card_of", "mock_app", "mock_routes", "stand_in"]
+__all__ = [
+    "MOCK_HOST",
+    "Exchange",
+    "MockExecutor",
+    "card_of",
+    "mock_app",
+    "mock_routes",
+    "stand_in",
+]
 
 MOCK_HOST = "remote-mock.adk-eval.invalid"
 """The host of an in-process mock's card (``.invalid``: it never resolves)."""
@@ -131,7 +139,9 @@ def card_of(name: str, mock: RemoteMock, url: str) -> AgentCard:
         name=name,
         description=mock.description or f"A mock of the remote agent `{name}`.",
         version="1.0.0",
-        supported_interfaces=[AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version=PROTOCOL_VERSION)],
+        supported_interfaces=[
+            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version=PROTOCOL_VERSION)
+        ],
         capabilities=AgentCapabilities(streaming=True),
         default_input_modes=list(mock.input_modes),
         default_output_modes=list(mock.output_modes),
