@@ -37,6 +37,7 @@ __all__ = [
     "ModelChoice",
     "console",
     "db_option",
+    "deployed_instead",
     "exit_process",
     "fail",
     "grouped",
@@ -207,3 +208,31 @@ model_options = grouped(
     _model_option("judge_model", "--judge-model", "llm_judge metrics"),
 )
 """``--model``, ``--user-model``, ``--judge-model``, handed to the command as ``models``."""
+
+
+def deployed_instead(found: Any, url: str) -> Any:
+    """The discovered case `found` driving the agent deployed at `url` (``--agent-a2a``).
+
+    What wires the case's own agent (tool, toolset, node and remote mocks,
+    per-agent models, simulated tools) is left out: that agent's tools run in
+    its service. The case's users, opening, metrics and limits drive this one.
+    A URL that cannot be an A2A agent is one error line.
+    """
+    import dataclasses
+
+    from .._errors import EvalSetupError
+
+    try:
+        case = dataclasses.replace(
+            found.case,
+            agent=url,
+            tool_mocks={},
+            toolset_mocks={},
+            node_mocks={},
+            remote_mocks={},
+            models=None,
+            simulate_unmocked=False,
+        )
+    except EvalSetupError as error:
+        fail(f"--agent-a2a: {error}")
+    return dataclasses.replace(found, case=case)

@@ -1,6 +1,7 @@
 """Which cases a command runs, and where and how its runs go: the options of ``run``.
 
-`Selection` finds the cases (``PATHS``, ``-k``, ``--shard``, ``--durations``),
+`Selection` finds the cases (``PATHS``, ``-k``, ``--shard``, ``--durations``;
+``--agent-a2a`` puts a deployed agent in place of each case's own),
 `Placement` chooses the executor (``--workers``, ``--executor``, ``--address``,
 ``--ray-working-dir``) and `RunOptions` holds the rest (``--repeat``,
 ``--concurrency``, ``-x``, ``--timeout``, ``--seed``, ``--sandbox``,
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import click
 
 from .._suites._plan import DEFAULT_MAX_CONCURRENCY, Adaptive
-from ._common import EXIT_NO_CASES, fail, grouped
+from ._common import EXIT_NO_CASES, deployed_instead, fail, grouped
 
 if TYPE_CHECKING:
     from .._sandbox._scope import SandboxMode, TelemetryMode
@@ -66,11 +67,15 @@ def discover(paths: tuple[str, ...], keyword: str | None) -> list[DiscoveredCase
 
 @dataclass(frozen=True)
 class Selection:
-    """The cases to run: a ``-k`` expression, a CI shard, durations of an earlier run."""
+    """The cases to run (``-k``, a CI shard, durations) and the agent they drive.
+
+    ``--agent-a2a``: a deployed agent stands in for each case's own.
+    """
 
     keyword: str | None = None
     shard: str | None = None
     durations_path: Path | None = None
+    agent_a2a: str | None = None
 
     def durations(self) -> dict[str, float] | None:
         """Seconds per run of the earlier run (``--durations``), by case name."""
@@ -92,6 +97,8 @@ class Selection:
         With `durations` (`Selection.durations`) the shards are balanced by run time.
         """
         selected = discover(paths, self.keyword)
+        if self.agent_a2a is not None:
+            selected = [deployed_instead(found, self.agent_a2a) for found in selected]
         if self.shard is None:
             return selected
         from .._errors import AdkEvalError
@@ -123,6 +130,13 @@ selection_options = grouped(
         type=click.Path(dir_okay=False, path_type=Path),
         help="An earlier run's JSON report or results file: balance --shard by its run times "
         "and start the longest cases first.",
+    ),
+    click.option(
+        "--agent-a2a",
+        metavar="URL",
+        help="Evaluate the agent deployed at URL over A2A (its base URL or agent card's) instead "
+        "of each case's own: the cases' users, openings, metrics and limits drive it; it runs "
+        "for real in its own service, and metrics that read its tool calls or state are N/A.",
     ),
 )
 

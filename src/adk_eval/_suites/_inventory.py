@@ -4,7 +4,8 @@ Interception replaces tool bodies. Everything else the agent under test brings
 runs as it would in production: an App's plugins, every agent callback, a
 toolset's listing of its tools (which starts an MCP server's process or opens
 its connection), and whatever telemetry or model-call logging the agent's
-modules installed. `RunsForReal` names each, so a report never hides a channel
+modules installed; a deployed agent under test, reached over A2A, runs whole
+in its own service. `RunsForReal` names each, so a report never hides a channel
 that could leave the machine; `of_trees` reads it off the agents and Apps of a
 suite without running anything.
 """
@@ -21,6 +22,7 @@ from google.adk.tools.base_toolset import BaseToolset
 from google.adk.workflow import Workflow
 
 from .._agent_tree import CALLBACK_FIELDS, qualified_name, walk
+from .._tools._remote import is_remote_agent, remote_address
 
 __all__ = ["RunsForReal", "of_trees"]
 
@@ -30,6 +32,7 @@ class RunsForReal:
     """What of the user's code and set-up runs for real, beyond the tools a case provides.
 
     Attributes:
+        deployed: Agents under test reached over A2A (each runs for real in its service).
         plugins: The plugins of the user's Apps (``shop.SinkPlugin (`sink`) of App `shop```).
         callbacks: Each agent callback by qualified name, with its agent.
         toolsets: Toolsets whose listing starts a process or opens a connection.
@@ -40,6 +43,7 @@ class RunsForReal:
             the machine, name lookups, file writes), per mode.
     """
 
+    deployed: tuple[str, ...] = ()
     plugins: tuple[str, ...] = ()
     callbacks: tuple[str, ...] = ()
     toolsets: tuple[str, ...] = ()
@@ -86,6 +90,7 @@ class RunsForReal:
 
 def of_trees(trees: Iterable[BaseAgent | App | Workflow]) -> RunsForReal:
     """What runs for real in these agents and Apps (each item once, in order)."""
+    deployed: list[str] = []
     plugins: list[str] = []
     callbacks: list[str] = []
     toolsets: list[str] = []
@@ -98,6 +103,9 @@ def of_trees(trees: Iterable[BaseAgent | App | Workflow]) -> RunsForReal:
             ]
         if not isinstance(root, BaseAgent | Workflow):
             continue
+        if isinstance(root, BaseAgent) and is_remote_agent(root):
+            deployed.append(_deployed(root))
+            continue
         for agent, where in walk(root):
             callbacks += _callbacks(agent, where)
             for tool in agent.tools if isinstance(agent, LlmAgent) else []:
@@ -106,9 +114,19 @@ def of_trees(trees: Iterable[BaseAgent | App | Workflow]) -> RunsForReal:
                     if found:
                         toolsets.append(found)
     return RunsForReal(
+        deployed=tuple(dict.fromkeys(deployed)),
         plugins=tuple(dict.fromkeys(plugins)),
         callbacks=tuple(dict.fromkeys(callbacks)),
         toolsets=tuple(dict.fromkeys(toolsets)),
+    )
+
+
+def _deployed(agent: BaseAgent) -> str:
+    """What a deployed agent under test does for real: all of it, in its own service."""
+    return (
+        f"agent `{agent.name}` over A2A at {remote_address(agent)}: the agent under test, "
+        "whole, in its own service (its tools and remote agents too, unless it points them "
+        "at adk-eval mock-mcp and mock-a2a)"
     )
 
 

@@ -1,0 +1,61 @@
+"""``run --agent-a2a URL``: the cases drive a deployed agent over A2A instead of their own."""
+
+from __future__ import annotations
+
+import pytest
+from google.adk.agents import LlmAgent
+
+from adk_eval.testing import ScriptedLlm
+from tests.deployed_support import served
+
+from .run_support import invoke
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # ADK's experimental A2A notices
+
+LOCAL = """
+from adk_eval import ToolMock
+
+def lookup(key: str) -> dict:
+    '''Looks a key up.'''
+
+agent = LlmAgent(name="local", model=ScriptedLlm(["Local answer."]), tools=[lookup])
+users = UserAgents(loop=ScriptedUserAgent(name="u", script=["And then?"]))
+case = EvalCase(
+    name="asks",
+    agent=agent,
+    first_message="hi",
+    user_agents=users,
+    tool_mocks={"lookup": ToolMock.returning({"value": 1})},
+    metrics=[event_count_metric("said", "agent_message", assertion=lambda n: n == 2)],
+)
+"""
+
+
+def test_run_drives_the_deployed_agent_and_says_first_that_it_runs_for_real(write_evals, tmp_path):
+    root = write_evals({"local_eval.py": LOCAL})
+    with served(LlmAgent(name="far", model=ScriptedLlm(["Far answer.", "Far again."]))) as far:
+        result = invoke("run", str(root / "local_eval.py"), "--agent-a2a", far.url, "--no-store")
+
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    block = lines.index("runs for real besides the tools the cases provide:")
+    assert lines[block + 1] == (
+        f"  deployed: agent `deployed_agent` over A2A at its agent card {far.url}/.well-known/"
+        "agent-card.json: the agent under test, whole, in its own service (its tools and "
+        "remote agents too, unless it points them at adk-eval mock-mcp and mock-a2a)"
+    )
+    said = [part["text"] for part in far.parts()]
+    assert said == ["hi", "And then?"]  # the case's opening and user, sent to it
+    assert "1 passed" in result.output
+
+
+def test_run_with_an_agent_a2a_that_cannot_be_one_is_one_line(write_evals):
+    root = write_evals({"local_eval.py": LOCAL})
+    result = invoke("run", str(root / "local_eval.py"), "--agent-a2a", "ftp://x", "--no-store")
+
+    assert result.exit_code != 0
+    assert "Traceback" not in result.output
+    assert result.output.strip().splitlines()[-1] == (
+        "adk-eval: error: --agent-a2a: EvalCase `asks`: `agent` is the URL of an agent served "
+        "over A2A, got 'ftp://x'; give http(s)://HOST:PORT (or its agent card's URL)"
+    )
