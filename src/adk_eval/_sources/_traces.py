@@ -11,7 +11,9 @@ A trace source is named like a session store:
 Spans are grouped into conversations (the session id a span names, else its
 trace; a trace of no agent invocation, such as a web server's ``GET /health``, is
 none, and said once by name), and each conversation is rebuilt as an ADK
-`Session` (`_spans._rebuild`), one at a time. What the spans do not carry (state
+`Session` (`_spans._rebuild`), one at a time; a remote agent called over A2A
+from another service is part of its caller's conversation when trace context
+joined the two services' spans. What the spans do not carry (state
 deltas always; what was said, where a conversation's model calls were traced with
 content capture off) is said once per source in `notes`, counting only the
 sessions that lack it, and a metric that ``needs`` it is not applicable on those

@@ -233,15 +233,14 @@ async def test_without_trace_context_the_services_are_two_conversations_said_onc
     assert [author for author, _ in _shape(caller.trace)] == ["user", "root", "root"]
     assert ("far", "call lookup") in _shape(served.trace)
     joined = [note for note in score.notes if "not joined" in note]
-    assert (
-        sorted(joined)
-        == [
-            f"adk-spans:{tmp_path / 'spans.db'}: a remote agent's invocation served over A2A "
-            "not joined to its caller (no trace context): scored as a conversation of its own",
-            f"adk-spans:{tmp_path / 'spans.db'}: a call of remote agent `far` not joined to its "
-            "remote side (no trace context): what the remote agent did is not in this conversation",
-        ][::-1]
-    )
+    source = f"adk-spans:{tmp_path / 'spans.db'}"
+    assert joined == [
+        f"{source}: a call of remote agent `far` not joined to its remote side (no trace "
+        "context, or the remote side's spans are not in this source): what the remote agent "
+        "did is not in this conversation",
+        f"{source}: a remote agent's invocation served over A2A not joined to its caller (no "
+        "trace context): scored as a conversation of its own",
+    ]
 
 
 @pytest.mark.slow
@@ -333,3 +332,20 @@ async def test_a_served_invocation_whose_callers_spans_are_elsewhere_says_so(
         "a remote agent's invocation served over A2A whose caller's spans are not in this "
         "source: its caller's part of the conversation is missing",
     )
+
+
+async def test_a_remote_agent_that_could_not_be_reached_is_not_said_unjoined(
+    capture_spans, tmp_path
+):
+    """Its card could not be read, so nothing was sent: there is nothing to join, nor to say."""
+    from .test_agreement import _free_port
+
+    capture_spans.add(SqliteSpanExporter(db_path=str(tmp_path / "spans.db")))
+    card = f"http://127.0.0.1:{_free_port()}/.well-known/agent-card.json"  # nothing listens
+    hooks = {"request": [inject_trace_context]}
+    async with httpx.AsyncClient(event_hooks=hooks, timeout=5) as client:
+        await converse(root_agent(remote_agent(card, "far", client)))
+    score = await read(f"adk-spans:{tmp_path / 'spans.db'}")
+
+    assert len(score.results) == 1
+    assert [note for note in score.notes if "not joined" in note] == []

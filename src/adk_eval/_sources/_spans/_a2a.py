@@ -12,8 +12,9 @@ The a2a SDK's own spans (``a2a.client.*`` in the caller, ``a2a.server.*`` in
 the served app; on by default, ``OTEL_INSTRUMENTATION_A2A_SDK_ENABLED``) tell
 those cases apart: a served invocation whose ``a2a.server`` root span has no
 parent got no trace context; a caller's ``invoke_agent`` span with ``a2a.client``
-spans under it and no agent invocation of the remote side lacks what the remote
-agent did. Each is said in one line, on the conversation that lacks it.
+spans under it (a message was sent: a card that could not be read leaves none)
+and no agent invocation of the remote side lacks what the remote agent did. Each
+is said in one line, on the conversation that lacks it.
 """
 
 from __future__ import annotations
@@ -39,8 +40,9 @@ SERVED_ORPHAN = (
 
 def _call_unjoined(name: str) -> str:
     return (
-        f"a call of remote agent `{name}` not joined to its remote side (no trace context): "
-        "what the remote agent did is not in this conversation"
+        f"a call of remote agent `{name}` not joined to its remote side (no trace context, "
+        "or the remote side's spans are not in this source): what the remote agent did is not "
+        "in this conversation"
     )
 
 
@@ -71,7 +73,9 @@ def unjoined_notes(roots: Sequence[Span], children: Mapping[str, list[Span]]) ->
                 child.name.startswith(_CLIENT) for child in below
             ):
                 if not any(map(_invocation, _below(span, children))):
-                    name = span.attributes.get("gen_ai.agent.name") or span.name[13:]
+                    name = span.attributes.get("gen_ai.agent.name") or span.name.removeprefix(
+                        "invoke_agent "
+                    )
                     notes.append(_call_unjoined(str(name)))
                 continue
             stack.extend(below)

@@ -8,6 +8,12 @@ and function calls (with ADK's call ids), function responses (parallel calls
 merged into one event, in call order), transfers, token usage and errors. What
 the spans never carry (state, the user's id, the app's name unless the resource
 names it) is said in `Rebuilt.lacks` and `Rebuilt.notes`.
+
+A remote agent's invocation in another service, joined to its caller's trace by
+trace context over A2A, is read as that agent's events in the caller's
+invocation, as a local sub-agent's would be; the session's app is the caller's
+service. A side of an A2A call whose other side is not in the spans says so
+(`_a2a`).
 """
 
 from __future__ import annotations
