@@ -114,3 +114,14 @@ async def test_the_refusal_says_how_to_mock_the_remote_agent():
     assert 'mock it: remote_mocks={"helper": RemoteMock.scripted(["<its reply>"])}' in (
         result.error.message
     )
+
+
+async def test_a_golden_of_the_run_holds_the_mocked_remote_agents_answer():
+    from adk_eval.goldens import to_golden
+
+    result = await run_eval(remote_case(NOWHERE, remote_mocks={"helper": ["Answered remotely."]}))
+    (turn,) = to_golden(result).conversation
+
+    assert turn.final_response.parts[0].text == "Answered remotely."
+    uses = [(use.name, use.args) for use in turn.intermediate_data.tool_uses]
+    assert uses == [("transfer_to_agent", {"agent_name": "helper"})]
