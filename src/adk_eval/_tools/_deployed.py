@@ -14,9 +14,9 @@ never failed, and the result says so in one line (`UNOBSERVED_LINE`). Its effect
 are mocked only where the service lets them be: its MCP toolsets pointed at
 ``adk-eval mock-mcp``, its remote agents at ``adk-eval mock-a2a``.
 
-An agent built here from a URL gets an HTTP client of its own for each run,
-closed when the run closes (`DeployedPlugin`): a client outlives neither its
-run nor its event loop. An A2A failure (the server went down) ends the run in
+Each run drives a clone of the agent, whose HTTP client (the one ADK opens for
+it) is closed when the run closes (`DeployedPlugin`): a client outlives
+neither its run nor its event loop. An A2A failure (the server went down) ends the run in
 an ``error`` of one line instead of an agent turn with no words.
 """
 
@@ -25,7 +25,6 @@ from __future__ import annotations
 import ipaddress
 import re
 import warnings
-import weakref
 from typing import Any
 from urllib.parse import urlparse
 
@@ -70,8 +69,6 @@ UNOBSERVED_LINE = (
 )
 
 _NAMES = {"tools": "tool calls", "state": "state", "usage": "model usage"}
-_BUILT: weakref.WeakValueDictionary[int, BaseAgent] = weakref.WeakValueDictionary()
-"""The agents `deployed_agent` built, by id: each run gets a copy with a client of its own."""
 
 
 def card_url(url: str) -> str:
@@ -126,9 +123,7 @@ def deployed_agent(url: str, *, case: str) -> BaseAgent:
         ) from None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # ADK's experimental notice
-        agent = RemoteA2aAgent(name=_name_of(url), agent_card=card_url(url))
-    _BUILT[id(agent)] = agent
-    return agent
+        return RemoteA2aAgent(name=_name_of(url), agent_card=card_url(url))
 
 
 def is_deployed(agent: object) -> bool:
@@ -136,22 +131,16 @@ def is_deployed(agent: object) -> bool:
     return is_remote_agent(agent)
 
 
-def run_copy(agent: BaseAgent) -> tuple[BaseAgent, httpx.AsyncClient | None]:
-    """The agent one run drives, and the HTTP client the run must close (None: the user's).
+def run_copy(agent: BaseAgent) -> BaseAgent:
+    """The agent one run drives: a clone of `agent` (ADK's public `clone`).
 
-    An agent `deployed_agent` built gets a new one on a client of this run; one
-    the user built is driven as given (its own client and settings).
+    A clone resolves its card and opens its HTTP client afresh (unless `agent`
+    has a client of its own, which it shares), so no run inherits a client of
+    an earlier run's event loop; `DeployedPlugin` closes it with the run.
     """
-    if _BUILT.get(id(agent)) is not agent:
-        return agent, None
-    from google.adk.agents.remote_a2a_agent import RemoteA2aAgent
-
-    source = remote_address(agent).removeprefix("its agent card ")
-    client = httpx.AsyncClient(timeout=httpx.Timeout(600.0))
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        copy = RemoteA2aAgent(name=agent.name, agent_card=source, httpx_client=client)
-    return copy, client
+        warnings.simplefilter("ignore", UserWarning)  # ADK's experimental notice
+        return agent.clone()
 
 
 async def check_reachable(agent: BaseAgent, *, case: str) -> None:
@@ -200,23 +189,23 @@ def unobserved_reason(needs: Any) -> str | None:
 class DeployedPlugin(BasePlugin):
     """An A2A failure of the agent under test ends the run; the run's client is closed."""
 
-    def __init__(self, agent: str, client: httpx.AsyncClient | None) -> None:
+    def __init__(self, agent: BaseAgent) -> None:
         super().__init__(name="adk_eval_deployed_agent")
         self._agent = agent
-        self._client = client
 
     async def on_event_callback(
         self, *, invocation_context: InvocationContext, event: Event
     ) -> Event | None:
         """An event of the agent with an error message and no code gets `A2A_ERROR_CODE`."""
-        if event.author != self._agent or not event.error_message or event.error_code:
+        if event.author != self._agent.name or not event.error_message or event.error_code:
             return None
         return event.model_copy(update={"error_code": A2A_ERROR_CODE})
 
     async def close(self) -> None:
-        """Closes the run's client of an agent built from a URL."""
-        if self._client is not None:
-            await self._client.aclose()
+        """Closes the HTTP client the run's agent opened (ADK's `cleanup`; not one it was given)."""
+        cleanup = getattr(self._agent, "cleanup", None)
+        if cleanup is not None:
+            await cleanup()
 
 
 def as_under_test(agent: BaseAgent | App | Workflow) -> BaseAgent | App | Workflow:
@@ -224,8 +213,8 @@ def as_under_test(agent: BaseAgent | App | Workflow) -> BaseAgent | App | Workfl
     root = agent.root_agent if isinstance(agent, App) else agent
     if not isinstance(root, BaseAgent) or not is_deployed(root):
         return agent
-    copy, client = run_copy(root)
-    plugin = DeployedPlugin(copy.name, client)
+    copy = run_copy(root)
+    plugin = DeployedPlugin(copy)
     if isinstance(agent, App):
         return agent.model_copy(update={"root_agent": copy, "plugins": [*agent.plugins, plugin]})
     return App(name=copy.name, root_agent=copy, plugins=[plugin])
