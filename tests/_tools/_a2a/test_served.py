@@ -95,3 +95,40 @@ async def test_artifacts_and_completion_give_the_same_events_in_process_and_serv
     assert [m.text for m in in_process.trace.messages if m.author == "helper"][
         -1
     ] == "Booked: Paris."
+
+
+def send(text: str, message_id: str, **ids: str) -> dict:
+    message = {"role": "user", "parts": [{"kind": "text", "text": text}], "messageId": message_id}
+    message.update(kind="message", **ids)
+    return {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": message}}
+
+
+async def test_message_send_holds_the_task_its_state_and_artifacts_one_context_at_a_time():
+    mock = RemoteMock.scripted(SCRIPT)
+    app = MockA2aServer({"helper": mock}).app("http://mock")
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://mock") as client:
+        asked = (await client.post("/helper/", json=send("book", "m1"))).json()["result"]
+        ids = {"contextId": asked["contextId"], "taskId": asked["id"]}
+        done = (await client.post("/helper/", json=send("Paris", "m2", **ids))).json()["result"]
+        other = (await client.post("/helper/", json=send("book", "m3"))).json()["result"]
+
+    assert asked["status"]["state"] == "input-required"
+    assert asked["status"]["message"]["parts"][0]["text"] == "Which city?"
+    assert done["status"]["state"] == "completed"
+    artifacts = {a["name"]: a["parts"][0] for a in done["artifacts"]}
+    assert artifacts["note"]["text"] == "window seat"
+    assert artifacts["receipt"]["data"] == {"id": 7}
+    assert other["status"]["state"] == "input-required"  # another context starts the script over
+
+
+async def test_message_stream_answers_as_server_sent_events():
+    app = MockA2aServer({"helper": RemoteMock.scripted(["Streamed."])}).app("http://mock")
+    body = send("hi", "m1") | {"method": "message/stream"}
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://mock") as client:
+        answer = await client.post("/helper/", json=body)
+
+    assert answer.headers["content-type"].startswith("text/event-stream")
+    assert '"state":"completed"' in answer.text.replace(" ", "")
+    assert "Streamed." in answer.text
