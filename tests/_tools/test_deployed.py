@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from google.adk.agents import LlmAgent
 from google.adk.tools import LongRunningFunctionTool
+from google.adk.tools.mcp_tool import McpToolset
+from google.adk.tools.mcp_tool.mcp_session_manager import StreamableHTTPConnectionParams
 
 from adk_eval import EvalCase, EvalSetupError, ScriptedUserAgent, UserAgents, run_eval
 from adk_eval.metrics import event_count_metric, never_called, state_metric, trajectory_match
@@ -164,3 +171,91 @@ def test_the_agent_is_named_by_the_path_it_is_served_at():
     case = EvalCase(name="named", agent="https://agents.example.com/a2a/weather", first_message="x")
     assert case.root_agent.name == "weather"
     assert type(case.root_agent).__name__ == "RemoteA2aAgent"
+
+
+@pytest.fixture
+def mock_mcp(tmp_path) -> Iterator[tuple[str, Path]]:
+    """``adk-eval mock-mcp`` (the shop's tools, declared only) on 127.0.0.1: URL and call log."""
+    tools = Path(__file__).parents[1] / "mock_mcp" / "shop_tools.py"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = tmp_path / "calls.db"
+    argv = [sys.executable, "-m", "adk_eval", "mock-mcp", str(tools)]
+    server = subprocess.Popen(
+        [*argv, "--http", f"127.0.0.1:{port}", "--log", str(log)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("the mock MCP server did not start") from None
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp", log
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+@pytest.mark.slow
+async def test_a_deployed_agents_mcp_tools_pointed_at_mock_mcp_run_no_real_body(
+    mock_mcp, monkeypatch
+):
+    monkeypatch.setenv("GOOGLE_API_USE_CLIENT_CERTIFICATE", "false")  # no mTLS probe on loopback
+    url, log = mock_mcp
+    shop = McpToolset(connection_params=StreamableHTTPConnectionParams(url=url, timeout=30))
+    script = [tool_call("get_order", {"order_id": "A1"}), "Order A1 has shipped.", "Bye."]
+    clerk = LlmAgent(name="clerk", model=ScriptedLlm(script), tools=[shop])
+    user = ScriptedUserAgent(name="customer", script=["Thanks!"])
+    with served(clerk) as server:
+        case = EvalCase(
+            name="shop",
+            agent=server.url,
+            first_message="Where is order A1?",
+            user_agents=UserAgents(loop=user),
+            metrics=[event_count_metric("lookups", "tool_call", assertion=lambda n: n == 1)],
+        )
+        result = await run_eval(case)
+        await shop.close()
+
+    assert result.status == "passed", result.explain()
+    assert [m.text for m in result.trace.messages] == [
+        "Where is order A1?",
+        "Order A1 has shipped.",
+        "Thanks!",
+        "Bye.",
+    ]
+    relayed = [(c.name, c.args, c.response) for c in result.trace.tool_calls]
+    (name, args, answer), *_ = relayed  # the service relays its calls over A2A (ADK to ADK)
+    assert (name, args) == ("get_order", {"order_id": "A1"})
+    assert answer["structuredContent"] == {"order_id": "A1", "status": "shipped"}  # the mock's
+    logged = await logged_calls(log)
+    assert logged == [("get_order", {"order_id": "A1"}, {"order_id": "A1", "status": "shipped"})]
+    assert result.metrics["lookups"].verdict == "n/a"  # its calls are not observed as such
+    assert any(w.startswith("not observed:") for w in result.warnings)
+
+
+async def logged_calls(log: Path) -> list[tuple[str, dict, dict]]:
+    """Every call in the mock MCP log: tool, arguments, structured answer."""
+    from google.adk.sessions.sqlite_session_service import SqliteSessionService
+
+    store = SqliteSessionService(str(log))
+    listed = await store.list_sessions(app_name="mock-mcp")
+    calls, answers = [], []
+    for found in listed.sessions:
+        session = await store.get_session(
+            app_name="mock-mcp", user_id=found.user_id, session_id=found.id
+        )
+        for event in session.events:
+            calls += [(c.name, dict(c.args or {})) for c in event.get_function_calls()]
+            answers += [r.response for r in event.get_function_responses()]
+    return [
+        (name, args, answer.get("structuredContent", answer))
+        for (name, args), answer in zip(calls, answers, strict=True)
+    ]
