@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from adk_eval import (
@@ -125,3 +127,14 @@ async def test_a_golden_of_the_run_holds_the_mocked_remote_agents_answer():
     assert turn.final_response.parts[0].text == "Answered remotely."
     uses = [(use.name, use.args) for use in turn.intermediate_data.tool_uses]
     assert uses == [("transfer_to_agent", {"agent_name": "helper"})]
+
+
+def test_the_a2a_servers_closed_queue_warning_is_dropped_and_nothing_else(caplog):
+    import adk_eval._tools._a2a._served  # noqa: F401 - installs the filter
+
+    logger = logging.getLogger("a2a.server.events.event_queue_v2")
+    with caplog.at_level(logging.WARNING):
+        logger.warning("Dispatcher task is not running. Cannot wait for event dispatch.")
+        logger.warning("Something else.")
+
+    assert [r.getMessage() for r in caplog.records] == ["Something else."]

@@ -17,6 +17,7 @@ served mock's log).
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -83,6 +84,26 @@ class Exchange:
 
 
 OnExchange = Callable[[Exchange], Awaitable[None]]
+
+
+class _ClosedQueueNoise(logging.Filter):
+    """Drops a2a-sdk's warning that a task's event queue closed before it waited on it.
+
+    The server logs it as each answered task's queue closes; it says nothing
+    about the exchange, and in process it would follow every mocked answer.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Dispatcher task is not running")
+
+
+def _install_noise_filter() -> None:
+    logger = logging.getLogger("a2a.server.events.event_queue_v2")
+    if not any(isinstance(f, _ClosedQueueNoise) for f in logger.filters):
+        logger.addFilter(_ClosedQueueNoise())
+
+
+_install_noise_filter()
 
 
 def _part(value: Any) -> Any:
