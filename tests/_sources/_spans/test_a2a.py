@@ -60,7 +60,7 @@ METRICS = [
 
 def root_agent(far) -> LlmAgent:
     """The caller: hands the conversation to `far` (remote or local), at each turn."""
-    model = ScriptedLlm([tool_call("transfer_to_agent", {"agent_name": "far"})] * 2)
+    model = ScriptedLlm([tool_call("transfer_to_agent", {"agent_name": far.name})] * 2)
     return LlmAgent(name="root", model=model, sub_agents=[far])
 
 
@@ -101,14 +101,22 @@ async def converse(agent: LlmAgent, turns: tuple[str, ...] = ("Where is B7?",)) 
 
 
 async def across_services(
-    capture_spans, spans: Path, carry: bool, turns: tuple[str, ...] = ("Where is B7?",)
+    capture_spans,
+    spans: Path,
+    carry: bool,
+    turns: tuple[str, ...] = ("Where is B7?",),
+    called: str = "far",
 ) -> str:
-    """`root` calls the served `far` over A2A, both tracing to `spans`; the session id."""
+    """`root` calls the served `far` over A2A (as `called`), both tracing to `spans`.
+
+    Returns:
+        The caller's session id.
+    """
     capture_spans.add(SqliteSpanExporter(db_path=str(spans)))
     hooks = {"request": [inject_trace_context]} if carry else {}
     with served_far(carry) as card:
         async with httpx.AsyncClient(event_hooks=hooks, timeout=30) as client:
-            return await converse(root_agent(remote_agent(card, "far", client)), turns)
+            return await converse(root_agent(remote_agent(card, called, client)), turns)
 
 
 async def read(spec: str):
@@ -157,6 +165,21 @@ async def test_two_services_joined_by_trace_context_read_as_one_conversation(
     ]
     assert len({event.invocation_id for event in events}) == 1  # the caller's invocation
     assert not [note for note in score.notes if "A2A" in note or "remote" in note]
+
+
+async def test_the_remote_agents_events_are_authored_by_the_agent_it_runs(capture_spans, tmp_path):
+    """The caller names it `orders`; the service runs `far`: its events are `far`'s."""
+    await across_services(capture_spans, tmp_path / "spans.db", True, called="orders")
+    score = await read(f"adk-spans:{tmp_path / 'spans.db'}")
+
+    (result,) = score.results
+    assert [author for author, _ in _shape(result.trace)] == ["user", "root", "root"] + ["far"] * 3
+    assert _shape(result.trace)[1:4] == [
+        ("root", "call transfer_to_agent"),
+        ("root", "response transfer_to_agent"),
+        ("far", "call lookup"),
+    ]
+    assert result.trace.events[1].get_function_calls()[0].args == {"agent_name": "orders"}
 
 
 async def test_a_second_turn_answered_by_the_remote_agent_stays_in_the_conversation(
