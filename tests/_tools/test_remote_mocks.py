@@ -7,6 +7,8 @@ import logging
 import pytest
 
 from adk_eval import (
+    EvalCase,
+    EvalRunner,
     EvalSetupError,
     RemoteMock,
     RemoteReply,
@@ -16,7 +18,8 @@ from adk_eval import (
 )
 from adk_eval.metrics import never_called
 from adk_eval.testing import ScriptedLlm
-from tests.shapes_support import remote_case
+from tests._tools.test_remote import trees
+from tests.shapes_support import remote_agent, remote_case, transferring_root
 
 NOWHERE = "http://127.0.0.1:1/.well-known/agent-card.json"  # nothing listens: nothing may be sent
 ASKS = "mock_function_call_for_required_user_input"  # ADK's call for a remote agent's question
@@ -138,3 +141,35 @@ def test_the_a2a_servers_closed_queue_warning_is_dropped_and_nothing_else(caplog
         logger.warning("Something else.")
 
     assert [r.getMessage() for r in caplog.records] == ["Something else."]
+
+
+CALLED = [
+    "sub-agent `helper` of `root`",
+    "agent `helper` inside AgentTool `helper` of `root`",
+    "node `helper` of workflow `flow`",
+]
+"""The places of `trees` whose scripted models reach the remote agent (the root is the agent
+under test itself; the writer's model never transfers)."""
+
+
+@pytest.mark.parametrize("where", CALLED)
+async def test_a_remote_agent_anywhere_in_the_tree_is_answered_by_its_mock(where):
+    agent = trees(NOWHERE)[where]
+    mocks = {"helper": ["Answered by the mock."]}
+    case = EvalCase(name="anywhere", agent=agent, first_message="hi", remote_mocks=mocks)
+    result = await run_eval(case)
+
+    assert result.error is None, result.explain()
+    assert "Answered by the mock." in str([e.content for e in result.trace.events])
+
+
+async def test_a_runner_by_hand_runs_the_mock_in_the_remote_agents_place():
+    runner = EvalRunner(transferring_root(remote_agent(NOWHERE)), remote_mocks={"helper": ["Hi."]})
+    session = await runner.create_session()
+    authors = [
+        (event.author, event.content.parts[0].text)
+        async for event in runner.run_async(session_id=session.id, new_message="hi")
+        if event.content and event.content.parts and event.content.parts[0].text
+    ]
+
+    assert ("helper", "Hi.") in authors
