@@ -59,3 +59,16 @@ def test_run_with_an_agent_a2a_that_cannot_be_one_is_one_line(write_evals):
         "adk-eval: error: --agent-a2a: EvalCase `asks`: `agent` is the URL of an agent served "
         "over A2A, got 'ftp://x'; give http(s)://HOST:PORT (or its agent card's URL)"
     )
+
+
+def test_agent_a2a_with_worker_processes_is_one_line_before_anything_runs(write_evals):
+    root = write_evals({"local_eval.py": LOCAL})
+    url = "http://127.0.0.1:1"
+    args = ["run", str(root / "local_eval.py"), "--agent-a2a", url, "--workers", "2", "--no-store"]
+    result = invoke(*args, "--repeat", "2")
+
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines()[-1] == (
+        "adk-eval: error: --agent-a2a runs the cases in this process: leave out --workers and "
+        "--executor"
+    )

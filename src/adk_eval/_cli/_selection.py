@@ -134,9 +134,8 @@ selection_options = grouped(
     click.option(
         "--agent-a2a",
         metavar="URL",
-        help="Evaluate the agent deployed at URL over A2A (its base URL or agent card's) instead "
-        "of each case's own: the cases' users, openings, metrics and limits drive it; it runs "
-        "for real in its own service, and metrics that read its tool calls or state are N/A.",
+        help="Evaluate the agent served over A2A at URL instead of each case's own: the cases' "
+        "users and metrics drive it, for real; metrics reading its tool calls or state are N/A.",
     ),
 )
 
@@ -333,7 +332,8 @@ class Placement:
     def choose(self, runs: int, default_model: str | None) -> Executor:
         """The executor these options ask for, for a suite of `runs` runs.
 
-        Mistakes (``--workers`` with Ray, ``--address`` without it) are one error line.
+        Mistakes (``--workers`` with Ray, ``--address`` without it, workers with
+        ``--agent-a2a``) are one error line.
         """
         from .._suites._local import InProcess
         from .._suites._ray._executor import Ray
@@ -341,6 +341,9 @@ class Placement:
 
         if self.executor == "ray" and self.workers != 1:
             fail("--workers is for --executor local; Ray decides its own workers")
+        in_process = (self.executor, self.workers) == ("local", 1)
+        if _agent_a2a() and not in_process:  # a worker imports each case again, its own agent
+            fail("--agent-a2a runs the cases in this process: leave out --workers and --executor")
         if self.address is not None and self.executor != "ray":
             fail("--address is for --executor ray")
         if self.executor == "ray":
@@ -353,6 +356,12 @@ class Placement:
             return auto if auto.processes > 1 and runs > 1 else InProcess()
         workers = min(self.workers, runs)
         return Workers(workers, default_model=default_model) if workers > 1 else InProcess()
+
+
+def _agent_a2a() -> str | None:
+    """``--agent-a2a`` of the command running (None: none, or no command)."""
+    context = click.get_current_context(silent=True)
+    return context.params.get("agent_a2a") if context is not None else None
 
 
 placement_options = grouped(
