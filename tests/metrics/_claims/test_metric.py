@@ -13,7 +13,7 @@ from adk_eval.testing import ScriptedLlm, tool_call
 from .builders import CLAIM, REFUND, billing, support
 
 
-def test_bad_options_and_the_metric_declares_it_reads_content():
+def test_bad_options_and_the_metric_declares_it_reads_content_and_the_tool_calls():
     with pytest.raises(EvalSetupError, match="is not a verb"):
         claimed_actions(verbs={"sign up": ["register"]})
     with pytest.raises(EvalSetupError, match=r"verbs=\) maps a verb .*, got \['refund'\]$"):
@@ -28,7 +28,7 @@ def test_bad_options_and_the_metric_declares_it_reads_content():
     assert (rule.name, rule.on_breach, rule.needs) == (
         "no_false_claims",
         "record",
-        frozenset({"content"}),
+        frozenset({"content", "tools"}),
     )
 
 
