@@ -59,9 +59,9 @@ if TYPE_CHECKING:
     from ._suites._run import run_eval_suite as run_eval_suite
     from ._suites._workers._executor import Workers as Workers
     from ._termination import Termination as Termination
-    from ._tools._context import MockToolContext as MockToolContext
     from ._tools._a2a._replies import RemoteMock as RemoteMock
     from ._tools._a2a._replies import RemoteReply as RemoteReply
+    from ._tools._context import MockToolContext as MockToolContext
     from ._tools._mocks import ToolMock as ToolMock
     from ._tools._toolsets import ToolsetMock as ToolsetMock
     from ._trace import EvalTrace as EvalTrace

@@ -6,8 +6,9 @@ them apart the same way, by this table:
 
 * a file of adk-eval's own that others may be pointed at carries a **mark**:
   SQLite's ``application_id`` (bytes 68 to 71 of the header, big-endian), set
-  when the file is made. The model cache (``ADKC``) and the mock MCP server's
-  call log (``mmcp``) and the mock A2A server's exchange log (``ma2a``) carry one; a file with another program's mark is never ours;
+  when the file is made. The model cache (``ADKC``), the mock MCP server's call
+  log (``mmcp``) and the mock A2A server's exchange log (``ma2a``) carry one; a
+  file with another program's mark is never ours;
 * a file without a mark is known by its **tables**: the runs database by
   ``runs``, a span file (ADK's `SqliteSpanExporter`, ``adk-eval collect``) by
   ``spans``, an ADK session store by ``sessions`` and ``events`` (a mock MCP

@@ -43,8 +43,7 @@ def trees(url: str) -> dict[str, object]:
             name="flow", edges=[(START, remote_agent(url))]
         ),
         "sub-agent `helper` of `writer`": Workflow(name="flow", edges=[(START, in_node)]),
-        "agent `helper`": remote_agent(url),
-    }
+    }  # at the root, a remote agent is the agent under test (tests/_tools/test_deployed.py)
 
 
 async def test_a_remote_sub_agent_without_a_mock_is_one_error_and_nothing_reaches_it(
