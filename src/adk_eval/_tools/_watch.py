@@ -31,6 +31,7 @@ from ..metrics._invariants import (
     error_of,
 )
 from ..metrics._types import MetricResult
+from ._remote import is_remote_agent
 
 __all__ = ["INVARIANT_CODE", "Breach", "Watch"]
 
@@ -129,7 +130,10 @@ class Watch:
         if not self.invariants:  # most runs have none: nothing to build
             return None
         call_id = tool_context.function_call_id or ""
-        if self.see(Call(name, dict(args), tool_context.agent_name, call_id)) is None:
+        call = Call(
+            name, dict(args), tool_context.agent_name, call_id, _reaches(name, args, tool_context)
+        )
+        if self.see(call) is None:
             return None
         assert self.stop is not None
         if call_id:
@@ -170,3 +174,12 @@ class Watch:
         return LlmResponse(
             error_code=INVARIANT_CODE, error_message=self.stop.line, turn_complete=True
         )
+
+
+def _reaches(name: str, args: Mapping[str, Any], tool_context: ToolContext) -> str:
+    """The remote agent a ``transfer_to_agent`` call hands the conversation to, else empty."""
+    target = args.get("agent_name")
+    if name != "transfer_to_agent" or not isinstance(target, str):
+        return ""
+    root = getattr(tool_context._invocation_context.agent, "root_agent", None)
+    return target if root is not None and is_remote_agent(root.find_agent(target)) else ""

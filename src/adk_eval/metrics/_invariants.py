@@ -14,11 +14,18 @@ the same.
 A call counts when it reached the point where its tool would run: a call one of
 the agent's own callbacks answered instead (a guard), or that ADK or the harness
 refused before the tool, never happened, live or post hoc.
+
+A remote agent (ADK's `RemoteA2aAgent`) is called the way a tool is: an exchange
+with it is the call that reaches it (a transfer to it, or its `AgentTool`, whose
+name is its own), or else its answer (a workflow node). `Seen.reaching` says
+which observation opens one, so the tool rules read a remote agent's name too.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -27,7 +34,7 @@ from typing import Any, ClassVar, Literal, TypeAlias
 from .._errors import EvalSetupError
 from .._state import flatten_state
 from .._trace import EvalTrace, Message, StateChange, ToolCall
-from ._types import MetricResult
+from ._types import MetricResult, excerpt
 
 __all__ = [
     "Answer",
@@ -47,15 +54,23 @@ __all__ = [
 NEVER_RAN = frozenset({"callback", "refused", "rejected", "stopped"})
 """Sources of calls that never reached their tool: invariants do not see them."""
 
+A2A = "a2a:"
+"""The prefix of the metadata ADK's `RemoteA2aAgent` writes on its events."""
+
 
 @dataclass(frozen=True)
 class Call:
-    """A tool call about to run: `name` with `args`, made by agent `author`."""
+    """A tool call about to run: `name` with `args`, made by agent `author`.
+
+    `reaches`: the remote agent the call hands the conversation to (a
+    ``transfer_to_agent`` to a `RemoteA2aAgent`), else empty.
+    """
 
     name: str
     args: Mapping[str, Any]
     author: str
     call_id: str = ""
+    reaches: str = ""
 
 
 @dataclass(frozen=True)
@@ -84,11 +99,15 @@ class Said:
         author: The agent.
         text: What it said.
         calls: The function calls of the same model response (they run after it is said).
+        remote: A remote agent said it (the event holds ADK's A2A metadata).
+        request: The A2A request it answers (one exchange), when remote.
     """
 
     author: str
     text: str
     calls: tuple[Call, ...] = ()
+    remote: bool = False
+    request: str = ""
 
     @classmethod
     def of(cls, event: Any, text: str) -> Said:
@@ -97,7 +116,10 @@ class Said:
             Call(fc.name or "", dict(fc.args or {}), event.author, fc.id or "")
             for fc in event.get_function_calls()
         )
-        return cls(event.author, text, calls)
+        if not _remote(event):
+            return cls(event.author, text, calls)
+        request = event.custom_metadata.get(f"{A2A}request")
+        return cls(event.author, text, calls, True, json.dumps(request, default=str))
 
 
 Observation: TypeAlias = Call | Answer | StateNow | Said
@@ -118,26 +140,37 @@ class Seen:
     answers: list[Answer] = field(default_factory=list)
     state: dict[str, Any] = field(default_factory=dict)
     said: list[Said] = field(default_factory=list)
+    _awaited: set[str] = field(default_factory=set, repr=False)
+    _answered: set[tuple[str, str]] = field(default_factory=set, repr=False)
+    _opened: Counter[str] = field(default_factory=Counter, repr=False)
 
     def add(self, observation: Observation) -> None:
         """Adds `observation` to what was seen."""
         if isinstance(observation, Call):
             self.calls.append(observation)
+            self._awaited.update(name for name in (observation.name, observation.reaches) if name)
         elif isinstance(observation, Answer):
             self.answers.append(observation)
         elif isinstance(observation, StateNow):
             self.state = dict(observation.state)
         else:
+            if self._opens(observation):
+                self._opened[observation.author] += 1
+            if observation.remote:
+                self._awaited.discard(observation.author)
+                self._answered.add((observation.author, observation.request))
             self.said.append(observation)
 
     @contextmanager
     def including(self, observation: Observation) -> Iterator[Seen]:
         """What was seen with `observation` added, for as long as the block runs."""
         state = self.state
+        exchanges = (set(self._awaited), set(self._answered), Counter(self._opened))
         self.add(observation)
         try:
             yield self
         finally:
+            self._awaited, self._answered, self._opened = exchanges
             if isinstance(observation, StateNow):
                 self.state = state
             elif isinstance(observation, Call):
@@ -148,8 +181,26 @@ class Seen:
                 self.said.pop()
 
     def called(self, name: str) -> int:
-        """How many calls of tool `name` were made so far."""
-        return sum(1 for call in self.calls if call.name == name)
+        """How many calls of tool `name` (or exchanges with remote agent `name`) were made."""
+        calls = sum(1 for call in self.calls if name in (call.name, call.reaches))
+        return calls + self._opened[name]
+
+    def reaching(self, agent: str, now: Observation) -> str | None:
+        """How `now` opens an exchange with remote agent `agent`, or None when it does not.
+
+        A call reaches it (a transfer to it); else its answer opens one, unless a
+        call of its name or reaching it came first, or it answers a request
+        already answered (another event of the same exchange).
+        """
+        if isinstance(now, Call) and now.reaches == agent:
+            return f"reached by `{now.author}` ({now.name})"
+        if isinstance(now, Said) and now.author == agent and self._opens(now):
+            return f"answered: {excerpt(now.text)}"
+        return None
+
+    def _opens(self, said: Said) -> bool:
+        known = (said.author, said.request) in self._answered or said.author in self._awaited
+        return said.remote and not known
 
 
 Check: TypeAlias = Callable[[Seen, Observation], "str | None"]
@@ -249,11 +300,14 @@ def holds(value: Any, text: str) -> bool:
 def observations(trace: EvalTrace) -> Iterator[Observation]:
     """The observations of a finished trace, in the order a live run feeds them."""
     state = flatten_state(trace.initial_state)
+    remote = {i.author for i in trace.all_items if isinstance(i, Message) and _remote(i.event)}
     for item in trace.all_items:
         if isinstance(item, ToolCall):
             if trace.tool_sources.get(item.call_id or "") in NEVER_RAN:
                 continue
-            yield Call(item.name, item.args, item.author, item.call_id or "")
+            target = item.args.get("agent_name") if item.name == "transfer_to_agent" else None
+            reaches = target if isinstance(target, str) and target in remote else ""
+            yield Call(item.name, item.args, item.author, item.call_id or "", reaches)
             if item.response is not None or item.call_id in trace.tool_errors:
                 error = trace.tool_errors.get(item.call_id or "") or error_of(item.response)
                 yield Answer(item.name, item.args, item.response, error, item.call_id or "")
@@ -262,6 +316,12 @@ def observations(trace: EvalTrace) -> Iterator[Observation]:
             yield StateNow(dict(state))
         elif isinstance(item, Message) and item.role == "agent":
             yield Said.of(item.event, item.text)
+
+
+def _remote(event: Any) -> bool:
+    """Whether `event` is a remote agent's (ADK's A2A metadata on it)."""
+    metadata = getattr(event, "custom_metadata", None) or {}
+    return any(str(key).startswith(A2A) for key in metadata)
 
 
 _FAILED = frozenset({"error", "failed", "failure", "fail"})

@@ -33,11 +33,19 @@ def never_called(
     args: Mapping[str, Any] | None = None,
     on_breach: Literal["stop", "record"] = "stop",
 ) -> Invariant:
-    """`tool` is never called (with `args` among its arguments, when given)."""
+    """`tool` is never called (with `args` among its arguments, when given).
+
+    `tool` may name a remote agent (ADK's `RemoteA2aAgent`): without `args`, an
+    exchange with it breaks the rule too (a transfer to it, or its answer when
+    nothing called it, as a workflow node's). A tool call of that name is read
+    as the tool call it is.
+    """
 
     def check(seen: Seen, seen_now: Observation) -> str | None:
         if isinstance(seen_now, Call) and seen_now.name == tool and _matching(args, seen_now):
             return f"`{tool}` called by `{seen_now.author}` with {excerpt(dict(seen_now.args))}"
+        if args is None and (how := seen.reaching(tool, seen_now)):
+            return f"remote agent `{tool}` {how}"
         return None
 
     suffix = f", {excerpt(dict(args))}" if args else ""
@@ -46,7 +54,7 @@ def never_called(
 
 
 def at_most(tool: str, times: int, *, on_breach: Literal["stop", "record"] = "stop") -> Invariant:
-    """`tool` is called at most `times` times."""
+    """`tool` is called at most `times` times (a remote agent: see `never_called`)."""
     if not isinstance(times, int) or times < 0:
         raise EvalSetupError(f"at_most({tool!r}, times): times must be an int >= 0, got {times!r}")
 
@@ -54,6 +62,9 @@ def at_most(tool: str, times: int, *, on_breach: Literal["stop", "record"] = "st
         if isinstance(now, Call) and now.name == tool and seen.called(tool) >= times:
             count = seen.called(tool) + 1
             return f"call {count} of `{tool}` (at most {times}), args {excerpt(dict(now.args))}"
+        if (how := seen.reaching(tool, now)) and seen.called(tool) >= times:
+            count = seen.called(tool) + 1
+            return f"exchange {count} with remote agent `{tool}` (at most {times}): {how}"
         return None
 
     return Invariant(f"at_most({tool}, {times})", check, on_breach, needs=frozenset({"tools"}))
