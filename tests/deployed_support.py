@@ -1,9 +1,21 @@
-"""A real ADK agent served over A2A (ADK's ``to_a2a``) on 127.0.0.1, its requests recorded."""
+"""A real ADK agent served over A2A (ADK's ``to_a2a``) on 127.0.0.1, its requests recorded.
+
+Also a deployed shop in processes of its own, for the test whose effects are all
+mocked: this file is the tools file ``adk-eval mock-mcp`` serves (`tools`,
+`tool_mocks`: `get_order`'s real body records that it ran, in the file named by
+``REAL_CALLS``), and run as a script (``python -m tests.deployed_support PORT
+MCP_URL ENDPOINT``) it serves `clerk` with ``to_a2a()`` on 127.0.0.1:PORT, its
+MCP toolset at MCP_URL, its spans sent by the OpenTelemetry SDK's OTLP exporter
+to ENDPOINT as they end. `started` runs any of these servers and waits for it.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 import warnings
@@ -13,6 +25,38 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from google.adk.agents import LlmAgent
+
+from adk_eval import ToolMock
+from adk_eval.testing import ScriptedLlm, tool_call
+
+REAL_CALLS = "ADK_EVAL_TEST_REAL_CALLS"
+"""The environment variable naming the file a real tool body writes to when it runs."""
+
+
+def get_order(order_id: str) -> dict:
+    """Looks an order up by its id."""
+    with open(os.environ[REAL_CALLS], "a", encoding="utf-8") as calls:
+        calls.write(json.dumps({"get_order": order_id}) + "\n")  # it ran: what must not be
+    return {"order_id": order_id, "status": "lost"}
+
+
+tools = [get_order]
+tool_mocks = {
+    "get_order": ToolMock(lambda args, ctx: {"order_id": args["order_id"], "status": "shipped"})
+}
+
+CLERK_SAYS = ["Order A1 has shipped.", "Bye."]
+"""What the served clerk says: after its `get_order` call, then at the next turn."""
+
+
+def clerk(mcp_url: str) -> LlmAgent:
+    """The shop's deployed agent: looks order A1 up over MCP at `mcp_url`, then answers."""
+    from google.adk.tools.mcp_tool import McpToolset
+    from google.adk.tools.mcp_tool.mcp_session_manager import StreamableHTTPConnectionParams
+
+    shop = McpToolset(connection_params=StreamableHTTPConnectionParams(url=mcp_url, timeout=30))
+    script = [tool_call("get_order", {"order_id": "A1"}), *CLERK_SAYS]
+    return LlmAgent(name="clerk", model=ScriptedLlm(script), tools=[shop])
 
 
 @dataclass
@@ -82,3 +126,73 @@ def served(agent: LlmAgent) -> Iterator[Served]:
         server.should_exit = True
         thread.join(30)
         sock.close()
+
+
+def free_port() -> int:
+    """A port of 127.0.0.1 nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _listening(server: subprocess.Popen, port: int, deadline: float) -> None:
+    """Waits until `server` listens on 127.0.0.1:`port` (its stderr in the error if it exits)."""
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                server.kill()
+                said = server.communicate()[1].decode(errors="replace")[-2000:]
+                raise RuntimeError(f"{server.args[2:4]} did not start: {said}") from None
+            time.sleep(0.05)
+
+
+@contextmanager
+def started(
+    servers: list[tuple[list[str], int]], env: dict[str, str]
+) -> Iterator[list[subprocess.Popen]]:
+    """Each argv run at once as a server on 127.0.0.1:its port; SIGTERM, in reverse, at the end."""
+    running: list[subprocess.Popen] = []
+    try:
+        for argv, _ in servers:
+            running.append(
+                subprocess.Popen(
+                    argv,
+                    env={**os.environ, **env},
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                )
+            )
+        deadline = time.monotonic() + 60
+        for server, (_, port) in zip(running, servers, strict=True):
+            _listening(server, port, deadline)
+        yield running
+    finally:
+        for server in reversed(running):
+            server.terminate()
+            server.communicate(timeout=30)  # its stderr pipe read and closed
+
+
+def serve_clerk(port: int, mcp_url: str, endpoint: str) -> None:
+    """`clerk` over A2A on 127.0.0.1:`port`, a service (``shop``) sending spans to `endpoint`."""
+    import uvicorn
+    from google.adk.a2a.utils.agent_to_a2a import to_a2a
+    from opentelemetry import trace
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    provider = TracerProvider(resource=Resource.create({"service.name": "shop"}))
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
+    trace.set_tracer_provider(provider)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        app = to_a2a(clerk(mcp_url), host="127.0.0.1", port=port)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
+if __name__ == "__main__":
+    serve_clerk(int(sys.argv[1]), sys.argv[2], sys.argv[3])

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,13 +12,15 @@ from typing import Any
 import pytest
 from google.adk.agents import LlmAgent
 from google.adk.tools import LongRunningFunctionTool
-from google.adk.tools.mcp_tool import McpToolset
-from google.adk.tools.mcp_tool.mcp_session_manager import StreamableHTTPConnectionParams
 
 from adk_eval import EvalCase, EvalSetupError, ScriptedUserAgent, UserAgents, run_eval
+from adk_eval._tools._deployed import UNOBSERVED_LINE
 from adk_eval.metrics import event_count_metric, never_called, state_metric, trajectory_match
+from adk_eval.production import open_sessions
+from adk_eval.production._score import score_sessions
 from adk_eval.testing import ScriptedLlm, tool_call
-from tests.deployed_support import Served, served
+from tests import deployed_support
+from tests.deployed_support import CLERK_SAYS, REAL_CALLS, Served, free_port, served, started
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # ADK's experimental A2A notices
 
@@ -174,71 +174,97 @@ def test_the_agent_is_named_by_the_path_it_is_served_at():
 
 
 @pytest.fixture
-def mock_mcp(tmp_path) -> Iterator[tuple[str, Path]]:
-    """``adk-eval mock-mcp`` (the shop's tools, declared only) on 127.0.0.1: URL and call log."""
-    tools = Path(__file__).parents[1] / "mock_mcp" / "shop_tools.py"
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    log = tmp_path / "calls.db"
-    argv = [sys.executable, "-m", "adk_eval", "mock-mcp", str(tools)]
-    server = subprocess.Popen(
-        [*argv, "--http", f"127.0.0.1:{port}", "--log", str(log)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the mock MCP server did not start") from None
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp", log
-    finally:
-        server.terminate()
-        server.wait(10)
+def shop(tmp_path) -> Iterator[dict[str, Any]]:
+    """The deployed shop, each server a process of its own on 127.0.0.1, as a user starts them.
+
+    ``adk-eval mock-mcp`` (its call log), ``adk-eval collect`` (its spans file), and the
+    clerk served with ``to_a2a()``, its MCP toolset at the mock and its spans sent to the
+    collector; a real tool body that runs writes to ``real calls``.
+    """
+    mcp, otlp, a2a = free_port(), free_port(), free_port()
+    paths = {key: tmp_path / key for key in ("calls.db", "spans.db", "real calls")}
+    env = {
+        REAL_CALLS: str(paths["real calls"]),
+        "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY",
+        "GOOGLE_API_USE_CLIENT_CERTIFICATE": "false",  # no mTLS probe on loopback
+    }
+    cli, tools = [sys.executable, "-m", "adk_eval"], deployed_support.__file__
+    mock = [*cli, "mock-mcp", tools, "--http", f"127.0.0.1:{mcp}", "--log", str(paths["calls.db"])]
+    collect = [*cli, "collect", "--otlp", f"127.0.0.1:{otlp}", "--out", str(paths["spans.db"])]
+    endpoint = f"http://127.0.0.1:{otlp}/v1/traces"
+    agent = [
+        sys.executable,
+        "-m",
+        "tests.deployed_support",
+        str(a2a),
+        f"http://127.0.0.1:{mcp}/mcp",
+    ]
+    servers = [(collect, otlp), (mock, mcp), ([*agent, endpoint], a2a)]
+    with started(servers, env) as (_, _, clerk):  # stopped in reverse: the clerk first
+        yield {"url": f"http://127.0.0.1:{a2a}", "paths": paths, "clerk": clerk}
 
 
 @pytest.mark.slow
-async def test_a_deployed_agents_mcp_tools_pointed_at_mock_mcp_run_no_real_body(
-    mock_mcp, monkeypatch
-):
-    monkeypatch.setenv("GOOGLE_API_USE_CLIENT_CERTIFICATE", "false")  # no mTLS probe on loopback
-    url, log = mock_mcp
-    shop = McpToolset(connection_params=StreamableHTTPConnectionParams(url=url, timeout=30))
-    script = [tool_call("get_order", {"order_id": "A1"}), "Order A1 has shipped.", "Bye."]
-    clerk = LlmAgent(name="clerk", model=ScriptedLlm(script), tools=[shop])
+async def test_a_deployed_agents_mcp_tools_pointed_at_mock_mcp_run_no_real_body(shop):
+    """The mock MCP log and the collected spans hold the case's conversation; no real body ran."""
     user = ScriptedUserAgent(name="customer", script=["Thanks!"])
-    with served(clerk) as server:
-        case = EvalCase(
-            name="shop",
-            agent=server.url,
-            first_message="Where is order A1?",
-            user_agents=UserAgents(loop=user),
-            metrics=[event_count_metric("lookups", "tool_call", assertion=lambda n: n == 1)],
-        )
-        result = await run_eval(case)
-        await shop.close()
+    lookups = event_count_metric("lookups", "tool_call", assertion=lambda n: n == 1)
+    case = EvalCase(
+        name="shop",
+        agent=shop["url"],
+        first_message="Where is order A1?",
+        user_agents=UserAgents(loop=user),
+        metrics=[lookups],
+    )
+    result = await run_eval(case)
 
     assert result.status == "passed", result.explain()
-    assert [m.text for m in result.trace.messages] == [
-        "Where is order A1?",
-        "Order A1 has shipped.",
-        "Thanks!",
-        "Bye.",
-    ]
+    said = ["Where is order A1?", CLERK_SAYS[0], "Thanks!", CLERK_SAYS[1]]
+    assert [m.text for m in result.trace.messages] == said
     relayed = [(c.name, c.args, c.response) for c in result.trace.tool_calls]
-    (name, args, answer), *_ = relayed  # the service relays its calls over A2A (ADK to ADK)
+    ((name, args, answer),) = relayed  # the service relays its call over A2A (ADK to ADK)
     assert (name, args) == ("get_order", {"order_id": "A1"})
     assert answer["structuredContent"] == {"order_id": "A1", "status": "shipped"}  # the mock's
-    logged = await logged_calls(log)
-    assert logged == [("get_order", {"order_id": "A1"}, {"order_id": "A1", "status": "shipped"})]
+    assert await logged_calls(shop["paths"]["calls.db"]) == [
+        ("get_order", {"order_id": "A1"}, answer["structuredContent"])
+    ]
+    assert not shop["paths"]["real calls"].exists()  # the real get_order never ran
     assert result.metrics["lookups"].verdict == "n/a"  # its calls are not observed as such
-    assert any(w.startswith("not observed:") for w in result.warnings)
+    assert result.metrics["lookups"].evidence[0].startswith(NOT_OBSERVED)
+    assert [w for w in result.warnings if w.startswith("not observed:")] == [UNOBSERVED_LINE]
+
+    shop["clerk"].terminate()  # stopped: every span it ended was sent to the collector
+    shop["clerk"].wait(30)
+    runs: list[Any] = []  # each scored run with its trace (a passing one is kept without)
+    score = await score_sessions(
+        open_sessions(str(shop["paths"]["spans.db"])),
+        [lookups],
+        include_open=True,
+        on_result=lambda run, session: runs.append(run),
+    )
+    (collected,) = runs  # the served side's conversation: its two turns, in one context
+    assert score.ok
+    assert [n for n in score.notes if "A2A" in n] == [  # the evaluation sends no trace context
+        f"{shop['paths']['spans.db']}: a remote agent's invocation served over A2A not joined to "
+        "its caller (no trace context): scored as a conversation of its own"
+    ]
+    assert [(m.role, m.text) for m in collected.trace.messages] == [
+        (m.role, m.text) for m in result.trace.messages
+    ]
+    assert [(c.name, c.args, c.response) for c in collected.trace.tool_calls] == relayed
+    assert collected.metrics["lookups"].verdict == "pass"  # its spans show its calls
+    (call,), (seen,) = result.trace.tool_calls, collected.trace.tool_calls
+    assert seen.call_id == call.call_id  # the very call the service relayed
+    # Authors differ by name only: the case calls the agent after its URL, its spans by its own.
+    assert {m.author for m in result.trace.messages if m.role == "agent"} == {"deployed_agent"}
+    assert {m.author for m in collected.trace.messages if m.role == "agent"} == {"clerk"}
+
+
+def test_a_real_body_of_the_shops_tools_records_that_it_ran(tmp_path, monkeypatch):
+    """What the deployed shop's test relies on: had `get_order`'s body run, it would show."""
+    monkeypatch.setenv(REAL_CALLS, str(tmp_path / "ran"))
+    deployed_support.get_order("Z9")
+    assert (tmp_path / "ran").read_text() == '{"get_order": "Z9"}\n'
 
 
 async def logged_calls(log: Path) -> list[tuple[str, dict, dict]]:
