@@ -61,10 +61,11 @@ def clerk(mcp_url: str) -> LlmAgent:
 
 @dataclass
 class Served:
-    """An ADK agent served over A2A on 127.0.0.1: its base URL and each JSON-RPC request."""
+    """An ADK agent served over A2A on 127.0.0.1: its URL, each JSON-RPC request and its headers."""
 
     url: str
     requests: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
     stop: Callable[[], None] = lambda: None
 
     def contexts(self) -> list[str | None]:
@@ -98,6 +99,7 @@ def served(agent: LlmAgent) -> Iterator[Served]:
             messages.append(await receive())
             body += messages[-1].get("body", b"")
         found.requests.append(json.loads(body))
+        found.headers.append({k.decode(): v.decode() for k, v in scope["headers"]})
 
         async def replay():
             return messages.pop(0) if messages else await receive()

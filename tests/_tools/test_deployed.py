@@ -14,7 +14,7 @@ from google.adk.agents import LlmAgent
 from google.adk.tools import LongRunningFunctionTool
 
 from adk_eval import EvalCase, EvalSetupError, ScriptedUserAgent, UserAgents, run_eval
-from adk_eval._tools._deployed import UNOBSERVED_LINE
+from adk_eval._tools._deployed import UNOBSERVED_LINE, as_under_test
 from adk_eval.metrics import event_count_metric, never_called, state_metric, trajectory_match
 from adk_eval.production import open_sessions
 from adk_eval.production._score import score_sessions
@@ -63,11 +63,11 @@ async def test_a_served_agent_is_driven_over_a2a_turn_by_turn_in_one_context():
     said = [(m.author, m.text) for m in result.trace.messages]
     assert said == [
         ("user", "Hi"),
-        ("deployed_agent", "Hello! Where to?"),
+        ("booker", "Hello! Where to?"),  # named after its agent card, as its service names it
         ("user", "To Paris, please."),
-        ("deployed_agent", "Booked for Friday."),  # after its question, answered by `calendar`
+        ("booker", "Booked for Friday."),  # after its question, answered by `calendar`
         ("user", "Thanks!"),
-        ("deployed_agent", "Goodbye."),
+        ("booker", "Goodbye."),
     ]
     first, *later = server.contexts()
     assert first is None  # the server opens the context...
@@ -144,7 +144,7 @@ async def test_a_server_that_stops_mid_run_ends_it_in_an_error_of_one_line():
     assert result.status == "error"
     assert (result.error.phase, result.error.type) == ("system", "EvalRunError")
     assert result.error.message.startswith(
-        "agent `deployed_agent` ended with error `A2A_ERROR`: A2A request failed:"
+        "agent `echo` ended with error `A2A_ERROR`: A2A request failed:"
     )
     assert "\n" not in result.error.message
 
@@ -167,10 +167,56 @@ def test_a_url_that_cannot_be_an_a2a_agent_is_one_line(url, says):
         EvalCase(name="bad", agent=url, first_message="hi")
 
 
-def test_the_agent_is_named_by_the_path_it_is_served_at():
+def test_the_agent_is_named_by_the_path_it_is_served_at_until_its_card_is_read():
     case = EvalCase(name="named", agent="https://agents.example.com/a2a/weather", first_message="x")
-    assert case.root_agent.name == "weather"
+    assert case.root_agent.name == "weather"  # building a case sends nothing
     assert type(case.root_agent).__name__ == "RemoteA2aAgent"
+
+
+@pytest.mark.parametrize(
+    ("card", "name"),
+    [
+        ({"name": "forecaster"}, "forecaster"),
+        ({"name": "Weather Desk"}, "weather"),  # no agent name: the path's word stays
+        ({"name": "user"}, "weather"),  # the user's own author
+        ({}, "weather"),
+        (None, "weather"),
+    ],
+)
+def test_a_run_names_the_agent_after_its_cards_name_when_it_can_be_an_agents(card, name):
+    case = EvalCase(name="named", agent="https://agents.example.com/a2a/weather", first_message="x")
+    app = as_under_test(case.agent_under_test, card=card)
+    assert (app.name, app.root_agent.name) == (name, name)
+    assert case.root_agent.name == "weather"  # the case's own agent is left as it is
+
+
+def test_an_agent_given_as_a_remote_a2a_agent_keeps_the_name_it_was_given():
+    from google.adk.agents.remote_a2a_agent import RemoteA2aAgent
+
+    mine = RemoteA2aAgent(name="mine", agent_card="http://127.0.0.1:9/.well-known/agent-card.json")
+    case = EvalCase(name="given", agent=mine, first_message="x")
+    assert as_under_test(case.agent_under_test, card={"name": "theirs"}).root_agent.name == "mine"
+
+
+async def test_the_request_carries_the_runs_trace_context_when_tracing_is_on():
+    """The served side extracts, with OpenTelemetry's own propagator, the span the run is in."""
+    from opentelemetry import propagate, trace
+    from opentelemetry.sdk.trace import TracerProvider
+
+    tracer = TracerProvider().get_tracer("the user's tests")
+    with served(LlmAgent(name="echo", model=ScriptedLlm(["One."] * 4))) as server:
+        case = EvalCase(name="traced", agent=server.url, first_message="hi")
+        untraced = await run_eval(case)
+        assert [h.get("traceparent") for h in server.headers] == [None]  # nothing to carry
+        with tracer.start_as_current_span("evaluation") as span:
+            traced = await run_eval(case)
+
+    assert [untraced.status, traced.status] == ["passed", "passed"]
+    (headers,) = server.headers[1:]
+    carried = trace.get_current_span(propagate.extract(headers)).get_span_context()
+    assert carried.is_remote
+    assert carried.trace_id == span.get_span_context().trace_id
+    assert carried.span_id == span.get_span_context().span_id  # no span of ADK's in between
 
 
 @pytest.fixture
@@ -244,7 +290,7 @@ async def test_a_deployed_agents_mcp_tools_pointed_at_mock_mcp_run_no_real_body(
     )
     (collected,) = runs  # the served side's conversation: its two turns, in one context
     assert score.ok
-    assert [n for n in score.notes if "A2A" in n] == [  # the evaluation sends no trace context
+    assert [n for n in score.notes if "A2A" in n] == [  # no tracing here: no context to send
         f"{shop['paths']['spans.db']}: a remote agent's invocation served over A2A not joined to "
         "its caller (no trace context): scored as a conversation of its own"
     ]
@@ -255,9 +301,9 @@ async def test_a_deployed_agents_mcp_tools_pointed_at_mock_mcp_run_no_real_body(
     assert collected.metrics["lookups"].verdict == "pass"  # its spans show its calls
     (call,), (seen,) = result.trace.tool_calls, collected.trace.tool_calls
     assert seen.call_id == call.call_id  # the very call the service relayed
-    # Authors differ by name only: the case calls the agent after its URL, its spans by its own.
-    assert {m.author for m in result.trace.messages if m.role == "agent"} == {"deployed_agent"}
-    assert {m.author for m in collected.trace.messages if m.role == "agent"} == {"clerk"}
+    # The same author on both sides: the run named the agent after its card, as its spans do.
+    assert [m.author for m in collected.trace.messages] == [m.author for m in result.trace.messages]
+    assert {m.author for m in result.trace.messages if m.role == "agent"} == {"clerk"}
 
 
 def test_a_real_body_of_the_shops_tools_records_that_it_ran(tmp_path, monkeypatch):

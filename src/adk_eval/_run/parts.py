@@ -128,8 +128,8 @@ class RunParts:
         _check_models(case, agent.root_agent if isinstance(agent, App) else agent)
         root = case.root_agent
         if isinstance(root, BaseAgent) and is_deployed(root):  # a bad URL, a server down: one line
-            await check_reachable(root, case=case.name)
-            agent = as_under_test(agent)
+            card = await check_reachable(root, case=case.name)
+            agent = as_under_test(agent, card)  # named after its card
         case = _knowing_the_agent(case, agent)
         clock = CaseClock(case.resolve_clock())
         record = RunRecord()

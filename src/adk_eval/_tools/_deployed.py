@@ -14,10 +14,20 @@ never failed, and the result says so in one line (`UNOBSERVED_LINE`). Its effect
 are mocked only where the service lets them be: its MCP toolsets pointed at
 ``adk-eval mock-mcp``, its remote agents at ``adk-eval mock-a2a``.
 
-Each run drives a clone of the agent, whose HTTP client (the one ADK opens for
-it) is closed when the run closes (`DeployedPlugin`): a client outlives
-neither its run nor its event loop. An A2A failure (the server went down) ends the run in
-an ``error`` of one line instead of an agent turn with no words.
+Each run drives a copy of the agent, whose HTTP client is closed when the run
+closes (`DeployedPlugin`): a client outlives neither its run nor its event loop.
+An A2A failure (the server went down) ends the run in an ``error`` of one line
+instead of an agent turn with no words.
+
+An agent given by URL is adk-eval's to configure. A case is built without
+sending anything, so it is named after its URL's path (`deployed_agent`); its
+card is fetched before each run (`check_reachable`), and the run's copy takes
+the card's ``name`` when that can be an agent's (`run_copy`), so the run's
+trace and the service's own spans name the same author. Its client sends the
+W3C trace context of the span current in the eval process (OpenTelemetry's
+global propagator; nothing when no tracing is active), so a service that
+extracts it joins its spans to the run's trace. A `RemoteA2aAgent` given as
+the agent keeps its name and its own client.
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import warnings
+import weakref
 from typing import Any
 from urllib.parse import urlparse
 
@@ -70,6 +81,14 @@ UNOBSERVED_LINE = (
 
 _NAMES = {"tools": "tool calls", "state": "state", "usage": "model usage"}
 
+_AGENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+_TIMEOUT = 600.0
+"""The HTTP timeout of a URL's agent, in seconds (ADK's default for `RemoteA2aAgent`)."""
+
+_FROM_URL: weakref.WeakValueDictionary[int, BaseAgent] = weakref.WeakValueDictionary()
+"""The agents `deployed_agent` made, by id: adk-eval's to name and to give a client."""
+
 
 def card_url(url: str) -> str:
     """The agent card's URL of the agent at `url` (a card URL is kept as it is)."""
@@ -92,7 +111,12 @@ def _name_of(url: str) -> str:
     path = urlparse(url).path.split("/.well-known/")[0]
     words = [word for word in path.split("/") if word]
     last = words[-1] if words else ""
-    return last if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", last) else "deployed_agent"
+    return last if _AGENT_NAME.fullmatch(last) else "deployed_agent"
+
+
+def _can_name(name: object) -> bool:
+    """Whether `name` (a card's) can be an ADK agent's name (`user` is the user's)."""
+    return isinstance(name, str) and bool(_AGENT_NAME.fullmatch(name)) and name != "user"
 
 
 def deployed_agent(url: str, *, case: str) -> BaseAgent:
@@ -123,7 +147,16 @@ def deployed_agent(url: str, *, case: str) -> BaseAgent:
         ) from None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # ADK's experimental notice
-        return RemoteA2aAgent(name=_name_of(url), agent_card=card_url(url))
+        agent = RemoteA2aAgent(name=_name_of(url), agent_card=card_url(url))
+    _FROM_URL[id(agent)] = agent
+    return agent
+
+
+async def _carry_trace_context(request: httpx.Request) -> None:
+    """The request hook of a URL agent's client: the current span's trace context, if any."""
+    from opentelemetry import propagate
+
+    propagate.inject(request.headers)
 
 
 def is_deployed(agent: object) -> bool:
@@ -131,22 +164,42 @@ def is_deployed(agent: object) -> bool:
     return is_remote_agent(agent)
 
 
-def run_copy(agent: BaseAgent) -> BaseAgent:
-    """The agent one run drives: a clone of `agent` (ADK's public `clone`).
+def run_copy(agent: BaseAgent, card: Any = None) -> tuple[BaseAgent, httpx.AsyncClient | None]:
+    """The agent one run drives, and the HTTP client the run gave it (closed with the run).
 
-    A clone resolves its card and opens its HTTP client afresh (unless `agent`
-    has a client of its own, which it shares), so no run inherits a client of
-    an earlier run's event loop; `DeployedPlugin` closes it with the run.
+    An agent made from a URL: a new `RemoteA2aAgent` at the same card, named
+    after `card` (its fetched agent card) when its ``name`` can be an agent's,
+    on a client of the run that sends the current trace context. Any other: a
+    clone of `agent` (ADK's public `clone`), which opens ADK's client afresh
+    (unless `agent` has a client of its own, which it shares). Either way no
+    run inherits a client of an earlier run's event loop.
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # ADK's experimental notice
-        return agent.clone()
+        if _FROM_URL.get(id(agent)) is not agent:
+            return agent.clone(), None
+        from google.adk.agents.remote_a2a_agent import RemoteA2aAgent
+
+        named = card.get("name") if isinstance(card, dict) else None
+        name = named if isinstance(named, str) and _can_name(named) else agent.name
+        client = httpx.AsyncClient(
+            timeout=httpx.Timeout(_TIMEOUT), event_hooks={"request": [_carry_trace_context]}
+        )
+        copy = RemoteA2aAgent(
+            name=name,
+            agent_card=remote_address(agent).removeprefix("its agent card "),
+            description=agent.description,
+            httpx_client=client,
+        )
+        return copy, client
 
 
-async def check_reachable(agent: BaseAgent, *, case: str) -> None:
+async def check_reachable(agent: BaseAgent, *, case: str) -> dict[str, Any] | None:
     """Fetches the agent card of `agent` once, so a bad URL or a server down is one line.
 
-    An agent given its card as an object (nothing to fetch) is not checked.
+    Returns:
+        The card (a JSON object); None for an agent given its card as an object
+        (nothing to fetch, not checked).
 
     Raises:
         EvalSetupError: The card cannot be fetched, or is no JSON object.
@@ -154,14 +207,14 @@ async def check_reachable(agent: BaseAgent, *, case: str) -> None:
     source = remote_address(agent)
     url = source.removeprefix("its agent card ")
     if url == source or not url.startswith(("http://", "https://")):
-        return
-    problem = None
+        return None
+    problem, card = None, None
     try:
         async with httpx.AsyncClient(timeout=httpx.Timeout(10.0)) as client:
             answer = await client.get(url)
         if answer.status_code != 200:
             problem = f"it answered HTTP {answer.status_code}"
-        elif not isinstance(answer.json(), dict):
+        elif not isinstance(card := answer.json(), dict):
             problem = "its answer is no agent card (no JSON object)"
     except ValueError:
         problem = "its answer is no agent card (not JSON)"
@@ -172,6 +225,7 @@ async def check_reachable(agent: BaseAgent, *, case: str) -> None:
             f"EvalCase `{case}`: the agent under test `{agent.name}` cannot be reached over "
             f"A2A at {url} ({problem}); start it, or fix the URL"
         )
+    return card
 
 
 def unobserved_reason(needs: Any) -> str | None:
@@ -189,9 +243,10 @@ def unobserved_reason(needs: Any) -> str | None:
 class DeployedPlugin(BasePlugin):
     """An A2A failure of the agent under test ends the run; the run's client is closed."""
 
-    def __init__(self, agent: BaseAgent) -> None:
+    def __init__(self, agent: BaseAgent, client: httpx.AsyncClient | None = None) -> None:
         super().__init__(name="adk_eval_deployed_agent")
         self._agent = agent
+        self._client = client
 
     async def on_event_callback(
         self, *, invocation_context: InvocationContext, event: Event
@@ -202,19 +257,26 @@ class DeployedPlugin(BasePlugin):
         return event.model_copy(update={"error_code": A2A_ERROR_CODE})
 
     async def close(self) -> None:
-        """Closes the HTTP client the run's agent opened (ADK's `cleanup`; not one it was given)."""
+        """Closes the run's HTTP client: the one it gave, or the one ADK opened (`cleanup`)."""
         cleanup = getattr(self._agent, "cleanup", None)
         if cleanup is not None:
             await cleanup()
+        if self._client is not None:
+            await self._client.aclose()
 
 
-def as_under_test(agent: BaseAgent | App | Workflow) -> BaseAgent | App | Workflow:
-    """What a run drives: a deployed root as its run's copy, in an App with `DeployedPlugin`."""
+def as_under_test(
+    agent: BaseAgent | App | Workflow, card: Any = None
+) -> BaseAgent | App | Workflow:
+    """What a run drives: a deployed root as its run's copy, in an App with `DeployedPlugin`.
+
+    `card` is the deployed agent's card as `check_reachable` fetched it (or None).
+    """
     root = agent.root_agent if isinstance(agent, App) else agent
     if not isinstance(root, BaseAgent) or not is_deployed(root):
         return agent
-    copy = run_copy(root)
-    plugin = DeployedPlugin(copy)
+    copy, client = run_copy(root, card)
+    plugin = DeployedPlugin(copy, client)
     if isinstance(agent, App):
         return agent.model_copy(update={"root_agent": copy, "plugins": [*agent.plugins, plugin]})
     return App(name=copy.name, root_agent=copy, plugins=[plugin])
