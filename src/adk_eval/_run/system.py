@@ -6,9 +6,9 @@ services and the first main session, the tool policy resolved against the tree
 in that session (a toolset lists its tools in a session's context), then the
 interception plugin with that policy, the model check and the model-call
 limits, and the ADK `Runner` with them first and the gateway last (it answers
-the agents' model calls). Nothing is assigned into any of them afterwards: what
-the interception notes goes to the `RunRecord` it was given, and the run reads
-it there.
+the agents' model calls); the runners of `RemoteMock.local` agents get the same
+plugins (handed to their stand-ins' holder). Nothing else is assigned afterwards:
+the interception notes to the `RunRecord` it was given; the run reads it there.
 """
 
 from __future__ import annotations
@@ -40,13 +40,14 @@ from .._sandbox._telemetry import run_config as quiet_run_config
 from .._session_service import EvalSessionService, memory_events
 from .._state import flatten_state
 from .._termination import Budget, ModelCallLimit, UsageTap
+from .._tools._a2a._harness import HarnessPlugins
 from .._tools._answers import MockCalls
 from .._tools._bodies import TOOL_ERROR_CODE
 from .._tools._context import as_part, with_text
 from .._tools._deployed import UNOBSERVED_LINE, is_deployed
 from .._tools._mocks import ToolMock
 from .._tools._nodes import with_node_mocks
-from .._tools._plugin import InterceptionPlugin
+from .._tools._plugin import InterceptionPlugin, outside_tool_calls
 from .._tools._policy import ToolPolicy
 from .._tools._record import RunRecord
 from .._tools._remote import with_remote_mocks
@@ -165,7 +166,7 @@ class System:
             EvalSetupError: A mock names no tool, a value is neither a mock nor the
                 agent's tool, or the agent holds a construct that cannot be intercepted.
         """
-        app, root, compaction = _app(spec, record)
+        app, root, compaction = _app(spec, record, local := HarnessPlugins())  # filled below
         services = _Services(memory=_session_service.new_memory_service(spec.memory_service))
         session = await services.sessions.create_session(
             app_name=app.name, user_id=spec.user_id, state=flatten_state(initial_state or {})
@@ -184,6 +185,7 @@ class System:
         limits = ModelCallLimit(spec.max_model_calls, spec.budget, cost_of, others=spenders)
         gateway = GatewayPlugin("agent", model_check.model_for, gates)
         harness = [plugin, model_check, limits]
+        local.fill([*harness, gateway], outside_tool_calls)  # `RemoteMock.local` agents' runners
         app = app.model_copy(update={"plugins": [*harness, *app.plugins, gateway]})
         adk_runner = Runner(
             app=app,
@@ -198,12 +200,11 @@ class System:
         self, initial_state: Mapping[str, Mapping[str, Any]] | None = None
     ) -> Session:
         """Another main session, with the scoped `initial_state` (deep-copied)."""
-        session = await self.services.sessions.create_session(
+        return await self.services.sessions.create_session(
             app_name=self.app_name,
             user_id=self.spec.user_id,
             state=flatten_state(initial_state or {}),
         )
-        return session
 
     async def get_session(self, session_id: str, *, events: bool = True) -> Session:
         """Returns a fresh copy of a main session (`events`: False for its state alone)."""
@@ -374,7 +375,7 @@ class System:
 
 
 def _app(
-    spec: SystemSpec, record: RunRecord
+    spec: SystemSpec, record: RunRecord, local: HarnessPlugins
 ) -> tuple[App, BaseAgent | Workflow, CompactionWatch | None]:
     """The App under test as the run holds it, its root, and its case's compaction watch.
 
@@ -389,7 +390,7 @@ def _app(
     elif spec.node_mocks:
         raise EvalSetupError("node_mocks apply to a Workflow; the agent under test is none")
     if spec.remote_mocks:  # mocked remote agents: their stand-ins, answered in process
-        mocked = with_remote_mocks(app.root_agent, spec.remote_mocks)  # type: ignore[arg-type]
+        mocked = with_remote_mocks(app.root_agent, spec.remote_mocks, local)  # type: ignore[arg-type]
         app = app.model_copy(update={"root_agent": mocked})
     root = app.root_agent
     assert isinstance(root, BaseAgent | Workflow)  # agent_app checks it

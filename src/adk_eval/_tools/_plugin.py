@@ -11,6 +11,8 @@ inside `AgentTool` calls, for the trace.
 from __future__ import annotations
 
 import contextvars
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
@@ -49,7 +51,7 @@ from ._rejections import adk_rejection
 from ._tree import refuses_code_execution
 from ._watch import Watch
 
-__all__ = ["PLUGIN_NAME", "TOOL_ERROR_CODE", "InterceptionPlugin"]
+__all__ = ["PLUGIN_NAME", "TOOL_ERROR_CODE", "InterceptionPlugin", "outside_tool_calls"]
 
 PLUGIN_NAME = "adk_eval_interception"
 
@@ -62,6 +64,20 @@ events of agents they run (`AgentTool`s, agents a tool builds) are nested under 
 ADK runs each tool call in a task of its own with a copy of the context, so a
 value set in ``before_tool_callback`` reaches exactly what that call runs.
 """
+
+
+@contextmanager
+def outside_tool_calls() -> Iterator[None]:
+    """Runs its code inside no tool call: the events of the agents it runs are not nested.
+
+    For a `RemoteMock.local` agent's own runner: its `RemoteA2aAgent` relays its
+    events already (nested, behind an `AgentTool`), so its own copies are not kept.
+    """
+    token = _INSIDE.set(())
+    try:
+        yield
+    finally:
+        _INSIDE.reset(token)
 
 
 class InterceptionPlugin(BasePlugin):

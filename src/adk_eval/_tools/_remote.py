@@ -245,14 +245,15 @@ def is_stand_in(agent: BaseAgent) -> bool:
 
 
 def with_remote_mocks(
-    root: BaseAgent | Workflow, remote_mocks: Mapping[str, Any]
+    root: BaseAgent | Workflow, remote_mocks: Mapping[str, Any], harness: Any = None
 ) -> BaseAgent | Workflow:
     """`root`, or a copy of its tree whose mocked remote agents are their mocks' stand-ins.
 
     A remote agent of the tree whose ``remote_mocks`` value is a mock is
     replaced, wherever it sits, by ADK's `RemoteA2aAgent` answered in process
     by the mock (a fresh one per call: each run's scripted replies start over).
-    The user's tree is not changed.
+    A `RemoteMock.local` runs its agent with the plugins `harness` (a
+    ``_a2a._harness.HarnessPlugins``) will hold. The user's tree is not changed.
     """
     mocks = {
         name: mock
@@ -261,12 +262,19 @@ def with_remote_mocks(
     }
     if not mocks or not any(p.agent.name in mocks for p in remote_places(root)):
         return root
+    from ._a2a._harness import HarnessPlugins
+    from ._a2a._local import local_stand_in
     from ._a2a._served import stand_in
+
+    plugins = harness if harness is not None else HarnessPlugins()
 
     def replace(agent: BaseAgent) -> BaseAgent | None:
         mock: RemoteMock | None = mocks.get(agent.name)
         if mock is None or not is_remote_agent(agent) or is_stand_in(agent):
             return None
+        if mock.agent is not None:
+            local: BaseAgent = local_stand_in(agent, mock, plugins)
+            return local
         stood: BaseAgent = stand_in(agent, mock)
         return stood
 

@@ -30,6 +30,7 @@ from google.adk.tools.vertex_ai_search_tool import VertexAiSearchTool
 from google.adk.workflow import Workflow
 
 from .._agent_tree import nodes_of
+from ._a2a._harness import local_agent_of
 from ._mtls import skip_mtls_probe
 
 __all__ = [
@@ -177,6 +178,8 @@ async def collect(
                     )
         for sub_agent in agent.sub_agents:
             await visit(sub_agent, f"sub-agent `{sub_agent.name}` of `{agent.name}`")
+        if (local := local_agent_of(agent)) is not None:  # a remote agent's code, in process
+            await visit(local, f"agent `{local.name}` run by remote mock `{agent.name}`")
 
     await visit(root, f"agent `{root.name}`")
     return inventory

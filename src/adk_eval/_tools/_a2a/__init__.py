@@ -4,6 +4,8 @@
   `RemoteMock` (scripted replies, or a model playing the agent from its card).
 * `_served`: a mock as an a2a-sdk server application, and the stand-in
   `RemoteA2aAgent` that reaches it in process through ``httpx.ASGITransport``.
+* `_local`: ``RemoteMock.local``, the remote agent's own ADK code served the
+  way ``to_a2a()`` serves it, on a runner with the run's plugins (`_harness`).
 
 The a2a SDK is imported only when a mock is served or stood in.
 """

@@ -7,7 +7,8 @@ its name in ``EvalCase(remote_mocks=...)``. Its answer to one A2A request is a
 scripted (one per request, in order, or a function of the request's text) or
 simulated: a model is told who the agent is from its card (description, skills,
 input and output modes) and answers the request, through the model-call gate
-like a judge (cached, paced, recorded in cassettes).
+like a judge (cached, paced, recorded in cassettes). A `RemoteMock.local` holds
+the remote agent's own ADK agent instead, run in process (see `_local`).
 """
 
 from __future__ import annotations
@@ -69,9 +70,10 @@ def _as_reply(value: object, where: str) -> RemoteReply:
 
 @dataclass(frozen=True)
 class RemoteMock:
-    """What answers a remote agent in an eval: scripted replies, or a model playing it.
+    """What answers a remote agent in an eval: scripted replies, a model, or its own code.
 
-    Build one with `RemoteMock.scripted` or `RemoteMock.simulated`; in
+    Build one with `RemoteMock.scripted`, `RemoteMock.simulated` or
+    `RemoteMock.local`; in
     ``remote_mocks`` a list of replies, a function or a single reply stands for
     ``RemoteMock.scripted(...)``.
 
@@ -82,6 +84,7 @@ class RemoteMock:
         input_modes: The media types the agent reads.
         output_modes: The media types it answers in.
         model: The model that plays the agent when simulated (None: the judge model).
+        agent: The remote agent's own ADK agent, run in process (`RemoteMock.local`).
     """
 
     replies: Script | None = None
@@ -90,6 +93,7 @@ class RemoteMock:
     input_modes: tuple[str, ...] = ("text/plain",)
     output_modes: tuple[str, ...] = ("text/plain",)
     model: ModelSpec | None = None
+    agent: Any = None
 
     @classmethod
     def scripted(cls, replies: Script, *, description: str = "") -> RemoteMock:
@@ -115,12 +119,30 @@ class RemoteMock:
             None, description, dict(skills or {}), tuple(input_modes), tuple(output_modes), model
         )
 
+    @classmethod
+    def local(cls, agent: Any, *, description: str = "") -> RemoteMock:
+        """The remote agent's own ADK `agent`, run in process under the case's interception.
+
+        Its tools are answered by the case's ``tool_mocks`` (refused when
+        unmocked) and its model calls go through the run's gate, as the main
+        agent's; it is served over A2A in process (see ``_local``).
+        """
+        from google.adk.agents import BaseAgent
+
+        if not isinstance(agent, BaseAgent):
+            raise EvalSetupError(
+                f"RemoteMock.local takes the remote agent's ADK agent; got {agent!r}"
+            )
+        return cls(description=description or agent.description, agent=agent)
+
     def llm(self) -> Any:
         """The simulating model, resolved (raises `EvalSetupError` for a missing key)."""
         return resolve_model(self.model if self.model is not None else default_judge_model())
 
     async def reply(self, name: str, request: str, turn: int) -> RemoteReply:
         """The answer to the `turn`-th request (from 0) whose text is `request`."""
+        if self.agent is not None:  # its own code answers, in its own server (see `_local`)
+            raise EvalSetupError(f"remote mock `{name}` runs its agent; it has no scripted reply")
         if self.replies is None:
             return await self._simulate(name, request)
         if callable(self.replies):

@@ -42,6 +42,7 @@ from a2a.utils.constants import PROTOCOL_VERSION_CURRENT as PROTOCOL_VERSION
 from starlette.applications import Starlette
 from starlette.routing import Route
 
+from ..._errors import EvalSetupError
 from ._replies import RemoteMock, RemoteReply
 
 __all__ = [
@@ -173,7 +174,16 @@ def card_of(name: str, mock: RemoteMock, url: str) -> AgentCard:
 def mock_routes(
     name: str, mock: RemoteMock, url: str, prefix: str = "", on_exchange: OnExchange | None = None
 ) -> list[Route]:
-    """The card and JSON-RPC routes of one mock, under `prefix` (``""``: at the root)."""
+    """The card and JSON-RPC routes of one mock, under `prefix` (``""``: at the root).
+
+    Raises:
+        EvalSetupError: `mock` is `RemoteMock.local` (it runs only inside a case's run).
+    """
+    if mock.agent is not None:
+        raise EvalSetupError(
+            f"remote mock `{name}` is RemoteMock.local: it runs its agent only inside a case's "
+            "run, under its interception, and cannot be served; script or simulate it instead"
+        )
     card = card_of(name, mock, url)
     handler = DefaultRequestHandler(
         agent_executor=MockExecutor(name, mock, on_exchange),
