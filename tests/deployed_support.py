@@ -6,7 +6,10 @@ mocked: this file is the tools file ``adk-eval mock-mcp`` serves (`tools`,
 ``REAL_CALLS``), and run as a script (``python -m tests.deployed_support PORT
 MCP_URL ENDPOINT``) it serves `clerk` with ``to_a2a()`` on 127.0.0.1:PORT, its
 MCP toolset at MCP_URL, its spans sent by the OpenTelemetry SDK's OTLP exporter
-to ENDPOINT as they end. `started` runs any of these servers and waits for it.
+to ENDPOINT as they end (with a fourth argument ``extract``, each request runs in
+the trace context it carries). `started` runs any of these servers and waits for
+it. ``python -m tests.deployed_support evaluate URL ENDPOINT`` is an evaluating
+process traced as a user sets it up (`evaluate`): its run's spans sent to ENDPOINT.
 """
 
 from __future__ import annotations
@@ -177,24 +180,74 @@ def started(
             server.communicate(timeout=30)  # its stderr pipe read and closed
 
 
-def serve_clerk(port: int, mcp_url: str, endpoint: str) -> None:
-    """`clerk` over A2A on 127.0.0.1:`port`, a service (``shop``) sending spans to `endpoint`."""
-    import uvicorn
-    from google.adk.a2a.utils.agent_to_a2a import to_a2a
+def _traced(service: str, endpoint: str) -> Any:
+    """This process's tracer provider: spans of `service` sent to `endpoint` as they end."""
     from opentelemetry import trace
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-    provider = TracerProvider(resource=Resource.create({"service.name": "shop"}))
+    provider = TracerProvider(resource=Resource.create({"service.name": service}))
     provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
     trace.set_tracer_provider(provider)
+    return provider
+
+
+def serve_clerk(port: int, mcp_url: str, endpoint: str, extract: bool = False) -> None:
+    """`clerk` over A2A on 127.0.0.1:`port`, a service (``shop``) sending spans to `endpoint`.
+
+    With `extract`, each request runs in the trace context it carries (the ASGI
+    middleware docs/production.md gives a service).
+    """
+    import uvicorn
+    from google.adk.a2a.utils.agent_to_a2a import to_a2a
+
+    from tests._sources._spans.a2a_app import TraceContext
+
+    _traced("shop", endpoint)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         app = to_a2a(clerk(mcp_url), host="127.0.0.1", port=port)
+    if extract:
+        app.add_middleware(TraceContext)
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 
+def shop_case(url: str, **fields: Any) -> Any:
+    """The case the deployed shop is evaluated by: one lookup, the customer's thanks."""
+    from adk_eval import EvalCase, ScriptedUserAgent, UserAgents
+    from adk_eval.metrics import event_count_metric
+
+    return EvalCase(
+        name="shop",
+        agent=url,
+        first_message="Where is order A1?",
+        user_agents=UserAgents(loop=ScriptedUserAgent(name="customer", script=["Thanks!"])),
+        metrics=[event_count_metric("lookups", "tool_call", assertion=lambda n: n == 1)],
+        **fields,
+    )
+
+
+def evaluate(url: str, endpoint: str) -> None:
+    """Evaluates the shop at `url` in a traced process (``eval``): its run's spans to `endpoint`.
+
+    The case keeps telemetry, so its run's spans reach this process's exporter.
+    Prints the run's status and messages (author, text) as one JSON line.
+    """
+    import asyncio
+
+    from adk_eval import run_eval
+
+    provider = _traced("eval", endpoint)
+    result = asyncio.run(run_eval(shop_case(url, telemetry="keep")))
+    provider.shutdown()  # every span sent
+    said = [[m.author, m.text] for m in result.trace.messages]
+    print(json.dumps({"status": result.status, "said": said}))
+
+
 if __name__ == "__main__":
-    serve_clerk(int(sys.argv[1]), sys.argv[2], sys.argv[3])
+    if sys.argv[1] == "evaluate":
+        evaluate(sys.argv[2], sys.argv[3])
+    else:
+        serve_clerk(int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:] == ["extract"])

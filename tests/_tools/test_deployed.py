@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import socket
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from google.adk.agents import LlmAgent
 from google.adk.tools import LongRunningFunctionTool
 
 from adk_eval import EvalCase, EvalSetupError, ScriptedUserAgent, UserAgents, run_eval
-from adk_eval._tools._deployed import UNOBSERVED_LINE, as_under_test
+from adk_eval._tools._deployed import UNOBSERVED_LINE, _carry_trace_context, as_under_test
 from adk_eval.metrics import event_count_metric, never_called, state_metric, trajectory_match
 from adk_eval.production import open_sessions
 from adk_eval.production._score import score_sessions
@@ -199,34 +203,41 @@ def test_an_agent_given_as_a_remote_a2a_agent_keeps_the_name_it_was_given():
 
 
 async def test_the_request_carries_the_runs_trace_context_when_tracing_is_on():
-    """The served side extracts, with OpenTelemetry's own propagator, the span the run is in."""
+    """The served side extracts, with OpenTelemetry's own propagator, the trace the run is in."""
     from opentelemetry import propagate, trace
     from opentelemetry.sdk.trace import TracerProvider
 
     tracer = TracerProvider().get_tracer("the user's tests")
     with served(LlmAgent(name="echo", model=ScriptedLlm(["One."] * 4))) as server:
         case = EvalCase(name="traced", agent=server.url, first_message="hi")
-        untraced = await run_eval(case)
-        assert [h.get("traceparent") for h in server.headers] == [None]  # nothing to carry
         with tracer.start_as_current_span("evaluation") as span:
-            traced = await run_eval(case)
+            result = await run_eval(case)
 
-    assert [untraced.status, traced.status] == ["passed", "passed"]
-    (headers,) = server.headers[1:]
+    assert result.status == "passed"
+    (headers,) = server.headers
     carried = trace.get_current_span(propagate.extract(headers)).get_span_context()
     assert carried.is_remote
-    assert carried.trace_id == span.get_span_context().trace_id
-    assert carried.span_id == span.get_span_context().span_id  # no span of ADK's in between
+    assert carried.trace_id == span.get_span_context().trace_id  # the served side is in it
+
+
+async def test_with_no_span_current_no_trace_context_is_sent():
+    """No tracing active (ADK's spans are OpenTelemetry's no-op ones): no header at all."""
+    request = httpx.Request("POST", "http://127.0.0.1:9/")
+    await _carry_trace_context(request)
+    assert "traceparent" not in request.headers
+    assert set(request.headers) == {"host", "content-length"}
 
 
 @pytest.fixture
-def shop(tmp_path) -> Iterator[dict[str, Any]]:
+def shop(tmp_path, request) -> Iterator[dict[str, Any]]:
     """The deployed shop, each server a process of its own on 127.0.0.1, as a user starts them.
 
     ``adk-eval mock-mcp`` (its call log), ``adk-eval collect`` (its spans file), and the
     clerk served with ``to_a2a()``, its MCP toolset at the mock and its spans sent to the
-    collector; a real tool body that runs writes to ``real calls``.
+    collector; a real tool body that runs writes to ``real calls``. Given True
+    (indirectly), the clerk's app runs each request in the trace context it carries.
     """
+    extract = getattr(request, "param", False)
     mcp, otlp, a2a = free_port(), free_port(), free_port()
     paths = {key: tmp_path / key for key in ("calls.db", "spans.db", "real calls")}
     env = {
@@ -245,9 +256,12 @@ def shop(tmp_path) -> Iterator[dict[str, Any]]:
         str(a2a),
         f"http://127.0.0.1:{mcp}/mcp",
     ]
-    servers = [(collect, otlp), (mock, mcp), ([*agent, endpoint], a2a)]
+    agent += [endpoint, *(["extract"] if extract else [])]
+    servers = [(collect, otlp), (mock, mcp), (agent, a2a)]
     with started(servers, env) as (_, _, clerk):  # stopped in reverse: the clerk first
-        yield {"url": f"http://127.0.0.1:{a2a}", "paths": paths, "clerk": clerk}
+        yield {"url": f"http://127.0.0.1:{a2a}", "paths": paths, "clerk": clerk, "env": env} | {
+            "endpoint": endpoint
+        }
 
 
 @pytest.mark.slow
@@ -304,6 +318,47 @@ async def test_a_deployed_agents_mcp_tools_pointed_at_mock_mcp_run_no_real_body(
     # The same author on both sides: the run named the agent after its card, as its spans do.
     assert [m.author for m in collected.trace.messages] == [m.author for m in result.trace.messages]
     assert {m.author for m in result.trace.messages if m.role == "agent"} == {"clerk"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shop", [True], indirect=True, ids=["extracting"])
+async def test_a_traced_evaluation_and_the_service_read_as_one_conversation(shop):
+    """Tracing on in the evaluating process, its spans and the service's to one collector.
+
+    The run's A2A client sends its trace context, the service extracts it: the
+    collected spans are one conversation, the evaluation's, with the service's
+    tool call in it under the agent's own name, and nothing said unjoined.
+    """
+    argv = [sys.executable, "-m", "tests.deployed_support", "evaluate"]
+    evaluating = await asyncio.to_thread(
+        subprocess.run,
+        [*argv, shop["url"], shop["endpoint"]],
+        env={**os.environ, **shop["env"]},
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    ran = json.loads(evaluating.stdout.decode().strip().splitlines()[-1])
+    assert ran["status"] == "passed", evaluating.stderr.decode()[-2000:]
+    shop["clerk"].terminate()
+    shop["clerk"].wait(30)
+    runs: list[Any] = []
+    score = await score_sessions(
+        open_sessions(str(shop["paths"]["spans.db"])),
+        [event_count_metric("lookups", "tool_call", assertion=lambda n: n == 1)],
+        include_open=True,
+        on_result=lambda run, session: runs.append(run),
+    )
+
+    (joined,) = runs  # one conversation, not one per service
+    assert joined.name.startswith("eval//")  # the evaluating process's: the service's nested
+    assert [[m.author, m.text] for m in joined.trace.messages] == ran["said"]
+    assert {author for author, _ in ran["said"]} == {"user", "clerk"}
+    assert [(c.name, c.args) for c in joined.trace.tool_calls] == [
+        ("get_order", {"order_id": "A1"})
+    ]
+    assert joined.metrics["lookups"].verdict == "pass"
+    assert [n for n in score.notes if "A2A" in n or "remote agent" in n] == []
 
 
 def test_a_real_body_of_the_shops_tools_records_that_it_ran(tmp_path, monkeypatch):
