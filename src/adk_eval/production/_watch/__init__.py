@@ -1,0 +1,1 @@
+"""Watching production: stored conversations scored as they finish (`adk-eval watch`)."""
