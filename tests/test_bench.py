@@ -551,3 +551,17 @@ def test_redaction_recall_bench_says_where_the_datasets_are(tmp_path):
     (line,) = completed.stderr.strip().splitlines()
     assert "dstc8-schema-guided-dialogue" in line
     assert "Taskmaster" in line
+
+
+def test_watch_drop_bench(tmp_path):
+    result = run_bench(
+        "watch_drop",
+        tmp_path,
+        *("--runs", "2", "--quiet-runs", "2", "--change", "100", "--after", "200"),
+        *("--length", "150", "--learn", "50"),
+    )
+    assert [row["baseline"] for row in result["rows"]] == ["given 90%", "learned (first 50)"]
+    for row in result["rows"]:
+        assert row["false_alarms"] + row["alerted_before_the_change"] <= 4
+        low, high = row["false_alarm_interval"]
+        assert 0 <= low <= row["false_alarm_rate"] <= high <= 1
