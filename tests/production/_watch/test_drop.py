@@ -27,7 +27,7 @@ def stream(rng: random.Random, rate: float, count: int, start: int = 0) -> list[
 def alerts(monitor: DropMonitor, verdicts: list[WatchVerdict]) -> list[tuple[int, object]]:
     found = []
     for index, item in enumerate(verdicts):
-        alert = monitor.observe(item)
+        alert = monitor(item)  # the monitor is a watch's verdict consumer
         if alert is not None:
             found.append((index, alert))
     return found

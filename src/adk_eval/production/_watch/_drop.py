@@ -210,6 +210,10 @@ class DropMonitor:
             return None
         return self._step(state, verdict, passed)
 
+    def __call__(self, verdict: WatchVerdict) -> Alert | None:
+        """The monitor as a watch's verdict consumer (``on_verdict``): `observe`."""
+        return self.observe(verdict)
+
     def _given(self, metric: str) -> Baseline | None:
         if isinstance(self._baseline, dict):
             return self._baseline.get(metric)
