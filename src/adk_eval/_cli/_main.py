@@ -3,7 +3,7 @@
 * running suites (`_running`): ``run``, ``merge``, ``report``, ``list``
 * stored runs (`_stored`): ``runs``, ``compare``, ``judges``, ``view``
 * servers and set-up (`_servers`): ``studio``, ``models``, ``setup-local``
-* production sessions (`_production`, `_shadow`): ``score``, ``shadow``
+* production sessions (`_production`, `_shadow`, `_watch`): ``score``, ``shadow``, ``watch``
 * the model-output cache (`_cache`): ``cache path|list|clear|prune``
 * a mock MCP server (`_mock_mcp`): ``mock-mcp``
 * a mock A2A server (`_mock_a2a`): ``mock-a2a``
@@ -28,6 +28,7 @@ from ._running import list_cases, merge, report, run
 from ._servers import models, setup_local, studio
 from ._shadow import shadow
 from ._stored import compare, judges, runs, view
+from ._watch import watch
 
 __all__ = ["entry", "main"]
 
@@ -44,6 +45,7 @@ for command in (
     report,
     list_cases,
     score,
+    watch,
     shadow,
     mine,
     realism,

@@ -15,6 +15,8 @@ Catalogue:
 * `shadow_session`, `shadow_sessions`, `ShadowResult`: a new agent version run against a stored
   conversation, safely (its recorded tool responses as mocks, its user turns as a
   scripted user), compared with what was recorded.
+* `watch_sessions`, `WatchSummary`: conversations scored as they finish, once,
+  judges on a seeded sample within a budget, each verdict handed to consumers.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from .._sources._specs import open_sessions
 from ._score import score_sessions
 from ._shadow import ShadowResult, shadow_session, shadow_sessions
 from ._tally import StoreScore
+from ._watch._loop import WatchSummary, watch_sessions
 
 __all__ = [
     "RedactionCounts",
@@ -38,9 +41,11 @@ __all__ = [
     "ShadowResult",
     "SpanCollector",
     "StoreScore",
+    "WatchSummary",
     "open_sessions",
     "redact_session",
     "score_sessions",
     "shadow_session",
     "shadow_sessions",
+    "watch_sessions",
 ]

@@ -1,0 +1,211 @@
+"""``adk-eval watch``: stored conversations scored as they finish, until stopped or a bound.
+
+It reads what ``score`` reads, with the same filters (but ``--until``, which here
+bounds the run, and ``--limit``) and the same reading flags (``--no-redact``,
+``--concurrency``; ``--include-open`` scores a conversation stopped mid-turn as
+soon as it is idle), and keeps its place in its own state file. It prints one
+line per alert, a summary line at most every `_EVERY` seconds while conversations
+are scored, and a final summary. A bounded run (``--until N`` conversations or a
+duration) exits 0, or 1 when an alert fired; so does a watch stopped with Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .. import __version__
+from ._common import console, fail, grouped
+from ._reading import Filters, Reading, reading_options
+
+__all__ = ["watch"]
+
+_EVERY = 30.0
+"""Seconds between the summary lines a watch prints while it scores."""
+
+_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def seconds(value: str, flag: str) -> float:
+    """``90``, ``90s``, ``3m``, ``1.5h`` or ``1d`` as seconds; a wrong value is one line."""
+    found = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([smhd]?)", value.strip())
+    if not found:
+        fail(f"{flag} {value!r} is not a duration (90s, 3m, 1h)")
+    return float(found.group(1)) * _UNITS[found.group(2) or "s"]
+
+
+def bound(value: str | None) -> tuple[int | None, float | None]:
+    """``--until``: a number of conversations (``500``) or a duration (``10m``)."""
+    if value is None:
+        return None, None
+    if value.strip().isdigit():
+        if int(value) < 1:
+            fail(f"--until {value}: give at least 1 conversation, or a duration (10m)")
+        return int(value), None
+    return None, seconds(value, "--until")
+
+
+watch_filter_options = grouped(
+    "filters",
+    Filters,
+    click.option("--app", help="Only this app's sessions."),
+    click.option("--user", help="Only this user's sessions."),
+    click.option("--since", metavar="WHEN", help="Updated at or after WHEN (2026-11-18, 7d)."),
+    click.option("--session", multiple=True, metavar="ID", help="Only this session (repeatable)."),
+)
+"""``score``'s filters but ``--until`` (the run's bound here) and ``--limit``."""
+
+
+@click.command()
+@click.argument("sessions")
+@click.option(
+    "--metrics",
+    "metrics_spec",
+    required=True,
+    metavar="FILE[:NAME]",
+    help="The metrics: every metric FILE binds at module level, or FILE's NAME.",
+)
+@click.option(
+    "--idle",
+    default="3m",
+    show_default=True,
+    metavar="DURATION",
+    help="A conversation is finished once nothing was written to it for this long.",
+)
+@click.option(
+    "--sample",
+    type=click.FloatRange(0.0, 1.0),
+    default=1.0,
+    show_default=True,
+    help="Share of conversations the judges read (cheap metrics read all).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="The sample's seed.")
+@click.option(
+    "--judge-budget",
+    type=click.IntRange(min=0),
+    metavar="CALLS",
+    help="Judge calls allowed in any hour (default: no limit).",
+)
+@click.option(
+    "--state",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path(".adk_eval") / "watch.db",
+    show_default=True,
+    help="The watch's own state file: a restart resumes from it.",
+)
+@click.option(
+    "--until",
+    "until",
+    metavar="N|DURATION",
+    help="Stop after N conversations, or after DURATION (10m); exit 1 on an alert.",
+)
+@click.option(
+    "--poll",
+    default="5s",
+    show_default=True,
+    metavar="DURATION",
+    help="Time between two reads of the source.",
+)
+@watch_filter_options
+@reading_options(
+    "score",
+    seen="any metric, judge or verdict sees them",
+    concurrency=(8, "Conversations scored at once."),
+)
+def watch(
+    sessions: str,
+    metrics_spec: str,
+    idle: str,
+    sample: float,
+    seed: int,
+    judge_budget: int | None,
+    state: Path,
+    until: str | None,
+    poll: str,
+    filters: Filters,
+    reading: Reading,
+) -> None:
+    """Watch stored sessions and score each as it finishes (an ADK session store, traces).
+
+    SESSIONS: sqlite:///PATH, postgresql://USER:PASSWORD@HOST:PORT/DB, otlp:PATH or
+    adk-spans:PATH (a collector's span file). Only ever read.
+    """
+    count, duration = bound(until)
+    idle_s, poll_s = seconds(idle, "--idle"), seconds(poll, "--poll")
+    source, chosen, metrics = _prepare(sessions, metrics_spec, filters)
+    out = console()
+    out.print(
+        f"adk-eval {__version__}: watching {source.description} with {len(metrics)} metric(s): "
+        f"{', '.join(m.name for m in metrics)} (read-only; state in {state})"
+    )
+    settings = {
+        "idle": idle_s,
+        "sample": sample,
+        "seed": seed,
+        "judge_calls_per_hour": judge_budget,
+        "state": state,
+        "until": count,
+        "duration": duration,
+        "filters": chosen,
+        "poll": poll_s,
+        "max_concurrency": reading.concurrency,
+        "redactor": reading.redactor(),
+        **({"open_for": 0.0} if reading.include_open else {}),
+    }
+    summary = _run(out, source, metrics, settings)
+    out.print(f"watched: {summary.line()}", highlight=False)
+    raise SystemExit(1 if summary.alerts else 0)
+
+
+def _run(out: Any, source: Any, metrics: list[Any], settings: dict[str, Any]) -> Any:
+    """`watch_sessions` with the command's settings, printing alerts and summaries."""
+    import anyio
+
+    from .._errors import AdkEvalError
+    from ..production._watch._loop import WatchSummary, watch_sessions
+
+    last = {"at": time.monotonic(), "scored": 0}
+    seen = WatchSummary()
+
+    def on_poll(summary: Any) -> None:
+        nonlocal seen
+        seen = summary
+        if summary.scored != last["scored"] and time.monotonic() - last["at"] >= _EVERY:
+            out.print(f"so far: {summary.line()}", highlight=False)
+            last.update(at=time.monotonic(), scored=summary.scored)
+
+    def on_alert(alert: Any) -> None:
+        out.print(f"ALERT {alert.line()}", markup=False, highlight=False)
+
+    async def go() -> Any:
+        return await watch_sessions(source, metrics, on_alert=on_alert, on_poll=on_poll, **settings)
+
+    try:
+        return anyio.run(go)
+    except KeyboardInterrupt:
+        out.print(f"stopped; the state file keeps the place ({settings['state']})")
+        return seen
+    except AdkEvalError as error:
+        fail(str(error))
+
+
+def _prepare(sessions: str, metrics_spec: str, filters: Filters) -> tuple[Any, Any, list[Any]]:
+    """The source (checked: reachable, an ADK store), the filters and the metrics, or one line."""
+    import anyio
+
+    from .._errors import AdkEvalError
+    from .._sources._specs import open_sessions
+    from ..production._metrics_file import load_metrics
+
+    try:
+        source = open_sessions(sessions)
+        chosen = filters.build()
+        metrics = load_metrics(metrics_spec)
+        anyio.run(source.check)
+    except AdkEvalError as error:
+        fail(str(error))
+    return source, chosen, metrics

@@ -1,0 +1,330 @@
+"""The watch loop: stored conversations scored as they finish, once, within a judge budget.
+
+`watch_sessions(source, metrics, ...)` polls a source that grows (an ADK session
+store, read-only as `score` reads it; a collector's span file) every `poll`
+seconds. Each poll reads, through the one stream of stored conversations
+(`StoredConversations`: redacted, open ones told by `_sources._open`), the
+conversations last updated since the store was settled (see `_state`) and at
+least `idle` seconds ago:
+
+* a conversation is **finished** when nothing was written to it for `idle`
+  seconds and it is not open (an agent stopped mid-turn in the last
+  `open_for` seconds may still be running a tool): it is left for a later poll
+  otherwise;
+* a finished conversation is scored once; it is scored again only when its mark
+  (last update time, number of events) moved, and the state file says which
+  marks were scored, so a restart repeats nothing and loses nothing;
+* cheap metrics score every conversation; judges only the seeded sample, within
+  the judge budget per hour (`_sample`); what was left out is counted.
+
+Each metric's verdict becomes a `WatchVerdict`, handed to every `on_verdict`
+consumer as soon as its conversation is recorded in the state file (no await in
+between: a watch cancelled there has done both or neither). A consumer may
+return an `Alert` (or several): they are handed to `on_alert` and listed in the
+summary, and a bounded run (`until`, `duration`) that raised one ends with its
+`alerts` non-empty (``adk-eval watch`` exits 1).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+
+from ..._errors import AdkEvalError, EvalSetupError
+from ..._result import EvalResult
+from ..._sources._filter import SessionFilter
+from ..._sources._open import OPEN_FOR
+from ..._sources._redact._redactor import Redactor
+from ..._sources._source import SessionSource
+from ..._sources._stored import StoredConversation, StoredConversations
+from ...metrics._types import Metric
+from ...models._gateway._gate import Gateway
+from .._score import score_stored
+from ._sample import JudgeBudget, is_judge, sampled
+from ._state import WatchState
+from ._verdict import Alert, WatchVerdict
+
+__all__ = ["OnVerdict", "WatchSummary", "watch_sessions"]
+
+OnVerdict = Callable[[WatchVerdict], "Alert | Iterable[Alert] | None"]
+"""A consumer of verdicts: it may return an alert, or several, or None."""
+
+
+@dataclass
+class WatchSummary:
+    """What a watch did (so far).
+
+    Attributes:
+        scored: Conversations scored by this run.
+        rescored: Of those, conversations scored before that had changed since.
+        verdicts: Verdicts handed on.
+        failed: Verdicts that did not pass.
+        judged: Conversations the judges read.
+        judge_calls: Judge calls spent (one per judge metric on a conversation).
+        skipped_sample: Conversations whose judges were left out: not in the sample.
+        skipped_budget: Sampled conversations whose judges the budget could not afford.
+        open: Open conversations met at the last poll (left for a later one).
+        unreadable: Sessions whose rows could not be read (skipped).
+        polls: Polls made.
+        alerts: The alerts consumers raised, in order.
+    """
+
+    scored: int = 0
+    rescored: int = 0
+    verdicts: int = 0
+    failed: int = 0
+    judged: int = 0
+    judge_calls: int = 0
+    skipped_sample: int = 0
+    skipped_budget: int = 0
+    open: int = 0
+    unreadable: int = 0
+    polls: int = 0
+    alerts: list[Alert] = field(default_factory=list)
+
+    def line(self) -> str:
+        """The summary as one line, for people."""
+        skipped = self.skipped_sample + self.skipped_budget
+        return (
+            f"{self.scored} conversation(s) scored ({self.rescored} again after a change), "
+            f"{self.verdicts} verdict(s), {self.failed} failed; judges read {self.judged} "
+            f"({self.judge_calls} call(s)), left out {skipped} ({self.skipped_sample} not "
+            f"sampled, {self.skipped_budget} over budget); {self.open} open; "
+            f"{len(self.alerts)} alert(s)"
+        )
+
+
+@dataclass
+class _Watch:
+    """One watch's settings and what it has done (see `watch_sessions`)."""
+
+    source: SessionSource
+    metrics: Sequence[Metric]
+    state: WatchState
+    budget: JudgeBudget
+    filters: SessionFilter
+    idle: float
+    sample: float
+    seed: int
+    until: int | None
+    open_for: float
+    redactor: Redactor | None
+    consumers: Sequence[OnVerdict]
+    on_alert: Callable[[Alert], None] | None
+    clock: Callable[[], float]
+    summary: WatchSummary = field(default_factory=WatchSummary)
+    gateway: Gateway = field(default_factory=Gateway.alone)
+    started: int = 0
+
+    @property
+    def done(self) -> bool:
+        return self.until is not None and self.summary.scored >= self.until
+
+    async def poll(self, at_once: int) -> None:
+        """Reads what changed since the store was settled and scores what finished."""
+        horizon = self.clock() - self.idle
+        stream = StoredConversations(
+            self.source,
+            self._window(horizon),
+            redactor=self.redactor,
+            include_open=True,
+            open_for=self.open_for,
+        )
+        oldest_open = [horizon]
+        self.summary.open = 0
+
+        async def work(_: int, stored: StoredConversation) -> None:
+            if stored.opened is not None:
+                self.summary.open += 1
+                oldest_open.append(stored.session.last_update_time)
+                return
+            await self.one(stored)
+
+        await stream.each(work, at_once)
+        self.summary.polls += 1
+        self.summary.unreadable += stream.counts.unreadable.count
+        if self.until is None or self.started < self.until:
+            self.state.settle(min(oldest_open))  # (a bounded run that stopped early: not yet)
+
+    def _window(self, horizon: float) -> SessionFilter:
+        """The user's filters, narrowed to what finished since the store was settled."""
+        settled = self.state.settled
+        since = self.filters.since
+        if settled is not None:
+            # one idle window back: a write committed late still has its update time
+            since = max(since if since is not None else settled, settled - self.idle)
+        until = horizon if self.filters.until is None else min(horizon, self.filters.until)
+        return dataclasses.replace(self.filters, since=since, until=until, limit=None)
+
+    async def one(self, stored: StoredConversation) -> None:
+        """Scores `stored` unless it was scored as it is; records it, hands its verdicts on."""
+        session = stored.session
+        mark = (session.last_update_time, len(session.events))
+        if (self.until is not None and self.started >= self.until) or self.state.seen(
+            stored.name, mark
+        ):
+            return
+        self.started += 1
+        again = self.state.seen(stored.name, (float("-inf"), 0))
+        result, judged = await self._score(stored)
+        at = self.clock()  # from here on, no await: recorded and handed on, or neither
+        self.state.record(stored.name, mark, at)
+        self.summary.scored += 1
+        self.summary.rescored += again
+        for verdict in _verdicts(result, stored, at, judged):
+            self.summary.verdicts += 1
+            self.summary.failed += verdict.passed is False
+            self._hand_on(verdict)
+
+    async def _score(self, stored: StoredConversation) -> tuple[EvalResult, bool]:
+        """Cheap metrics always; judges when sampled and affordable (counted otherwise)."""
+        judges = [m for m in self.metrics if is_judge(m)]
+        chosen = [m for m in self.metrics if not is_judge(m)]
+        judged = False
+        if judges:
+            if not sampled(stored.name, self.seed, self.sample):
+                self.summary.skipped_sample += 1
+            elif not self.budget.take(len(judges)):
+                self.summary.skipped_budget += 1
+            else:
+                chosen, judged = list(self.metrics), True
+                self.summary.judged += 1
+                self.summary.judge_calls += len(judges)
+        return await score_stored(stored, chosen, self.gateway), judged
+
+    def _hand_on(self, verdict: WatchVerdict) -> None:
+        """`verdict` to every consumer; the alerts they return to `on_alert`."""
+        for consumer in self.consumers:
+            try:
+                said = consumer(verdict)
+            except AdkEvalError:
+                raise
+            except Exception as error:
+                raise EvalSetupError(
+                    f"the verdict consumer {getattr(consumer, '__name__', consumer)!r} raised "
+                    f"{type(error).__name__}: {error}"
+                ) from error
+            for alert in [said] if isinstance(said, Alert) else list(said or ()):
+                self.summary.alerts.append(alert)
+                if self.on_alert is not None:
+                    self.on_alert(alert)
+
+
+def _verdicts(
+    result: EvalResult, stored: StoredConversation, at: float, judged: bool
+) -> list[WatchVerdict]:
+    """One `WatchVerdict` per metric of a scored conversation (nothing of what was said)."""
+    party = result.attribution.party if result.attribution is not None else None
+    verdicts = []
+    for name, found in result.metrics.items():
+        passed = found.passed if found.applicable else None
+        verdicts.append(
+            WatchVerdict(
+                conversation=stored.name,
+                metric=name,
+                passed=passed,
+                score=found.score,
+                party=party if passed is False else None,
+                at=at,
+                judged=judged,
+            )
+        )
+    return verdicts
+
+
+async def watch_sessions(
+    source: SessionSource,
+    metrics: Sequence[Metric],
+    *,
+    idle: float = 180.0,
+    sample: float = 1.0,
+    seed: int = 0,
+    judge_calls_per_hour: int | None = None,
+    state: Path | str | None = None,
+    until: int | None = None,
+    duration: float | None = None,
+    on_verdict: OnVerdict | Sequence[OnVerdict] = (),
+    on_alert: Callable[[Alert], None] | None = None,
+    on_poll: Callable[[WatchSummary], None] | None = None,
+    filters: SessionFilter | None = None,
+    poll: float = 5.0,
+    max_concurrency: int = 8,
+    open_for: float = OPEN_FOR,
+    redactor: Redactor | None = None,
+) -> WatchSummary:
+    """Scores the conversations of `source` as they finish, until stopped (see the module doc).
+
+    Args:
+        source: Where the conversations are (`open_sessions`); only ever read.
+        metrics: The metrics, as `score_sessions` takes them.
+        idle: Seconds without a write after which a conversation is finished.
+        sample: The share of conversations the judges read (0 to 1), seeded by `seed`.
+        seed: The sample's seed (stable per conversation, across restarts).
+        judge_calls_per_hour: Judge calls allowed in any hour (None: no limit).
+        state: The watch's own state file, to resume from (None: in memory only).
+        until: Stop once this many conversations were scored (None: never).
+        duration: Stop after this many seconds (None: never).
+        on_verdict: Consumers of each `WatchVerdict`; each may return alerts.
+        on_alert: Called with each alert a consumer returned.
+        on_poll: Called with the summary after each poll.
+        filters: Which conversations (`SessionFilter`; its ``limit`` is not used).
+        poll: Seconds between polls.
+        max_concurrency: Conversations scored at once.
+        open_for: Seconds after its last update that a conversation stopped
+            mid-turn counts as open (see `still_open`).
+        redactor: Redacts each conversation before anything reads it (default: the
+            built-in kinds; `Redactor.none()`: as stored).
+
+    Returns:
+        What it did; its ``alerts`` are those the consumers returned.
+
+    Raises:
+        EvalSetupError: A setting out of range, a state file that is not a watch's
+            or was written with another seed, a consumer that raised: one line.
+    """
+    _check(idle, sample, until, duration, poll, judge_calls_per_hour)
+    consumers = [on_verdict] if callable(on_verdict) else list(on_verdict)
+    memory = WatchState(None if state is None else Path(state), seed)
+    watch = _Watch(
+        source, metrics, memory, JudgeBudget(judge_calls_per_hour), filters or SessionFilter(),
+        idle, sample, seed, until, open_for, redactor, consumers, on_alert, time.time,
+    )  # fmt: skip
+    deadline = None if duration is None else time.monotonic() + duration
+    try:
+        while True:
+            await watch.poll(max_concurrency)
+            if on_poll is not None:
+                on_poll(watch.summary)
+            left = None if deadline is None else deadline - time.monotonic()
+            if watch.done or (left is not None and left <= 0):
+                return watch.summary
+            await anyio.sleep(poll if left is None else min(poll, left))
+    finally:
+        memory.close()
+
+
+def _check(
+    idle: float,
+    sample: float,
+    until: int | None,
+    duration: float | None,
+    poll: float,
+    budget: int | None,
+) -> None:
+    """Each setting in its range, or one line naming it."""
+    problems = [
+        (idle < 0, f"idle must be >= 0 seconds, got {idle}"),
+        (not 0.0 <= sample <= 1.0, f"sample must be between 0 and 1, got {sample}"),
+        (until is not None and until < 1, f"until must be >= 1 conversation, got {until}"),
+        (duration is not None and duration <= 0, f"duration must be > 0 s, got {duration}"),
+        (poll <= 0, f"poll must be > 0 seconds, got {poll}"),
+        (budget is not None and budget < 0, f"the judge budget must be >= 0, got {budget}"),
+    ]
+    for wrong, said in problems:
+        if wrong:
+            raise EvalSetupError(said)

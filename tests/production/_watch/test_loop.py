@@ -1,0 +1,180 @@
+"""watch_sessions: a real ADK app writes while the watch scores each finished conversation once."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import anyio
+import pytest
+
+from adk_eval._errors import EvalSetupError
+from adk_eval.production import open_sessions, watch_sessions
+from adk_eval.production._watch._sample import sampled
+from adk_eval.production._watch._verdict import Alert, WatchVerdict
+from tests.production._watch.watching import CHEAP, Judge, write
+from tests.production.stores import checksum
+
+IDLE = 0.4
+
+
+def _url(tmp_path: Path) -> str:
+    return f"sqlite+aiosqlite:///{tmp_path / 'store.db'}"
+
+
+async def _first(url: str) -> list[str]:
+    """One conversation written first, so the store exists before the watch opens it."""
+    return await write(url, 1, two_turns_every=1)
+
+
+def test_every_finished_conversation_is_scored_once_while_the_app_writes(tmp_path: Path) -> None:
+    url = _url(tmp_path)
+    seen: list[WatchVerdict] = []
+
+    async def main() -> tuple[list[str], object]:
+        names = await _first(url)
+        writer = asyncio.create_task(write(url, 12, pause=IDLE / 3))
+        summary = await watch_sessions(
+            open_sessions(url.replace("+aiosqlite", "")),
+            CHEAP,
+            idle=IDLE,
+            poll=0.05,
+            until=13,
+            on_verdict=seen.append,
+            state=tmp_path / "watch.db",
+        )
+        return names + await writer, summary
+
+    names, summary = asyncio.run(main())
+    scored = [v.conversation for v in seen]
+    assert sorted(scored) == sorted(names)  # every one, exactly once
+    assert summary.rescored == 0  # none scored between its turns (it would be scored again)
+    assert summary.scored == 13
+    assert all(v.passed is True and v.metric == "replied" for v in seen)
+
+
+def test_a_restart_in_the_middle_repeats_nothing_and_loses_nothing(tmp_path: Path) -> None:
+    url, state = _url(tmp_path), tmp_path / "watch.db"
+    first: list[str] = []
+    second: list[str] = []
+
+    async def main() -> list[str]:
+        names = await _first(url)
+        writer = asyncio.create_task(write(url, 19, pause=0.02))
+        source = open_sessions(url.replace("+aiosqlite", ""))
+        async with anyio.create_task_group() as group:
+
+            def stop_halfway(verdict: WatchVerdict) -> None:
+                first.append(verdict.conversation)
+                if len(first) >= 8:
+                    group.cancel_scope.cancel()  # stopped as a process would be
+
+            kw = {"idle": IDLE, "poll": 0.05, "state": state, "max_concurrency": 2}
+            group.start_soon(lambda: watch_sessions(source, CHEAP, on_verdict=stop_halfway, **kw))
+        names += await writer
+        await watch_sessions(
+            source,
+            CHEAP,
+            until=20 - len(first),
+            **kw,
+            on_verdict=lambda v: second.append(v.conversation),
+        )
+        return names
+
+    names = asyncio.run(main())
+    assert 8 <= len(first) < 20
+    assert not set(first) & set(second)  # nothing repeated
+    assert sorted(first + second) == sorted(names)  # nothing lost
+
+
+def test_a_changed_conversation_is_scored_again_and_the_store_is_untouched(
+    tmp_path: Path,
+) -> None:
+    url, state = _url(tmp_path), tmp_path / "watch.db"
+    names = asyncio.run(write(url, 3, two_turns_every=99))
+    store = tmp_path / "store.db"
+    before = checksum(store)
+    source = open_sessions(f"sqlite:///{store}")
+
+    def run(**kw: object):
+        return asyncio.run(watch_sessions(source, CHEAP, idle=0.0, poll=0.01, state=state, **kw))
+
+    assert run(until=3).scored == 3
+    assert checksum(store) == before  # read-only: not a byte written
+    assert run(duration=0.05).scored == 0  # nothing changed: nothing scored again
+
+    async def one_more_turn() -> None:
+        from google.adk.agents import LlmAgent
+        from google.adk.runners import Runner
+        from google.adk.sessions import DatabaseSessionService
+
+        from adk_eval.testing import ScriptedLlm
+        from tests.production.stores import close, message
+
+        service = DatabaseSessionService(db_url=url)
+        agent = LlmAgent(name="shop", model=ScriptedLlm(responder=lambda r: "Again."))
+        runner = Runner(agent=agent, app_name="shop", session_service=service)
+        _, user, sid = names[0].split("/")
+        async for _ in runner.run_async(user_id=user, session_id=sid, new_message=message("hi")):
+            pass
+        await close(service)
+
+    asyncio.run(one_more_turn())
+    again = run(until=1)
+    assert (again.scored, again.rescored) == (1, 1)
+
+
+def test_judges_read_the_seeded_sample_only_redacted_and_within_the_budget(
+    tmp_path: Path,
+) -> None:
+    url, state = _url(tmp_path), tmp_path / "watch.db"
+    names = asyncio.run(write(url, 20, two_turns_every=99))
+    source = open_sessions(f"sqlite:///{tmp_path / 'store.db'}")
+    judge = Judge()
+    verdicts: list[WatchVerdict] = []
+    summary = asyncio.run(
+        watch_sessions(source, [*CHEAP, judge], idle=0.0, poll=0.01, sample=0.4, seed=7,
+                       state=state, until=20, on_verdict=verdicts.append)
+    )  # fmt: skip
+    judged = {v.conversation for v in verdicts if v.metric == "judged"}
+    assert judged == {n for n in names if sampled(n, 7, 0.4)}  # the seeded sample, stable
+    assert 0 < len(judged) < 20
+    assert all(v.judged for v in verdicts if v.metric == "judged")
+    assert summary.skipped_sample == 20 - len(judged)
+    assert summary.judge_calls == len(judged)
+    assert judge.read  # what the judge read was redacted
+    assert not any("@example.com" in text for text in judge.read)
+    assert b"example.com" not in state.read_bytes()
+    with pytest.raises(EvalSetupError, match="seed 7"):
+        asyncio.run(watch_sessions(source, CHEAP, state=state, seed=8, until=1))
+
+    budget = Judge("budgeted")
+    capped = asyncio.run(
+        watch_sessions(source, [budget], idle=0.0, poll=0.01, until=20, judge_calls_per_hour=4)
+    )
+    assert (capped.judge_calls, capped.skipped_budget) == (4, 16)
+
+
+def test_consumers_alerts_end_a_bounded_run_and_are_counted(tmp_path: Path) -> None:
+    url = _url(tmp_path)
+    asyncio.run(write(url, 2, two_turns_every=99))
+    source = open_sessions(f"sqlite:///{tmp_path / 'store.db'}")
+    heard: list[Alert] = []
+
+    def monitor(verdict: WatchVerdict) -> Alert:
+        return Alert(verdict.metric, 0.9, 0.5, (0.1, 0.6), (verdict.conversation,), test="t")
+
+    summary = asyncio.run(
+        watch_sessions(source, CHEAP, idle=0.0, poll=0.01, until=2, on_verdict=[monitor],
+                       on_alert=heard.append)
+    )  # fmt: skip
+    assert len(summary.alerts) == 2
+    assert heard == summary.alerts
+
+    def broken(verdict: WatchVerdict) -> None:
+        raise RuntimeError("sink down")
+
+    with pytest.raises(EvalSetupError, match="'broken' raised RuntimeError: sink down"):
+        asyncio.run(watch_sessions(source, CHEAP, idle=0.0, until=1, on_verdict=broken))
+    with pytest.raises(EvalSetupError, match="sample must be between 0 and 1"):
+        asyncio.run(watch_sessions(source, CHEAP, sample=2.0))
