@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -13,8 +15,11 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from adk_eval import EvalSetupError
 from adk_eval._sources._spans._collector import SpanCollector
+from adk_eval._sources._specs import open_sessions
 from adk_eval.production._watch._export import OtlpVerdicts, traces_url
 from adk_eval.production._watch._verdict import WatchVerdict
+from tests._sources._spans.conftest import capture_spans  # noqa: F401  (the fixture)
+from tests._sources._spans.test_collector import run_adk
 
 SECRET = "my card is 4111 1111 1111 1111"
 
@@ -110,3 +115,30 @@ def test_the_traces_path_is_added_once():
     assert traces_url("http://127.0.0.1:4318") == "http://127.0.0.1:4318/v1/traces"
     assert traces_url("http://h:4318/v1/traces/") == "http://h:4318/v1/traces"
     assert traces_url("https://h/otel") == "https://h/otel/v1/traces"
+
+
+async def read_back(path: Path) -> list[tuple[str, float, list[str]]]:
+    """Each conversation `score` reads from a spans file: its id, last update and events."""
+    found = []
+    async for session in open_sessions(str(path)).sessions():
+        events = [event.model_dump_json(exclude={"id", "timestamp"}) for event in session.events]
+        found.append((session.id, session.last_update_time, events))
+    return found
+
+
+def test_verdicts_beside_a_real_adk_run_leave_its_conversation_as_score_reads_it(
+    tmp_path,
+    capture_spans,  # noqa: F811  (the fixture imported above)
+):
+    out = tmp_path / "spans.db"
+    with SpanCollector(out, port=0) as collector:
+        capture_spans.add(OTLPSpanExporter(endpoint=collector.endpoint + "/v1/traces"))
+        asyncio.run(run_adk())
+        (trace_id,) = {f"{span.context.trace_id:032x}" for span in capture_spans.spans()}
+        before = asyncio.run(read_back(out))
+        verdicts = OtlpVerdicts(collector.endpoint)
+        verdicts(WatchVerdict(f"desk_app/ann/{before[0][0]}", "helpful", False, 0.1, "agent",
+                              trace_id, time.time() + 60))  # fmt: skip
+        verdicts.close()
+    assert [row[0] for row in rows(out)].count(trace_id) == len(capture_spans.spans()) + 1
+    assert asyncio.run(read_back(out)) == before  # not updated: a watch would not rescore it

@@ -178,7 +178,13 @@ def rebuild(key: str, spans: Sequence[Span]) -> Rebuilt:
         lacks.add("usage")
     if not user_id:
         graph.notes.append("the spans name no user: the sessions' user_id is empty")
-    ends = [span.end_ns for span in graph.by_id.values() if span.end_ns]
+    # an evaluation result written beside the conversation (adk-eval watch's verdicts) is
+    # not news of it: its time must not make a finished conversation look updated
+    ends = [
+        span.end_ns
+        for span in graph.by_id.values()
+        if span.end_ns and span.name != "gen_ai.evaluation.result"
+    ]
     session = Session(
         id=key,
         app_name=_app_name(graph.roots),
