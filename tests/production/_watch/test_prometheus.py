@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from adk_eval import EvalSetupError
+from adk_eval.production._watch._loop import WatchSummary
 from adk_eval.production._watch._prometheus import CONTENT_TYPE, PrometheusEndpoint
 from adk_eval.production._watch._verdict import Alert, WatchVerdict
 
@@ -94,6 +95,22 @@ def test_a_scrape_is_the_text_format_with_every_count():
     assert value("alerts_total", metric="helpful") == 1
     assert families["adk_eval_watch_pass_rate"][0] == "gauge"
     assert "shop/ann" not in response.text  # no conversation names: counts only
+
+
+def test_a_watch_summarys_totals_are_followed():
+    endpoint = PrometheusEndpoint(port=0)
+    summary = WatchSummary(scored=7, skipped_sample=5, skipped_budget=1, judge_calls=2)
+    endpoint.follow(summary)
+    summary.scored, summary.judge_calls = 9, 3  # totals grow; the next follow sets them
+    endpoint.follow(summary)
+    families = parse(endpoint.text())
+    assert families["adk_eval_watch_conversations_scored_total"][2] == {frozenset(): 9}
+    assert families["adk_eval_watch_judge_calls_total"][2] == {frozenset(): 3}
+    assert families["adk_eval_watch_conversations_skipped_total"][2] == {
+        frozenset({("reason", "sampled_out")}): 5,
+        frozenset({("reason", "budget")}): 1,
+        frozenset({("reason", "unreadable")}): 0,
+    }
 
 
 def test_other_paths_and_methods_are_refused_and_remote_hosts_need_allow_remote():

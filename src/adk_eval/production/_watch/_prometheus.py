@@ -20,7 +20,7 @@ import socket
 import threading
 from collections.abc import Iterable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Protocol
 
 from ..._sandbox._loopback import refuse_remote
 from ._verdict import Alert, WatchVerdict
@@ -157,6 +157,16 @@ class _Server(ThreadingHTTPServer):
         super().__init__(address, _Handler)
 
 
+class _Totals(Protocol):
+    """A watch's running totals, as `WatchSummary` keeps them."""
+
+    scored: int
+    skipped_sample: int
+    skipped_budget: int
+    unreadable: int
+    judge_calls: int
+
+
 class PrometheusEndpoint:
     """A watch's counts served at ``http://HOST:PORT/metrics``; a context manager.
 
@@ -210,6 +220,26 @@ class PrometheusEndpoint:
             self._counts.add("judge_calls_total", (), calls)
             self._counts.add("judge_tokens_total", (), tokens)
             self._counts.add("judge_cost_usd_total", (), cost)
+
+    def follow(self, summary: _Totals) -> None:
+        """Sets the conversation and judge counts to a watch's running totals.
+
+        For a loop that keeps them itself (`WatchSummary`: conversations scored,
+        judges left out of the sample or over budget, unreadable sessions, judge
+        calls), instead of `scored`, `skipped` and `judge_spend`: call it as often as
+        the totals are worth a look (a scrape reads the last values given).
+        """
+        with self._counts.lock:
+            values = self._counts.values
+            values["conversations_scored_total"][()] = summary.scored
+            skipped = values["conversations_skipped_total"]
+            for reason, count in (
+                ("sampled_out", summary.skipped_sample),
+                ("budget", summary.skipped_budget),
+                ("unreadable", summary.unreadable),
+            ):
+                skipped[(reason,)] = count
+            values["judge_calls_total"][()] = summary.judge_calls
 
     def text(self) -> str:
         """The exposition a scrape gets now."""
