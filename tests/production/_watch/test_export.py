@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import sqlite3
 import time
 from pathlib import Path
@@ -142,3 +143,13 @@ def test_verdicts_beside_a_real_adk_run_leave_its_conversation_as_score_reads_it
         verdicts.close()
     assert [row[0] for row in rows(out)].count(trace_id) == len(capture_spans.spans()) + 1
     assert asyncio.run(read_back(out)) == before  # not updated: a watch would not rescore it
+
+
+def test_a_receiver_that_is_down_never_raises_into_the_watch():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))  # bound, not listening: refused
+        verdicts = OtlpVerdicts(f"http://127.0.0.1:{probe.getsockname()[1]}", timeout=0.3)
+        verdicts(WatchVerdict("shop/ann/s1", "helpful", True, trace_id="ab" * 16))
+        started = time.monotonic()
+        verdicts.close()  # the exporter gives up after its timeout; nothing raised
+    assert time.monotonic() - started < 5
