@@ -53,38 +53,71 @@ def test_every_finished_conversation_is_scored_once_while_the_app_writes(tmp_pat
     assert all(v.passed is True and v.metric == "replied" for v in seen)
 
 
-def test_a_restart_in_the_middle_repeats_nothing_and_loses_nothing(tmp_path: Path) -> None:
-    url, state = _url(tmp_path), tmp_path / "watch.db"
+async def _written_while_watched(url: str, source: str, count: int, state: Path) -> tuple:
+    """`count` conversations written while a watch scores them, stopped halfway and restarted.
+
+    Returns the names written, those the first watch scored and those the second did.
+    """
     first: list[str] = []
     second: list[str] = []
+    names = await _first(url)
+    writer = asyncio.create_task(write(url, count - 1, pause=0.02))
+    watched = open_sessions(source)
+    kw = {"idle": IDLE, "poll": 0.05, "state": state, "max_concurrency": 2}
+    async with anyio.create_task_group() as group:
 
-    async def main() -> list[str]:
-        names = await _first(url)
-        writer = asyncio.create_task(write(url, 19, pause=0.02))
-        source = open_sessions(url.replace("+aiosqlite", ""))
-        async with anyio.create_task_group() as group:
+        def stop_halfway(verdict: WatchVerdict) -> None:
+            first.append(verdict.conversation)
+            if len(first) >= count // 2:
+                group.cancel_scope.cancel()  # stopped as a process would be
 
-            def stop_halfway(verdict: WatchVerdict) -> None:
-                first.append(verdict.conversation)
-                if len(first) >= 8:
-                    group.cancel_scope.cancel()  # stopped as a process would be
+        group.start_soon(lambda: watch_sessions(watched, CHEAP, on_verdict=stop_halfway, **kw))
+    names += await writer
+    await watch_sessions(
+        watched,
+        CHEAP,
+        until=count - len(first),
+        **kw,
+        on_verdict=lambda v: second.append(v.conversation),
+    )
+    return names, first, second
 
-            kw = {"idle": IDLE, "poll": 0.05, "state": state, "max_concurrency": 2}
-            group.start_soon(lambda: watch_sessions(source, CHEAP, on_verdict=stop_halfway, **kw))
-        names += await writer
-        await watch_sessions(
-            source,
-            CHEAP,
-            until=20 - len(first),
-            **kw,
-            on_verdict=lambda v: second.append(v.conversation),
-        )
-        return names
 
-    names = asyncio.run(main())
-    assert 8 <= len(first) < 20
+def test_a_restart_in_the_middle_repeats_nothing_and_loses_nothing(tmp_path: Path) -> None:
+    url = _url(tmp_path)
+    written = _written_while_watched(url, url.replace("+aiosqlite", ""), 20, tmp_path / "w.db")
+    names, first, second = asyncio.run(written)
+    assert 10 <= len(first) < 20
     assert not set(first) & set(second)  # nothing repeated
     assert sorted(first + second) == sorted(names)  # nothing lost
+
+
+@pytest.mark.slow
+def test_a_thousand_conversations_on_sqlite_restarted_halfway(tmp_path: Path) -> None:
+    url = _url(tmp_path)
+    written = _written_while_watched(url, url.replace("+aiosqlite", ""), 1000, tmp_path / "w.db")
+    names, first, second = asyncio.run(written)
+    assert len(first) >= 500
+    assert not set(first) & set(second)
+    assert sorted(first + second) == sorted(names)
+
+
+@pytest.mark.slow
+def test_a_postgresql_store_watched_while_written_and_left_unchanged(
+    postgres, tmp_path: Path
+) -> None:
+    postgres.create_database("watched")
+    url = postgres.url("watched")
+    source = url.replace("postgresql+asyncpg", "postgresql")
+    names, first, second = asyncio.run(_written_while_watched(url, source, 40, tmp_path / "w.db"))
+    assert not set(first) & set(second)
+    assert sorted(first + second) == sorted(names)
+    dump = postgres.dump_checksum("watched")
+    again = asyncio.run(
+        watch_sessions(open_sessions(source), CHEAP, idle=0.0, poll=0.01, until=40)
+    )  # a fresh state: every conversation scored again, the store read only
+    assert again.scored == 40
+    assert postgres.dump_checksum("watched") == dump
 
 
 def test_a_changed_conversation_is_scored_again_and_the_store_is_untouched(
