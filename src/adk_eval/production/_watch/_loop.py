@@ -125,6 +125,24 @@ class _Watch:
     def done(self) -> bool:
         return self.until is not None and self.summary.scored >= self.until
 
+    async def run(
+        self,
+        at_once: int,
+        every: float,
+        duration: float | None,
+        on_poll: Callable[[WatchSummary], None] | None,
+    ) -> WatchSummary:
+        """Polls every `every` seconds until `until` conversations or `duration` seconds."""
+        deadline = None if duration is None else time.monotonic() + duration
+        while True:
+            await self.poll(at_once)
+            if on_poll is not None:
+                on_poll(self.summary)
+            left = None if deadline is None else deadline - time.monotonic()
+            if self.done or (left is not None and left <= 0):
+                return self.summary
+            await anyio.sleep(every if left is None else min(every, left))
+
     async def poll(self, at_once: int) -> None:
         """Reads what changed since the store was settled and scores what finished."""
         horizon = self.clock() - self.idle
@@ -294,16 +312,8 @@ async def watch_sessions(
         source, metrics, memory, JudgeBudget(judge_calls_per_hour), filters or SessionFilter(),
         idle, sample, seed, until, open_for, redactor, consumers, on_alert, time.time,
     )  # fmt: skip
-    deadline = None if duration is None else time.monotonic() + duration
     try:
-        while True:
-            await watch.poll(max_concurrency)
-            if on_poll is not None:
-                on_poll(watch.summary)
-            left = None if deadline is None else deadline - time.monotonic()
-            if watch.done or (left is not None and left <= 0):
-                return watch.summary
-            await anyio.sleep(poll if left is None else min(poll, left))
+        return await watch.run(max_concurrency, poll, duration, on_poll)
     finally:
         memory.close()
 
