@@ -7,11 +7,15 @@ from pathlib import Path
 
 import anyio
 import pytest
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
 from adk_eval._errors import EvalSetupError
+from adk_eval._sources._spans._collector import SpanCollector
 from adk_eval.production import open_sessions, watch_sessions
 from adk_eval.production._watch._sample import sampled
 from adk_eval.production._watch._verdict import Alert, WatchVerdict
+from tests._sources._spans.conftest import capture_spans  # noqa: F401  (the fixture)
+from tests._sources._spans.test_collector import run_adk
 from tests.production._watch.watching import CHEAP, Judge, write
 from tests.production.stores import checksum
 
@@ -211,3 +215,31 @@ def test_consumers_alerts_end_a_bounded_run_and_are_counted(tmp_path: Path) -> N
         asyncio.run(watch_sessions(source, CHEAP, idle=0.0, until=1, on_verdict=broken))
     with pytest.raises(EvalSetupError, match="sample must be between 0 and 1"):
         asyncio.run(watch_sessions(source, CHEAP, sample=2.0))
+
+
+def test_a_collectors_span_file_is_watched_as_the_app_exports_it(
+    tmp_path: Path,
+    capture_spans,  # noqa: F811  (the fixture)
+) -> None:
+    out = tmp_path / "traces.db"
+    seen: list[str] = []
+
+    async def main() -> list[str]:
+        ids = [await run_adk()]
+        watching = asyncio.create_task(
+            watch_sessions(
+                open_sessions(f"adk-spans:{out}"), CHEAP, idle=IDLE, poll=0.05, until=3,
+                on_verdict=lambda v: seen.append(v.conversation), state=tmp_path / "w.db",
+            )
+        )  # fmt: skip
+        for _ in range(2):
+            await asyncio.sleep(0.1)
+            ids.append(await run_adk())
+        summary = await watching
+        assert summary.rescored == 0
+        return ids
+
+    with SpanCollector(out, port=0) as collector:
+        capture_spans.add(OTLPSpanExporter(endpoint=collector.endpoint + "/v1/traces"))
+        ids = asyncio.run(main())
+    assert sorted(name.rsplit("/", 1)[-1] for name in seen) == sorted(ids)
