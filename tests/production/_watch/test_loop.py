@@ -243,3 +243,26 @@ def test_a_collectors_span_file_is_watched_as_the_app_exports_it(
         capture_spans.add(OTLPSpanExporter(endpoint=collector.endpoint + "/v1/traces"))
         ids = asyncio.run(main())
     assert sorted(name.rsplit("/", 1)[-1] for name in seen) == sorted(ids)
+
+
+def test_a_verdict_carries_the_trace_id_of_a_conversation_keyed_by_its_trace(
+    tmp_path: Path,
+) -> None:
+    from google.adk.events import Event
+    from google.adk.sessions import Session
+    from google.genai import types
+
+    from adk_eval._sources._stored import StoredConversation
+    from adk_eval.production._score import score_stored
+    from adk_eval.production._watch._loop import _verdicts
+
+    said = types.Content(role="model", parts=[types.Part(text="Done.")])
+    events = [Event(author="desk", invocation_id="i1", content=said, timestamp=1.0)]
+    names = {"trace:" + "ab" * 16: "ab" * 16, "0f3c-session": None}
+    for key, trace_id in names.items():
+        session = Session(id=key, app_name="desk", user_id="", events=events, last_update_time=1)
+        stored = StoredConversation.build(session)
+        result = asyncio.run(score_stored(stored, CHEAP))
+        (verdict,) = _verdicts(result, stored, 2.0, False)
+        assert verdict.trace_id == trace_id
+        assert (verdict.conversation, verdict.passed, verdict.at) == (f"desk//{key}", True, 2.0)

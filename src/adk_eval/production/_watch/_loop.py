@@ -28,6 +28,7 @@ summary, and a bounded run (`until`, `duration`) that raised one ends with its
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -50,6 +51,8 @@ from ._state import WatchState
 from ._verdict import Alert, WatchVerdict
 
 __all__ = ["OnVerdict", "WatchSummary", "watch_sessions"]
+
+_TRACE_KEY = re.compile(r"trace:[0-9a-f]{32}")
 
 OnVerdict = Callable[[WatchVerdict], "Alert | Iterable[Alert] | None"]
 """A consumer of verdicts: it may return an alert, or several, or None."""
@@ -238,6 +241,9 @@ def _verdicts(
 ) -> list[WatchVerdict]:
     """One `WatchVerdict` per metric of a scored conversation (nothing of what was said)."""
     party = result.attribution.party if result.attribution is not None else None
+    key = stored.session.id
+    # a trace conversation no span named a session for is keyed by its trace
+    trace_id = key.removeprefix("trace:") if _TRACE_KEY.fullmatch(key) else None
     verdicts = []
     for name, found in result.metrics.items():
         passed = found.passed if found.applicable else None
@@ -248,6 +254,7 @@ def _verdicts(
                 passed=passed,
                 score=found.score,
                 party=party if passed is False else None,
+                trace_id=trace_id,
                 at=at,
                 judged=judged,
             )
