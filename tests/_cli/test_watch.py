@@ -1,4 +1,4 @@
-"""adk-eval watch: a bounded watch over a real store, its summary, its resume and its one-line errors."""
+"""adk-eval watch: a bounded watch over a real store, its summary, resume and one-line errors."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ def test_a_bounded_watch_scores_samples_resumes_and_exits_0(tmp_path: Path) -> N
     asyncio.run(write(f"sqlite+aiosqlite:///{tmp_path / 'store.db'}", 6, two_turns_every=99))
     first = _watch(tmp_path, "--idle", "0s", "--sample", "0.5", "--seed", "3", "--until", "6")
     assert first.exit_code == 0, first.output
-    assert "watching" in first.output and "read-only" in first.output
+    assert "watching" in first.output
+    assert "read-only" in first.output
     summary = first.output.splitlines()[-1]
     assert summary.startswith("watched: 6 conversation(s) scored (0 again after a change)")
     assert "not sampled" in summary
