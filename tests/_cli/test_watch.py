@@ -3,22 +3,33 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import socket
+import sqlite3
+import threading
+import time
 from pathlib import Path
 
+import httpx
+import pytest
 from click.testing import CliRunner
 
 from adk_eval._cli import main
+from adk_eval._sources._spans._collector import SpanCollector
+from tests.production._watch.test_alerts import hook, url
 from tests.production._watch.watching import write
+
+__all__ = ["hook"]  # (the webhook receiver fixture, shared)
 
 METRICS = "from tests.production._watch.watching import CHEAP, Judge\nJUDGE = Judge()\n"
 
 
-def _watch(tmp_path: Path, *args: str):
-    metrics = tmp_path / f"metrics_{tmp_path.name}.py"  # (one module name per test)
-    metrics.write_text(METRICS)
+def _watch(tmp_path: Path, *args: str, metrics: str = METRICS, state: str = "watch.db"):
+    module = tmp_path / f"metrics_{tmp_path.name}.py"  # (one module name per test)
+    module.write_text(metrics)
     store = f"sqlite:///{tmp_path / 'store.db'}"
-    state = str(tmp_path / "watch.db")
-    words = ["watch", store, "--metrics", str(metrics), "--state", state, "--poll", "0.01"]
+    words = ["watch", store, "--metrics", str(module), "--state", str(tmp_path / state)]
+    words += ["--poll", "0.01"]
     return CliRunner().invoke(main, [*words, *args])
 
 
@@ -50,3 +61,136 @@ def test_wrong_bounds_and_durations_are_one_line(tmp_path: Path) -> None:
         assert result.exit_code == 2, result.output
         assert said in result.output
         assert "Traceback" not in result.output
+
+
+ONE_TURN = """from adk_eval.metrics import MetricResult
+
+
+class OneTurn:
+    name = "one_turn"
+
+    def evaluate(self, trace):
+        asked = [m for m in trace.messages if m.role == "user"]
+        return MetricResult(passed=len(asked) == 1, evidence=[f"{len(asked)} user turn(s)"])
+
+
+ONE_TURN = OneTurn()
+del OneTurn  # (the class looks like a metric too)
+"""
+
+
+def _dropping_store(tmp_path: Path) -> None:
+    """4 conversations (3 of one turn: they pass `one_turn`), then 12 of two turns (they fail)."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'store.db'}"
+    asyncio.run(write(url, 4, two_turns_every=99))
+    asyncio.run(write(url, 12, pause=0.0, two_turns_every=1))
+
+
+def test_a_metric_that_drops_alerts_on_one_line_and_the_bounded_run_exits_1(tmp_path, hook) -> None:
+    _dropping_store(tmp_path)
+    drop = ("--idle", "0s", "--until", "16", "--baseline", "0.95", "--alpha", "0.2")
+    result = _watch(tmp_path, *drop, "--webhook", url(hook), metrics=ONE_TURN)
+    assert result.exit_code == 1, result.output
+    alerts = [line for line in result.stdout.splitlines() if line.startswith("ALERT ")]
+    assert len(alerts) == 1, result.output
+    assert alerts[0].startswith("ALERT one_turn: pass rate ")
+    assert "against 95% " in alerts[0]
+    assert result.stdout.splitlines()[-1].startswith("watched: 16 conversation(s) scored")
+    assert "1 alert" in result.stdout.splitlines()[-1]
+    ((path, kind, body),) = hook.received
+    assert (path, kind) == ("/hooks/T0K3N", "application/json")
+    assert json.loads(body)["line"] == alerts[0].removeprefix("ALERT ")
+
+    again = _watch(tmp_path, *drop, "--json-alerts", metrics=ONE_TURN, state="json.db")
+    assert again.exit_code == 1, again.output
+    (line,) = again.stdout.splitlines()  # stdout holds the alerts alone
+    alert = json.loads(line)
+    assert alert["kind"] == "adk_eval.watch.alert"
+    assert alert["metric"] == "one_turn"
+    assert alert["baseline"] == 0.95
+    assert alert["current"] < 0.5
+    assert len(alert["conversations"]) == 5
+    assert "watched: 16 conversation(s) scored" in again.stderr
+
+
+def test_one_failure_in_six_does_not_alert_and_exits_0(tmp_path) -> None:
+    asyncio.run(write(f"sqlite+aiosqlite:///{tmp_path / 'store.db'}", 6, two_turns_every=99))
+    steady = ("--idle", "0s", "--until", "6", "--baseline", "0.95", "--alpha", "0.2")
+    result = _watch(tmp_path, *steady, metrics=ONE_TURN)
+    assert result.exit_code == 0, result.output
+    assert "ALERT" not in result.output
+
+
+def test_each_verdict_reaches_an_otlp_endpoint_as_a_span(tmp_path) -> None:
+    asyncio.run(write(f"sqlite+aiosqlite:///{tmp_path / 'store.db'}", 3, two_turns_every=99))
+    out = tmp_path / "spans.db"
+    with SpanCollector(out, port=0) as collector:
+        args = ("--idle", "0s", "--until", "3", "--otlp-endpoint", collector.endpoint)
+        result = _watch(tmp_path, *args, metrics=ONE_TURN)
+        kept = collector.stats.spans_kept
+    assert result.exit_code == 0, result.output
+    assert kept == 3  # sent before the command returned: the exporter is closed at the end
+    with sqlite3.connect(f"file:{out}?mode=ro", uri=True) as connection:
+        rows = list(connection.execute("SELECT name, attributes_json FROM spans"))
+    assert {name for name, _ in rows} == {"gen_ai.evaluation.result"}
+    attributes = [json.loads(found) for _, found in rows]
+    assert {a["gen_ai.evaluation.name"] for a in attributes} == {"one_turn"}
+    labels = sorted(a["gen_ai.evaluation.score.label"] for a in attributes)
+    assert labels == ["fail", "pass", "pass"]  # the first conversation has two turns
+    assert len({a["adk_eval.conversation"] for a in attributes}) == 3
+
+
+def test_wrong_outputs_are_one_line(tmp_path: Path) -> None:
+    asyncio.run(write(f"sqlite+aiosqlite:///{tmp_path / 'store.db'}", 1))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = f"127.0.0.1:{taken.getsockname()[1]}"
+        for args, said in (
+            (["--prometheus", "nowhere"], "--prometheus 'nowhere' is not HOST:PORT"),
+            (["--prometheus", busy], f"--prometheus {busy}: cannot listen there"),
+            (["--prometheus", "0.0.0.0:0"], "--allow-remote"),
+            (["--webhook", "hooks.example.com"], "--webhook 'hooks.example.com' is not an http"),
+            (["--otlp-endpoint", "127.0.0.1:4318"], "is not an OTLP/HTTP endpoint"),
+        ):
+            result = _watch(tmp_path, "--until", "1", *args)
+            assert result.exit_code == 2, result.output
+            assert said in result.output
+            assert "Traceback" not in result.output
+            assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_the_prometheus_endpoint_answers_while_the_watch_runs_and_stops_after(tmp_path) -> None:
+    asyncio.run(write(f"sqlite+aiosqlite:///{tmp_path / 'store.db'}", 3, two_turns_every=99))
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    scraped: list[str] = []
+
+    def scrape() -> None:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=1).text
+            except httpx.HTTPError:
+                time.sleep(0.02)
+                continue
+            scraped.append(text)
+            if "adk_eval_watch_conversations_scored_total 3" in text:
+                return
+            time.sleep(0.02)
+
+    scraper = threading.Thread(target=scrape)
+    scraper.start()
+    args = ("--idle", "0s", "--until", "1.5s", "--prometheus", f"127.0.0.1:{port}")
+    result = _watch(tmp_path, *args, metrics=ONE_TURN)
+    scraper.join()
+    assert result.exit_code == 0, result.output
+    assert f"Prometheus metrics at http://127.0.0.1:{port}/metrics" in result.output
+    assert scraped, "the endpoint never answered during the run"
+    last = scraped[-1]
+    assert "adk_eval_watch_conversations_scored_total 3" in last
+    assert 'adk_eval_watch_verdicts_total{metric="one_turn",outcome="pass"} 2' in last
+    assert 'adk_eval_watch_verdicts_total{metric="one_turn",outcome="fail"} 1' in last
+    with pytest.raises(httpx.ConnectError):  # stopped with the watch
+        httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=1)

@@ -3,10 +3,12 @@
 It reads what ``score`` reads, with the same filters (but ``--until``, which here
 bounds the run, and ``--limit``) and the same reading flags (``--no-redact``,
 ``--concurrency``; ``--include-open`` scores a conversation stopped mid-turn as
-soon as it is idle), and keeps its place in its own state file. It prints one
-line per alert, a summary line at most every `_EVERY` seconds while conversations
-are scored, and a final summary. A bounded run (``--until N`` conversations or a
-duration) exits 0, or 1 when an alert fired; so does a watch stopped with Ctrl-C.
+soon as it is idle), and keeps its place in its own state file. Its verdicts go
+to a drop monitor, always, and to OTLP, Prometheus and a webhook when asked
+(`_watch_outputs`). It prints one line per alert (or a JSON line), a summary line
+at most every `_EVERY` seconds while conversations are scored, and a final
+summary. A bounded run (``--until N`` conversations or a duration) exits 0, or 1
+when an alert fired; so does a watch stopped with Ctrl-C.
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.console import Console
 
 from .. import __version__
 from ._common import console, fail, grouped
 from ._reading import Filters, Reading, reading_options
+from ._watch_outputs import Outputs, output_options
 
 __all__ = ["watch"]
 
@@ -110,6 +114,7 @@ watch_filter_options = grouped(
     metavar="DURATION",
     help="Time between two reads of the source.",
 )
+@output_options
 @watch_filter_options
 @reading_options(
     "score",
@@ -126,6 +131,7 @@ def watch(
     state: Path,
     until: str | None,
     poll: str,
+    outputs: Outputs,
     filters: Filters,
     reading: Reading,
 ) -> None:
@@ -137,7 +143,10 @@ def watch(
     count, duration = bound(until)
     idle_s, poll_s = seconds(idle, "--idle"), seconds(poll, "--poll")
     source, chosen, metrics = _prepare(sessions, metrics_spec, filters)
-    out = console()
+    # with --json-alerts stdout holds the alerts alone, for jq or a log shipper
+    out = (
+        Console(highlight=False, soft_wrap=True, stderr=True) if outputs.json_alerts else console()
+    )
     out.print(
         f"adk-eval {__version__}: watching {source.description} with {len(metrics)} metric(s): "
         f"{', '.join(m.name for m in metrics)} (read-only; state in {state})"
@@ -156,17 +165,26 @@ def watch(
         "redactor": reading.redactor(),
         **({"open_for": 0.0} if reading.include_open else {}),
     }
-    summary = _run(out, source, metrics, settings)
+    from ..production._watch._alerts import exit_code
+
+    try:
+        summary = _run(out, source, metrics, settings, outputs)
+    finally:
+        outputs.close()
     out.print(f"watched: {summary.line()}", highlight=False)
-    raise SystemExit(1 if summary.alerts else 0)
+    raise SystemExit(exit_code(summary.alerts))
 
 
-def _run(out: Any, source: Any, metrics: list[Any], settings: dict[str, Any]) -> Any:
-    """`watch_sessions` with the command's settings, printing alerts and summaries."""
+def _run(
+    out: Any, source: Any, metrics: list[Any], settings: dict[str, Any], outputs: Outputs
+) -> Any:
+    """`watch_sessions` with the command's settings and outputs, printing summaries."""
     import anyio
 
     from .._errors import AdkEvalError
     from ..production._watch._loop import WatchSummary, watch_sessions
+
+    consumers, on_alert = outputs.open(out)
 
     last = {"at": time.monotonic(), "scored": 0}
     seen = WatchSummary()
@@ -174,18 +192,20 @@ def _run(out: Any, source: Any, metrics: list[Any], settings: dict[str, Any]) ->
     def on_poll(summary: Any) -> None:
         nonlocal seen
         seen = summary
+        outputs.follow(summary)
         if summary.scored != last["scored"] and time.monotonic() - last["at"] >= _EVERY:
             out.print(f"so far: {summary.line()}", highlight=False)
             last.update(at=time.monotonic(), scored=summary.scored)
 
-    def on_alert(alert: Any) -> None:
-        out.print(f"ALERT {alert.line()}", markup=False, highlight=False)
-
     async def go() -> Any:
-        return await watch_sessions(source, metrics, on_alert=on_alert, on_poll=on_poll, **settings)
+        return await watch_sessions(
+            source, metrics, on_verdict=consumers, on_alert=on_alert, on_poll=on_poll, **settings
+        )
 
     try:
-        return anyio.run(go)
+        seen = anyio.run(go)
+        outputs.follow(seen)
+        return seen
     except KeyboardInterrupt:
         out.print(f"stopped; the state file keeps the place ({settings['state']})")
         return seen
