@@ -565,3 +565,17 @@ def test_watch_drop_bench(tmp_path):
         assert row["false_alarms"] + row["alerted_before_the_change"] <= 4
         low, high = row["false_alarm_interval"]
         assert 0 <= low <= row["false_alarm_rate"] <= high <= 1
+
+
+def test_watch_throughput_bench(tmp_path):
+    result = run_bench(
+        "watch_throughput",
+        tmp_path,
+        *("--sessions", "40", "--memory-sizes", "60", "--seed-sessions", "4"),
+        *("--repeats", "1"),
+    )
+    rate = result["throughput"]
+    assert rate["conversations"] == 40
+    assert rate["score_per_s"] > 0
+    assert rate["watch_per_s"] > 0
+    assert [row["conversations"] for row in result["memory"]] == [60]
