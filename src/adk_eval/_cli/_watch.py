@@ -22,6 +22,7 @@ import click
 from rich.console import Console
 
 from .. import __version__
+from .._seeds import DEFAULT_SEED
 from ._common import console, fail, grouped
 from ._reading import Filters, Reading, reading_options
 from ._watch_outputs import Outputs, output_options
@@ -87,7 +88,9 @@ watch_filter_options = grouped(
     show_default=True,
     help="Share of conversations the judges read (cheap metrics read all).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="The sample's seed.")
+@click.option(
+    "--seed", type=int, default=DEFAULT_SEED, show_default=True, help="The sample's seed."
+)
 @click.option(
     "--judge-budget",
     type=click.IntRange(min=0),

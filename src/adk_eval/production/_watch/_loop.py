@@ -38,6 +38,7 @@ import anyio
 
 from ..._errors import AdkEvalError, EvalSetupError
 from ..._result import EvalResult
+from ..._seeds import DEFAULT_SEED
 from ..._sources._filter import SessionFilter
 from ..._sources._open import OPEN_FOR
 from ..._sources._redact._redactor import Redactor
@@ -268,7 +269,7 @@ async def watch_sessions(
     *,
     idle: float = 180.0,
     sample: float = 1.0,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
     judge_calls_per_hour: int | None = None,
     state: Path | str | None = None,
     until: int | None = None,
