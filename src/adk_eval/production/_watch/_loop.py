@@ -53,6 +53,11 @@ from ._verdict import Alert, WatchVerdict
 
 __all__ = ["OnVerdict", "WatchSummary", "watch_sessions"]
 
+LATE_COMMIT = 10.0
+"""Seconds a store may take to commit a write after stamping its update time (at
+least): each poll reads this far behind the settled mark, or one idle time if longer,
+so a late commit is still scored; what was scored as it is is skipped by its mark."""
+
 _TRACE_KEY = re.compile(r"trace:[0-9a-f]{32}")
 
 OnVerdict = Callable[[WatchVerdict], "Alert | Iterable[Alert] | None"]
@@ -178,8 +183,9 @@ class _Watch:
         settled = self.state.settled
         since = self.filters.since
         if settled is not None:
-            # one idle window back: a write committed late still has its update time
-            since = max(since if since is not None else settled, settled - self.idle)
+            # a window back: a write committed late (a loaded machine) still has its update time
+            back = max(self.idle, LATE_COMMIT)
+            since = max(since if since is not None else settled, settled - back)
         until = horizon if self.filters.until is None else min(horizon, self.filters.until)
         return dataclasses.replace(self.filters, since=since, until=until, limit=None)
 
