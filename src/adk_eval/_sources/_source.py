@@ -37,6 +37,10 @@ class SessionSource(Protocol):
         """Raises `EvalSetupError` (one line) when the sessions cannot be read at all."""
         ...
 
+    def trace_of(self, key: str) -> str | None:
+        """The OpenTelemetry trace id of the session `key` read last, if the source has one."""
+        ...
+
     def read(
         self, filters: SessionFilter, unreadable: OnUnreadable
     ) -> AsyncIterator[tuple[Session, frozenset[str]]]:
@@ -75,6 +79,10 @@ class SourceBase:
     ) -> AsyncIterator[tuple[Session, frozenset[str]]]:
         """The sessions that pass `filters`, each with what this source does not carry of it."""
         raise NotImplementedError
+
+    def trace_of(self, key: str) -> str | None:
+        """None: a session store keeps no trace id (ADK's sessions carry none)."""
+        return None
 
     async def sessions(
         self, filters: SessionFilter | None = None, *, unreadable: OnUnreadable | None = None

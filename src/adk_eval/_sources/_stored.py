@@ -36,6 +36,7 @@ is left out, and a session that cannot be read ends the read.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -89,6 +90,8 @@ class StoredConversation:
             ``"usage"``): a metric that needs one is not applicable on it.
         opened: Why it is still being written; None when it is not.
         redacted: What redaction replaced in it; None: read as stored.
+        trace_id: The OpenTelemetry trace of its newest invocation, when its source
+            carries one (spans do; ADK's session stores do not).
     """
 
     session: Session
@@ -96,6 +99,7 @@ class StoredConversation:
     lacks: frozenset[str] = frozenset()
     opened: str | None = None
     redacted: RedactionCounts | None = None
+    trace_id: str | None = None
 
     @classmethod
     def build(
@@ -219,6 +223,9 @@ class StoredConversations:
         stored = StoredConversation.build(
             session, lacks=lacks, opened=opened, redactor=self.redactor
         )
+        trace_id = self.source.trace_of(session.id)
+        if trace_id is not None:
+            stored = dataclasses.replace(stored, trace_id=trace_id)
         self.counts.read += 1
         if stored.redacted is not None:
             before = self.counts.redacted

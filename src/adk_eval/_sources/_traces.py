@@ -147,6 +147,10 @@ class TraceSource(SourceBase):
             left = None if left is None else left - 1
             yield rebuilt.session, rebuilt.lacks
 
+    def trace_of(self, key: str) -> str | None:
+        """The trace id of the conversation keyed `key`'s newest invocation (once read)."""
+        return None if self._store is None else self._store.last_trace(key)
+
     def close(self) -> None:
         """Lets go of the spans (a decoded file's temporary copy is deleted)."""
         if self._store is not None:

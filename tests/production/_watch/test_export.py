@@ -74,6 +74,7 @@ def test_each_verdict_is_an_evaluation_result_span_in_its_conversations_trace(tm
         "gen_ai.evaluation.score.value": 0.25,
         "gen_ai.evaluation.explanation": "fail, attributed to agent",
         "adk_eval.conversation": "shop/ann/s1",
+        "gen_ai.conversation.id": "s1",
         "adk_eval.judged": False,
         "adk_eval.party": "agent",
     }

@@ -223,13 +223,18 @@ def test_a_collectors_span_file_is_watched_as_the_app_exports_it(
 ) -> None:
     out = tmp_path / "traces.db"
     seen: list[str] = []
+    traced: dict[str, str | None] = {}
+
+    def on_verdict(verdict) -> None:
+        seen.append(verdict.conversation)
+        traced[verdict.conversation.rsplit("/", 1)[-1]] = verdict.trace_id
 
     async def main() -> list[str]:
         ids = [await run_adk()]
         watching = asyncio.create_task(
             watch_sessions(
                 open_sessions(f"adk-spans:{out}"), CHEAP, idle=IDLE, poll=0.05, until=3,
-                on_verdict=lambda v: seen.append(v.conversation), state=tmp_path / "w.db",
+                on_verdict=on_verdict, state=tmp_path / "w.db",
             )
         )  # fmt: skip
         for _ in range(2):
@@ -242,7 +247,15 @@ def test_a_collectors_span_file_is_watched_as_the_app_exports_it(
     with SpanCollector(out, port=0) as collector:
         capture_spans.add(OTLPSpanExporter(endpoint=collector.endpoint + "/v1/traces"))
         ids = asyncio.run(main())
+        spans = capture_spans.spans()
     assert sorted(name.rsplit("/", 1)[-1] for name in seen) == sorted(ids)
+    # each verdict carries its conversation's own trace id (the app's, as exported)
+    trace_of = {
+        span.attributes.get("gen_ai.conversation.id"): f"{span.context.trace_id:032x}"
+        for span in spans
+        if span.attributes.get("gen_ai.conversation.id")
+    }
+    assert traced == {session: trace_of[session] for session in ids}
 
 
 def test_a_verdict_carries_the_trace_id_of_a_conversation_keyed_by_its_trace(

@@ -236,6 +236,12 @@ class SpanStore:
                 self._by_key.setdefault(owner, []).append(trace)
         return self._by_key.get(key, [])
 
+    def last_trace(self, key: str) -> str | None:
+        """The conversation's newest trace (latest first start): its last invocation's."""
+        owners = self._owners()
+        traces = self._traces(key)
+        return max(traces, key=lambda trace: (owners[trace][1], trace)) if traces else None
+
     def spans_of(self, key: str) -> list[Span]:
         """All spans of a conversation's traces, by start time then span id.
 

@@ -12,9 +12,13 @@ reading either finds it).
 Where it goes: the convention parents the result to the operation it evaluates; a
 verdict knows its conversation's trace id, not its span ids, so the span is made in
 that trace (its trace id is the conversation's, it has no parent): a backend lists
-it with the conversation's own spans. A link would be shown only on a span of its
-own trace, which nobody opens; a conversation whose source carries no trace id gets
-a trace of its own, named by ``adk_eval.conversation``.
+it with the conversation's own spans. A conversation read from spans is in several
+traces (one per invocation): the verdict goes in the newest. Every verdict also
+carries ``gen_ai.conversation.id`` (the session id), by which a backend groups a
+session's traces; a session store keeps no trace id (ADK's sessions carry none),
+so that is how a verdict on a stored session finds its conversation. A link would
+be shown only on a span of its own trace, which nobody opens; a conversation whose
+source carries no trace id gets a trace of its own, named by ``adk_eval.conversation``.
 
 Redacted by construction: a verdict holds names, a metric, a score, a party; no
 conversation text reaches a span. Export is the OpenTelemetry SDK's own OTLP/HTTP
@@ -80,6 +84,8 @@ def verdict_attributes(verdict: WatchVerdict) -> dict[str, AttributeValue]:
         "gen_ai.evaluation.name": verdict.metric,
         "gen_ai.evaluation.score.label": label,
         "adk_eval.conversation": verdict.conversation,
+        # the convention's conversation (session) id: a backend groups a session's traces by it
+        "gen_ai.conversation.id": verdict.conversation.rsplit("/", 1)[-1],
         "adk_eval.judged": verdict.judged,
     }
     if verdict.score is not None:

@@ -201,10 +201,12 @@ class _Watch:
         again = self.state.seen(stored.name, (float("-inf"), 0))
         result, judged = await self._score(stored)
         at = self.clock()  # from here on, no await: recorded and handed on, or neither
-        self.state.record(stored.name, mark, at)
+        verdicts = _verdicts(result, stored, at, judged)
+        self.state.journal.conversation(stored, result, verdicts)
+        self.state.record(stored.name, mark, at)  # commits the journal's rows with the mark
         self.summary.scored += 1
         self.summary.rescored += again
-        for verdict in _verdicts(result, stored, at, judged):
+        for verdict in verdicts:
             self.summary.verdicts += 1
             self.summary.failed += verdict.passed is False
             self._hand_on(verdict)
@@ -239,6 +241,7 @@ class _Watch:
                 ) from error
             for alert in [said] if isinstance(said, Alert) else list(said or ()):
                 self.summary.alerts.append(alert)
+                self.state.journal.alert(alert)
                 if self.on_alert is not None:
                     self.on_alert(alert)
 
@@ -250,7 +253,9 @@ def _verdicts(
     party = result.attribution.party if result.attribution is not None else None
     key = stored.session.id
     # a trace conversation no span named a session for is keyed by its trace
-    trace_id = key.removeprefix("trace:") if _TRACE_KEY.fullmatch(key) else None
+    trace_id = stored.trace_id or (
+        key.removeprefix("trace:") if _TRACE_KEY.fullmatch(key) else None
+    )
     verdicts = []
     for name, found in result.metrics.items():
         passed = found.passed if found.applicable else None

@@ -12,7 +12,9 @@ it keeps, in a file of its own (never the store it watches):
 * how far the store is settled (`settled`): every conversation last updated
   before it was scored or is left for good, so a poll reads only what is newer.
 
-Nothing else: no text of a conversation, no state, no source URL (a PostgreSQL
+Beside them, in tables of its own, the journal the viewer's live page reads
+(`_journal`: verdicts over time, alerts, the newest conversations as the watch
+read them, so redacted unless told otherwise); never a source URL (a PostgreSQL
 URL holds a password). SQLite commits each conversation as it is scored (in
 WAL mode, synced at checkpoints: a killed process loses nothing committed, a
 power cut at most the last moments), so a watch stopped at any point has lost
@@ -25,6 +27,7 @@ import sqlite3
 from pathlib import Path
 
 from ..._errors import EvalSetupError
+from ._journal import WatchJournal
 
 __all__ = ["Mark", "WatchState"]
 
@@ -61,6 +64,7 @@ class WatchState:
             self._db.execute("PRAGMA synchronous=NORMAL")
             for statement in _SCHEMA:
                 self._db.execute(statement)
+            self.journal = WatchJournal(self._db)
             self._db.commit()
         except sqlite3.DatabaseError as error:
             raise EvalSetupError(
