@@ -194,3 +194,71 @@ def test_the_prometheus_endpoint_answers_while_the_watch_runs_and_stops_after(tm
     assert 'adk_eval_watch_verdicts_total{metric="one_turn",outcome="fail"} 1' in last
     with pytest.raises(httpx.ConnectError):  # stopped with the watch
         httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=1)
+
+
+ENDS = METRICS + (
+    "\ndef conversation_finished(session):\n"
+    "    # ended: the user's last message was the second turn\n"
+    "    said = [e for e in session.events if e.author == 'user']\n"
+    "    return len(said) >= 2\n"
+)
+
+
+def test_an_end_the_metrics_file_declares_scores_a_conversation_before_its_idle_time(
+    tmp_path: Path,
+) -> None:
+    names = asyncio.run(write(f"sqlite+aiosqlite:///{tmp_path / 'store.db'}", 6))
+    result = _watch(tmp_path, "--idle", "10m", "--until", "1s", metrics=ENDS)
+    assert result.exit_code == 0, result.output
+    assert "`conversation_finished` says so (or after --idle 10m)" in result.output
+    # the two two-turn conversations (every third) ended; the others wait their 10 minutes
+    assert result.output.splitlines()[-1].startswith("watched: 2 conversation(s) scored")
+    assert len(names) == 6
+
+
+@pytest.mark.parametrize(
+    ("end", "said"),
+    [
+        ("conversation_finished = 3\n", "is int, not a function of a session; define `def"),
+        (
+            "def conversation_finished(session):\n    return 1 / 0\n",
+            "the declared end 'conversation_finished' raised ZeroDivisionError on shop/",
+        ),
+    ],
+)
+def test_an_end_that_is_not_a_function_or_raises_is_one_line(
+    tmp_path: Path, end: str, said: str
+) -> None:
+    asyncio.run(write(f"sqlite+aiosqlite:///{tmp_path / 'store.db'}", 1))
+    result = _watch(tmp_path, "--idle", "10m", "--until", "1", metrics=METRICS + end)
+    assert result.exit_code == 2
+    assert said in result.output
+    assert len(result.output.strip().splitlines()) <= 3  # the banner lines and the one error
+    assert "Traceback" not in result.output
+
+
+def test_judge_budgets_in_calls_tokens_and_dollars_parse_and_wrong_ones_are_one_line(
+    tmp_path: Path,
+) -> None:
+    from adk_eval._cli._watch import budget
+
+    assert budget(("200", "50000tokens", "$2.50")) == {
+        "judge_calls_per_hour": 200,
+        "judge_tokens_per_hour": 50000,
+        "judge_cost_per_hour": 2.5,
+    }
+    assert budget(("1 call", "0.75usd")) == {"judge_calls_per_hour": 1, "judge_cost_per_hour": 0.75}
+    asyncio.run(write(f"sqlite+aiosqlite:///{tmp_path / 'store.db'}", 1))
+    for given, said in (
+        ("2.5", "is not a budget: give calls (200), tokens (50000tokens) or US dollars"),
+        ("$5tokens", "is not a budget"),
+        ("lots", "is not a budget"),
+    ):
+        result = _watch(tmp_path, "--judge-budget", given, "--until", "1")
+        assert result.exit_code == 2, result.output
+        assert said in result.output
+    twice = _watch(tmp_path, "--judge-budget", "5", "--judge-budget", "7calls", "--until", "1")
+    assert "--judge-budget gives calls twice ('7calls')" in twice.output
+    spent = _watch(tmp_path, "--judge-budget", "1000tokens", "--idle", "0", "--until", "1")
+    assert spent.exit_code == 0, spent.output
+    assert "judges read 1 (1 call(s), 0 tokens, $0.0000)" in spent.output  # a judge without usage

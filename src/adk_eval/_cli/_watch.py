@@ -3,7 +3,9 @@
 It reads what ``score`` reads, with the same filters (but ``--until``, which here
 bounds the run, and ``--limit``) and the same reading flags (``--no-redact``,
 ``--concurrency``; ``--include-open`` scores a conversation stopped mid-turn as
-soon as it is idle), and keeps its place in its own state file. Its verdicts go
+soon as it is idle), and keeps its place in its own state file. A metrics file
+binding ``conversation_finished(session) -> bool`` declares an end: a
+conversation it says ended is scored at once, the others after ``--idle``. Its verdicts go
 to a drop monitor, always, and to OTLP, Prometheus and a webhook when asked
 (`_watch_outputs`). It prints one line per alert (or a JSON line), a summary line
 at most every `_EVERY` seconds while conversations are scored, and a final
@@ -41,6 +43,35 @@ def seconds(value: str, flag: str) -> float:
     if not found:
         fail(f"{flag} {value!r} is not a duration (90s, 3m, 1h)")
     return float(found.group(1)) * _UNITS[found.group(2) or "s"]
+
+
+_BUDGET = re.compile(r"(?P<dollar>\$)?(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>calls?|tokens?|usd)?")
+_KINDS = {"": "calls", "call": "calls", "calls": "calls", "token": "tokens", "tokens": "tokens"}
+
+
+def budget(values: tuple[str, ...]) -> dict[str, Any]:
+    """``--judge-budget``s as `watch_sessions`' judge limits; a wrong one is one line."""
+    limits: dict[str, Any] = {}
+    for value in values:
+        found = _BUDGET.fullmatch(value.strip().lower())
+        kind = None
+        if found is not None:
+            unit = found["unit"] or ""
+            kind = "cost" if found["dollar"] or unit == "usd" else _KINDS[unit]
+            if (found["dollar"] and unit not in ("", "usd")) or (
+                kind != "cost" and "." in found["n"]
+            ):
+                kind = None
+        if found is None or kind is None:
+            fail(
+                f"--judge-budget {value!r} is not a budget: give calls (200), tokens "
+                "(50000tokens) or US dollars (2.50usd)"
+            )
+        if f"judge_{kind}_per_hour" in limits:
+            fail(f"--judge-budget gives {kind} twice ({value!r}); give each kind once")
+        number = float(found["n"])
+        limits[f"judge_{kind}_per_hour"] = number if kind == "cost" else int(number)
+    return limits
 
 
 def bound(value: str | None) -> tuple[int | None, float | None]:
@@ -93,9 +124,10 @@ watch_filter_options = grouped(
 )
 @click.option(
     "--judge-budget",
-    type=click.IntRange(min=0),
-    metavar="CALLS",
-    help="Judge calls allowed in any hour (default: no limit).",
+    multiple=True,
+    metavar="LIMIT",
+    help="Judges' spend allowed in any hour: CALLS (200), TOKENS (50000tokens) or US "
+    "dollars (2.50usd); repeatable (default: no limit).",
 )
 @click.option(
     "--state",
@@ -130,7 +162,7 @@ def watch(
     idle: str,
     sample: float,
     seed: int,
-    judge_budget: int | None,
+    judge_budget: tuple[str, ...],
     state: Path,
     until: str | None,
     poll: str,
@@ -145,7 +177,7 @@ def watch(
     """
     count, duration = bound(until)
     idle_s, poll_s = seconds(idle, "--idle"), seconds(poll, "--poll")
-    source, chosen, metrics = _prepare(sessions, metrics_spec, filters)
+    source, chosen, metrics, finished = _prepare(sessions, metrics_spec, filters)
     # with --json-alerts stdout holds the alerts alone, for jq or a log shipper
     out = (
         Console(highlight=False, soft_wrap=True, stderr=True) if outputs.json_alerts else console()
@@ -154,11 +186,14 @@ def watch(
         f"adk-eval {__version__}: watching {source.description} with {len(metrics)} metric(s): "
         f"{', '.join(m.name for m in metrics)} (read-only; state in {state})"
     )
+    if finished is not None:
+        out.print(f"a conversation also ends when {metrics_spec.partition(':')[0]}'s "
+                  f"`{finished.__name__}` says so (or after --idle {idle})")  # fmt: skip
     settings = {
         "idle": idle_s,
         "sample": sample,
         "seed": seed,
-        "judge_calls_per_hour": judge_budget,
+        **budget(judge_budget),
         "state": state,
         "until": count,
         "duration": duration,
@@ -166,6 +201,7 @@ def watch(
         "poll": poll_s,
         "max_concurrency": reading.concurrency,
         "redactor": reading.redactor(),
+        "finished": finished,
         **({"open_for": 0.0} if reading.include_open else {}),
     }
     from ..production._watch._alerts import exit_code
@@ -216,19 +252,23 @@ def _run(
         fail(str(error))
 
 
-def _prepare(sessions: str, metrics_spec: str, filters: Filters) -> tuple[Any, Any, list[Any]]:
-    """The source (checked: reachable, an ADK store), the filters and the metrics, or one line."""
+def _prepare(sessions: str, metrics_spec: str, filters: Filters) -> tuple[Any, Any, list[Any], Any]:
+    """The source (checked), the filters, the metrics and the declared end (or None).
+
+    A source that cannot be read, a wrong filter or metrics file: one line.
+    """
     import anyio
 
     from .._errors import AdkEvalError
     from .._sources._specs import open_sessions
-    from ..production._metrics_file import load_metrics
+    from ..production._metrics_file import load_end, load_metrics
 
     try:
         source = open_sessions(sessions)
         chosen = filters.build()
         metrics = load_metrics(metrics_spec)
+        finished = load_end(metrics_spec)
         anyio.run(source.check)
     except AdkEvalError as error:
         fail(str(error))
-    return source, chosen, metrics
+    return source, chosen, metrics, finished

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .._errors import EvalSetupError
 from ..metrics._types import Metric
 
-__all__ = ["is_metric", "load_metrics"]
+__all__ = ["END_NAME", "is_metric", "load_end", "load_metrics"]
+
+END_NAME = "conversation_finished"
+"""The function a metrics file may bind to tell ``watch`` a conversation has ended."""
 
 
 def is_metric(value: Any) -> bool:
@@ -63,4 +67,27 @@ def load_metrics(spec: str) -> list[Metric]:
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise EvalSetupError(f"two metrics named `{twice[0]}` in {spec}; give each its own name")
+    return found
+
+
+def load_end(spec: str) -> Callable[[Any], bool] | None:
+    """The end a metrics file declares: its module-level `END_NAME` function, if any.
+
+    ``conversation_finished(session) -> bool`` reads an ADK `Session` (redacted as
+    the metrics read it) and says whether the conversation has ended (a goodbye, a
+    handoff, a closing tool call): ``watch`` then scores it at once rather than
+    after its idle time. Called after `load_metrics` (the file is imported once).
+
+    Raises:
+        EvalSetupError: It binds something that is not callable under that name.
+    """
+    from .._suites._discovery import import_file
+
+    file = spec if Path(spec).exists() else spec.partition(":")[0]
+    found = getattr(import_file(Path(file)), END_NAME, None)
+    if found is not None and not callable(found):
+        raise EvalSetupError(
+            f"`{END_NAME}` in {file} is {type(found).__name__}, not a function of a session; "
+            f"define `def {END_NAME}(session) -> bool` or remove it"
+        )
     return found

@@ -151,7 +151,8 @@ async def score_stored(
     session = stored.session
     trace = EvalTrace.from_session(session, case_name=stored.name)
     skipped = {id(m): why for m in metrics if (why := _why_not(m, stored.lacks)) is not None}
-    with gating((gateway if gateway is not None else Gateway.alone()).call_gate()):
+    gate = (gateway if gateway is not None else Gateway.alone()).call_gate()
+    with gating(gate):
         scored, _ = await score_trace([m for m in metrics if id(m) not in skipped], trace)
     results: dict[str, MetricResult] = {}
     for metric in metrics:
@@ -167,6 +168,7 @@ async def score_stored(
         run_status(None, None, results),
         trace=trace,
         metrics=results,
+        usage=tuple(gate.meter.usage()),  # the judges' calls (the session's own are in it)
         duration_ms=(time.perf_counter() - began) * 1000,
         turns=sum(1 for e in session.events if e.author == "user" and e.content is not None),
         agent_name=session.app_name,

@@ -102,10 +102,13 @@ def test_a_watch_summarys_totals_are_followed():
     summary = WatchSummary(scored=7, skipped_sample=5, skipped_budget=1, judge_calls=2)
     endpoint.follow(summary)
     summary.scored, summary.judge_calls = 9, 3  # totals grow; the next follow sets them
+    summary.judge_tokens, summary.judge_cost = 1200, 0.25
     endpoint.follow(summary)
     families = parse(endpoint.text())
     assert families["adk_eval_watch_conversations_scored_total"][2] == {frozenset(): 9}
     assert families["adk_eval_watch_judge_calls_total"][2] == {frozenset(): 3}
+    assert families["adk_eval_watch_judge_tokens_total"][2] == {frozenset(): 1200}
+    assert families["adk_eval_watch_judge_cost_usd_total"][2] == {frozenset(): 0.25}
     assert families["adk_eval_watch_conversations_skipped_total"][2] == {
         frozenset({("reason", "sampled_out")}): 5,
         frozenset({("reason", "budget")}): 1,

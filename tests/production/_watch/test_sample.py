@@ -23,7 +23,7 @@ def test_the_budget_refuses_past_its_calls_per_hour_and_frees_after_an_hour() ->
     assert [budget.take(2), budget.take(2), budget.take(2), budget.take(1)] == [
         True, True, False, True,
     ]  # fmt: skip
-    assert (budget.spent, budget.in_last_hour()) == (5, 5)
+    assert (budget.spent, budget.in_last_hour()) == (5, (5, 0, 0.0))
     now[0] = 3599.0
     assert not budget.take(1)
     now[0] = 3600.0  # the first calls are an hour old
@@ -36,3 +36,20 @@ def test_judges_are_told_from_cheap_metrics() -> None:
     cheap = event_count_metric("replied", "agent_message", lambda m: True, lambda n: n >= 1)
     assert is_judge(judge)
     assert not is_judge(cheap)
+
+
+def test_a_token_or_dollar_budget_is_passed_by_one_conversation_at_most_then_held() -> None:
+    now = [0.0]
+    budget = JudgeBudget(None, tokens_per_hour=1000, cost_per_hour=None, clock=lambda: now[0])
+    assert budget.take(1)
+    budget.used(900, 0.0)
+    assert budget.take(1)  # 900 < 1,000: affordable, whatever this one uses
+    budget.used(400, 0.0)
+    assert not budget.take(1)  # 1,300 spent in the hour: held
+    now[0] = 3600.0  # the first 900 are an hour old: 400 left in the hour
+    assert budget.take(1)
+    dollars = JudgeBudget(None, cost_per_hour=0.5, clock=lambda: now[0])
+    assert dollars.take(2)
+    dollars.used(10_000, 0.5)
+    assert not dollars.take(1)
+    assert (dollars.tokens, dollars.cost, dollars.spent) == (10_000, 0.5, 2)

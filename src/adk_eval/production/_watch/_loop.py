@@ -8,9 +8,10 @@ conversations last updated since the store was settled (see `_state`) and at
 least `idle` seconds ago:
 
 * a conversation is **finished** when nothing was written to it for `idle`
-  seconds and it is not open (an agent stopped mid-turn in the last
-  `open_for` seconds may still be running a tool): it is left for a later poll
-  otherwise;
+  seconds, or as soon as the `finished` function (a metrics file's
+  ``conversation_finished``) says it ended, and it is not open (an agent stopped
+  mid-turn in the last `open_for` seconds may still be running a tool): it is
+  left for a later poll otherwise;
 * a finished conversation is scored once; it is scored again only when its mark
   (last update time, number of events) moved, and the state file says which
   marks were scored, so a restart repeats nothing and loses nothing;
@@ -27,6 +28,7 @@ summary, and a bounded run (`until`, `duration`) that raised one ends with its
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
 import time
@@ -35,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
+from google.adk.sessions import Session
 
 from ..._errors import AdkEvalError, EvalSetupError
 from ..._result import EvalResult
@@ -60,6 +63,8 @@ so a late commit is still scored; what was scored as it is is skipped by its mar
 
 _TRACE_KEY = re.compile(r"trace:[0-9a-f]{32}")
 
+_NO_LOCK = contextlib.nullcontext()
+
 OnVerdict = Callable[[WatchVerdict], "Alert | Iterable[Alert] | None"]
 """A consumer of verdicts: it may return an alert, or several, or None."""
 
@@ -75,6 +80,8 @@ class WatchSummary:
         failed: Verdicts that did not pass.
         judged: Conversations the judges read.
         judge_calls: Judge calls spent (one per judge metric on a conversation).
+        judge_tokens: Tokens the judges' model calls used (as their responses say).
+        judge_cost: US dollars they cost (priced models only; see `cost_of`).
         skipped_sample: Conversations whose judges were left out: not in the sample.
         skipped_budget: Sampled conversations whose judges the budget could not afford.
         open: Open conversations met at the last poll (left for a later one).
@@ -89,6 +96,8 @@ class WatchSummary:
     failed: int = 0
     judged: int = 0
     judge_calls: int = 0
+    judge_tokens: int = 0
+    judge_cost: float = 0.0
     skipped_sample: int = 0
     skipped_budget: int = 0
     open: int = 0
@@ -102,7 +111,8 @@ class WatchSummary:
         return (
             f"{self.scored} conversation(s) scored ({self.rescored} again after a change), "
             f"{self.verdicts} verdict(s), {self.failed} failed; judges read {self.judged} "
-            f"({self.judge_calls} call(s)), left out {skipped} ({self.skipped_sample} not "
+            f"({self.judge_calls} call(s), {self.judge_tokens} tokens, ${self.judge_cost:.4f}), "
+            f"left out {skipped} ({self.skipped_sample} not "
             f"sampled, {self.skipped_budget} over budget); {self.open} open; "
             f"{len(self.alerts)} alert(s)"
         )
@@ -126,9 +136,11 @@ class _Watch:
     consumers: Sequence[OnVerdict]
     on_alert: Callable[[Alert], None] | None
     clock: Callable[[], float]
+    finished: Callable[[Session], bool] | None = None
     summary: WatchSummary = field(default_factory=WatchSummary)
     gateway: Gateway = field(default_factory=Gateway.alone)
     started: int = 0
+    _one_judged: anyio.Lock = field(default_factory=anyio.Lock)
 
     @property
     def done(self) -> bool:
@@ -154,10 +166,12 @@ class _Watch:
 
     async def poll(self, at_once: int) -> None:
         """Reads what changed since the store was settled and scores what finished."""
-        horizon = self.clock() - self.idle
+        now = self.clock()
+        horizon = now - self.idle
         stream = StoredConversations(
             self.source,
-            self._window(horizon),
+            # a declared end can finish a conversation before its idle time: read up to now
+            self._window(horizon if self.finished is None else now),
             redactor=self.redactor,
             include_open=True,
             open_for=self.open_for,
@@ -170,6 +184,9 @@ class _Watch:
                 self.summary.open += 1
                 oldest_open.append(stored.session.last_update_time)
                 return
+            if stored.session.last_update_time > horizon and not self._ended(stored):
+                oldest_open.append(stored.session.last_update_time)  # not idle yet
+                return
             await self.one(stored)
 
         await stream.each(work, at_once)
@@ -177,6 +194,18 @@ class _Watch:
         self.summary.unreadable += stream.counts.unreadable.count
         if self.until is None or self.started < self.until:
             self.state.settle(min(oldest_open))  # (a bounded run that stopped early: not yet)
+
+    def _ended(self, stored: StoredConversation) -> bool:
+        """Whether the declared end says `stored` ended (False without one)."""
+        if self.finished is None:
+            return False
+        try:
+            return bool(self.finished(stored.session))
+        except Exception as error:
+            raise EvalSetupError(
+                f"the declared end {getattr(self.finished, '__name__', self.finished)!r} "
+                f"raised {type(error).__name__} on {stored.name}: {error}"
+            ) from error
 
     def _window(self, horizon: float) -> SessionFilter:
         """The user's filters, narrowed to what finished since the store was settled."""
@@ -212,20 +241,32 @@ class _Watch:
             self._hand_on(verdict)
 
     async def _score(self, stored: StoredConversation) -> tuple[EvalResult, bool]:
-        """Cheap metrics always; judges when sampled and affordable (counted otherwise)."""
+        """Cheap metrics always; judges when sampled and affordable (counted otherwise).
+
+        Under a token or dollar budget, judged conversations are judged one at a
+        time: what a judge used is known only once it answered, so the budget is
+        passed by one conversation's judges at most.
+        """
         judges = [m for m in self.metrics if is_judge(m)]
-        chosen = [m for m in self.metrics if not is_judge(m)]
-        judged = False
-        if judges:
-            if not sampled(stored.name, self.seed, self.sample):
-                self.summary.skipped_sample += 1
-            elif not self.budget.take(len(judges)):
+        if not judges or not sampled(stored.name, self.seed, self.sample):
+            self.summary.skipped_sample += bool(judges)
+            return await score_stored(stored, self._cheap(), self.gateway), False
+        async with self._one_judged if self.budget.after_the_fact else _NO_LOCK:
+            if not self.budget.take(len(judges)):
                 self.summary.skipped_budget += 1
-            else:
-                chosen, judged = list(self.metrics), True
-                self.summary.judged += 1
-                self.summary.judge_calls += len(judges)
-        return await score_stored(stored, chosen, self.gateway), judged
+                return await score_stored(stored, self._cheap(), self.gateway), False
+            self.summary.judged += 1
+            self.summary.judge_calls += len(judges)
+            result = await score_stored(stored, self.metrics, self.gateway)
+            used = [u for u in result.usage if u.role.startswith("judge:")]
+            tokens, cost = sum(u.total_tokens for u in used), sum(u.cost_usd or 0.0 for u in used)
+            self.budget.used(tokens, cost)
+            self.summary.judge_tokens += tokens
+            self.summary.judge_cost += cost
+            return result, True
+
+    def _cheap(self) -> list[Metric]:
+        return [m for m in self.metrics if not is_judge(m)]
 
     def _hand_on(self, verdict: WatchVerdict) -> None:
         """`verdict` to every consumer; the alerts they return to `on_alert`."""
@@ -282,6 +323,8 @@ async def watch_sessions(
     sample: float = 1.0,
     seed: int = DEFAULT_SEED,
     judge_calls_per_hour: int | None = None,
+    judge_tokens_per_hour: int | None = None,
+    judge_cost_per_hour: float | None = None,
     state: Path | str | None = None,
     until: int | None = None,
     duration: float | None = None,
@@ -293,6 +336,7 @@ async def watch_sessions(
     max_concurrency: int = 8,
     open_for: float = OPEN_FOR,
     redactor: Redactor | None = None,
+    finished: Callable[[Session], bool] | None = None,
 ) -> WatchSummary:
     """Scores the conversations of `source` as they finish, until stopped (see the module doc).
 
@@ -303,6 +347,9 @@ async def watch_sessions(
         sample: The share of conversations the judges read (0 to 1), seeded by `seed`.
         seed: The sample's seed (stable per conversation, across restarts).
         judge_calls_per_hour: Judge calls allowed in any hour (None: no limit).
+        judge_tokens_per_hour: Judge tokens allowed in any hour (None: no limit; see
+            `JudgeBudget`: passed by one conversation's judges at most).
+        judge_cost_per_hour: Judge US dollars allowed in any hour (None: no limit).
         state: The watch's own state file, to resume from (None: in memory only).
         until: Stop once this many conversations were scored (None: never).
         duration: Stop after this many seconds (None: never).
@@ -316,6 +363,8 @@ async def watch_sessions(
             mid-turn counts as open (see `still_open`).
         redactor: Redacts each conversation before anything reads it (default: the
             built-in kinds; `Redactor.none()`: as stored).
+        finished: Says from a (redacted) session that its conversation ended, so it is
+            scored without waiting `idle` seconds (None: only the idle time ends one).
 
     Returns:
         What it did; its ``alerts`` are those the consumers returned.
@@ -325,11 +374,16 @@ async def watch_sessions(
             or was written with another seed, a consumer that raised: one line.
     """
     _check(idle, sample, until, duration, poll, judge_calls_per_hour)
+    for name, limit in (("tokens", judge_tokens_per_hour), ("cost", judge_cost_per_hour)):
+        if limit is not None and limit < 0:
+            raise EvalSetupError(f"the judge {name} budget must be >= 0, got {limit}")
+    budget = JudgeBudget(judge_calls_per_hour, judge_tokens_per_hour, judge_cost_per_hour)
     consumers = [on_verdict] if callable(on_verdict) else list(on_verdict)
     memory = WatchState(None if state is None else Path(state), seed)
     watch = _Watch(
-        source, metrics, memory, JudgeBudget(judge_calls_per_hour), filters or SessionFilter(),
+        source, metrics, memory, budget, filters or SessionFilter(),
         idle, sample, seed, until, open_for, redactor, consumers, on_alert, time.time,
+        finished,
     )  # fmt: skip
     try:
         return await watch.run(max_concurrency, poll, duration, on_poll)

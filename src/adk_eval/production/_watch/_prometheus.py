@@ -165,6 +165,8 @@ class _Totals(Protocol):
     skipped_budget: int
     unreadable: int
     judge_calls: int
+    judge_tokens: int
+    judge_cost: float
 
 
 class PrometheusEndpoint:
@@ -226,8 +228,9 @@ class PrometheusEndpoint:
 
         For a loop that keeps them itself (`WatchSummary`: conversations scored,
         judges left out of the sample or over budget, unreadable sessions, judge
-        calls), instead of `scored`, `skipped` and `judge_spend`: call it as often as
-        the totals are worth a look (a scrape reads the last values given).
+        calls, tokens and dollars), instead of `scored`, `skipped` and `judge_spend`:
+        call it as often as the totals are worth a look (a scrape reads the last
+        values given).
         """
         with self._counts.lock:
             values = self._counts.values
@@ -240,6 +243,8 @@ class PrometheusEndpoint:
             ):
                 skipped[(reason,)] = count
             values["judge_calls_total"][()] = summary.judge_calls
+            values["judge_tokens_total"][()] = summary.judge_tokens
+            values["judge_cost_usd_total"][()] = summary.judge_cost
 
     def text(self) -> str:
         """The exposition a scrape gets now."""
