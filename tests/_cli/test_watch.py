@@ -16,10 +16,11 @@ from click.testing import CliRunner
 
 from adk_eval._cli import main
 from adk_eval._sources._spans._collector import SpanCollector
+from tests._sources._spans.conftest import capture_spans
 from tests.production._watch.test_alerts import hook, url
 from tests.production._watch.watching import write
 
-__all__ = ["hook"]  # (the webhook receiver fixture, shared)
+__all__ = ["capture_spans", "hook"]  # (fixtures, shared)
 
 METRICS = "from tests.production._watch.watching import CHEAP, Judge\nJUDGE = Judge()\n"
 
@@ -262,3 +263,48 @@ def test_judge_budgets_in_calls_tokens_and_dollars_parse_and_wrong_ones_are_one_
     spent = _watch(tmp_path, "--judge-budget", "1000tokens", "--idle", "0", "--until", "1")
     assert spent.exit_code == 0, spent.output
     assert "judges read 1 (1 call(s), 0 tokens, $0.0000)" in spent.output  # a judge without usage
+
+
+def test_a_watch_that_collects_the_apps_spans_itself_scores_its_conversations(
+    tmp_path: Path,
+    capture_spans,
+) -> None:
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    from tests._sources._spans.test_collector import run_adk
+
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    ran: list[str] = []
+
+    def app() -> None:  # a real ADK app exporting through the SDK, once the watch listens
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.02)
+        capture_spans.add(OTLPSpanExporter(endpoint=f"http://127.0.0.1:{port}/v1/traces"))
+        ran.extend(asyncio.run(run_adk()) for _ in range(2))
+
+    module = tmp_path / "metrics_collecting.py"
+    module.write_text(METRICS)
+    spans = tmp_path / "spans.db"
+    words = ["watch", f"adk-spans:{spans}", "--collect", f"127.0.0.1:{port}"]
+    words += ["--metrics", str(module), "--state", str(tmp_path / "w.db"), "--poll", "0.05"]
+    running = threading.Thread(target=app)
+    running.start()
+    result = CliRunner().invoke(main, [*words, "--idle", "0.3s", "--until", "2"])
+    running.join()
+    assert result.exit_code == 0, result.output
+    assert f"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://127.0.0.1:{port}/v1/traces" in result.output
+    assert "watched: 2 conversation(s) scored" in result.output
+    assert "collector stopped:" in result.output
+    assert len(ran) == 2
+    with pytest.raises(httpx.ConnectError):  # the collector stopped with the watch
+        httpx.post(f"http://127.0.0.1:{port}/v1/traces", timeout=1)
+    wrong = CliRunner().invoke(main, ["watch", "sqlite:///x.db", "--collect", "127.0.0.1:0",
+                                      "--metrics", str(module)])  # fmt: skip
+    assert wrong.exit_code == 2
+    assert "give SESSIONS as adk-spans:PATH" in wrong.output

@@ -25,7 +25,7 @@ from rich.console import Console
 
 from .. import __version__
 from .._seeds import DEFAULT_SEED
-from ._common import console, fail, grouped
+from ._common import console, fail, grouped, host_and_port
 from ._reading import Filters, Reading, reading_options
 from ._watch_outputs import Outputs, output_options
 
@@ -149,6 +149,12 @@ watch_filter_options = grouped(
     metavar="DURATION",
     help="Time between two reads of the source.",
 )
+@click.option(
+    "--collect",
+    metavar="HOST:PORT",
+    help="Also receive the app's spans over OTLP/HTTP here (port 0: any free one), into "
+    "SESSIONS (adk-spans:PATH), and watch them as they arrive.",
+)
 @output_options
 @watch_filter_options
 @reading_options(
@@ -166,6 +172,7 @@ def watch(
     state: Path,
     until: str | None,
     poll: str,
+    collect: str | None,
     outputs: Outputs,
     filters: Filters,
     reading: Reading,
@@ -173,15 +180,39 @@ def watch(
     """Watch stored sessions and score each as it finishes (an ADK session store, traces).
 
     SESSIONS: sqlite:///PATH, postgresql://USER:PASSWORD@HOST:PORT/DB, otlp:PATH or
-    adk-spans:PATH (a collector's span file). Only ever read.
+    adk-spans:PATH (a collector's span file; with --collect, the one it writes). A
+    store is only ever read.
     """
     count, duration = bound(until)
     idle_s, poll_s = seconds(idle, "--idle"), seconds(poll, "--poll")
-    source, chosen, metrics, finished = _prepare(sessions, metrics_spec, filters)
     # with --json-alerts stdout holds the alerts alone, for jq or a log shipper
     out = (
         Console(highlight=False, soft_wrap=True, stderr=True) if outputs.json_alerts else console()
     )
+    collector = None if collect is None else _collector(sessions, collect, outputs, out)
+    try:
+        _watch(out, sessions, metrics_spec, filters, outputs, reading, state, idle, {
+            "idle": idle_s, "sample": sample, "seed": seed, **budget(judge_budget),
+            "state": state, "until": count, "duration": duration, "poll": poll_s,
+        })  # fmt: skip
+    finally:
+        if collector is not None:
+            out.print(f"collector stopped: {collector.stop().summary()}", highlight=False)
+
+
+def _watch(
+    out: Any,
+    sessions: str,
+    metrics_spec: str,
+    filters: Filters,
+    outputs: Outputs,
+    reading: Reading,
+    state: Path,
+    idle: str,
+    settings: dict[str, Any],
+) -> None:
+    """The watch itself, once its collector (if any) listens; exits with its code."""
+    source, chosen, metrics, finished = _prepare(sessions, metrics_spec, filters)
     out.print(
         f"adk-eval {__version__}: watching {source.description} with {len(metrics)} metric(s): "
         f"{', '.join(m.name for m in metrics)} (read-only; state in {state})"
@@ -189,21 +220,13 @@ def watch(
     if finished is not None:
         out.print(f"a conversation also ends when {metrics_spec.partition(':')[0]}'s "
                   f"`{finished.__name__}` says so (or after --idle {idle})")  # fmt: skip
-    settings = {
-        "idle": idle_s,
-        "sample": sample,
-        "seed": seed,
-        **budget(judge_budget),
-        "state": state,
-        "until": count,
-        "duration": duration,
-        "filters": chosen,
-        "poll": poll_s,
-        "max_concurrency": reading.concurrency,
-        "redactor": reading.redactor(),
-        "finished": finished,
+    settings.update(
+        filters=chosen,
+        max_concurrency=reading.concurrency,
+        redactor=reading.redactor(),
+        finished=finished,
         **({"open_for": 0.0} if reading.include_open else {}),
-    }
+    )
     from ..production._watch._alerts import exit_code
 
     try:
@@ -212,6 +235,34 @@ def watch(
         outputs.close()
     out.print(f"watched: {summary.line()}", highlight=False)
     raise SystemExit(exit_code(summary.alerts))
+
+
+def _collector(sessions: str, address: str, outputs: Outputs, out: Any) -> Any:
+    """A collector receiving spans into the watched spans file, started; or one line."""
+    from .._errors import EvalSetupError
+    from .._sources._spans._collector import SpanCollector
+
+    scheme, _, path = sessions.partition(":")
+    if scheme != "adk-spans" or not path:
+        fail(
+            f"--collect writes the spans it receives to a spans file and watches it: give "
+            f"SESSIONS as adk-spans:PATH (a file it creates or appends to), not {sessions!r}"
+        )
+    host, port = host_and_port(address, "--collect", "127.0.0.1:4318")
+    collector = SpanCollector(path, host=host, port=port, allow_remote=outputs.allow_remote)
+    try:
+        collector.start()
+    except EvalSetupError as error:
+        fail(f"--collect: {error}")
+    except OSError as error:
+        fail(f"--collect {address}: cannot listen there ({error.strerror or error})")
+    out.print(
+        f"collecting: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT={collector.endpoint}/v1/traces "
+        f"(spans go to {path})",
+        markup=False,
+        highlight=False,
+    )
+    return collector
 
 
 def _run(
