@@ -272,7 +272,8 @@ def _run(
     import anyio
 
     from .._errors import AdkEvalError
-    from ..production._watch._loop import WatchSummary, watch_sessions
+    from ..production._watch._loop import watch_sessions
+    from ..production._watch._summary import WatchSummary
 
     consumers, on_alert = outputs.open(out)
 

@@ -30,7 +30,8 @@ from .._sources._specs import open_sessions
 from ._score import score_sessions
 from ._shadow import ShadowResult, shadow_session, shadow_sessions
 from ._tally import StoreScore
-from ._watch._loop import WatchSummary, watch_sessions
+from ._watch._loop import watch_sessions
+from ._watch._summary import WatchSummary
 
 __all__ = [
     "RedactionCounts",
