@@ -131,18 +131,30 @@ def judges(db: Path, labels_path: Path | None) -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also show this realism report (`adk-eval realism ... --json`), read only; repeatable.",
 )
-def view(db: Path, serving: Serving, realism_paths: tuple[Path, ...]) -> None:
+@click.option(
+    "--watch",
+    "watch_path",
+    type=click.Path(path_type=Path),
+    help="Also show the live page of the watch keeping this state file (its --state), read only.",
+)
+def view(
+    db: Path, serving: Serving, realism_paths: tuple[Path, ...], watch_path: Path | None
+) -> None:
     """Browse the stored runs: pass rates over time, each run's cases and conversations, compare.
 
-    With --realism, also a realism report's behaviours and its scenarios side by side.
+    With --realism, also a realism report's behaviours and its scenarios side by side;
+    with --watch, a watch's live page: pass rates, alerts, the newest failing conversations.
     """
     from ..reporting._viewer import run_viewer
     from ..reporting._viewer_realism import load_realism_reports
+    from ..reporting._viewer_watch import load_watch
 
     serving.check()
     try:
-        RunStore(db).runs(1)
+        if watch_path is None or db.exists():  # a watch alone needs no stored runs
+            RunStore(db).runs(1)
         realism = load_realism_reports(realism_paths)
+        watch = None if watch_path is None else load_watch(watch_path)
     except AdkEvalError as error:
         fail(str(error))
-    serving.serve(console(), partial(run_viewer, db, realism=realism))
+    serving.serve(console(), partial(run_viewer, db, realism=realism, watch=watch))

@@ -16,7 +16,9 @@ JSON API over the runs database instead of inline data:
   latest N stored runs, not-passed first, with its party, failing metrics and
   whether someone reviewed it;
 * ``GET /realism`` and below: the realism reports given with ``--realism``, as pages
-  drawn on the server (`_viewer_realism`).
+  drawn on the server (`_viewer_realism`);
+* ``GET /watch`` and below: the live page of the watch given with ``--watch``, its
+  state file read-only on every request (`_viewer_watch`).
 
 The routes are `_viewer_routes`' routers, and the JSON they shape is
 `_viewer_replies`' models. Access, headers and serving are `adk_eval._web`'s, as
@@ -38,6 +40,7 @@ from .._web import Access, StrictJSONResponse, guard, serve
 from ._store import RunStore
 from ._viewer_realism import RealismFile, realism_routes
 from ._viewer_routes import compare_routes, page_routes, review_routes, run_routes
+from ._viewer_watch import COOKIE, WatchFile, watch_routes
 
 __all__ = ["HEADER", "create_viewer_app", "run_viewer"]
 
@@ -50,8 +53,9 @@ def create_viewer_app(
     *,
     bound_host: str = "127.0.0.1",
     realism: Sequence[RealismFile] = (),
+    watch: WatchFile | None = None,
 ) -> FastAPI:
-    """The viewer app over the runs database `db`, and the realism reports `realism`."""
+    """The viewer app over the runs database `db`, the realism reports `realism`, a `watch`."""
     app = FastAPI(
         title="adk-eval viewer",
         docs_url=None,
@@ -59,18 +63,19 @@ def create_viewer_app(
         openapi_url=None,
         default_response_class=StrictJSONResponse,
     )
-    guard(app, Access(token, HEADER, "adk_eval_viewer", "viewer", bound_host))
+    guard(app, Access(token, HEADER, COOKIE, "viewer", bound_host))
 
     @app.exception_handler(AdkEvalError)
     async def store_error(request: Request, error: AdkEvalError) -> JSONResponse:
         return JSONResponse({"error": str(error)}, status_code=404)
 
     store = RunStore(db)
-    app.include_router(page_routes(token, realism=len(realism)))
+    app.include_router(page_routes(token, realism=len(realism), watch=watch is not None))
     app.include_router(run_routes(store))
     app.include_router(review_routes(store))
     app.include_router(compare_routes(store))
     app.include_router(realism_routes(realism))
+    app.include_router(watch_routes(watch, token))
     return app
 
 
@@ -102,9 +107,10 @@ def run_viewer(
     token: str | None = None,
     announce: Callable[[str], None] = print,
     realism: Sequence[RealismFile] = (),
+    watch: WatchFile | None = None,
     allow_remote: bool = False,
 ) -> None:
-    """Serves the viewer until interrupted (see `adk_eval._web.serve`), with `realism` reports.
+    """Serves the viewer until interrupted (see `adk_eval._web.serve`), with `realism`, `watch`.
 
     Without `token`, the viewer keeps one per database in ``viewer.token`` beside it
     (readable by its owner only), so the cookie a browser got and the links it
@@ -115,7 +121,9 @@ def run_viewer(
     refuse_remote(host, allow_remote)
     token = token or _kept_token(db)
     serve(
-        lambda token, bound: create_viewer_app(db, token, bound_host=bound, realism=realism),
+        lambda token, bound: create_viewer_app(
+            db, token, bound_host=bound, realism=realism, watch=watch
+        ),
         host=host,
         port=port,
         token=token,

@@ -1,7 +1,7 @@
 """The viewer's routes, a router per concern, each built over the runs store it reads.
 
 * `page_routes`: the page (the HTML report's, fed by the API, with a link to the
-  realism reports when the viewer was given some) and its static files;
+  realism reports or the live watch when the viewer was given some) and its static files;
 * `run_routes`: the stored runs, one run's report, and one case's history;
 * `review_routes`: people's labels, the review queue and the judges' calibration;
 * `compare_routes`: two runs compared.
@@ -25,7 +25,7 @@ from ._viewer_replies import CompareReply, HistoryPoint, RunEntry
 
 __all__ = ["ReviewIn", "compare_routes", "page_routes", "review_routes", "run_routes"]
 
-_STATIC = ("report.js", "report.css", "realism.css")
+_STATIC = ("report.js", "report.css", "realism.css", "watch.js", "watch.css")
 _MOST_RUNS = 10_000
 """The most runs a list or a history reads."""
 _HEAD = (
@@ -47,13 +47,15 @@ class ReviewIn(BaseModel):
     note: str = Field(default="", max_length=5000)
 
 
-def page_routes(token: str, *, realism: int = 0) -> APIRouter:
+def page_routes(token: str, *, realism: int = 0, watch: bool = False) -> APIRouter:
     """The page (carrying `token` for its own requests) and its static files.
 
-    With `realism` reports given to the viewer, its navigation links their list.
+    With `realism` reports given to the viewer, its navigation links their list; with
+    a `watch`, its live page.
     """
     router = APIRouter()
     nav = f' <a id="show-realism" href="realism">realism reports ({realism})</a>' if realism else ""
+    nav += ' <a id="show-watch" href="watch">live watch</a>' if watch else ""
 
     @router.get("/", response_class=HTMLResponse)
     async def index() -> HTMLResponse:
