@@ -112,6 +112,7 @@ def test_only_the_newest_failing_and_passing_conversations_are_kept_whole() -> N
         metric = OneTurn() if index % 2 else CHEAP[0]  # OneTurn fails: no user turn at all
         result = asyncio.run(score_stored(stored, [metric]))
         journal.conversation(stored, result, _verdicts(result, stored, float(index), False))
+        journal.trim()  # as each commit does
     view_rows = db.execute("SELECT name FROM kept ORDER BY at").fetchall()
     assert [row[0] for row in view_rows] == ["desk/u/s3", "desk/u/s4", "desk/u/s5"]
     assert db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0] == 6  # the series keeps all

@@ -14,7 +14,7 @@ connection), and the page reads it there, read-only, while the watch writes on:
   the session **as the watch read it**: redacted, unless the watch was told to read
   sessions as stored (``--no-redact``). Older ones are dropped as new ones come.
 
-A conversation's rows are written without a commit: `WatchState.record` commits
+A conversation's rows are written without a commit: `WatchState.commit` commits
 them with its mark, so a watch stopped at any point has journalled a conversation
 exactly when it recorded it.
 """
@@ -111,12 +111,15 @@ class WatchJournal:
                 stored.session.model_dump_json(),
             ),
         )
-        keep = self._keep[bool(failing)]
-        self._db.execute(
-            "DELETE FROM kept WHERE failed = ? AND name NOT IN "
-            "(SELECT name FROM kept WHERE failed = ? ORDER BY at DESC, name DESC LIMIT ?)",
-            (bool(failing), bool(failing), keep),
-        )
+
+    def trim(self) -> None:
+        """Drops the kept conversations older than the newest `keep_failing` / `keep_passing`."""
+        for failed, keep in self._keep.items():
+            self._db.execute(
+                "DELETE FROM kept WHERE failed = ? AND name NOT IN "
+                "(SELECT name FROM kept WHERE failed = ? ORDER BY at DESC, name DESC LIMIT ?)",
+                (failed, failed, keep),
+            )
 
     def alert(self, alert: Alert) -> None:
         """Journals one alert, committed at once."""

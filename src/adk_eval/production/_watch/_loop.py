@@ -19,8 +19,10 @@ least `idle` seconds ago:
   the judge budget per hour (`_sample`); what was left out is counted.
 
 Each metric's verdict becomes a `WatchVerdict`, handed to every `on_verdict`
-consumer as soon as its conversation is recorded in the state file (no await in
-between: a watch cancelled there has done both or neither). A consumer may
+consumer once its conversation is committed to the state file: scored
+conversations are committed in groups (`GROUP` of them, or after `GROUP_WAIT`
+seconds, and at the end of each poll), then their verdicts handed on, with no
+await in between: a watch cancelled there has done both or neither. A consumer may
 return an `Alert` (or several): they are handed to `on_alert` and listed in the
 summary, and a bounded run (`until`, `duration`) that raised one ends with its
 `alerts` non-empty (``adk-eval watch`` exits 1).
@@ -62,6 +64,12 @@ LATE_COMMIT = 10.0
 least): each poll reads this far behind the settled mark, or one idle time if longer,
 so a late commit is still scored; what was scored as it is is skipped by its mark."""
 
+GROUP = 64
+"""Conversations committed together at most (one commit costs about as much as scoring one)."""
+
+GROUP_WAIT = 0.25
+"""Seconds a scored conversation waits at most for its group's commit (and its verdicts)."""
+
 _TRACE_KEY = re.compile(r"trace:[0-9a-f]{32}")
 
 _NO_LOCK = contextlib.nullcontext()
@@ -93,6 +101,8 @@ class _Watch:
     gateway: Gateway = field(default_factory=Gateway.alone)
     started: int = 0
     _one_judged: anyio.Lock = field(default_factory=anyio.Lock)
+    pending: list[tuple[list[WatchVerdict], bool]] = field(default_factory=list)
+    flushed: float = field(default_factory=time.monotonic)
 
     @property
     def done(self) -> bool:
@@ -142,6 +152,7 @@ class _Watch:
             await self.one(stored)
 
         await stream.each(work, at_once)
+        self.flush()
         self.summary.polls += 1
         self.summary.unreadable += stream.counts.unreadable.count
         if self.until is None or self.started < self.until:
@@ -174,23 +185,39 @@ class _Watch:
         """Scores `stored` unless it was scored as it is; records it, hands its verdicts on."""
         session = stored.session
         mark = (session.last_update_time, len(session.events))
-        if (self.until is not None and self.started >= self.until) or self.state.seen(
-            stored.name, mark
+        before = self.state.mark_of(stored.name)
+        if (self.until is not None and self.started >= self.until) or (
+            before is not None and before >= mark
         ):
             return
         self.started += 1
-        again = self.state.seen(stored.name, (float("-inf"), 0))
         result, judged = await self._score(stored)
-        at = self.clock()  # from here on, no await: recorded and handed on, or neither
+        at = self.clock()  # from here on, no await: recorded, or not at all
         verdicts = _verdicts(result, stored, at, judged)
         self.state.journal.conversation(stored, result, verdicts)
-        self.state.record(stored.name, mark, at)  # commits the journal's rows with the mark
-        self.summary.scored += 1
-        self.summary.rescored += again
-        for verdict in verdicts:
-            self.summary.verdicts += 1
-            self.summary.failed += verdict.passed is False
-            self._hand_on(verdict)
+        self.state.record(stored.name, mark, at)
+        self.pending.append((verdicts, before is not None))
+        if len(self.pending) >= GROUP or time.monotonic() - self.flushed >= GROUP_WAIT:
+            self.flush()
+
+    def flush(self) -> None:
+        """Commits what was scored since the last flush, then hands its verdicts on.
+
+        No await: a watch cancelled before it has handed on nothing of the group,
+        and its rows (never committed) are scored again by the next watch.
+        """
+        if not self.pending:
+            return
+        self.state.commit()
+        pending, self.pending = self.pending, []
+        self.flushed = time.monotonic()
+        for verdicts, again in pending:
+            self.summary.scored += 1
+            self.summary.rescored += again
+            for verdict in verdicts:
+                self.summary.verdicts += 1
+                self.summary.failed += verdict.passed is False
+                self._hand_on(verdict)
 
     async def _score(self, stored: StoredConversation) -> tuple[EvalResult, bool]:
         """Cheap metrics always; judges when sampled and affordable (counted otherwise).

@@ -15,10 +15,12 @@ it keeps, in a file of its own (never the store it watches):
 Beside them, in tables of its own, the journal the viewer's live page reads
 (`_journal`: verdicts over time, alerts, the newest conversations as the watch
 read them, so redacted unless told otherwise); never a source URL (a PostgreSQL
-URL holds a password). SQLite commits each conversation as it is scored (in
-WAL mode, synced at checkpoints: a killed process loses nothing committed, a
-power cut at most the last moments), so a watch stopped at any point has lost
-only the conversation it was scoring, which it scores again.
+URL holds a password). The watch commits what it scored in groups (`commit`: a
+few dozen conversations, or a quarter of a second) and hands their verdicts on
+only once committed; SQLite in WAL mode loses nothing committed when the process
+is killed (a power cut: at most the last moments). So a watch stopped at any
+point has handed on exactly what it committed: what it was scoring since is lost
+with the verdicts nobody saw, and scored again.
 """
 
 from __future__ import annotations
@@ -99,19 +101,28 @@ class WatchState:
         if before is None or moment > before:
             self._set("settled", repr(moment))
 
-    def seen(self, name: str, mark: Mark) -> bool:
-        """Whether `name` was scored at `mark` (or a later one) already."""
+    def mark_of(self, name: str) -> Mark | None:
+        """The mark `name` was last scored at (recorded, committed or not), or None."""
         row = self._db.execute(
             "SELECT updated, events FROM scored WHERE name = ?", (name,)
         ).fetchone()
-        return row is not None and (float(row[0]), int(row[1])) >= mark
+        return None if row is None else (float(row[0]), int(row[1]))
+
+    def seen(self, name: str, mark: Mark) -> bool:
+        """Whether `name` was scored at `mark` (or a later one) already."""
+        before = self.mark_of(name)
+        return before is not None and before >= mark
 
     def record(self, name: str, mark: Mark, at: float) -> None:
-        """`name` was scored at `mark`: committed at once."""
+        """`name` was scored at `mark`: kept with the journal's rows until `commit`."""
         self._db.execute(
             "INSERT OR REPLACE INTO scored (name, updated, events, at) VALUES (?, ?, ?, ?)",
             (name, mark[0], mark[1], at),
         )
+
+    def commit(self) -> None:
+        """Commits what was recorded since the last commit, at once (the journal trimmed)."""
+        self.journal.trim()
         self._db.commit()
 
     def count(self) -> int:
