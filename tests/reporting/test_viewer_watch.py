@@ -324,3 +324,21 @@ def test_the_watch_pages_pass_axe_with_no_serious_violation(db, watched, browser
         found["conversation"] = serious(page)
     context.close()
     assert found == {"live": [], "conversation": []}
+
+
+@pytest.mark.browser
+def test_the_open_page_redraws_as_the_watch_scores_more(db, tmp_path, browser):  # noqa: F811
+    watch_more(tmp_path, 0, 2)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    with serving(_app(db, tmp_path / "watch.db")) as url:
+        page.goto(f"{url}/?token={TOKEN}")
+        page.goto(f"{url}/watch?every=1")
+        expect(page.locator("#failing tbody a")).to_have_count(1)
+        watch_more(tmp_path, 2, 3)
+
+        expect(page.locator("#totals")).to_contain_text("5 conversation(s) scored")
+        expect(page.locator("#failing tbody a")).to_have_count(3)
+        expect(page.locator("circle.point title")).to_have_count(
+            len(httpx.get(f"{url}/api/watch", headers=HEADERS).json()["metrics"][0]["points"])
+        )
+    page.close()
