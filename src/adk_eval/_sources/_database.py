@@ -25,6 +25,10 @@ WAL mode gets no new files beside it: one that no process has open (no ``-wal``
 file) is opened ``immutable`` (otherwise SQLite creates ``-wal`` and ``-shm``
 files even to read), one in use is read through its own ``-wal`` and ``-shm``.
 
+A read closes what it opened even when it is cancelled (a stopped watch, Ctrl-C):
+its engine is disposed of to the end before the cancellation goes on, so no
+connection is left for the garbage collector to find later.
+
 Sessions stream in batches (`BATCH` sessions, their events in one query), the
 most recently updated first, so memory stays flat whatever the store's size. A
 session whose rows cannot be read is handed to the caller's ``unreadable``
@@ -33,8 +37,9 @@ callback (see `_rows`).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -102,7 +107,7 @@ class DatabaseSource(SourceBase):
         except Exception as error:
             raise EvalSetupError(self._problem(error)) from None
         finally:
-            await engine.dispose()
+            await _to_completion(engine.dispose())
 
     def _engine(self) -> Any:
         """An engine whose every connection is read-only at the driver."""
@@ -211,6 +216,28 @@ class DatabaseSource(SourceBase):
         if isinstance(error, OSError) or kind in ("ConnectionRefusedError", "gaierror"):
             return f"cannot reach {self.description}: {text}"
         return f"cannot read sessions from {self.description}: {kind}: {text}"
+
+
+async def _to_completion(closing: Coroutine[Any, Any, None]) -> None:
+    """Awaits `closing` to its end even when the caller is cancelled meanwhile.
+
+    A read cancelled (a stopped watch, a task group's cancel, Ctrl-C) while it
+    disposed of its engine would leave the pool's connections open, to be
+    collected later in whatever runs then; the cancellation goes on once they are
+    closed.
+    """
+    task = asyncio.ensure_future(closing)
+    cancelled: asyncio.CancelledError | None = None
+    while not task.done():
+        try:
+            await asyncio.wait((task,))
+        except asyncio.CancelledError as error:
+            cancelled = error
+    if cancelled is not None:
+        if not task.cancelled():
+            task.exception()  # retrieved (not logged as lost): the cancellation goes on
+        raise cancelled
+    await task  # what went wrong disposing, if anything
 
 
 def _sqlite_path(url: str, parsed: Any) -> Path:

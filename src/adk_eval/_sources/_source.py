@@ -19,7 +19,7 @@ from google.adk.sessions import Session
 from ._files import OnUnreadable, refuse
 from ._filter import SessionFilter
 
-__all__ = ["GivenSessions", "SessionSource", "SourceBase"]
+__all__ = ["GivenSessions", "SessionSource", "SourceBase", "close_read"]
 
 
 class SessionSource(Protocol):
@@ -93,8 +93,23 @@ class SourceBase:
         without it, the read stops there (`EvalSetupError`, one line naming it).
         """
         read = self.read(filters or SessionFilter(), unreadable or refuse(self.description))
-        async for session, _ in read:
-            yield session
+        try:
+            async for session, _ in read:
+                yield session
+        finally:
+            await close_read(read)
+
+
+async def close_read(read: AsyncIterator[object]) -> None:
+    """Closes a source's read now, not when it is collected (a store's connections with it).
+
+    A read left early (a break, a cancelled task) would otherwise hold its
+    connections open until the garbage collector finalizes it, on whatever loop
+    and in whatever test runs then.
+    """
+    aclose = getattr(read, "aclose", None)
+    if aclose is not None:
+        await aclose()
 
 
 class GivenSessions(SourceBase):

@@ -38,7 +38,8 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -51,7 +52,7 @@ from ._files import OnUnreadable, Unreadable, refuse
 from ._filter import SessionFilter
 from ._open import OPEN_FOR, still_open
 from ._redact._redactor import RedactionCounts, Redactor, redact_session
-from ._source import SessionSource
+from ._source import SessionSource, close_read
 
 __all__ = [
     "KEEP_NAMES",
@@ -195,12 +196,16 @@ class StoredConversations:
         self._stop = unreadable
         self.counts = ReadCounts()
 
-    async def __aiter__(self) -> AsyncIterator[StoredConversation]:
+    async def __aiter__(self) -> AsyncGenerator[StoredConversation, None]:
         now = time.time()
-        async for session, lacks in self.source.read(self.filters, self._unreadable):
-            stored = self._kept(session, lacks, now)
-            if stored is not None:
-                yield stored
+        reads = self.source.read(self.filters, self._unreadable)
+        try:
+            async for session, lacks in reads:
+                stored = self._kept(session, lacks, now)
+                if stored is not None:
+                    yield stored
+        finally:
+            await close_read(reads)
         self.counts.notes = tuple(self.source.notes)
 
     def _unreadable(self, found: Unreadable) -> None:
@@ -261,10 +266,10 @@ class StoredConversations:
             for _ in range(at_once):
                 group.start_soon(worker, receive.clone())
             receive.close()
-            async with send:
+            async with send, aclosing(self.__aiter__()) as stream:
                 try:
                     index = 0
-                    async for stored in self:
+                    async for stored in stream:
                         await send.send((index, stored))
                         index += 1
                 except AdkEvalError as error:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
+import time
 from pathlib import Path
 
 import anyio
@@ -122,6 +125,46 @@ def test_a_postgresql_store_watched_while_written_and_left_unchanged(
     )  # a fresh state: every conversation scored again, the store read only
     assert again.scored == 40
     assert postgres.dump_checksum("watched") == dump
+
+
+def _connections(postgres, database: str) -> int:
+    """Connections open to `database`, as the server counts them (pg_stat_activity)."""
+    query = f"SELECT count(*) FROM pg_stat_activity WHERE datname = '{database}'"
+    return int(postgres.psql("postgres", query).strip())
+
+
+@pytest.mark.slow
+def test_a_watch_cancelled_anywhere_in_a_poll_leaves_no_postgresql_connection_open(
+    postgres,
+) -> None:
+    postgres.create_database("cancelled")
+    url = postgres.url("cancelled")
+    asyncio.run(write(url, 12, two_turns_every=99, pause=0))
+    source = open_sessions(url.replace("postgresql+asyncpg", "postgresql"))
+    kw = {"idle": 0.0, "poll": 0.001, "max_concurrency": 2}
+
+    async def cancelled_after(delay: float, by_task: bool) -> int:
+        if by_task:  # as Ctrl-C cancels asyncio.run's task: once
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(watch_sessions(source, CHEAP, **kw), delay)
+        else:  # as a task group cancels: every await after it is cancelled too
+            with anyio.move_on_after(delay):
+                await watch_sessions(source, CHEAP, **kw)
+        return _connections(postgres, "cancelled")  # before anything is collected
+
+    async def main() -> list[tuple[float, int]]:
+        await watch_sessions(source, CHEAP, until=12, **kw)  # warm
+        started = time.perf_counter()
+        await watch_sessions(source, CHEAP, until=12, **kw)  # one poll, start to end
+        whole = time.perf_counter() - started
+        # connecting, reading the layout and the rows, disposing; then a second poll
+        delays = [whole * step / 8 for step in range(1, 17)]
+        return [(delay, await cancelled_after(delay, n % 2 == 1)) for n, delay in enumerate(delays)]
+
+    left = asyncio.run(main())
+    assert [opened for _, opened in left] == [0] * len(left), left
+    gc.collect()  # nothing left to collect either (it would fail whatever test ran next)
+    assert _connections(postgres, "cancelled") == 0
 
 
 def test_a_changed_conversation_is_scored_again_and_the_store_is_untouched(
