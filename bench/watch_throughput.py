@@ -13,7 +13,9 @@ is old, so all are finished (``idle=0``) and nothing is open.
   metrics, the same redaction and the same concurrency; so both read, redact and
   score every conversation once, and the watch also records each one in its
   state file and hands its verdicts on. The figures are the medians of
-  conversations per second and their ratio, watch over score (goal: >= 1).
+  conversations per second and their ratio, watch over score (goal: >= 1), and
+  the median ratio of CPU seconds, score's over watch's (the same rate in CPU,
+  less moved by other work on the machine; each round records the load).
 * Memory (``--memory-sizes``, 10,000 and 100,000 by default): the store grows to
   each size and, in a fresh process per size, a watch scores every conversation
   with its state file on disk; the figure is the process's peak RSS (sampled
@@ -31,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -53,22 +56,22 @@ WARM_UP = 200
 """Conversations each side scores before measuring (imports, SQL caches)."""
 
 
-async def score_once(url: str, limit: int | None = None) -> tuple[int, float]:
-    """`score_sessions` over the store: conversations scored and seconds."""
-    started = time.perf_counter()
+async def score_once(url: str, limit: int | None = None) -> tuple[int, float, float]:
+    """`score_sessions` over the store: conversations scored, seconds and CPU seconds."""
+    started, cpu = time.perf_counter(), time.process_time()
     suite = await score_sessions(
         open_sessions(url), stores.METRICS, filters=SessionFilter(limit=limit)
     )
-    return suite.summary["total"], time.perf_counter() - started
+    return suite.summary["total"], time.perf_counter() - started, time.process_time() - cpu
 
 
-async def watch_once(url: str, state: Path, until: int) -> tuple[int, float]:
-    """`watch_sessions` over the store until `until` conversations: scored and seconds."""
-    started = time.perf_counter()
+async def watch_once(url: str, state: Path, until: int) -> tuple[int, float, float]:
+    """`watch_sessions` over the store until `until` conversations: scored, seconds, CPU."""
+    started, cpu = time.perf_counter(), time.process_time()
     summary = await watch_sessions(
         open_sessions(url), stores.METRICS, idle=0, state=state, until=until, poll=0.01
     )
-    return summary.scored, time.perf_counter() - started
+    return summary.scored, time.perf_counter() - started, time.process_time() - cpu
 
 
 def throughput(url: str, total: int, repeats: int, scratch: Path) -> dict:
@@ -81,20 +84,25 @@ def throughput(url: str, total: int, repeats: int, scratch: Path) -> dict:
         state = scratch / f"state{index}.db"
         sides = [score_once(url), watch_once(url, state, total)]
         done = [asyncio.run(side) for side in (sides if index % 2 == 0 else sides[::-1])]
-        (scored, score_s), (watched, watch_s) = done if index % 2 == 0 else done[::-1]
+        (scored, score_s, score_cpu), (watched, watch_s, watch_cpu) = (
+            done if index % 2 == 0 else done[::-1]
+        )
         assert scored == watched == total, (scored, watched, total)
         rounds.append(
             {"score_per_s": total / score_s, "watch_per_s": total / watch_s,
-             "score_s": score_s, "watch_s": watch_s}
+             "score_s": score_s, "watch_s": watch_s, "score_cpu_s": score_cpu,
+             "watch_cpu_s": watch_cpu, "load": os.getloadavg()[0]}
         )  # fmt: skip
     score_rate = statistics.median(r["score_per_s"] for r in rounds)
     watch_rate = statistics.median(r["watch_per_s"] for r in rounds)
+    cpu_ratio = statistics.median(r["score_cpu_s"] / r["watch_cpu_s"] for r in rounds)
     return {
         "conversations": total,
         "rounds": rounds,
         "score_per_s": score_rate,
         "watch_per_s": watch_rate,
         "ratio_watch_over_score": watch_rate / score_rate,
+        "cpu_ratio_watch_over_score": cpu_ratio,
     }
 
 
@@ -154,7 +162,8 @@ def main() -> None:
         print(
             f"{total} conversations, {args.repeats} round(s): score {rate['score_per_s']:.0f}/s, "
             f"watch {rate['watch_per_s']:.0f}/s (median), watch/score "
-            f"{rate['ratio_watch_over_score']:.2f}",
+            f"{rate['ratio_watch_over_score']:.2f} (in CPU per conversation, score/watch: "
+            f"{rate['cpu_ratio_watch_over_score']:.2f})",
             flush=True,
         )
         rows = []

@@ -112,7 +112,7 @@ def test_only_the_newest_failing_and_passing_conversations_are_kept_whole() -> N
         metric = OneTurn() if index % 2 else CHEAP[0]  # OneTurn fails: no user turn at all
         result = asyncio.run(score_stored(stored, [metric]))
         journal.conversation(stored, result, _verdicts(result, stored, float(index), False))
-        journal.trim()  # as each commit does
+        journal.write(everything=True)  # as each commit does
     view_rows = db.execute("SELECT name FROM kept ORDER BY at").fetchall()
     assert [row[0] for row in view_rows] == ["desk/u/s3", "desk/u/s4", "desk/u/s5"]
     assert db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0] == 6  # the series keeps all
@@ -133,3 +133,32 @@ def test_a_file_that_is_not_a_watchs_state_is_refused_in_one_line(
     assert "\n" not in str(raised.value)
     assert kind == "missing" or path.stat().st_size > 0  # nothing made, nothing changed
     assert kind != "missing" or not path.exists()
+
+
+def test_kept_conversations_are_written_at_most_every_second_verdicts_each_time() -> None:
+    said = types.Content(role="model", parts=[types.Part(text="Done.")])
+    db, now = sqlite3.connect(":memory:"), [0.0]
+    journal = WatchJournal(db, clock=lambda: now[0])
+
+    def scored(index: int, metric) -> None:
+        events = [Event(author="desk", invocation_id="i", content=said, timestamp=float(index))]
+        stored = StoredConversation.build(Session(id=f"s{index}", app_name="d", user_id="u",
+                                                  events=events))  # fmt: skip
+        result = asyncio.run(score_stored(stored, [metric]))
+        journal.conversation(stored, result, _verdicts(result, stored, float(index), False))
+
+    def kept() -> list[str]:
+        return [row[0] for row in db.execute("SELECT name FROM kept ORDER BY at")]
+
+    scored(0, CHEAP[0])
+    journal.write()
+    assert kept() == ["d/u/s0"]  # the first write writes them
+    scored(1, CHEAP[0])
+    scored(2, OneTurn())  # fails
+    now[0] = 0.5
+    journal.write()
+    assert kept() == ["d/u/s0"]  # half a second later: they wait
+    assert db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0] == 3  # every verdict
+    now[0] = 1.0
+    journal.write()
+    assert kept() == ["d/u/s0", "d/u/s1", "d/u/s2"]

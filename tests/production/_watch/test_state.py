@@ -14,6 +14,10 @@ def test_marks_and_the_settled_point_survive_a_reopen(tmp_path: Path) -> None:
     path = tmp_path / "deep" / "watch.db"
     state = WatchState(path, seed=4)
     state.record("shop/ann/s1", (100.0, 4), at=101.0)
+    state.record("shop/bob/s9", (100.0, 4), at=101.0)
+    assert state.seen("shop/bob/s9", (100.0, 4))  # held: seen before its commit
+    state.commit()
+    state.record("shop/bob/s9", (110.0, 5), at=111.0)  # never committed: lost with the process
     state.settle(90.0)
     state.settle(80.0)  # never back
     state.close()
@@ -22,7 +26,9 @@ def test_marks_and_the_settled_point_survive_a_reopen(tmp_path: Path) -> None:
     assert not again.seen("shop/ann/s1", (100.0, 6))  # more events: changed
     assert not again.seen("shop/ann/s1", (120.0, 4))  # updated later: changed
     assert not again.seen("shop/bob/s2", (1.0, 1))
-    assert (again.settled, again.count()) == (90.0, 1)
+    assert again.seen("shop/bob/s9", (100.0, 4))
+    assert not again.seen("shop/bob/s9", (110.0, 5))  # what was not committed is scored again
+    assert (again.settled, again.count()) == (90.0, 2)
     again.close()
 
 

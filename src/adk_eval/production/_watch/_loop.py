@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -64,10 +65,10 @@ LATE_COMMIT = 10.0
 least): each poll reads this far behind the settled mark, or one idle time if longer,
 so a late commit is still scored; what was scored as it is is skipped by its mark."""
 
-GROUP = 64
+GROUP = 200
 """Conversations committed together at most (one commit costs about as much as scoring one)."""
 
-GROUP_WAIT = 0.25
+GROUP_WAIT = 1.0
 """Seconds a scored conversation waits at most for its group's commit (and its verdicts)."""
 
 _TRACE_KEY = re.compile(r"trace:[0-9a-f]{32}")
@@ -226,14 +227,14 @@ class _Watch:
         time: what a judge used is known only once it answered, so the budget is
         passed by one conversation's judges at most.
         """
-        judges = [m for m in self.metrics if is_judge(m)]
+        judges = self._judges
         if not judges or not sampled(stored.name, self.seed, self.sample):
             self.summary.skipped_sample += bool(judges)
-            return await score_stored(stored, self._cheap(), self.gateway), False
+            return await score_stored(stored, self._cheap, self.gateway), False
         async with self._one_judged if self.budget.after_the_fact else _NO_LOCK:
             if not self.budget.take(len(judges)):
                 self.summary.skipped_budget += 1
-                return await score_stored(stored, self._cheap(), self.gateway), False
+                return await score_stored(stored, self._cheap, self.gateway), False
             self.summary.judged += 1
             self.summary.judge_calls += len(judges)
             result = await score_stored(stored, self.metrics, self.gateway)
@@ -244,6 +245,11 @@ class _Watch:
             self.summary.judge_cost += cost
             return result, True
 
+    @functools.cached_property
+    def _judges(self) -> list[Metric]:
+        return [m for m in self.metrics if is_judge(m)]
+
+    @functools.cached_property
     def _cheap(self) -> list[Metric]:
         return [m for m in self.metrics if not is_judge(m)]
 
@@ -365,7 +371,9 @@ async def watch_sessions(
         finished,
     )  # fmt: skip
     try:
-        return await watch.run(max_concurrency, poll, duration, on_poll)
+        summary = await watch.run(max_concurrency, poll, duration, on_poll)
+        memory.commit(everything=True)  # (everything scored was committed at its poll's end)
+        return summary
     finally:
         memory.close()
 

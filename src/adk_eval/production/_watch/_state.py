@@ -16,7 +16,7 @@ Beside them, in tables of its own, the journal the viewer's live page reads
 (`_journal`: verdicts over time, alerts, the newest conversations as the watch
 read them, so redacted unless told otherwise); never a source URL (a PostgreSQL
 URL holds a password). The watch commits what it scored in groups (`commit`: a
-few dozen conversations, or a quarter of a second) and hands their verdicts on
+few hundred conversations, or a second) and hands their verdicts on
 only once committed; SQLite in WAL mode loses nothing committed when the process
 is killed (a power cut: at most the last moments). So a watch stopped at any
 point has handed on exactly what it committed: what it was scoring since is lost
@@ -57,6 +57,7 @@ class WatchState:
 
     def __init__(self, path: Path | None, seed: int) -> None:
         self.path = path
+        self._held: dict[str, tuple[float, int, float]] = {}
         try:
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -103,6 +104,9 @@ class WatchState:
 
     def mark_of(self, name: str) -> Mark | None:
         """The mark `name` was last scored at (recorded, committed or not), or None."""
+        held = self._held.get(name)
+        if held is not None:
+            return held[0], held[1]
         row = self._db.execute(
             "SELECT updated, events FROM scored WHERE name = ?", (name,)
         ).fetchone()
@@ -114,15 +118,23 @@ class WatchState:
         return before is not None and before >= mark
 
     def record(self, name: str, mark: Mark, at: float) -> None:
-        """`name` was scored at `mark`: kept with the journal's rows until `commit`."""
-        self._db.execute(
-            "INSERT OR REPLACE INTO scored (name, updated, events, at) VALUES (?, ?, ?, ?)",
-            (name, mark[0], mark[1], at),
-        )
+        """`name` was scored at `mark`: held, with the journal's rows, until `commit`."""
+        self._held[name] = (mark[0], mark[1], at)
 
-    def commit(self) -> None:
-        """Commits what was recorded since the last commit, at once (the journal trimmed)."""
-        self.journal.trim()
+    def commit(self, *, everything: bool = False) -> None:
+        """Commits what was recorded since the last commit, with the journal's rows.
+
+        Args:
+            everything: Also the journal's newest conversations, now (the watch
+                ends); otherwise at most every `KEPT_EVERY` seconds.
+        """
+        if self._held:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO scored (name, updated, events, at) VALUES (?, ?, ?, ?)",
+                [(name, *held) for name, held in self._held.items()],
+            )
+            self._held.clear()
+        self.journal.write(everything=everything)
         self._db.commit()
 
     def count(self) -> int:
