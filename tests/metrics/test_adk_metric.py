@@ -129,6 +129,7 @@ def test_adks_evaluators_score_simulated_runs_and_agree_with_the_native_trajecto
 
 async def test_without_googles_eval_extra_the_metric_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "google.adk.evaluation.metric_evaluator_registry", None)
+    monkeypatch.setitem(sys.modules, "google.adk.evaluation.final_response_match_v1", None)
     result = await run_eval(
         EvalCase(
             name="no-extra",
@@ -173,6 +174,7 @@ async def test_a_replay_without_googles_eval_extra_leaves_responses_not_applicab
     from adk_eval.metrics._adk import MISSING_EXTRA
 
     monkeypatch.setitem(sys.modules, "google.adk.evaluation.metric_evaluator_registry", None)
+    monkeypatch.setitem(sys.modules, "google.adk.evaluation.final_response_match_v1", None)
     agent = LlmAgent(name="a", model=ScriptedLlm(["hi", "hi"]))
     golden = to_golden(await run_eval(EvalCase(name="g", agent=agent, first_message="yo")))
     replay = await run_eval(eval_case_from_golden(golden, agent))
@@ -180,3 +182,143 @@ async def test_a_replay_without_googles_eval_extra_leaves_responses_not_applicab
     assert responses.verdict == "n/a"
     assert responses.evidence == [MISSING_EXTRA]
     assert replay.status == "passed"  # the metrics that apply decide
+
+
+AGREEMENT_SCRIPT = textwrap.dedent(
+    """
+    import asyncio, json, sys, warnings
+    from google.adk.agents import LlmAgent
+    from google.adk.models.registry import LLMRegistry
+    from adk_eval import EvalCase, run_eval
+    from adk_eval.goldens import to_golden
+    from adk_eval.metrics import adk_metric
+    from adk_eval.metrics._invocations import invocations
+    from adk_eval.testing import ScriptedLlm, tool_call
+
+    def add(a: int, b: int) -> dict:
+        \"\"\"Adds.\"\"\"
+        return {"result": a + b}
+
+    def judge(request):
+        text = "".join(p.text or "" for c in request.contents for p in (c.parts or []))
+        verdict = "invalid" if "rain" in text else "valid"
+        return json.dumps({"reasoning": "scripted", "is_the_agent_response_valid": verdict})
+
+    class ScriptedJudge(ScriptedLlm):
+        def __init__(self, model="scripted-judge", **kwargs):
+            super().__init__(responder=judge, model=model)
+
+        @classmethod
+        def supported_models(cls):
+            return [r"scripted-judge"]
+
+    LLMRegistry.register(ScriptedJudge)
+    JUDGE = {"judge_model_options": {"judge_model": "scripted-judge", "num_samples": 1}}
+    CRITERIA = {  # name -> (ADK metric, threshold, criterion)
+        "rouge": ("response_match_score", 0.5, None),
+        "rouge_config": ("response_match_score", 0.9, {}),
+        "exact": ("tool_trajectory_avg_score", 1.0, None),
+        "in_order": ("tool_trajectory_avg_score", 1.0, {"match_type": "IN_ORDER"}),
+        "any_order": ("tool_trajectory_avg_score", 0.5, {"match_type": "ANY_ORDER"}),
+        "judge": ("final_response_match_v2", 0.5, JUDGE),
+    }
+    GOLDEN = [tool_call("add", {"a": 2, "b": 3}), tool_call("add", {"a": 1, "b": 1}),
+              "Two plus three makes five, and one plus one makes two."]
+    RUNS = {
+        "same": GOLDEN,
+        "some_words": [tool_call("add", {"a": 1, "b": 1}), tool_call("add", {"a": 2, "b": 3}),
+                       "Two plus three is five; one and one make two, it seems."],
+        "rain": [tool_call("add", {"a": 2, "b": 3}), "Expect rain in the afternoon."],
+    }
+
+    def case(name, steps, metrics):
+        agent = LlmAgent(name="calc", model=ScriptedLlm(steps), tools=[add])
+        return EvalCase(name=name, agent=agent, first_message="2+3 and 1+1?",
+                        tool_mocks={"add": add}, metrics=metrics)
+
+    async def main():
+        golden = to_golden(await run_eval(case("golden", GOLDEN, [])))
+        expected = list(golden.conversation)
+        ours, actuals = {}, {}
+        for run, steps in RUNS.items():
+            metrics = [adk_metric(m, t, name=n, criterion=c, golden=golden)
+                       for n, (m, t, c) in CRITERIA.items()]
+            result = await run_eval(case(run, steps, metrics))
+            ours[run] = {n: [r.passed, r.score] for n, r in result.metrics.items()}
+            actuals[run] = invocations(result.events)
+        loaded = {m: m in sys.modules for m in (
+            "google.adk.evaluation.metric_evaluator_registry", "vertexai",
+            "google.adk.evaluation.response_evaluator", "rouge_score")}
+        # ADK's own path, as `adk eval` takes it: the registry's evaluator on the same invocations.
+        from google.adk.evaluation.eval_config import EvalConfig, get_eval_metrics_from_config
+        from google.adk.evaluation.metric_evaluator_registry import (
+            DEFAULT_METRIC_EVALUATOR_REGISTRY as REGISTRY,
+        )
+        adks = {}
+        for run in RUNS:
+            adks[run] = {}
+            for n, (m, t, c) in CRITERIA.items():
+                entry = t if c is None else {"threshold": t, **c}
+                config = EvalConfig(criteria={m: entry})
+                (metric,) = [x for x in get_eval_metrics_from_config(config) if x.metric_name == m]
+                evaluation = REGISTRY.get_evaluator(metric).evaluate_invocations(
+                    actuals[run], expected, None)
+                if asyncio.iscoroutine(evaluation):
+                    evaluation = await evaluation
+                adks[run][n] = [evaluation.overall_eval_status.name == "PASSED",
+                                evaluation.overall_score]
+        print(json.dumps({"ours": ours, "adk": adks, "loaded": loaded}))
+
+    warnings.simplefilter("ignore")
+    asyncio.run(main())
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def agreement(tmp_path_factory):
+    """Our scores of three runs, then ADK's registry path on the same invocations."""
+    python = adk_cli().parent / "python"
+    script = tmp_path_factory.mktemp("agreement") / "agree.py"
+    script.write_text(AGREEMENT_SCRIPT)
+    completed = subprocess.run(
+        [str(python), str(script)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.adk_cli
+def test_prebuilt_evaluators_built_directly_score_what_adks_registry_scores(agreement):
+    assert agreement["ours"] == agreement["adk"]
+    scores = {run: {n: s for n, (_, s) in m.items()} for run, m in agreement["ours"].items()}
+    assert scores["same"] == dict.fromkeys(scores["same"], 1.0)
+    assert 0.3 < scores["some_words"]["rouge"] < 0.9  # ROUGE-1 with part of the words
+    assert scores["some_words"]["exact"] == 0.0
+    assert scores["some_words"]["any_order"] == 1.0
+    assert scores["rain"]["judge"] == 0.0
+
+
+@pytest.mark.adk_cli
+def test_a_rouge_case_imports_neither_adks_registry_nor_vertex_ai(agreement):
+    assert agreement["loaded"] == {
+        "google.adk.evaluation.metric_evaluator_registry": False,
+        "vertexai": False,
+        "google.adk.evaluation.response_evaluator": False,
+        "rouge_score": True,  # ADK's ROUGE did run
+    }
+
+
+def test_an_evaluator_holding_only_its_configuration_is_built_once_per_configuration():
+    from adk_eval.metrics._adk import _evaluator
+
+    in_order = _evaluator("tool_trajectory_avg_score", 1.0, {"match_type": "IN_ORDER"})
+    assert type(in_order).__name__ == "TrajectoryEvaluator"
+    assert _evaluator("tool_trajectory_avg_score", 1.0, {"match_type": "IN_ORDER"}) is in_order
+    assert _evaluator("tool_trajectory_avg_score", 0.5, {"match_type": "IN_ORDER"}) is not in_order
+    assert _evaluator("tool_trajectory_avg_score", 1.0, None) is not in_order

@@ -9,7 +9,10 @@ verdict are ADK's. ADK's evaluators need ``google-adk[eval]`` (ROUGE, pandas,
 
 from __future__ import annotations
 
+import functools
+import importlib
 import json
+import sys
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -84,12 +87,58 @@ class AdkMetric:
         return _result(self.metric_name, self.threshold, outcome)
 
 
+_EVALUATION = "google.adk.evaluation"
+_REGISTRY = f"{_EVALUATION}.metric_evaluator_registry"
+
+# ADK's prebuilt metrics whose registry entry is one class built as `cls(eval_metric=...)`,
+# importable alone: the registry imports every evaluator (Vertex AI's SDK, pandas, scipy:
+# ~2.5 s of CPU) to hand out one of them. The registry's `response_match_score` entry,
+# `ResponseEvaluator`, only builds `RougeEvaluator` with the metric's threshold.
+_CLASSES = {
+    "response_match_score": ("final_response_match_v1", "RougeEvaluator"),
+    "tool_trajectory_avg_score": ("trajectory_evaluator", "TrajectoryEvaluator"),
+    "final_response_match_v2": ("final_response_match_v2", "FinalResponseMatchV2Evaluator"),
+    "hallucinations_v1": ("hallucinations_v1", "HallucinationsV1Evaluator"),
+    "rubric_based_final_response_quality_v1": (
+        "rubric_based_final_response_quality_v1",
+        "RubricBasedFinalResponseQualityV1Evaluator",
+    ),
+    "rubric_based_tool_use_quality_v1": (
+        "rubric_based_tool_use_quality_v1",
+        "RubricBasedToolUseV1Evaluator",
+    ),
+    "rubric_based_multi_turn_trajectory_quality_v1": (
+        "rubric_based_multi_turn_trajectory_evaluator",
+        "RubricBasedMultiTurnTrajectoryEvaluator",
+    ),
+    "per_turn_user_simulator_quality_v1": (
+        "simulation.per_turn_user_simulator_quality_v1",
+        "PerTurnUserSimulatorQualityV1",
+    ),
+}
+# Evaluators that hold only their configuration, so one instance serves every run;
+# the judges keep a model and per-call state, so each run builds its own, as ADK does.
+_SHARED = frozenset({"response_match_score", "tool_trajectory_avg_score"})
+
+
 def _evaluator(metric_name: str, threshold: float, criterion: Any) -> Any:
-    """ADK's evaluator, configured the way ``adk eval`` reads a test_config.json entry."""
+    """ADK's evaluator, configured the way ``adk eval`` reads a test_config.json entry.
+
+    A prebuilt metric of `_CLASSES` gets its class without ADK's registry, unless the
+    registry is imported already (it costs nothing more then, and an evaluator the
+    program registered over a prebuilt one is honoured).
+    """
+    if metric_name not in _CLASSES or sys.modules.get(_REGISTRY) is not None:
+        return _from_registry(_metric(metric_name, threshold, criterion))
+    key = _criterion_key(criterion)
+    if metric_name in _SHARED and key is not None:
+        return _shared(metric_name, float(threshold), key)
+    return _built(_metric(metric_name, threshold, criterion))
+
+
+def _metric(metric_name: str, threshold: float, criterion: Any) -> Any:
+    """ADK's `EvalMetric` for the entry, read by ADK's own config code."""
     from google.adk.evaluation.eval_config import EvalConfig, get_eval_metrics_from_config
-    from google.adk.evaluation.metric_evaluator_registry import (
-        DEFAULT_METRIC_EVALUATOR_REGISTRY,
-    )
 
     entry: Any = float(threshold)
     if isinstance(criterion, Mapping):
@@ -97,12 +146,50 @@ def _evaluator(metric_name: str, threshold: float, criterion: Any) -> Any:
     elif criterion is not None:
         entry = criterion
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # ADK marks the registry experimental
+        warnings.simplefilter("ignore", UserWarning)  # ADK marks its eval config experimental
         config = EvalConfig(criteria={metric_name: entry})
-        (metric,) = [
-            m for m in get_eval_metrics_from_config(config) if m.metric_name == metric_name
-        ]
+    (metric,) = [m for m in get_eval_metrics_from_config(config) if m.metric_name == metric_name]
+    return metric
+
+
+def _from_registry(metric: Any) -> Any:
+    from google.adk.evaluation.metric_evaluator_registry import (
+        DEFAULT_METRIC_EVALUATOR_REGISTRY,
+    )
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # ADK marks the registry experimental
         return DEFAULT_METRIC_EVALUATOR_REGISTRY.get_evaluator(metric)
+
+
+def _built(metric: Any) -> Any:
+    """The prebuilt metric's evaluator class, built as the registry builds it."""
+    module, name = _CLASSES[metric.metric_name]
+    cls = getattr(importlib.import_module(f"{_EVALUATION}.{module}"), name)
+    if metric.metric_name == "response_match_score":
+        from google.adk.evaluation.eval_metrics import EvalMetric, _get_metric_threshold
+
+        # What `ResponseEvaluator` hands its `RougeEvaluator`: the name and the threshold.
+        metric = EvalMetric(metric_name=metric.metric_name, threshold=_get_metric_threshold(metric))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # ADK marks some evaluators experimental
+        return cls(eval_metric=metric)
+
+
+@functools.lru_cache(maxsize=64)
+def _shared(metric_name: str, threshold: float, criterion_key: str) -> Any:
+    criterion = json.loads(criterion_key)
+    return _built(_metric(metric_name, threshold, criterion))
+
+
+def _criterion_key(criterion: Any) -> str | None:
+    """A hashable form of a criterion given as a mapping (or none); None for anything else."""
+    if criterion is not None and not isinstance(criterion, Mapping):
+        return None
+    try:
+        return json.dumps(dict(criterion) if criterion is not None else None, sort_keys=True)
+    except (TypeError, ValueError):
+        return None
 
 
 def _result(metric_name: str, threshold: float, outcome: Any) -> MetricResult:
