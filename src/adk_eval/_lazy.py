@@ -1,6 +1,8 @@
 """Importing cheaply: public packages whose names load on first use, and loading without GC.
 
 `lazy_names`: a public package's names are imported on first use (PEP 562).
+`is_loaded_instance`: an ``isinstance`` test that does not import the class's
+module (no instance of a class can exist before its module is imported).
 `imports_without_collections`: what loads ADK and the eval files (the CLI's
 ``run``, a worker process) does it with the garbage collector off, and freezes
 what it made.
@@ -25,7 +27,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-__all__ = ["imports_without_collections", "lazy_names"]
+__all__ = ["imports_without_collections", "is_loaded_instance", "lazy_names"]
 
 
 def lazy_names(
@@ -52,6 +54,17 @@ def lazy_names(
         return sorted([*exports, *extra])
 
     return list(exports), __getattr__, __dir__
+
+
+def is_loaded_instance(value: object, module: str, name: str) -> bool:
+    """Whether `value` is an instance of class `name` of `module`, without importing `module`.
+
+    A module not imported yet has made no instance: False, at the cost of a dict
+    lookup, where an ``isinstance`` test would import the module (and what it
+    imports) for a class the process never uses.
+    """
+    loaded = sys.modules.get(module)
+    return loaded is not None and isinstance(value, getattr(loaded, name))
 
 
 @contextlib.contextmanager

@@ -134,35 +134,50 @@ def write_reports(
     command: str,
     robustness: dict[str, Any] | None = None,
 ) -> None:
-    """Writes the reports `reports` asks for, and stores the run (with `robustness`, if any)."""
-    from .. import _strict_json as strict_json
-    from .._errors import AdkEvalError
-    from ..reporting._html import write_html_report
+    """Writes the reports `reports` asks for, and stores the run (with `robustness`, if any).
+
+    None asked (``--no-store``, no report option): no report is built, and no
+    writer imported.
+    """
+    paths = (reports.json_path, reports.junit_path, reports.html_path, reports.store)
+    if all(path is None for path in paths):
+        return
     from ..reporting._json_report import suite_report
-    from ..reporting._junit import write_junit_xml
-    from ..reporting._store import RunStore
 
     report = suite_report(suite, command=command)
     if robustness is not None:  # ``run --faults``: the pass with faults against this one
         report["robustness"] = robustness
     if reports.json_path is not None:
+        from .. import _strict_json as strict_json
+
         reports.json_path.parent.mkdir(parents=True, exist_ok=True)
         reports.json_path.write_text(strict_json.dumps(report, indent=2))
         out.print(f"JSON report: {reports.json_path}")
     if reports.junit_path is not None:
+        from ..reporting._junit import write_junit_xml
+
         write_junit_xml(suite, reports.junit_path)
         out.print(f"JUnit XML: {reports.junit_path}")
     if reports.html_path is not None:
+        from ..reporting._html import write_html_report
+
         write_html_report(report, reports.html_path)
         out.print(f"HTML report: {reports.html_path}")
     if reports.store is not None:
-        try:
-            run_id = RunStore(reports.store).append(
-                report, command=command, run_id=reports.live_run
-            )
-        except AdkEvalError as error:
-            fail(str(error))
-        out.print(f"stored as run {run_id} in {reports.store} (compare runs: adk-eval compare)")
+        _store(out, report, reports, command)
+
+
+def _store(out: Console, report: dict[str, Any], reports: Reports, command: str) -> None:
+    """Appends `report` to the runs database (a database that is not one: one error line)."""
+    from .._errors import AdkEvalError
+    from ..reporting._store import RunStore
+
+    assert reports.store is not None
+    try:
+        run_id = RunStore(reports.store).append(report, command=command, run_id=reports.live_run)
+    except AdkEvalError as error:
+        fail(str(error))
+    out.print(f"stored as run {run_id} in {reports.store} (compare runs: adk-eval compare)")
 
 
 def finish(

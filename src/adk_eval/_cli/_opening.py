@@ -68,10 +68,14 @@ def command_of(paths: tuple[str, ...], selection: Selection, options: RunOptions
 
 def where(options: RunOptions, executor: Executor) -> str:
     """How the runs are spread, for the first line of ``run``."""
+    from .._suites._local import InProcess
+
+    where = f"concurrency {options.concurrency}"
+    if isinstance(executor, InProcess):  # the others are imported only when chosen
+        return where
     from .._suites._ray._executor import Ray
     from .._suites._workers._executor import Workers
 
-    where = f"concurrency {options.concurrency}"
     if isinstance(executor, Ray):
         return f"{where} per Ray task, on {executor.address or 'a local Ray'}"
     if isinstance(executor, Workers):

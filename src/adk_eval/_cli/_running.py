@@ -6,6 +6,8 @@ Each imports the harness (and so ADK) inside the command, when it runs.
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 import shlex
 import signal
 import threading
@@ -13,13 +15,13 @@ import time
 from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 from rich.console import Console
 
 from .. import __version__
-from .._lazy import imports_without_collections
+from .._lazy import imports_without_collections, is_loaded_instance
 from ._common import (
     EXIT_INTERRUPTED,
     EXIT_TERMINATED,
@@ -52,6 +54,7 @@ if TYPE_CHECKING:
     from .._suites._inventory import RunsForReal
     from .._suites._results import EvalSuiteResult
     from .._suites._run import Executor
+    from .._suites._workers._executor import Workers
     from ..models._gateway._settings import ModelCalls
     from ._live import LiveRun
 
@@ -152,16 +155,13 @@ def _explained(
 
 def _share_calibration(reports: Reports) -> None:
     """Puts the judges' calibration from the runs database where every process reads it."""
-    import json
-    import os
-
+    if reports.db is None or not reports.db.exists():
+        return
     from .._errors import AdkEvalError
     from ..metrics._judge import CALIBRATION_ENV
     from ..reporting._reviews import judge_calibration, reviews
     from ..reporting._store import RunStore
 
-    if reports.db is None or not reports.db.exists():
-        return
     try:
         found = judge_calibration(reviews(RunStore(reports.db)))
     except AdkEvalError:  # not a runs database: --no-store runs never read it otherwise
@@ -186,9 +186,9 @@ def _forked_ahead(executor: Executor) -> Executor:
     The eval files are imported and no event loop or progress thread runs yet, so
     each worker starts with all of it, at no cost.
     """
-    from .._suites._workers._executor import Workers
-
-    return executor.prefork() if isinstance(executor, Workers) else executor
+    if is_loaded_instance(executor, "adk_eval._suites._workers._executor", "Workers"):
+        return cast("Workers", executor).prefork()  # its module is imported only when chosen
+    return executor
 
 
 @dataclasses.dataclass

@@ -1,10 +1,9 @@
 """Which cases a command runs, and where and how its runs go: the options of ``run``.
 
-`Selection` finds the cases (``PATHS``, ``-k``, ``--shard``, ``--durations``;
-``--agent-a2a`` puts a deployed agent in place of each case's own),
-`Placement` chooses the executor (``--workers``, ``--executor``, ``--address``,
-``--ray-working-dir``) and `RunOptions` holds the rest (``--repeat``,
-``--concurrency``, ``-x``, ``--timeout``, ``--seed``, ``--sandbox``,
+`Selection` finds the cases (``PATHS``, ``-k``, ``--shard``, ``--durations``; ``--agent-a2a``
+puts a deployed agent in place of each case's own), `Placement` chooses the executor
+(``--workers``, ``--executor``, ``--address``, ``--ray-working-dir``) and `RunOptions` holds the
+rest (``--repeat``, ``--concurrency``, ``-x``, ``--timeout``, ``--seed``, ``--sandbox``,
 ``--telemetry``, ``--faults``). Each is one value the command gets, built by an option group.
 """
 
@@ -332,12 +331,9 @@ class Placement:
     def choose(self, runs: int, default_model: str | None) -> Executor:
         """The executor these options ask for, for a suite of `runs` runs.
 
-        Mistakes (``--workers`` with Ray, ``--address`` without it, workers with
-        ``--agent-a2a``) are one error line.
+        Mistakes (``--workers`` with Ray, ``--address`` alone, ``--agent-a2a`` with workers) fail.
         """
         from .._suites._local import InProcess
-        from .._suites._ray._executor import Ray
-        from .._suites._workers._executor import Workers
 
         if self.executor == "ray" and self.workers != 1:
             fail("--workers is for --executor local; Ray decides its own workers")
@@ -347,15 +343,19 @@ class Placement:
         if self.address is not None and self.executor != "ray":
             fail("--address is for --executor ray")
         if self.executor == "ray":
+            from .._suites._ray._executor import Ray  # only when chosen: it ships modules
+
             if self.ray_working_dir == "none":  # already importable there
                 return Ray(address=self.address, ship_modules=False, default_model=default_model)
             folder = Path(self.ray_working_dir) if self.ray_working_dir else None
             return Ray(address=self.address, working_dir=folder, default_model=default_model)
-        if self.workers == "auto":
-            auto = Workers("auto", default_model=default_model)
-            return auto if auto.processes > 1 and runs > 1 else InProcess()
-        workers = min(self.workers, runs)
-        return Workers(workers, default_model=default_model) if workers > 1 else InProcess()
+        workers = self.workers if self.workers == "auto" else min(self.workers, runs)
+        if workers != "auto" and workers <= 1:
+            return InProcess()
+        from .._suites._workers._executor import Workers  # only when chosen: multiprocessing
+
+        chosen = Workers(workers, default_model=default_model)
+        return InProcess() if workers == "auto" and (chosen.processes < 2 or runs < 2) else chosen
 
 
 def _agent_a2a() -> str | None:
