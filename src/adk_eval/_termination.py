@@ -10,16 +10,18 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from google.adk.agents.callback_context import CallbackContext
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
-from mongoquery import Query, QueryError
 
 from ._errors import EvalSetupError
 from ._state import scoped_view
+
+if TYPE_CHECKING:
+    from mongoquery import Query
 
 __all__ = [
     "DEFAULT_MAX_DURATION",
@@ -91,6 +93,8 @@ def compile_state_query(spec: Mapping[str, Any]) -> Query:
             "state_matches must be a MongoDB-style query dict like "
             f"{{'session.escalation': {{'$exists': True}}}}, got {spec!r}"
         )
+    from mongoquery import Query, QueryError  # only for a case with a state query
+
     query = Query(dict(spec))
     try:
         query.match({"session": {}})

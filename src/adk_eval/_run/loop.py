@@ -37,14 +37,13 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import anyio
 from google.adk.agents import BaseAgent
 from google.adk.events import Event
 from google.adk.sessions import Session
 from google.genai import types
-from mongoquery import Query
 
 from .._bridge import Bridge, YieldInfo, as_message
 from .._case import EvalCase
@@ -70,6 +69,9 @@ from .parts import RunParts, scope_of
 from .scoring import score_run
 from .sessions import SessionRuns
 from .users import UserAgentAnswer
+
+if TYPE_CHECKING:
+    from mongoquery import Query
 
 __all__ = ["run_case", "run_eval"]
 

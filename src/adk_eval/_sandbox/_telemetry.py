@@ -20,7 +20,11 @@ sinks. The rule:
   other code of the process, made while a run is going, is not logged either.
 
 The routing patches the OpenTelemetry SDK's span and log record multi-processors
-(the classes every provider dispatches through), once, at the first run.
+(the classes every provider dispatches through), once, at the first run that
+starts with the SDK imported. A process that never imported the SDK has no
+provider to route, so the SDK is not imported for it: an SDK the agent's modules
+or an earlier run set up is routed from the next run's start, one first
+imported in the middle of a run only from the next run on.
 """
 
 from __future__ import annotations
@@ -49,11 +53,16 @@ _LITELLM_LISTS = (
 _routes: dict[tuple[int, int, int], tuple[Any, ...]] = {}
 """Spans a run started: (multi-processor, trace, span) -> the processors that get them."""
 _originals: dict[tuple[type, str], Callable[..., Any]] = {}
+_SDK_MODULES = ("opentelemetry.sdk.trace", "opentelemetry.sdk._logs")
+"""Where the SDK's providers are: with neither imported, no provider exists."""
 
 
 def install() -> None:
-    """Routes the runs' spans and log records (once per process; nothing without the SDK)."""
-    if _originals:
+    """Routes the runs' spans and log records (once per process; nothing without the SDK).
+
+    Called at every run's start; until the SDK is imported, by anyone, it does nothing.
+    """
+    if _originals or not any(name in sys.modules for name in _SDK_MODULES):
         return
     try:
         from opentelemetry.sdk._logs._internal import (

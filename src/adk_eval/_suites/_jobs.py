@@ -32,7 +32,6 @@ from .._seeds import derive_seed
 from ..models._gateway._gate import Gateway
 from ..models._gateway._settings import ModelCalls
 from ..models._pacing._pacer import Pacer
-from ..models._pacing._shared import handed_pacer
 from ..models._roles._roles import resolve_model
 from ._discovery import cases_in
 from ._faulted import with_default_faults
@@ -210,7 +209,11 @@ class CaseLoader:
     def __init__(self, setup: WorkerSetup, pacer: Pacer | None = None) -> None:
         self.setup = setup
         """What it applies to every case, and the suite's seed."""
-        self.gateway = Gateway(setup.model_calls, pacer if pacer is not None else handed_pacer())
+        if pacer is None:
+            from ..models._pacing._shared import handed_pacer  # its wire: only when handed one
+
+            pacer = handed_pacer()
+        self.gateway = Gateway(setup.model_calls, pacer)
         """Where its runs' model calls go (the suite's settings, this process's pacer)."""
         self._modules: dict[str, dict[str, EvalCase] | str] = {}
         if setup.default_model:

@@ -75,23 +75,38 @@ class ModelUsage:
 
 
 @cache
-def _price_table() -> dict[str, dict[str, Any]]:
-    """Litellm's offline price table, read from the installed package (empty if absent)."""
+def _price_text() -> str:
+    """Litellm's offline price table as text, read from the installed package ("" if absent)."""
     spec = find_spec("litellm")
     if spec is None or not spec.submodule_search_locations:
-        return {}
+        return ""
     path = Path(next(iter(spec.submodule_search_locations)))
     try:
-        table = json.loads((path / "model_prices_and_context_window_backup.json").read_text())
-    except (OSError, ValueError):
+        return (path / "model_prices_and_context_window_backup.json").read_text()
+    except OSError:
+        return ""
+
+
+@cache
+def _price_table() -> dict[str, dict[str, Any]]:
+    """Litellm's offline price table, parsed (empty if absent or not JSON)."""
+    try:
+        table = json.loads(_price_text() or "{}")
+    except ValueError:
         return {}
     return {name: entry for name, entry in table.items() if isinstance(entry, dict)}
 
 
 def _price(model: str) -> dict[str, Any] | None:
-    table = _price_table()
     bare = model.split("/", 1)[1] if "/" in model else model
-    for name in (model, bare, f"gemini/{bare}", model.lower(), bare.lower()):
+    names = (model, bare, f"gemini/{bare}", model.lower(), bare.lower())
+    text = _price_text()
+    # Parsing the table (3.5 MB) costs more than a whole scripted run; a name the
+    # text does not hold, quoted as JSON writes it, has no entry, so no parse.
+    if not any(json.dumps(name) in text for name in names):
+        return None
+    table = _price_table()
+    for name in names:
         entry = table.get(name)
         if entry and name != "sample_spec" and entry.get("input_cost_per_token") is not None:
             return entry
