@@ -25,7 +25,7 @@ import click
 from rich.console import Console
 
 from ..models import ROLE_ENV, ModelRole, missing_credentials
-from ..reporting._store import DEFAULT_DB_PATH
+from ..reporting._db_path import DEFAULT_DB_PATH
 
 __all__ = [
     "host_and_port",

@@ -15,19 +15,18 @@ broken, kept (the user closed as it says), or, when the run ended some other way
 the end it asks for checked on the final state ("never closed" when it wants a
 closing phrase); a run cut by a limit leaves the end unchecked (not applicable).
 
-In a case of several sessions (`EvalCase.sessions`) each session is a conversation
-of its own: a contract in a session's metrics binds a user agent of that session
-and is checked there, its verdict scored on that session's trace; a contract in
-the case's metrics is bound afresh in every session its user agent plays in (turn
-numbers, the goal, "solved" and the closing turn are each session's own) and is
-kept when it was kept in each of them.
+In a case of several sessions (`EvalCase.sessions`) each session is a conversation of its own: a
+contract in a session's metrics binds a user agent of that session and is checked there, its
+verdict scored on that session's trace; a contract in the case's metrics is bound afresh in
+every session its user agent plays in (turn numbers, the goal, "solved" and the closing turn are
+each session's own) and is kept when it was kept in each of them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from google.adk.agents import BaseAgent
 from google.adk.sessions import Session
@@ -36,19 +35,22 @@ from google.genai import types
 from .._bridge import YieldInfo
 from .._case import EvalCase
 from .._errors import EvalSetupError, EvalUserAgentError
+from .._lazy import is_loaded_instance
 from .._state import scoped_view
 from .._termination import Termination
 from .._trace import EvalTrace
 from .._turns import content_text
 from .._user_agents import ScriptedUserAgent, UserAgents
-from ..metrics._contract import Breach, Turn, UserContract, key_words
-from ..metrics._fidelity import UserFidelity
 from ..metrics._types import Metric, MetricResult
 from .users import UserAgentAnswer, UserAgentRunner
+
+if TYPE_CHECKING:
+    from ..metrics._contract import Breach, Turn, UserContract
 
 __all__ = ["ContractWatch"]
 
 MainSession = Callable[[], Awaitable[Session]]
+_CONTRACTS = "adk_eval.metrics._contract"  # imported only by a case with a contract
 
 
 @dataclass
@@ -68,6 +70,8 @@ class _Bound:
     broken: Breach | None = None
 
     def turn(self, answer: UserAgentAnswer, prompt: str, info: YieldInfo, seen: _Seen) -> Turn:
+        from ..metrics._contract import Turn
+
         said_nothing = info.type == "loop" and not (info.text or "").strip()
         return Turn(
             number=self.turns + 1,
@@ -177,7 +181,7 @@ class ContractWatch:
             EvalSetupError: A contract binds a user agent the case (or its
                 session) does not have.
         """
-        contracts = [m for m in case.metrics if isinstance(m, UserContract)]
+        contracts = _contracts(case.metrics)
         if not case.sessions:
             return cls([_bind(case, c, case.user_agents, case.first_message) for c in contracts])
         spanning = [(c, _spanning_agent(case, c)) for c in contracts]
@@ -192,7 +196,7 @@ class ContractWatch:
             ]
             for found in bound:
                 spans[id(found.contract)].append((index, found))
-            own = [m for m in one.metrics if isinstance(m, UserContract)]
+            own = _contracts(one.metrics)
             bound += [_bind(case, c, users, one.first_message, label) for c in own]
             sessions.append(cls(bound))
         return cls((), sessions, spans)
@@ -310,10 +314,18 @@ def _spanning_agent(case: EvalCase, contract: UserContract) -> str:
     return agent
 
 
+def _contracts(metrics: Sequence[Any]) -> list[UserContract]:
+    """The `UserContract`s among `metrics` (none before a contract's module is imported)."""
+    return [m for m in metrics if is_loaded_instance(m, _CONTRACTS, "UserContract")]
+
+
 def _facts(contract: UserContract, agent: str, metrics: Sequence[Any]) -> dict[str, frozenset[str]]:
     """The contract's held-back facts, else those of a `user_fidelity` of the same agent."""
     if contract.hold_back or "reveal_early" not in contract.never:
         return contract.facts()
+    from ..metrics._contract import key_words
+    from ..metrics._fidelity import UserFidelity
+
     for metric in metrics:
         if isinstance(metric, UserFidelity) and getattr(metric.agent, "name", agent) == agent:
             return {fact: key_words(fact) for fact in metric.hold_back}

@@ -46,7 +46,6 @@ from .._tools._bodies import TOOL_ERROR_CODE
 from .._tools._context import as_part, with_text
 from .._tools._deployed import UNOBSERVED_LINE, is_deployed
 from .._tools._mocks import ToolMock
-from .._tools._nodes import with_node_mocks
 from .._tools._plugin import InterceptionPlugin, outside_tool_calls
 from .._tools._policy import ToolPolicy
 from .._tools._record import RunRecord
@@ -385,6 +384,8 @@ def _app(
     app = agent_app(spec.agent, [])
     quiet_adk_logs(harness_app=None if isinstance(spec.agent, App) else app.name)
     if isinstance(app.root_agent, Workflow):  # its code nodes mocked, passed or refused
+        from .._tools._nodes import with_node_mocks  # its ADK node classes: only for a graph
+
         graph = with_node_mocks(app.root_agent, spec.node_mocks, record.refuse_node, case=app.name)
         app = app.model_copy(update={"root_agent": graph})
     elif spec.node_mocks:

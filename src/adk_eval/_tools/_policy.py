@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,11 +38,8 @@ from google.adk.agents import BaseAgent
 from google.adk.agents.readonly_context import ReadonlyContext
 from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.base_tool import BaseTool
-from google.adk.tools.exit_loop_tool import exit_loop
 from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.load_artifacts_tool import LoadArtifactsTool
-from google.adk.tools.load_memory_tool import LoadMemoryTool
-from google.adk.tools.load_memory_tool import load_memory as _load_memory
 from google.adk.tools.set_model_response_tool import SetModelResponseTool
 from google.adk.tools.transfer_to_agent_tool import TransferToAgentTool, transfer_to_agent
 from google.adk.workflow import Workflow
@@ -72,12 +70,25 @@ _CONTROL_CLASSES: tuple[type[BaseTool], ...] = tuple(
         AgentTool,
         SetModelResponseTool,
         LoadArtifactsTool,  # reads the case's own artifacts into the request
-        LoadMemoryTool,  # searches the case's own memory (`EvalCase.memory`)
         _finish_task_tool(),
     )
     if kind is not None
 )
 _RUNNING_METHODS = ("run_async", "_run_async_impl", "_call_live")
+_LOAD_MEMORY = "google.adk.tools.load_memory_tool"
+"""ADK's `LoadMemoryTool` and ``load_memory`` (searches the case's own memory), a
+control tool too; its module is not imported here (see `_adk_object`)."""
+_EXIT_LOOP = "google.adk.tools.exit_loop_tool"
+"""ADK's ``exit_loop`` function (`_adk_object`)."""
+
+
+def _adk_object(module: str, name: str) -> Any:
+    """ADK's `name` of `module`, None while `module` is not imported.
+
+    No tool can hold a class or function of a module nobody imported, so a run
+    that uses neither does not import it.
+    """
+    return getattr(sys.modules.get(module), name, None)
 
 
 def _runs_as(tool: BaseTool, base: type[BaseTool]) -> bool:
@@ -105,10 +116,16 @@ def is_control_tool(tool: BaseTool) -> bool:
     consult = consult_tool_class()  # its body is a model call (see `models._roles._consult`)
     if consult is not None and _runs_as(tool, consult):
         return True
-    if any(_runs_as(tool, kind) for kind in _CONTROL_CLASSES):
-        func = getattr(tool, "func", None)
-        return not isinstance(tool, FunctionTool) or func in (transfer_to_agent, _load_memory)
-    return _runs_as(tool, FunctionTool) and getattr(tool, "func", None) is exit_loop
+    memory_tool = _adk_object(_LOAD_MEMORY, "LoadMemoryTool")
+    kinds = (*_CONTROL_CLASSES, memory_tool) if memory_tool is not None else _CONTROL_CLASSES
+    func = getattr(tool, "func", None)
+    if any(_runs_as(tool, kind) for kind in kinds):
+        return not isinstance(tool, FunctionTool) or (
+            func is not None
+            and func in (transfer_to_agent, _adk_object(_LOAD_MEMORY, "load_memory"))
+        )
+    exit_loop = _adk_object(_EXIT_LOOP, "exit_loop")
+    return exit_loop is not None and _runs_as(tool, FunctionTool) and func is exit_loop
 
 
 _PLACEHOLDER_DESCRIPTION = "Tool not found"

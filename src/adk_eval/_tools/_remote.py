@@ -31,7 +31,7 @@ import difflib
 import sys
 from collections.abc import Container, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.adk.agents import BaseAgent, LlmAgent
 from google.adk.tools.agent_tool import AgentTool
@@ -39,7 +39,9 @@ from google.adk.workflow import Workflow
 
 from .._agent_tree import nodes_of, with_models
 from .._errors import EvalSetupError, EvalToolError
-from ._a2a import RemoteMock, remote_mock
+
+if TYPE_CHECKING:
+    from ._a2a._replies import RemoteMock
 
 __all__ = ["RemotePlace", "RemotePolicy", "is_remote_agent", "with_remote_mocks"]
 
@@ -170,9 +172,7 @@ class RemotePolicy:
 
         def mocked(place: RemotePlace) -> bool:
             name = place.agent.name
-            return remote_mock(name, remote_mocks.get(name)) is not None and is_stand_in(
-                place.agent
-            )
+            return _as_mock(name, remote_mocks.get(name)) is not None and is_stand_in(place.agent)
 
         refused = [
             place
@@ -186,6 +186,13 @@ class RemotePolicy:
             mocked=frozenset(place.agent.name for place in places if mocked(place)),
             refusal=_refusal(refused) if refused else None,
         )
+
+
+def _as_mock(name: str, value: Any) -> RemoteMock | None:
+    """`value` as the mock of remote agent `name` (`_a2a.remote_mock`), None if it is none."""
+    from ._a2a._replies import remote_mock  # only for a tree or a case with remote agents
+
+    return remote_mock(name, value)
 
 
 def _check(remote_mocks: Mapping[str, Any], places: list[RemotePlace]) -> None:
@@ -204,7 +211,7 @@ def _check(remote_mocks: Mapping[str, Any], places: list[RemotePlace]) -> None:
                 f"remote_mocks names `{name}`, but the agent tree has no RemoteA2aAgent by that "
                 f"name.{hint} Remote agents found: {found}."
             )
-        if not _same(value, agent) and remote_mock(name, value) is None:
+        if not _same(value, agent) and _as_mock(name, value) is None:
             raise EvalSetupError(
                 f"remote_mocks[{name!r}] must be a mock of it (RemoteMock, RemoteReply, a list "
                 "of replies or a function of the request's text) or the RemoteA2aAgent "
@@ -256,9 +263,7 @@ def with_remote_mocks(
     ``_a2a._harness.HarnessPlugins``) will hold. The user's tree is not changed.
     """
     mocks = {
-        name: mock
-        for name, value in remote_mocks.items()
-        if (mock := remote_mock(str(name), value))
+        name: mock for name, value in remote_mocks.items() if (mock := _as_mock(str(name), value))
     }
     if not mocks or not any(p.agent.name in mocks for p in remote_places(root)):
         return root

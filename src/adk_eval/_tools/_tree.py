@@ -25,11 +25,10 @@ from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.base_toolset import BaseToolset
-from google.adk.tools.google_search_tool import GoogleSearchTool
-from google.adk.tools.vertex_ai_search_tool import VertexAiSearchTool
 from google.adk.workflow import Workflow
 
 from .._agent_tree import nodes_of
+from .._lazy import is_loaded_instance
 from ._a2a._harness import local_agent_of
 from ._mtls import skip_mtls_probe
 
@@ -98,6 +97,13 @@ Agents are not hashable (pydantic models): kept by id, each entry dropped with i
 """
 
 
+def _is_search_tool(tool: object) -> bool:
+    """Whether `tool` is one of Google's built-in search tools (their modules not imported)."""
+    return is_loaded_instance(
+        tool, "google.adk.tools.google_search_tool", "GoogleSearchTool"
+    ) or is_loaded_instance(tool, "google.adk.tools.vertex_ai_search_tool", "VertexAiSearchTool")
+
+
 async def _canonical_tools(agent: LlmAgent, ctx: ReadonlyContext | None) -> list[BaseTool]:
     """ADK's canonical tools of `agent`, worked out once while its plain tools stay the same.
 
@@ -106,7 +112,7 @@ async def _canonical_tools(agent: LlmAgent, ctx: ReadonlyContext | None) -> list
     asked every time. Plain tools and functions convert the same way each
     time, so the conversion (a task per tool in ADK) is kept by agent.
     """
-    if any(isinstance(t, BaseToolset | GoogleSearchTool | VertexAiSearchTool) for t in agent.tools):
+    if any(isinstance(t, BaseToolset) or _is_search_tool(t) for t in agent.tools):
         return await agent.canonical_tools(ctx)
     ids = tuple(map(id, agent.tools))
     known = _PLAIN_TOOLS.get(id(agent))

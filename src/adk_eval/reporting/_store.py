@@ -20,10 +20,10 @@ from typing import Any
 from .. import _strict_json as strict_json
 from .._errors import RunStoreError
 from .._file_kinds import RUNS_DATABASE
+from ._db_path import DEFAULT_DB_PATH
 
 __all__ = ["DEFAULT_DB_PATH", "CasePoint", "RunInfo", "RunStore", "RunStoreError"]
 
-DEFAULT_DB_PATH = Path(".adk_eval") / "runs.db"
 SCHEMA_VERSION = 1
 
 _SCHEMA = """

@@ -7,11 +7,22 @@
 * `_local`: ``RemoteMock.local``, the remote agent's own ADK code served the
   way ``to_a2a()`` serves it, on a runner with the run's plugins (`_harness`).
 
-The a2a SDK is imported only when a mock is served or stood in.
+The a2a SDK is imported only when a mock is served or stood in, and the replies
+when a case names a remote mock: a run of a case without one imports `_harness`
+alone.
 """
 
 from __future__ import annotations
 
-from ._replies import RemoteMock, RemoteReply, remote_mock
+from typing import TYPE_CHECKING
 
-__all__ = ["RemoteMock", "RemoteReply", "remote_mock"]
+from ..._lazy import lazy_names
+
+if TYPE_CHECKING:
+    from ._replies import RemoteMock as RemoteMock
+    from ._replies import RemoteReply as RemoteReply
+    from ._replies import remote_mock as remote_mock
+
+__all__, __getattr__, __dir__ = lazy_names(
+    __name__, {"RemoteMock": "._replies", "RemoteReply": "._replies", "remote_mock": "._replies"}
+)

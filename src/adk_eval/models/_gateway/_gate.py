@@ -35,7 +35,6 @@ from dataclasses import dataclass
 
 from .._pacing._pacer import LocalPacer, Pacer
 from ._answers import ResponseStore
-from ._cassette import open_cassette
 from ._settings import ModelCalls, project_settings, role_kind
 from ._stats import ProviderStats
 from ._usage import UsageMeter, current_role
@@ -75,14 +74,18 @@ class Gateway:
             EvalSetupError: The cassette's file cannot be read as one (replaying).
         """
         settings = self.settings
-        recorded = settings.record is not None or settings.replay is not None
+        cassette: ResponseStore | None = None
+        if settings.record is not None or settings.replay is not None:
+            from ._cassette import open_cassette  # with its request matching: only when asked
+
+            cassette = open_cassette(settings, case, attempt)
         return RunGate(
             settings,
             self.pacer,
             case=case,
             attempt=attempt,
             cache=cache,
-            cassette=open_cassette(settings, case, attempt) if recorded else None,
+            cassette=cassette,
         )
 
 
