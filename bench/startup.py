@@ -20,13 +20,27 @@ repeats and its ratio to the floor's median:
 
     python bench/startup.py                 # 9 repeats
     python bench/startup.py --repeats 3 --json out.json
+    python bench/startup.py --instructions  # counted by callgrind (~4 min a repeat)
 
-Writes ``bench/results/startup.json`` (or ``--json``).
+With ``--instructions`` the floor, the bare ADK script and ``adk-eval run`` of
+the trivial case each run whole under valgrind's callgrind (``PYTHONHASHSEED=0``,
+so a count repeats exactly on any load), interleaved in every repeat, with the
+load average before each repeat; the modules each has imported at its exit
+(all, and ``adk_eval``'s) are read once, outside valgrind. The ``.pyc`` files are
+compiled first, or the counts would include compiling.
+
+Writes ``bench/results/startup.json`` (or ``--json``; ``startup_instructions.json``
+with ``--instructions``).
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
+import json
+import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -139,10 +153,103 @@ def first_answer(command: list[str], folder: Path) -> float:
     return took
 
 
+RUN = "adk-eval run (one trivial case)"
+
+MODULES_AT_EXIT = """
+import atexit, json, runpy, sys
+out, rest = sys.argv[1], sys.argv[2:]
+def dump():
+    with open(out, "w") as file:
+        json.dump(sorted(sys.modules), file)
+atexit.register(dump)
+sys.argv = rest if rest[0] != "-m" else ["adk-eval", *rest[2:]]
+if rest[0] == "-m":
+    runpy.run_module(rest[1], run_name="__main__", alter_sys=True)
+elif rest[0] == "-c":
+    exec(rest[1])
+else:
+    runpy.run_path(rest[0], run_name="__main__")
+"""
+
+
+def instruction_commands(folder: Path) -> dict[str, list[str]]:
+    """The three processes `--instructions` counts: the floor, the bare script, the run."""
+    return {
+        "floor": FLOOR,
+        BARE: [sys.executable, "bare_adk.py"],
+        RUN: [sys.executable, "-m", "adk_eval", "run", "hello_eval.py", "--no-store"],
+    }
+
+
+def instructions(command: list[str], folder: Path) -> int:
+    """Instructions the whole process executes, counted by callgrind."""
+    out = folder / "callgrind.out"
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    subprocess.run(
+        ["valgrind", "--quiet", "--tool=callgrind", f"--callgrind-out-file={out}", *command],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        check=True,
+    )
+    found = re.search(r"^summary: (\d+)", out.read_text(), re.MULTILINE)
+    out.unlink()
+    if found is None:
+        raise SystemExit(f"no instruction count for {command}")
+    return int(found.group(1))
+
+
+def modules_at_exit(command: list[str], folder: Path) -> dict[str, int]:
+    """How many modules `command` has imported at its exit: all, and ``adk_eval``'s."""
+    out = folder / "modules.json"
+    probe = [sys.executable, "-c", MODULES_AT_EXIT, str(out), *command[1:]]
+    subprocess.run(probe, cwd=folder, capture_output=True, check=True)
+    names = json.loads(out.read_text())
+    return {"all": len(names), "adk_eval": sum(n.split(".")[0] == "adk_eval" for n in names)}
+
+
+def count_instructions(folder: Path, repeats: int, json_path: str) -> None:
+    """The `--instructions` mode: callgrind counts, interleaved, and modules at exit."""
+    if shutil.which("valgrind") is None:
+        sys.exit("--instructions needs valgrind (Debian: apt-get install valgrind)")
+    for path in sys.path:
+        if path and Path(path, "adk_eval").is_dir():
+            compileall.compile_dir(Path(path, "adk_eval"), quiet=1)
+    counts: dict[str, list[int]] = {}
+    loads = []
+    for _ in range(repeats):
+        loads.append(os.getloadavg()[0])
+        for name, command in instruction_commands(folder).items():
+            counts.setdefault(name, []).append(instructions(command, folder))
+    modules = {n: modules_at_exit(c, folder) for n, c in instruction_commands(folder).items()}
+    medians = {name: statistics.median(values) for name, values in counts.items()}
+    for name, values in counts.items():
+        print(
+            f"{name:48} {medians[name] / 1e9:6.3f} G instr "
+            f"(repeats {', '.join(f'{v / 1e9:.3f}' for v in values)}), "
+            f"modules {modules[name]['all']}, adk_eval's {modules[name]['adk_eval']}"
+        )
+    print(f"adk-eval run / the bare ADK script: {medians[RUN] / medians[BARE]:.3f}x instructions")
+    print(f"load average before each repeat: {', '.join(f'{load:.2f}' for load in loads)}")
+    write_result(
+        json_path,
+        {
+            "machine": machine(),
+            "repeats": repeats,
+            "load_average": loads,
+            "instructions": counts,
+            "modules_at_exit": modules,
+            "run_to_bare_adk_run": medians[RUN] / medians[BARE],
+            "run_to_floor": medians[RUN] / medians["floor"],
+        },
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=9)
-    parser.add_argument("--json", default="bench/results/startup.json")
+    parser.add_argument("--repeats", type=int, default=None, help="9 (3 with --instructions)")
+    parser.add_argument("--json", default=None)
+    parser.add_argument("--instructions", action="store_true", help="count with callgrind")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
@@ -158,6 +265,12 @@ def main() -> None:
         )
         if done.returncode != 0:
             raise SystemExit(f"the trivial case did not pass:\n{done.stdout}{done.stderr}")
+        if args.instructions:
+            json_path = args.json or "bench/results/startup_instructions.json"
+            count_instructions(folder, args.repeats or 3, json_path)
+            return
+        args.repeats = args.repeats or 9
+        args.json = args.json or "bench/results/startup.json"
         wall(FLOOR, folder)  # the first import fills the bytecode caches
         times: dict[str, list[float]] = {"floor": []}
         for _ in range(args.repeats):
@@ -174,7 +287,7 @@ def main() -> None:
         median = statistics.median(samples)
         rows.append({"command": name, "wall_s": median, "ratio_to_floor": median / floor})
         print(f"{name:48} {median:6.3f} s  {median / floor:5.2f}x the floor")
-    run = statistics.median(times["adk-eval run (one trivial case)"])
+    run = statistics.median(times[RUN])
     print(f"adk-eval run / the bare ADK script: {run / bare:.2f}x (the same agent, run once)")
     write_result(
         args.json,
