@@ -75,3 +75,33 @@ def test_run_of_a_scripted_case_imports_no_litellm_or_server(tmp_path):
         "google.adk",
         "google.genai",
     ]
+
+
+def test_help_lists_every_command_with_its_own_short_help():
+    from click.testing import CliRunner
+
+    from adk_eval._cli._main import COMMANDS, main
+
+    shown = CliRunner().invoke(main, ["--help"], terminal_width=200)
+    assert shown.exit_code == 0
+    listed = shown.output.split("Commands:\n", 1)[1].splitlines()
+    assert [line.split()[0] for line in listed if line.strip()] == sorted(COMMANDS)
+    ctx = main.make_context("adk-eval", ["--help"], resilient_parsing=True)
+    for name in COMMANDS:
+        command = main.get_command(ctx, name)
+        assert command is not None
+        assert command.name == name  # the table names each command as click does
+        help_line = next(line for line in listed if line.split()[0] == name)
+        assert command.get_short_help_str(limit=150) in help_line
+
+
+def test_a_command_runs_from_the_table_and_an_unknown_one_is_click_s_usage_error(tmp_path):
+    from click.testing import CliRunner
+
+    from adk_eval._cli._main import main
+
+    runs = CliRunner().invoke(main, ["runs", "--db", str(tmp_path / "none.db")])
+    assert "no runs stored yet" in runs.output  # `runs` itself ran, imported on demand
+    unknown = CliRunner().invoke(main, ["rnu"])
+    assert unknown.exit_code == 2
+    assert "No such command 'rnu'" in unknown.output

@@ -72,3 +72,18 @@ def test_agent_a2a_with_worker_processes_is_one_line_before_anything_runs(write_
         "adk-eval: error: --agent-a2a runs the cases in this process: leave out --workers and "
         "--executor"
     )
+
+
+def test_placement_chooses_this_process_unless_several_worker_processes_have_runs_to_share():
+    from adk_eval._cli._selection import Placement
+    from adk_eval._suites._local import InProcess
+    from adk_eval._suites._workers._executor import Workers
+
+    assert isinstance(Placement().choose(runs=5, default_model=None), InProcess)
+    assert isinstance(Placement(workers=4).choose(runs=1, default_model=None), InProcess)
+    two = Placement(workers=2).choose(runs=3, default_model=None)
+    assert isinstance(two, Workers)
+    assert (two.count, two.processes) == (2, 2)
+    assert isinstance(Placement(workers=8).choose(runs=3, default_model=None), Workers)
+    assert Placement(workers=8).choose(runs=3, default_model=None).processes == 3
+    assert isinstance(Placement(workers="auto").choose(runs=1, default_model=None), InProcess)

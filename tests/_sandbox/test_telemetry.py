@@ -71,6 +71,52 @@ def test_keep_sends_them_the_run_tagged_with_run_and_case():
     assert seen["adk_run_config"] == "None"  # a provider is set: ADK's telemetry as configured
 
 
+LATE_SDK = """
+import asyncio, json, sys
+from google.adk.agents import LlmAgent
+from adk_eval import EvalCase, run_eval
+from adk_eval.testing import ScriptedLlm
+
+def case():
+    agent = LlmAgent(name="a", model=ScriptedLlm(["Hi."]))
+    return EvalCase(name="c", agent=agent, first_message="x")
+
+first = asyncio.run(run_eval(case()))
+sdk_after_first = sorted(m for m in sys.modules if m.startswith("opentelemetry.sdk"))
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+
+class Kept(SpanExporter):
+    names = []
+    def export(self, spans):
+        self.names.extend(span.name for span in spans)
+        return SpanExportResult.SUCCESS
+
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(Kept()))
+trace.set_tracer_provider(provider)
+second = asyncio.run(run_eval(case()))
+with trace.get_tracer("user").start_as_current_span("outside-any-run"):
+    pass
+print(json.dumps({"status": [first.status, second.status], "sdk": sdk_after_first,
+                  "exported": Kept.names}))
+"""
+
+
+@pytest.mark.slow
+def test_no_sdk_is_imported_for_a_run_and_one_set_up_after_it_is_routed_from_the_next_run():
+    done = subprocess.run(
+        [sys.executable, "-c", LATE_SDK], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+
+    assert seen["status"] == ["passed", "passed"]
+    assert seen["sdk"] == []  # a process with no SDK provider: nothing to route, nothing imported
+    assert seen["exported"] == ["outside-any-run"]  # the second run's spans: not the user's
+
+
 def test_with_no_provider_adk_serializes_no_message_content_for_nobody():
     from google.adk.telemetry.context import ContentCapturingMode
 

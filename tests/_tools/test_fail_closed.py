@@ -84,6 +84,21 @@ def test_control_tools_are_known_by_identity_and_behaviour_not_by_name():
     assert not is_control_tool(FunctionTool(exit_loop))
 
 
+def test_adk_s_exit_loop_and_load_memory_are_control_tools_and_a_subclass_that_runs_code_is_not():
+    from google.adk.tools.exit_loop_tool import exit_loop
+    from google.adk.tools.load_memory_tool import LoadMemoryTool, load_memory, load_memory_tool
+
+    class OwnMemory(LoadMemoryTool):
+        async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
+            return {"memories": ["made up"]}
+
+    assert is_control_tool(FunctionTool(exit_loop))
+    assert is_control_tool(load_memory_tool)
+    assert is_control_tool(LoadMemoryTool())
+    assert not is_control_tool(FunctionTool(load_memory))  # a plain FunctionTool: not ADK's tool
+    assert not is_control_tool(OwnMemory())
+
+
 async def test_a_look_alike_control_tool_is_intercepted_like_any_tool():
     RAN.clear()
     inner = LlmAgent(name="inner", model=ScriptedLlm(["inner ok"]))

@@ -159,3 +159,15 @@ def test_prices_come_from_the_table_and_unknown_models_have_none():
     )
     assert cost_of("no-such-model", 1000, 100) is None
     assert total_cost([]) == 0.0
+
+
+def test_a_model_the_table_does_not_name_is_priced_without_parsing_the_table():
+    from adk_eval.models._gateway import _usage
+
+    _usage._price_table.cache_clear()
+    assert cost_of("gemini-scripted", 1000, 100) is None
+    assert _usage._price_table.cache_info().currsize == 0  # 3.5 MB of JSON left unparsed
+    assert cost_of("gpt-4o-mini", 1000, 100) == pytest.approx(
+        expected_cost("gpt-4o-mini", 1000, 100, 0)
+    )
+    assert _usage._price_table.cache_info().currsize == 1
