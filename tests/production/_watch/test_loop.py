@@ -109,24 +109,6 @@ def test_a_thousand_conversations_on_sqlite_restarted_halfway(tmp_path: Path) ->
     assert sorted(first + second) == sorted(names)
 
 
-@pytest.mark.slow
-def test_a_postgresql_store_watched_while_written_and_left_unchanged(
-    postgres, tmp_path: Path
-) -> None:
-    postgres.create_database("watched")
-    url = postgres.url("watched")
-    source = url.replace("postgresql+asyncpg", "postgresql")
-    names, first, second = asyncio.run(_written_while_watched(url, source, 40, tmp_path / "w.db"))
-    assert not set(first) & set(second)
-    assert sorted(first + second) == sorted(names)
-    dump = postgres.dump_checksum("watched")
-    again = asyncio.run(
-        watch_sessions(open_sessions(source), CHEAP, idle=0.0, poll=0.01, until=40)
-    )  # a fresh state: every conversation scored again, the store read only
-    assert again.scored == 40
-    assert postgres.dump_checksum("watched") == dump
-
-
 def _connections(postgres, database: str) -> int:
     """Connections open to `database`, as the server counts them (pg_stat_activity)."""
     query = f"SELECT count(*) FROM pg_stat_activity WHERE datname = '{database}'"

@@ -38,15 +38,21 @@ class Judge:
 
 
 async def write(
-    url: str, count: int, *, pause: float = 0.05, two_turns_every: int = 3
+    url: str, count: int, *, pause: float = 0.05, two_turns_every: int = 3, at_once: int = 1
 ) -> list[str]:
-    """Runs `count` conversations on the store `url`; returns their names (app/user/id)."""
+    """Runs `count` conversations on the store `url`; returns their names (app/user/id).
+
+    `at_once` conversations run at a time, as an app serves several users (the
+    store's tables must exist first: ADK creates them on first use, racing itself).
+    """
     service = DatabaseSessionService(db_url=url)
     agent = LlmAgent(name="shop", model=ScriptedLlm(responder=lambda request: "Noted."))
     runner = Runner(agent=agent, app_name="shop", session_service=service)
-    names = []
-    try:
-        for index in range(count):
+    names: list[str] = []
+    indexes = iter(range(count))
+
+    async def converse() -> None:
+        for index in indexes:
             user = f"u{index % 4}"
             session = await service.create_session(app_name="shop", user_id=user)
             turns = 2 if index % two_turns_every == 0 else 1
@@ -60,6 +66,9 @@ async def write(
                     pass
             names.append(f"shop/{user}/{session.id}")
             await asyncio.sleep(0)
+
+    try:
+        await asyncio.gather(*(converse() for _ in range(at_once)))
     finally:
         await close(service)
     return names
