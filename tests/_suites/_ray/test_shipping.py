@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import sysconfig
 import zipfile
 from pathlib import Path
 
@@ -309,3 +310,46 @@ def test_python_and_installed_packages_are_never_shipped_even_from_a_wide_root(m
     for installed in (json, google.adk, pytest, adk_eval):
         folder = Path(installed.__file__).resolve().parent
         assert not any(folder.is_relative_to(top) for top in tops), folder
+
+
+def test_a_second_plan_looks_again_at_the_projects_modules_only(project, monkeypatch):
+    root, _ = project
+    plan_shipping(["evals.greet_eval"])  # looks at every loaded module once
+    installed = [Path(sysconfig.get_paths()[name]).resolve() for name in ("stdlib", "purelib")]
+    resolved: list[Path] = []
+    resolve = Path.resolve
+
+    def counted(self: Path, strict: bool = False) -> Path:
+        resolved.append(self)
+        return resolve(self, strict)
+
+    monkeypatch.setattr(Path, "resolve", counted)
+    plan = plan_shipping(["evals.greet_eval"])
+    monkeypatch.setattr(Path, "resolve", resolve)
+    assert [package.path for package in plan.packages] == [
+        root / "evals",
+        root / "helpers.py",
+        root / "shop",
+    ]
+    assert any(path.is_relative_to(root) for path in resolved)  # the project's, looked at again
+    again = [path for path in resolved if any(path.is_relative_to(p) for p in installed)]
+    assert again == []  # no installed module's folder resolved a second time
+    assert not any(path.is_relative_to(root / ".venv") for path in resolved)
+
+
+def test_a_module_added_to_the_project_after_a_plan_is_shipped_too(project):
+    root, _ = project
+    before = plan_shipping(["evals.greet_eval"])
+    assert root / "added.py" not in [package.path for package in before.packages]
+    (root / "added.py").write_text("ADDED = 1\n")
+    assert import_file(root / "added.py").__name__ == "added"
+    (root / "shop" / "extra.py").write_text("EXTRA = 1\n")
+    import_file(root / "shop" / "extra.py")
+    after = plan_shipping(["evals.greet_eval"])
+    assert [package.path for package in after.packages] == [
+        root / "added.py",
+        root / "evals",
+        root / "helpers.py",
+        root / "shop",
+    ]
+    assert "shop/extra.py" in shipped(after)["shop/"]

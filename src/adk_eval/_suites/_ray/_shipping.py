@@ -88,6 +88,15 @@ _INSTALLED = {
 } | {Path(__file__).resolve().parents[2]}  # adk_eval/ (this is adk_eval/_suites/_ray/...)
 """Python's standard library, its installed packages and adk-eval: never the project's code."""
 
+_INSTALLED_MODULES: set[tuple[str, tuple[str, ...]]] = set()
+"""Modules (name, places) whose files and tops are installed code: never shipped, skipped after.
+
+Most of ``sys.modules`` is installed packages, and resolving each one's top folder
+is what a plan costs; where installed code lives does not change in a process.
+A module is known by its places as well as its name, so one of the project's
+(new, or reloaded from elsewhere) is always looked at.
+"""
+
 
 @dataclass(frozen=True)
 class Package:
@@ -249,7 +258,16 @@ def project_packages(case_modules: Sequence[str]) -> list[tuple[Path, Path]]:
     case_tops = {name.split(".")[0] for name in case_modules}
     found: dict[Path, Path] = {}
     for name, module in list(sys.modules.items()):
-        for top in _tops(name, module):
+        known = (name, _places(module))
+        if known in _INSTALLED_MODULES:
+            continue
+        places = [Path(place).resolve() for place in known[1]]
+        tops = _tops(name, places)
+        if places and all(_installed(path) for path in [*places, *tops]):
+            if all(os.path.isabs(place) for place in known[1]):  # not relative to the cwd
+                _INSTALLED_MODULES.add(known)
+            continue
+        for top in tops:
             under = [root for root in roots if top.is_relative_to(root) and top != root]
             if (under or name.split(".")[0] in case_tops) and not _installed(top):
                 found.setdefault(top, max(under, key=lambda r: len(r.parts), default=top.parent))
@@ -264,19 +282,28 @@ def _namespace(module: ModuleType | None) -> dict[str, Any]:
         return {}
 
 
-def _tops(name: str, module: ModuleType | None) -> list[Path]:
-    """Where the top-level package (or module) of module `name` lives, as Ray would ship it."""
+def _places(module: ModuleType | None) -> tuple[str, ...]:
+    """A module's folders (a package's ``__path__``) or its ``.py`` file, as written."""
     namespace = _namespace(module)
     paths, file = namespace.get("__path__"), namespace.get("__file__")
-    places: list[Path] = []
     if paths is not None:
         with contextlib.suppress(TypeError):  # a `__path__` that is not a list of folders
-            places = [Path(place) for place in list(paths)]
-    elif isinstance(file, str) and file.endswith(".py"):
-        places = [Path(file)]
+            return tuple(str(place) for place in list(paths))
+        return ()
+    if isinstance(file, str) and file.endswith(".py"):
+        return (file,)
+    return ()
+
+
+def _tops(name: str, places: Sequence[Path]) -> list[Path]:
+    """Where the top-level package (or module) of module `name` lives, as Ray would ship it.
+
+    Args:
+        name: The module's name.
+        places: Its folders or file (`_places`), resolved.
+    """
     tops = []
-    for place in places:
-        top = place.resolve()
+    for top in places:
         for _ in range(name.count(".")):
             top = top.parent
         if (top.name if top.is_dir() else top.stem) == name.split(".")[0] and top.exists():
