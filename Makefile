@@ -50,7 +50,8 @@ test: lint $(ADK_STAMP)
 
 # Everything but the browser, the local model, `adk eval` and the slow tests (under a minute).
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -n auto -m "not browser and not local_model and not adk_cli and not slow"
+	$(BIN)/python -m pytest -n auto -m "not browser and not local_model and not adk_cli and not slow" \
+		--durations=10
 
 clean:
 	rm -rf $(VENV) $(ADK_VENV) .pytest_cache .mypy_cache .ruff_cache
