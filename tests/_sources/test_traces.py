@@ -98,3 +98,32 @@ def test_a_folder_of_otlp_files_named_in_capitals_is_read_as_traces(tmp_path: Pa
         assert asyncio.run(read()) == ["s0", "s1"]
     finally:
         source.close()
+
+
+def test_a_conversation_updated_before_since_is_left_out_unread(tmp_path: Path) -> None:
+    path = tmp_path / "spans.db"
+    spans = [
+        span for n in range(4) for span in conversation(n, {"gen_ai.input.messages": MESSAGES})
+    ]
+    with sqlite3.connect(path) as connection:
+        write_spans(connection, spans)
+        # s0's model call is damaged: reading its spans would count a row left out
+        connection.execute(
+            "UPDATE spans SET attributes_json = '{' WHERE span_id = ?", (spans[1].span_id,)
+        )
+    connection.close()
+
+    def read(filters: SessionFilter) -> tuple[list[str], int]:
+        source = TraceSource(str(path))
+
+        async def ids() -> list[str]:
+            return [s.id async for s, _ in source.read(filters, refuse("spans"))]
+
+        try:
+            return asyncio.run(ids()), source._open().skipped  # rows read and found damaged
+        finally:
+            source.close()
+
+    assert read(SessionFilter()) == (["s0", "s1", "s2", "s3"], 1)
+    # since s2's last span ended (29 ns): s2 and s3, as `keeps` chooses them; s0 is not read
+    assert read(SessionFilter(since=29e-9)) == (["s2", "s3"], 0)

@@ -135,6 +135,8 @@ class TraceSource(SourceBase):
                 return
             if filters.sessions and key not in filters.sessions:
                 continue
+            if filters.since is not None and store.last_end(key) < filters.since:
+                continue  # updated before: left out unbuilt (a watch's poll reads what is new)
             try:
                 rebuilt = rebuild(key, store.spans_of(key))
             except (ValueError, TypeError, KeyError) as error:

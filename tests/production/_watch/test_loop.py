@@ -15,6 +15,7 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from adk_eval._errors import EvalSetupError
 from adk_eval._sources._spans._collector import SpanCollector
 from adk_eval.production import open_sessions, watch_sessions
+from adk_eval.production._watch._loop import WatchSummary
 from adk_eval.production._watch._sample import sampled
 from adk_eval.production._watch._verdict import Alert, WatchVerdict
 from tests._sources._spans.conftest import capture_spans  # noqa: F401  (the fixture)
@@ -217,6 +218,34 @@ def test_judges_read_the_seeded_sample_only_redacted_and_within_the_budget(
     assert (capped.judge_calls, capped.skipped_budget) == (4, 16)
 
 
+def test_a_real_judges_tokens_and_dollars_are_counted_and_budgeted(tmp_path: Path) -> None:
+    import json
+
+    from adk_eval.metrics import llm_judge
+    from adk_eval.testing import ScriptedLlm
+
+    asyncio.run(write(_url(tmp_path), 8, two_turns_every=99))
+    source = open_sessions(f"sqlite:///{tmp_path / 'store.db'}")
+    said = json.dumps({"passed": True, "score": 1.0, "reasoning": "polite"})
+    model = ScriptedLlm(responder=lambda request: said, model="gemini-2.5-flash")  # priced
+    judge = llm_judge("polite", "Is the agent polite?", model=model)
+
+    def watch(**budget: float) -> WatchSummary:
+        return asyncio.run(
+            watch_sessions(source, [*CHEAP, judge], idle=0.0, poll=0.01, until=8, **budget)
+        )
+
+    free = watch()
+    assert free.judge_calls == 8
+    assert free.judge_tokens > 0  # the judge's own usage, from its responses
+    assert free.judge_cost > 0
+    per_conversation = free.judge_tokens / 8
+    tokens = watch(judge_tokens_per_hour=int(per_conversation * 2.5))
+    assert (tokens.judge_calls, tokens.skipped_budget) == (3, 5)  # passed by one at most
+    dollars = watch(judge_cost_per_hour=free.judge_cost / 8 * 1.5)
+    assert (dollars.judge_calls, dollars.skipped_budget) == (2, 6)
+
+
 def test_consumers_alerts_end_a_bounded_run_and_are_counted(tmp_path: Path) -> None:
     url = _url(tmp_path)
     asyncio.run(write(url, 2, two_turns_every=99))
@@ -304,3 +333,47 @@ def test_a_verdict_carries_the_trace_id_of_a_conversation_keyed_by_its_trace(
         (verdict,) = _verdicts(result, stored, 2.0, False)
         assert verdict.trace_id == trace_id
         assert (verdict.conversation, verdict.passed, verdict.at) == (f"desk//{key}", True, 2.0)
+
+
+def test_a_watch_cancelled_mid_group_hands_on_nothing_it_did_not_commit(
+    tmp_path: Path, monkeypatch
+) -> None:
+    from adk_eval.metrics import MetricResult
+    from adk_eval.production._watch import _loop
+
+    monkeypatch.setattr(_loop, "GROUP", 1000)  # one group per poll: commit at its end
+    asyncio.run(write(_url(tmp_path), 10, two_turns_every=99))
+    source = open_sessions(f"sqlite:///{tmp_path / 'store.db'}")
+    state, scored = tmp_path / "w.db", []
+    five = asyncio.Event()
+
+    class Slow:
+        name = "slow"
+
+        async def evaluate(self, trace) -> MetricResult:
+            scored.append(trace.case_name)
+            if len(scored) >= 5:
+                five.set()
+            await asyncio.sleep(0.05)
+            return MetricResult(passed=True)
+
+    async def cancelled() -> list[WatchVerdict]:
+        seen: list[WatchVerdict] = []
+        task = asyncio.create_task(
+            watch_sessions(source, [Slow()], idle=0.0, poll=0.01, until=10, state=state,
+                           max_concurrency=2, on_verdict=seen.append)
+        )  # fmt: skip
+        await five.wait()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        return seen
+
+    assert asyncio.run(cancelled()) == []  # scored, never committed: nothing handed on
+    again: list[WatchVerdict] = []
+    summary = asyncio.run(
+        watch_sessions(source, [Slow()], idle=0.0, poll=0.01, until=10, state=state,
+                       on_verdict=again.append)
+    )  # fmt: skip
+    assert summary.scored == 10  # nothing lost
+    assert len({v.conversation for v in again}) == 10

@@ -69,7 +69,9 @@ _OF_AN_INVOCATION = (
 """SQL: whether a trace holds a span of an agent invocation (ADK's or OpenInference's)."""
 
 _OWNERS = (
-    f"SELECT trace_id, MIN(COALESCE(start_time_unix_nano, 0)), {_OF_AN_INVOCATION}, "
+    "SELECT trace_id, MIN(COALESCE(start_time_unix_nano, 0)), "
+    "MAX(CASE WHEN name != 'gen_ai.evaluation.result' THEN COALESCE(end_time_unix_nano, 0) "
+    f"ELSE 0 END), {_OF_AN_INVOCATION}, "
     f"CASE WHEN {_OF_AN_INVOCATION} THEN "
     "(SELECT inner.session_id FROM spans AS inner "
     "WHERE inner.trace_id = outer.trace_id AND NULLIF(inner.session_id, '') IS NOT NULL "
@@ -79,8 +81,9 @@ _OWNERS = (
     "COALESCE(root.start_time_unix_nano, 0), root.span_id LIMIT 1) END "
     "FROM spans AS outer GROUP BY trace_id"
 )
-"""SQL: per trace, its first start, whether it is of an invocation, and its session (if so)
-or its root span's name (if not)."""
+"""SQL: per trace, its first start, its last end (an evaluation result's left out, as a
+rebuilt session's update time leaves it out), whether it is of an invocation, and its
+session (if so) or its root span's name (if not)."""
 
 
 def _row(span: Span) -> tuple[Any, ...]:
@@ -157,7 +160,7 @@ class SpanStore:
                 "of ADK's SqliteSpanExporter or `adk-eval collect`"
             )
         self._extra = [column for column in EXTRA_COLUMNS if column in columns]
-        self._owner_map: dict[str, tuple[str, int]] | None = None
+        self._owner_map: dict[str, tuple[str, int, int]] | None = None
         self._by_key: dict[str, list[str]] | None = None
         self._select = ", ".join((*_BASE_COLUMNS, *self._extra))
 
@@ -213,28 +216,38 @@ class SpanStore:
         self._owner_map = self._by_key = None  # a file being written may have grown
         owners = self._owners()
         first: dict[str, int] = {}
-        for key, start in owners.values():
+        for key, start, _ in owners.values():
             first[key] = min(start, first.get(key, start))
         return sorted(first, key=lambda key: (first[key], key))
 
-    def _owners(self) -> dict[str, tuple[str, int]]:
-        """Each conversation trace's key and first start (read once per store)."""
+    def _owners(self) -> dict[str, tuple[str, int, int]]:
+        """Each conversation trace's key, first start and last end (read once per store)."""
         if self._owner_map is None:
             self._owner_map, self.left_out = {}, Counter()
-            for trace, start, invoked, named in self._connection.execute(_OWNERS):
+            for trace, start, end, invoked, named in self._connection.execute(_OWNERS):
                 if not invoked:
                     self.left_out[str(named)] += 1
                     continue
                 key = str(named) if named is not None else _TRACE_PREFIX + str(trace)
-                self._owner_map[str(trace)] = (key, int(start))
+                self._owner_map[str(trace)] = (key, int(start), int(end or 0))
         return self._owner_map
 
     def _traces(self, key: str) -> list[str]:
         if self._by_key is None:
             self._by_key = {}
-            for trace, (owner, _) in self._owners().items():
+            for trace, (owner, _, _) in self._owners().items():
                 self._by_key.setdefault(owner, []).append(trace)
         return self._by_key.get(key, [])
+
+    def last_end(self, key: str) -> float:
+        """The latest end of the conversation's spans in seconds (0 without one), from SQL.
+
+        At least the update time its rebuilt session gets (`rebuild` may leave spans
+        of other sessions out), so a conversation whose `last_end` is before a time
+        was last updated before it, unbuilt.
+        """
+        owners = self._owners()
+        return max((owners[trace][2] for trace in self._traces(key)), default=0) / 1e9
 
     def last_trace(self, key: str) -> str | None:
         """The conversation's newest trace (latest first start): its last invocation's."""
