@@ -10,8 +10,8 @@ for the same eval file at ``--workers 1``, ``2`` and ``auto``. Two suites:
   127.0.0.1 answering at once (3 model calls each): litellm's own import (seconds)
   and client CPU included.
 
-Each suite is sized by two calibration runs (from ``--probe-cases`` cases) to
-take about each of ``--targets`` seconds (30 and 10) in one process. The worker
+Each suite is sized by two calibration runs (from ``--probe-cases`` cases; ``--sizings``)
+to take about each of ``--targets`` seconds (30 and 10) in one process. The worker
 counts alternate their order in every repeat; figures are medians, with the
 speed-up of each count over one process (the wall times of one repeat divided,
 then the median of those ratios). The machine's ceiling is measured in every
@@ -130,9 +130,10 @@ def measure(
     folder: Path, suite: str, target: float, args: argparse.Namespace, env: dict[str, str]
 ) -> dict[str, Any]:
     """One suite sized to about `target` seconds in one process, on every worker count."""
-    floor = run(folder, suite, 1, "1", env)  # start-up and one case: what any size pays
+    # start-up and one case: what any size pays
+    floor = run(folder, suite, 1, "1", env) if args.sizings else 0.0
     cases = args.probe_cases
-    for _ in range(2):  # a case costs more in a longer suite: size it, then size it again
+    for _ in range(args.sizings):  # a case costs more in a longer suite: size it, then again
         wall = run(folder, suite, cases, "1", env)
         per_case = max(wall - floor, 0.01) / max(cases - 1, 1)
         cases = max(4, round((target - floor) / per_case))
@@ -167,6 +168,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--targets", type=float, nargs="+", default=[30.0, 10.0])
     parser.add_argument("--probe-cases", type=int, default=120)
+    parser.add_argument(
+        "--sizings",
+        type=int,
+        default=2,
+        help="calibration runs sizing the suite to each target (0: run --probe-cases as is)",
+    )
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--suites", nargs="+", default=["scripted", "litellm"])
     parser.add_argument("--json", default="bench/results/workers_wall.json")

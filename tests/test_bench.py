@@ -62,7 +62,7 @@ def test_throughput_bench(tmp_path):
         "throughput",
         tmp_path,
         "--cases",
-        "4",
+        "2",
         "--concurrency",
         "1",
         "2",
@@ -76,7 +76,7 @@ def test_throughput_bench(tmp_path):
 
 
 def test_client_profile_bench(tmp_path):
-    result = run_bench("profile_client", tmp_path, "--cases", "4", "--concurrency", "2")
+    result = run_bench("profile_client", tmp_path, "--cases", "2", "--concurrency", "2")
     shares = result["self_time_percent"]
     assert shares["adk_eval (this project)"] > 0
     assert sum(shares.values()) == pytest.approx(100)
@@ -103,16 +103,16 @@ def test_throughput_bench_client_cpu_of_a_multi_turn_case_on_either_session_serv
             tmp_path,
             "--cpu-only",
             "--cases",
-            "4",
+            "2",
             "--turns",
-            "3",
+            "2",
             "--sessions",
             sessions,
             "--repeats",
             "1",
         )
         assert result["sessions"] == sessions
-        assert result["turns"] == 3
+        assert result["turns"] == 2
         assert result["cpu_per_case_ms"] > 0
 
 
@@ -121,13 +121,13 @@ def test_scale_bench(tmp_path):
         "scale",
         tmp_path,
         "--cases",
-        "24",
+        "8",
         "--concurrency",
         "4",
         "--repeats",
         "1",
         "--memory-cases",
-        "24",
+        "8",
         "--labels",
         "fast",  # the slow suite takes the same path, with a delay
     )
@@ -161,7 +161,8 @@ def test_workers_wall_bench(tmp_path):
     result = run_bench(
         "workers_wall",
         tmp_path,
-        *("--suites", "scripted", "--targets", "1", "--repeats", "1", "--probe-cases", "4"),
+        *("--suites", "scripted", "--targets", "1", "--repeats", "1", "--probe-cases", "2"),
+        *("--sizings", "0"),  # the suite as given: no calibration runs
     )
     (row,) = result["rows"]
     assert row["suite"] == "scripted"
@@ -171,11 +172,11 @@ def test_workers_wall_bench(tmp_path):
 
 def test_score_store_bench(tmp_path):
     result = run_bench(
-        "score_store", tmp_path, "--sessions", "60", "--seed-sessions", "6", "--repeats", "1"
+        "score_store", tmp_path, "--sessions", "20", "--seed-sessions", "6", "--repeats", "1"
     )
-    assert result["sessions"] == 60
+    assert result["sessions"] == 20
     assert result["sessions_per_s"] > 0
-    assert result["runs"][0]["sessions"] == 60
+    assert result["runs"][0]["sessions"] == 20
 
 
 def test_invariants_bench(tmp_path):
@@ -204,8 +205,8 @@ def test_budget_overshoot_bench(tmp_path):
 
 
 def test_suite_scale_bench(tmp_path):
-    result = run_bench("suite_scale", tmp_path, "--cases", "20", "40")
-    assert [row["cases"] for row in result["rows"]] == [20, 40]
+    result = run_bench("suite_scale", tmp_path, "--cases", "10", "20")
+    assert [row["cases"] for row in result["rows"]] == [10, 20]
     assert all(row["cpu_ms_per_case"] > 0 for row in result["rows"])
 
 
@@ -214,7 +215,7 @@ def test_quota_pacing_bench(tmp_path):
         "quota_pacing",
         tmp_path,
         "--cases",
-        "8",
+        "4",  # 12 calls against 10 a window: the quota binds
         "--requests",
         "10",
         "--window",
@@ -227,12 +228,12 @@ def test_quota_pacing_bench(tmp_path):
     assert [row["mode"] for row in result["rows"]] == ["known", "learned"]
     for row in result["rows"]:  # the server's own count: never over the quota, every run ended
         assert row["max_admitted_in_a_window"] <= 10
-        assert sum(row["statuses"].values()) == 8
+        assert sum(row["statuses"].values()) == 4
     assert result["rows"][0]["refused_429"] == 0
 
 
 def test_realism_memory_bench(tmp_path):
-    result = run_bench("realism_memory", tmp_path, "--sizes", "20", "40", "--resamples", "20")
+    result = run_bench("realism_memory", tmp_path, "--sizes", "20", "40", "--resamples", "5")
     rows = [(row["source"], row["task"], row["sessions"]) for row in result["rows"]]
     assert rows == [
         ("json", "mine", 20),
