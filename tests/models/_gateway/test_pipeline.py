@@ -237,3 +237,15 @@ async def test_user_agents_and_judges_go_through_the_gateway_too():
     assert refused >= 2  # the user agent's second turn and the second judge were refused once
     assert result.provider.rate_limited == refused
     assert {usage.role for usage in result.usage} >= {"agent", "user:ann", "judge:polite"}
+
+
+def test_a_kept_answers_bytes_come_back_as_the_same_bytes():
+    from adk_eval.models._gateway._pipeline import _responses
+
+    signed = types.Part(
+        function_call=types.FunctionCall(name="add", args={"a": 1}), thought_signature=b"\x00\xff"
+    )
+    image = types.Part(inline_data=types.Blob(mime_type="image/png", data=b"\x89PNG\r\n"))
+    response = LlmResponse(content=types.Content(role="model", parts=[signed, image]))
+    kept = response.model_dump(mode="json", exclude_none=True)  # as the cache and cassettes keep it
+    assert _responses([kept]) == [response]

@@ -10,7 +10,12 @@ import warnings
 from google.adk.models.llm_request import LlmRequest
 from google.genai import types
 
-from adk_eval.models._gateway._requests import fingerprint, first_difference, request_data
+from adk_eval.models._gateway._requests import (
+    canonical,
+    fingerprint,
+    first_difference,
+    request_data,
+)
 
 
 def request(
@@ -231,3 +236,36 @@ def test_the_first_difference_of_a_message_or_of_the_tools():
     shorter = request_data(request("Be brief.", "hi"), "m")
     assert first_difference(old, shorter) == "message 2 (model) recorded, not sent now: hello"
     assert first_difference(shorter, old) == "message 2 (model) not in the recording: hello"
+
+
+KEYED = {
+    "model": "gemini-2.5-flash",
+    "contents": [{"role": "user", "parts": [{"text": 'Grüße, 東京 "quoted" \\ back'}]}],
+    "config": {
+        "temperature": 0.0,
+        "tools": [
+            {"function_declarations": [{"name": "lookup", "parameters": {"type": "OBJECT"}}]}
+        ],
+    },
+}
+
+
+def test_a_key_keeps_its_value_and_is_the_same_from_the_request_already_written():
+    # Values made by the key's first writing (one json.dumps of the whole payload): the
+    # keys of caches on disk stay valid.
+    keys = {
+        ("user:asker", "gemini-2.5-flash", "http://127.0.0.1:8123/v1/", 2): (
+            "c9bce82672146554279b5bc3b88e674006a85cefdbb2a8a25368cf146dbdb68b"
+        ),
+        ("agent", "openai/fake", None, 0): (
+            "e56f889ff5cf9030b5ebf4f3ef41411442d505e5079def66a66efde31d9dfb73"
+        ),
+    }
+    for (role, model, base_url, attempt), key in keys.items():
+        assert fingerprint(role, model, base_url, KEYED, attempt) == key
+        written = canonical(KEYED)
+        assert fingerprint(role, model, base_url, KEYED, attempt, written=written) == key
+    empty = {"model": "m", "contents": [], "config": {}}
+    assert fingerprint("judge:x", "m", "https://example.com/v1", empty, 1) == (
+        "66bbe0ac47ab80e0ce6144b98fec6dd38502194d939ec717894244b60402cc6a"
+    )

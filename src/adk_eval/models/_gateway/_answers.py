@@ -8,7 +8,7 @@ answer up, keeps one, and is closed when the run is over.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 __all__ = ["ModelCall", "ResponseStore"]
@@ -27,6 +27,8 @@ class ModelCall:
         request: The request, as `request_data` makes it.
         key: `fingerprint` of all of the above but the case and index.
         index: Which call of its role in its run this is (from 1).
+        written: ``canonical(request)`` when the gateway made it (a cassette
+            compares it), else empty.
     """
 
     case: str | None
@@ -37,6 +39,7 @@ class ModelCall:
     request: Mapping[str, Any]
     key: str
     index: int
+    written: str = field(default="", repr=False, compare=False)
 
 
 class ResponseStore(Protocol):

@@ -51,7 +51,7 @@ from typing import Any, Literal
 from ..._errors import CassetteMissError
 from ..._sandbox._scope import model_traffic
 from ._answers import ModelCall
-from ._requests import first_difference
+from ._requests import canonical, first_difference
 from ._settings import ModelCalls
 
 __all__ = ["FORMAT", "Cassette", "case_folder", "cassette_path", "open_cassette"]
@@ -96,10 +96,6 @@ def cassette_path(folder: Path, case: str, attempt: int) -> Path:
     return Path(folder) / case_folder(case) / f"attempt-{attempt}.json"
 
 
-def _canonical(data: Any) -> str:
-    return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-
-
 @dataclass
 class _Entry:
     """One recorded call."""
@@ -111,10 +107,14 @@ class _Entry:
     request: dict[str, Any]
     responses: list[dict[str, Any]]
     used: bool = False
-    same: str = field(default="", repr=False)
+    written: str = field(default="", repr=False)
 
-    def __post_init__(self) -> None:
-        self.same = _canonical(self.request)
+    @property
+    def same(self) -> str:
+        """``canonical(request)``, made at the first comparison (copies keep it)."""
+        if not self.written:
+            self.written = canonical(self.request)
+        return self.written
 
     def to_data(self) -> dict[str, Any]:
         return {
@@ -217,9 +217,9 @@ class Cassette:
             raise CassetteMissError(self._miss_line(call))
 
     def _match(self, call: ModelCall) -> _Entry | None:
-        unused = [entry for entry in self._recorded.get(call.role, ()) if not entry.used]
-        same = _canonical(dict(call.request))
-        return next((entry for entry in unused if entry.same == same), None)
+        same = call.written or canonical(dict(call.request))
+        recorded = self._recorded.get(call.role, ())
+        return next((entry for entry in recorded if not entry.used and entry.same == same), None)
 
     def save(self, call: ModelCall, responses: list[dict[str, Any]]) -> None:
         """Keeps `call`'s responses, written to the file when the run ends."""

@@ -21,7 +21,6 @@ The waiting counts in the run's gate, not against its ``max_duration``.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -29,11 +28,12 @@ from typing import Any
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
+from pydantic_core import to_json
 
 from ._answers import ModelCall, ResponseStore
 from ._gate import RunGate, current_gate
 from ._provider import live
-from ._requests import fingerprint, request_data
+from ._requests import canonical, fingerprint, request_data
 from ._stats import ProviderStats
 from ._usage import cost_of
 
@@ -100,6 +100,7 @@ async def call(
             yield response
         return
     data = request_data(request, model)
+    written = canonical(data)  # once: the cassette compares it, the key is hashed around it
     entry = ModelCall(
         gate.case,
         gate.attempt,
@@ -107,8 +108,9 @@ async def call(
         model,
         base_url,
         data,
-        fingerprint(role, model, base_url, data, gate.attempt),
+        fingerprint(role, model, base_url, data, gate.attempt, written=written),
         gate.next_index(role),
+        written,
     )
     cassette = gate.cassette
     answer = cassette.lookup(entry) if cassette is not None else None
@@ -162,7 +164,9 @@ def _record(gate: RunGate, entry: ModelCall, answer: list[dict[str, Any]]) -> No
 
 
 def _responses(answer: list[dict[str, Any]]) -> list[LlmResponse]:
-    return [LlmResponse.model_validate_json(json.dumps(item)) for item in answer]
+    # Validated from JSON text, not from the dicts: a field of bytes (a thought
+    # signature, inline data) is base64 in JSON and would be taken as raw text.
+    return [LlmResponse.model_validate_json(to_json(item)) for item in answer]
 
 
 def _cost(responses: list[LlmResponse], model: str) -> float | None:

@@ -15,7 +15,10 @@ provider's (the cache replays it with its answer); both are kept byte for byte.
 `fingerprint` hashes a request with who made it and where it was sent; an
 address on this machine (``localhost``, ``127.0.0.0/8``, ``::1``: the sandbox's
 loopback rule) counts without its port, which the harness's own servers (the
-fake provider, the local model) pick anew each time. `first_difference` says,
+fake provider, the local model) pick anew each time. `canonical` writes request
+data as one string (sorted keys, compact), the form a cassette compares: the
+gateway makes it once per call and `fingerprint` hashes the key around it, so a
+call's request is written out once. `first_difference` says,
 in one short phrase, where two requests part (the first changed words of an
 instruction or message, or the tools added and removed).
 """
@@ -23,6 +26,7 @@ instruction or message, or the tools added and removed).
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import json
 from collections.abc import Iterator, Mapping
@@ -31,7 +35,14 @@ from urllib.parse import urlsplit
 
 from ..._sandbox._loopback import is_loopback
 
-__all__ = ["KEY_FORMAT", "first_difference", "fingerprint", "key_address", "request_data"]
+__all__ = [
+    "KEY_FORMAT",
+    "canonical",
+    "first_difference",
+    "fingerprint",
+    "key_address",
+    "request_data",
+]
 
 KEY_FORMAT = 2
 """The version of what `fingerprint` hashes: a key of another version is never found.
@@ -86,8 +97,12 @@ def _number_pairing_ids(contents: list[dict[str, Any]]) -> None:
                     paired["id"] = numbers.setdefault(made, f"<id {len(numbers) + 1}>")
 
 
+@functools.lru_cache(maxsize=256)
 def key_address(base_url: str | None) -> str | None:
-    """`base_url` as a key holds it: on this machine, without its host's name and port."""
+    """`base_url` as a key holds it: on this machine, without its host's name and port.
+
+    Memoised: an agent's every call asks for the same address.
+    """
     if base_url is None:
         return None
     try:
@@ -100,25 +115,32 @@ def key_address(base_url: str | None) -> str | None:
     return f"{parts.scheme}://loopback{parts.path.rstrip('/')}"
 
 
+def canonical(data: Any) -> str:
+    """`data` as one JSON string: sorted keys, no spaces, characters as they are."""
+    return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
 def fingerprint(
-    role: str, model: str, base_url: str | None, data: Mapping[str, Any], attempt: int
+    role: str,
+    model: str,
+    base_url: str | None,
+    data: Mapping[str, Any],
+    attempt: int,
+    *,
+    written: str | None = None,
 ) -> str:
     """A hex key for one model request: its role, model, address, request data and attempt.
 
-    The address is `key_address`'s; the key's format is `KEY_FORMAT`.
+    The address is `key_address`'s; the key's format is `KEY_FORMAT`. `written` is
+    ``canonical(data)`` when the caller has it already: the key is the same.
     """
-    payload = json.dumps(
-        {
-            "format": KEY_FORMAT,
-            "role": role,
-            "model": model,
-            "base_url": key_address(base_url),
-            "request": data,
-            "attempt": attempt,
-        },
-        sort_keys=True,
-        ensure_ascii=False,
-        separators=(",", ":"),
+    request = canonical(data) if written is None else written
+    # `canonical` of the whole payload, its keys in sorted order, with the request's
+    # canonical text set in place: the same bytes, without writing the request again.
+    payload = (
+        f'{{"attempt":{canonical(attempt)},"base_url":{canonical(key_address(base_url))},'
+        f'"format":{KEY_FORMAT},"model":{canonical(model)},"request":{request},'
+        f'"role":{canonical(role)}}}'
     )
     return hashlib.sha256(payload.encode()).hexdigest()
 
