@@ -26,8 +26,11 @@ With ``--instructions`` the floor, the bare ADK script and ``adk-eval run`` of
 the trivial case each run whole under valgrind's callgrind (``PYTHONHASHSEED=0``,
 so a count repeats exactly on any load), interleaved in every repeat, with the
 load average before each repeat; the modules each has imported at its exit
-(all, and ``adk_eval``'s) are read once, outside valgrind. The ``.pyc`` files are
-compiled first, or the counts would include compiling.
+(all, and ``adk_eval``'s) are read once, outside valgrind. Then, once each,
+processes that only import a list of modules (the collector off): the bare
+script's, those plus the run's others that are not adk_eval's, the run's; what
+the run's extra instructions spend on importing, and on whose modules. The
+``.pyc`` files are compiled first, or the counts would include compiling.
 
 Writes ``bench/results/startup.json`` (or ``--json``; ``startup_instructions.json``
 with ``--instructions``).
@@ -199,13 +202,46 @@ def instructions(command: list[str], folder: Path) -> int:
     return int(found.group(1))
 
 
-def modules_at_exit(command: list[str], folder: Path) -> dict[str, int]:
-    """How many modules `command` has imported at its exit: all, and ``adk_eval``'s."""
+def modules_at_exit(command: list[str], folder: Path) -> list[str]:
+    """The modules `command` has imported at its exit (sorted)."""
     out = folder / "modules.json"
     probe = [sys.executable, "-c", MODULES_AT_EXIT, str(out), *command[1:]]
     subprocess.run(probe, cwd=folder, capture_output=True, check=True)
-    names = json.loads(out.read_text())
-    return {"all": len(names), "adk_eval": sum(n.split(".")[0] == "adk_eval" for n in names)}
+    return list(json.loads(out.read_text()))
+
+
+IMPORT_ONLY = """
+import gc, importlib, json, sys
+gc.disable()
+for name in json.load(open(sys.argv[1])):
+    if name not in sys.modules and name not in ("__main__", "hello_eval"):
+        try:
+            importlib.import_module(name)
+        except Exception:  # one only its importer can load: loaded with it, or not at all
+            pass
+"""
+
+
+def import_shares(folder: Path, modules: dict[str, list[str]]) -> dict[str, int]:
+    """Instructions of processes that only import a list of modules, the collector off.
+
+    The bare script's modules; those plus the modules the run adds that are not
+    adk_eval's; the run's modules: how much of the run's extra is importing, and whose.
+    """
+    bare = set(modules[BARE])
+    others = [n for n in modules[RUN] if n not in bare and n.split(".")[0] != "adk_eval"]
+    lists = {
+        "bare's modules": modules[BARE],
+        "bare's and the run's others (not adk_eval's)": [*modules[BARE], *others],
+        "the run's modules": modules[RUN],
+    }
+    counts = {}
+    for label, names in lists.items():
+        (folder / "import_only.json").write_text(json.dumps(names))
+        only = [sys.executable, "-c", IMPORT_ONLY, str(folder / "import_only.json")]
+        counts[label] = instructions(only, folder)
+        print(f"importing only {label} ({len(names)}): {counts[label] / 1e9:.3f} G instr")
+    return counts
 
 
 def count_instructions(folder: Path, repeats: int, json_path: str) -> None:
@@ -221,7 +257,11 @@ def count_instructions(folder: Path, repeats: int, json_path: str) -> None:
         loads.append(os.getloadavg()[0])
         for name, command in instruction_commands(folder).items():
             counts.setdefault(name, []).append(instructions(command, folder))
-    modules = {n: modules_at_exit(c, folder) for n, c in instruction_commands(folder).items()}
+    names = {n: modules_at_exit(c, folder) for n, c in instruction_commands(folder).items()}
+    modules = {
+        name: {"all": len(found), "adk_eval": sum(n.split(".")[0] == "adk_eval" for n in found)}
+        for name, found in names.items()
+    }
     medians = {name: statistics.median(values) for name, values in counts.items()}
     for name, values in counts.items():
         print(
@@ -229,6 +269,7 @@ def count_instructions(folder: Path, repeats: int, json_path: str) -> None:
             f"(repeats {', '.join(f'{v / 1e9:.3f}' for v in values)}), "
             f"modules {modules[name]['all']}, adk_eval's {modules[name]['adk_eval']}"
         )
+    shares = import_shares(folder, names)
     print(f"adk-eval run / the bare ADK script: {medians[RUN] / medians[BARE]:.3f}x instructions")
     print(f"load average before each repeat: {', '.join(f'{load:.2f}' for load in loads)}")
     write_result(
@@ -239,6 +280,7 @@ def count_instructions(folder: Path, repeats: int, json_path: str) -> None:
             "load_average": loads,
             "instructions": counts,
             "modules_at_exit": modules,
+            "importing_only": shares,
             "run_to_bare_adk_run": medians[RUN] / medians[BARE],
             "run_to_floor": medians[RUN] / medians["floor"],
         },
