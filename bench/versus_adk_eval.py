@@ -16,7 +16,12 @@ Both do the same work: ADK's tool-trajectory score and its ROUGE-1 response
 match per case. So ``adk-eval run`` runs in the same environment as ``adk eval``
 (the python next to that ``adk``, where `google-adk[eval]` gives ROUGE), not in
 this one, where the response match would be "not applicable" and cost nothing.
-Both are timed as subprocesses, start-up included, `--repeats` times (median).
+Both are timed as subprocesses, start-up included, `--repeats` times in alternating
+order (medians): wall time, and CPU (user + system of the process and its children,
+from `getrusage`), with the 1-minute load average before each run recorded (the
+machine is shared: a figure taken under load says so). Before the timed runs, one
+check run of ``adk-eval run`` writes its JSON report and the bench stops unless every
+case's ROUGE response match (``golden_responses``) was computed: equal work.
 
     ADK_EVAL_ADK_CLI=.venv-adkeval/bin/adk python bench/versus_adk_eval.py --cases 36
 """
@@ -25,7 +30,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -77,14 +84,45 @@ def our_cli(concurrency: int, python: str) -> list[str]:
     ]
 
 
-def timed(command: list[str], env: dict[str, str]) -> float:
+def timed(command: list[str], env: dict[str, str]) -> dict[str, float]:
+    """Wall and CPU seconds of `command` (start-up included), and the load it started under."""
+    load = os.getloadavg()[0]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     completed = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     output = completed.stdout + completed.stderr
     if completed.returncode != 0:
         raise RuntimeError(f"{command[:3]} failed:\n{output[-3000:]}")
-    return elapsed
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return {"wall_s": elapsed, "cpu_s": cpu, "load": load}
+
+
+def check_equal_work(command: list[str], env: dict[str, str], folder: Path) -> None:
+    """Stops unless every case of `command`'s run computed ADK's ROUGE response match."""
+    report = folder / "check.json"
+    timed([*command, "--json", str(report)], env)
+    results = json.loads(report.read_text())["results"]
+    missing = [
+        result["name"]
+        for result in results
+        if (result["metrics"].get("golden_responses") or {}).get("score") is None
+    ]
+    if missing or not results:
+        raise SystemExit(
+            f"adk-eval run did not compute ROUGE for {missing or 'any case'}: not equal work "
+            "(run with the python that has google-adk[eval])"
+        )
+
+
+def summary(runs: list[dict[str, float]]) -> dict[str, Any]:
+    """Medians of wall and CPU over the repeats, and every run."""
+    return {
+        "wall_s": statistics.median(r["wall_s"] for r in runs),
+        "cpu_s": statistics.median(r["cpu_s"] for r in runs),
+        "runs": runs,
+    }
 
 
 def main() -> None:
@@ -122,24 +160,29 @@ def main() -> None:
             "adk_eval_cli": our_cli(4, adk_python),
             "adk_eval_cli_c32": our_cli(32, adk_python),
         }
-        times: dict[str, list[float]] = {name: [] for name in commands}
+        check_equal_work(commands["adk_eval_cli"], env, folder)
+        runs: dict[str, list[dict[str, float]]] = {name: [] for name in commands}
         for index in range(args.repeats):
             order = list(commands) if index % 2 == 0 else list(reversed(commands))
             for name in order:
-                times[name].append(timed(commands[name], env))
-        result: dict[str, Any] = {
-            name: {"wall_s": statistics.median(values), "runs_s": values}
-            for name, values in times.items()
-        }
-        base = result["adk_eval"]["wall_s"]
+                runs[name].append(timed(commands[name], env))
+        result: dict[str, Any] = {name: summary(values) for name, values in runs.items()}
+        base = result["adk_eval"]
         for name, row in result.items():
-            row["ratio_to_adk_eval"] = row["wall_s"] / base
-            print(f"{name:<28} {row['wall_s']:7.2f}s   x{row['ratio_to_adk_eval']:.2f} of adk eval")
+            row["ratio_to_adk_eval"] = row["wall_s"] / base["wall_s"]
+            row["cpu_ratio_to_adk_eval"] = row["cpu_s"] / base["cpu_s"]
+            print(
+                f"{name:<28} wall {row['wall_s']:6.2f}s x{row['ratio_to_adk_eval']:.2f}"
+                f"   CPU {row['cpu_s']:6.2f}s x{row['cpu_ratio_to_adk_eval']:.2f} of adk eval"
+            )
         matched = (
             result["adk_eval_cli_c32"]["wall_s"] / result["adk_local_eval_service_p32"]["wall_s"]
         )
         result["ratio_at_32"] = matched
         print(f"at 32 in parallel: adk-eval run takes x{matched:.2f} of LocalEvalService's time")
+        loads = [r["load"] for values in runs.values() for r in values]
+        result["load_1min"] = {"min": min(loads), "max": max(loads)}
+        print(f"load average (1 min) before the runs: {min(loads):.2f}-{max(loads):.2f}")
         ideal4 = args.cases * 3 * args.delay / 4
         print(f"ideal at parallelism 4: {ideal4:.2f}s ({args.cases} x 3 x {args.delay}s / 4)")
     finally:

@@ -580,3 +580,16 @@ def test_watch_throughput_bench(tmp_path):
     assert rate["score_per_s"] > 0
     assert rate["watch_per_s"] > 0
     assert [row["conversations"] for row in result["memory"]] == [60]
+
+
+def test_replay_cost_bench(tmp_path):
+    result = run_bench(
+        "replay_cost",
+        tmp_path,
+        *("--cases", "4", "--cli-cases", "2", "--repeats", "1", "--wires", "litellm"),
+    )
+    for side in ("litellm_in_process", "litellm_cli"):
+        row = result[side]
+        assert row["scripted_cpu_s"] > 0
+        assert row["replay_cpu_s"] > 0
+        assert row["load_1min"]["min"] >= 0
