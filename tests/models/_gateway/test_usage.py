@@ -165,9 +165,21 @@ def test_a_model_the_table_does_not_name_is_priced_without_parsing_the_table():
     from adk_eval.models._gateway import _usage
 
     _usage._price_table.cache_clear()
+    _usage._price.cache_clear()
     assert cost_of("gemini-scripted", 1000, 100) is None
     assert _usage._price_table.cache_info().currsize == 0  # 3.5 MB of JSON left unparsed
     assert cost_of("gpt-4o-mini", 1000, 100) == pytest.approx(
         expected_cost("gpt-4o-mini", 1000, 100, 0)
     )
     assert _usage._price_table.cache_info().currsize == 1
+
+
+def test_a_model_is_looked_up_in_the_table_once_whatever_the_calls():
+    from adk_eval.models._gateway import _usage
+
+    _usage._price.cache_clear()
+    for _ in range(50):  # a suite prices each model call's model
+        cost_of("openai/fake", 1000, 100)
+        cost_of("gpt-4o-mini", 1000, 100)
+    info = _usage._price.cache_info()
+    assert (info.misses, info.hits) == (2, 98)  # the 3.5 MB text searched once per model

@@ -97,6 +97,7 @@ def _price_table() -> dict[str, dict[str, Any]]:
     return {name: entry for name, entry in table.items() if isinstance(entry, dict)}
 
 
+@cache  # every model call prices its model: the text search costs 7-13 ms each time
 def _price(model: str) -> dict[str, Any] | None:
     bare = model.split("/", 1)[1] if "/" in model else model
     names = (model, bare, f"gemini/{bare}", model.lower(), bare.lower())
