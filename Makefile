@@ -2,7 +2,7 @@
 #   make example   # creates .venv, installs adk-eval, runs the clinician example suite
 #                  # (adk-eval run examples/clinician)
 #   make test      # the same install, then lint, type check and the test suite
-# While developing, `make test-fast` runs the tests but the slow kinds (under a minute).
+# While developing, `make test-fast` runs the tests but the slow kinds (about 3 min of CPU).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -48,7 +48,7 @@ test: lint $(ADK_STAMP)
 		ADK_EVAL_REQUIRE_LOCAL_MODEL=1 ADK_EVAL_REQUIRE_RAY=1 \
 		$(BIN)/python -m pytest -n auto --durations=20
 
-# Everything but the browser, the local model, `adk eval` and the slow tests (under a minute).
+# Everything but the browser, the local model, `adk eval` and the slow tests.
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -n auto -m "not browser and not local_model and not adk_cli and not slow" \
 		--durations=10
