@@ -164,9 +164,20 @@ def test_a_conversation_shows_its_verdict_evidence_and_turns_as_escaped_text(db,
     assert no_token.status_code == 401
 
 
+def _contents(folder: Path) -> dict[str, str]:
+    """Each file's checksum, but SQLite's own -wal and -shm beside a WAL database: any
+    reader, read-only too, may make them (an empty log, a shared-memory index); the
+    database files themselves must stay byte for byte."""
+    return {
+        path.name: checksum(path)
+        for path in folder.iterdir()
+        if not path.name.endswith(("-wal", "-shm"))
+    }
+
+
 def test_keep_as_golden_downloads_an_adk_eval_set_and_writes_nothing(db, watched):  # noqa: F811
     folder = watched.parent
-    before = {path.name: checksum(path) for path in folder.iterdir()}
+    before = _contents(folder)
     with serving(_app(db, watched)) as url:
         golden = httpx.get(f"{url}/watch/goldens/desk%2Fu2%2Fs2", headers=HEADERS)
 
@@ -181,7 +192,7 @@ def test_keep_as_golden_downloads_an_adk_eval_set_and_writes_nothing(db, watched
     assert turn.user_content.parts[0].text.startswith("where is order A2? <script>")
     assert turn.final_response is not None
     assert turn.final_response.parts[0].text == "A refund is on its way."
-    assert {path.name: checksum(path) for path in folder.iterdir()} == before
+    assert _contents(folder) == before
 
 
 def test_a_conversation_with_no_user_turn_says_so_instead_of_a_golden(db, watched):  # noqa: F811

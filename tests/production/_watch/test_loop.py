@@ -61,8 +61,14 @@ def test_every_finished_conversation_is_scored_once_while_the_app_writes(tmp_pat
     assert all(v.passed is True and v.metric == "replied" for v in seen)
 
 
-async def _written_while_watched(url: str, source: str, count: int, state: Path) -> tuple:
+async def _written_while_watched(
+    url: str, source: str, count: int, state: Path, idle: float = IDLE
+) -> tuple:
     """`count` conversations written while a watch scores them, stopped halfway and restarted.
+
+    A two-turn conversation whose turns the loaded machine leaves more than `idle` apart
+    is finished by definition and scored again after its second turn: `idle` must exceed
+    the longest gap the writer leaves (0.02 s asked; seconds on a loaded CI machine).
 
     Returns the names written, those the first watch scored and those the second did.
     """
@@ -71,7 +77,7 @@ async def _written_while_watched(url: str, source: str, count: int, state: Path)
     names = await _first(url)
     writer = asyncio.create_task(write(url, count - 1, pause=0.02))
     watched = open_sessions(source)
-    kw = {"idle": IDLE, "poll": 0.05, "state": state, "max_concurrency": 2}
+    kw = {"idle": idle, "poll": 0.05, "state": state, "max_concurrency": 2}
     async with anyio.create_task_group() as group:
 
         def stop_halfway(verdict: WatchVerdict) -> None:
@@ -103,7 +109,9 @@ def test_a_restart_in_the_middle_repeats_nothing_and_loses_nothing(tmp_path: Pat
 @pytest.mark.slow
 def test_a_thousand_conversations_on_sqlite_restarted_halfway(tmp_path: Path) -> None:
     url = _url(tmp_path)
-    written = _written_while_watched(url, url.replace("+aiosqlite", ""), 1000, tmp_path / "w.db")
+    written = _written_while_watched(
+        url, url.replace("+aiosqlite", ""), 1000, tmp_path / "w.db", idle=2.0
+    )  # (a minute of writing under the whole suite's load: gaps of seconds)
     names, first, second = asyncio.run(written)
     assert len(first) >= 500
     assert not set(first) & set(second)

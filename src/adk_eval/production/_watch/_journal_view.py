@@ -1,11 +1,12 @@
 """A watch's journal, read while the watch writes it: what the viewer's live page shows.
 
 `JournalView` opens a watch's state file read-only (SQLite's ``mode=ro``: it never
-writes, never creates the file, and reads what the watch committed last, WAL mode
-letting both go on at once) and answers the live page's questions: each metric's
-pass rate per time bucket with its Wilson interval, the alerts, the newest failing
-conversations and one conversation with its verdicts, evidence and session (see
-`_journal` for what is kept).
+writes the file, never creates it, and reads what the watch committed last, WAL mode
+letting both go on at once; like any reader of a WAL database, SQLite may leave its
+empty log and shared-memory index, ``-wal`` and ``-shm``, beside it) and answers
+the live page's questions: each metric's pass rate per time bucket with its Wilson
+interval, the alerts, the newest failing conversations and one conversation with
+its verdicts, evidence and session (see `_journal` for what is kept).
 """
 
 from __future__ import annotations
