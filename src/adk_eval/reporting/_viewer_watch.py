@@ -328,24 +328,26 @@ def watch_routes(watch: WatchFile | None, token: str) -> APIRouter:
             return JSONResponse({"error": NO_WATCH}, status_code=404)
         return watch_data(watch, max(1, min(buckets, 500)))
 
-    @router.get("/watch/conversations/{name:path}", response_class=HTMLResponse)
-    async def conversation(name: str) -> HTMLResponse:
+    def kept(name: str) -> Any:
+        """The kept conversation `name`, or the page saying why there is none."""
         if watch is None:
             return missing(NO_WATCH, depth=2)
         with watch.opened() as view:
             record = view.conversation(name)
-        if record is None:
-            return missing(_not_kept(name), depth=2)
+        return missing(_not_kept(name), depth=2) if record is None else record
+
+    @router.get("/watch/conversations/{name:path}", response_class=HTMLResponse)
+    async def conversation(name: str) -> HTMLResponse:
+        record = kept(name)
+        if isinstance(record, HTMLResponse):
+            return record
         return _conversation_page(record, token)
 
     @router.get("/watch/goldens/{name:path}", response_model=None)
     async def golden(name: str) -> Response:
-        if watch is None:
-            return missing(NO_WATCH, depth=2)
-        with watch.opened() as view:
-            record = view.conversation(name)
-        if record is None:
-            return missing(_not_kept(name), depth=2)
+        record = kept(name)
+        if isinstance(record, HTMLResponse):
+            return record
         data = _golden(record.session)
         if data is None:
             return missing(f"{name!r} has no user turn, so no golden to keep", depth=2)
