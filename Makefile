@@ -13,6 +13,11 @@ ADK_STAMP := $(ADK_VENV)/.installed-stamp
 
 # litellm must not try to fetch its cost map from the internet.
 export LITELLM_LOCAL_MODEL_COST_MAP := True
+# Python's bytecode caches stay on even where the environment turns them off: the
+# tests start hundreds of `python -m adk_eval` processes, and each would compile
+# adk-eval's modules again (0.1 s a process), and pytest would rewrite every test
+# module again in every worker at every run.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: example test test-fast lint install adk-cli clean
 

@@ -29,6 +29,8 @@ def served(server: MockA2aServer) -> Iterator[Served]:
     """`server`'s application under uvicorn on 127.0.0.1 (a thread), stopped on exit."""
     import uvicorn
 
+    from adk_eval._sandbox._serving import PromptServer
+
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     url = f"http://127.0.0.1:{sock.getsockname()[1]}"
@@ -41,7 +43,7 @@ def served(server: MockA2aServer) -> Iterator[Served]:
         await app(scope, receive, send)
 
     config = uvicorn.Config(counted, log_level="warning", lifespan="off")
-    running = uvicorn.Server(config)
+    running = PromptServer(config)
     thread = threading.Thread(target=running.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -52,6 +54,6 @@ def served(server: MockA2aServer) -> Iterator[Served]:
     try:
         yield found
     finally:
-        running.should_exit = True
+        running.stop()
         thread.join(30)
         sock.close()

@@ -137,7 +137,9 @@ def serving(app, host: str = "127.0.0.1") -> Iterator[str]:
     """`app` on a free port of `host`, served by uvicorn in a background thread; its URL."""
     import uvicorn
 
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1))
+    from adk_eval._sandbox._serving import PromptServer
+
+    server = PromptServer(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1))
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind((host, 0))
     port = sock.getsockname()[1]
@@ -151,7 +153,7 @@ def serving(app, host: str = "127.0.0.1") -> Iterator[str]:
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
-        server.should_exit = True
+        server.stop()
         thread.join(30)
         sock.close()
 

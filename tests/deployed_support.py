@@ -86,6 +86,8 @@ def served(agent: LlmAgent) -> Iterator[Served]:
     import uvicorn
     from google.adk.a2a.utils.agent_to_a2a import to_a2a
 
+    from adk_eval._sandbox._serving import PromptServer
+
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
@@ -109,14 +111,14 @@ def served(agent: LlmAgent) -> Iterator[Served]:
 
         return await app(scope, replay, send)
 
-    server = uvicorn.Server(
+    server = PromptServer(
         uvicorn.Config(recorded, log_level="warning", timeout_graceful_shutdown=1)
     )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
 
     def stop() -> None:
-        server.should_exit = True
+        server.stop()
         thread.join(30)
 
     found.stop = stop
@@ -128,7 +130,7 @@ def served(agent: LlmAgent) -> Iterator[Served]:
     try:
         yield found
     finally:
-        server.should_exit = True
+        server.stop()
         thread.join(30)
         sock.close()
 

@@ -134,6 +134,8 @@ def remote_server(reply: str = "Answered remotely.") -> Iterator[RemoteServer]:
     import uvicorn
     from google.adk.a2a.utils.agent_to_a2a import to_a2a
 
+    from adk_eval._sandbox._serving import PromptServer
+
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
@@ -149,7 +151,7 @@ def remote_server(reply: str = "Answered remotely.") -> Iterator[RemoteServer]:
         await served(scope, receive, send)
 
     config = uvicorn.Config(counted, log_level="warning", timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
+    server = PromptServer(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -160,6 +162,6 @@ def remote_server(reply: str = "Answered remotely.") -> Iterator[RemoteServer]:
     try:
         yield found
     finally:
-        server.should_exit = True
+        server.stop()
         thread.join(30)
         sock.close()

@@ -230,6 +230,8 @@ def serve(
 
     import uvicorn
 
+    from ._sandbox._serving import PromptServer
+
     token = token or secrets.token_urlsafe(24)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -238,7 +240,7 @@ def serve(
     bound_port = sock.getsockname()[1]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
 
-    class _Announcing(uvicorn.Server):
+    class _Announcing(PromptServer):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets)
             announce(f"http://{shown}:{bound_port}/?token={token}")
@@ -249,7 +251,7 @@ def serve(
             # Ctrl-C stops at once.
             if self.should_exit and sig == signal.SIGINT:
                 self.force_exit = True
-            self.should_exit = True
+            self.stop()
 
     app = app_for(token, host)
     config = uvicorn.Config(

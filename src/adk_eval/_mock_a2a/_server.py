@@ -123,6 +123,8 @@ class MockA2aServer:
 
         import uvicorn
 
+        from .._sandbox._serving import PromptServer
+
         refuse_remote(host, allow_remote)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
@@ -138,7 +140,7 @@ class MockA2aServer:
         config = uvicorn.Config(self.app(url), log_level="warning", lifespan="off")
         closing = self.close
 
-        class Server(uvicorn.Server):  # on SIGTERM uvicorn re-raises before any ``finally``
+        class Server(PromptServer):  # on SIGTERM uvicorn re-raises before any ``finally``
             async def shutdown(self, sockets: Any = None) -> None:
                 try:
                     await super().shutdown(sockets)

@@ -281,6 +281,8 @@ class FakeProviderServer:
         """Starts serving; returns when the port accepts connections."""
         import uvicorn
 
+        from .._sandbox._serving import PromptServer
+
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.bind((self.host, 0))
         self.port = sock.getsockname()[1]
@@ -288,7 +290,7 @@ class FakeProviderServer:
         config = uvicorn.Config(
             self.app(), log_level="warning", access_log=False, timeout_keep_alive=30
         )
-        self._server = uvicorn.Server(config)
+        self._server = PromptServer(config)
         self._thread = threading.Thread(target=self._serve, args=(self._server, sock), daemon=True)
         self._thread.start()
         deadline = time.monotonic() + 30
@@ -313,7 +315,7 @@ class FakeProviderServer:
         waiting for one gets a 503 ("the fake provider stopped") right away.
         """
         if self._server is not None:
-            self._server.should_exit = True
+            self._server.stop()
         loop, stopping = self._loop, self._stopping
         if loop is not None and stopping is not None:
             with contextlib.suppress(RuntimeError):  # RuntimeError: the event loop has ended

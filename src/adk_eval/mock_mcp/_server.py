@@ -244,9 +244,9 @@ def _uvicorn_server(config: Any, on_stop: Callable[[], Awaitable[None]]) -> Any:
     Not after `serve` returns: on SIGTERM or SIGINT uvicorn shuts down, then
     raises the signal again, which ends the process before any ``finally``.
     """
-    import uvicorn
+    from .._sandbox._serving import PromptServer
 
-    class Server(uvicorn.Server):
+    class Server(PromptServer):
         async def shutdown(self, sockets: Any = None) -> None:
             try:
                 await super().shutdown(sockets)
