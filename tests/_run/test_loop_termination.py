@@ -1,12 +1,13 @@
 """The loop's stops: `TerminateWhen`'s state match, turn limit and wall-time limit.
 
 A run stopped by a limit is still scored; a wall-time limit cancels a hung model call or
-tool and leaves no task running.
+tool and leaves no task running, and no cycle through the run once it is over.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 
 import anyio
@@ -148,3 +149,33 @@ async def test_max_duration_cuts_a_hung_tool():
 
     assert result.status == "terminated"
     assert result.termination_reason == "max_duration"
+
+
+async def test_a_finished_run_leaves_nothing_of_itself_alive():
+    # the wall-time limit's listeners on the case clock and the gate closed over the run:
+    # kept after its end, the run lived on through its cancelled timer's context, then in a
+    # cycle until a full collection (a suite's memory kept per case x4)
+    agent = LlmAgent(
+        name="a",
+        model=ScriptedLlm([tool_call("escalate", {"level": "1"}), "done"]),
+        tools=[escalate],
+    )
+    case = EvalCase(
+        name="freed",
+        agent=agent,
+        first_message="hi",
+        tool_mocks={"escalate": ToolMock(lambda args, ctx: {"escalated": "1"})},
+        terminate_when=TerminateWhen(max_duration=60),
+    )
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()  # what a run leaves must go by reference counting alone
+    try:
+        result = await run_eval(case)
+        alive = {type(o).__name__ for o in gc.get_objects()} & {"_Simulation", "RunParts"}
+    finally:
+        if was_enabled:
+            gc.enable()
+
+    assert result.status == "passed", result.explain()
+    assert alive == set()

@@ -161,6 +161,7 @@ class _Simulation:
                 await self.system.close()
                 await self.users.close()
             self.parts.gate.close()
+            self.parts.clock.close()
         if error is None and failures:  # a metric raised: the run is an error of that metric
             first = failures[0]
             error = EvalErrorInfo("metric", str(first), type(first.error).__name__)

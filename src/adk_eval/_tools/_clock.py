@@ -46,3 +46,7 @@ class CaseClock:
         self.injected += seconds
         for listener in self._listeners:
             listener(seconds)
+
+    def close(self) -> None:
+        """The run is over: nothing listens (a listener closing over the run would keep it)."""
+        self._listeners.clear()

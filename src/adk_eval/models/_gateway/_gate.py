@@ -184,7 +184,8 @@ class RunGate:
         return dataclasses.replace(self._met, waited_s=round(self.waited, 3))
 
     def close(self) -> None:
-        """The run is over: its cassette, if it has one, is written out."""
+        """The run is over: its cassette, if it has one, is written out; nothing listens."""
+        self._listeners.clear()  # they close over the run, which must not outlive its end
         if self.cassette is not None:
             self.cassette.close()
 
