@@ -23,11 +23,26 @@ pytest_plugins = ["pytester"]
 _MARKED_FIXTURES = ("browser", "local_model")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+# Tests of these kinds take 5 to 60 s each: they start first (see below).
+_LONG_MARKERS = ("slow", "local_model", "adk_cli")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Checks the markers; with xdist's ``--maxschedchunk``, puts the long tests first.
+
+    pytest-randomly has shuffled `items` already; the stable sort keeps that order
+    within the long tests and within the others. Started first, a minute-long test
+    runs while the other workers take the short ones, instead of keeping one worker
+    busy alone at the end of the run. Only when workers take a few tests at a time
+    (``--maxschedchunk``, as `make test` runs): xdist otherwise hands each worker
+    a long run of consecutive tests at once, and one would get all the long ones.
+    """
     for item in items:
         for name in _MARKED_FIXTURES:
             if name in getattr(item, "fixturenames", ()) and not item.get_closest_marker(name):
                 raise pytest.UsageError(f"{item.nodeid} uses the {name} fixture: mark it {name}")
+    if config.getoption("maxschedchunk", None):
+        items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in _LONG_MARKERS))
 
 
 @pytest.fixture
