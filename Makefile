@@ -55,7 +55,10 @@ lint: $(STAMP)
 WORKERS ?= $(shell $(PYTHON) -c "import os; print(len(os.sched_getaffinity(0)) + 1)")
 PYTEST_WORKERS := -n $(WORKERS) --maxschedchunk 2
 
-test: lint $(ADK_STAMP)
+# Lint and the `adk eval` venv's install run side by side (one waits on the network,
+# the other on the CPU), each target's output kept together.
+test:
+	$(MAKE) --no-print-directory -j2 --output-sync=target lint adk-cli
 	ADK_EVAL_ADK_CLI=$(CURDIR)/$(ADK_VENV)/bin/adk ADK_EVAL_REQUIRE_ADK_CLI=1 \
 		ADK_EVAL_REQUIRE_LOCAL_MODEL=1 ADK_EVAL_REQUIRE_RAY=1 \
 		$(BIN)/python -m pytest $(PYTEST_WORKERS) --durations=20

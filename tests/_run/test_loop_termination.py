@@ -167,12 +167,21 @@ async def test_a_finished_run_leaves_nothing_of_itself_alive():
         tool_mocks={"escalate": ToolMock(lambda args, ctx: {"escalated": "1"})},
         terminate_when=TerminateWhen(max_duration=60),
     )
+
+    def runs_alive() -> dict[int, str]:  # a run's two objects, by id (other tests' runs too)
+        return {
+            id(o): type(o).__name__
+            for o in gc.get_objects()
+            if type(o).__name__ in ("_Simulation", "RunParts")
+        }
+
     gc.collect()
+    before = runs_alive()
     was_enabled = gc.isenabled()
     gc.disable()  # what a run leaves must go by reference counting alone
     try:
         result = await run_eval(case)
-        alive = {type(o).__name__ for o in gc.get_objects()} & {"_Simulation", "RunParts"}
+        alive = {name for key, name in runs_alive().items() if key not in before}
     finally:
         if was_enabled:
             gc.enable()
