@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "startup.py"
 
 PROBE = """
@@ -188,6 +190,7 @@ def modules_of_a_one_case_run(folder: Path) -> list[str]:
     return json.loads(line.removeprefix("MODULES="))
 
 
+@pytest.mark.slow
 def test_a_one_case_run_imports_the_modules_listed_here_and_none_of_the_others(tmp_path):
     modules = modules_of_a_one_case_run(tmp_path)
 

@@ -161,6 +161,7 @@ def test_wrong_outputs_are_one_line(tmp_path: Path) -> None:
             assert len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
+@pytest.mark.slow
 def test_the_prometheus_endpoint_answers_while_the_watch_runs_and_stops_after(tmp_path) -> None:
     asyncio.run(write(f"sqlite+aiosqlite:///{tmp_path / 'store.db'}", 3, two_turns_every=99))
     with socket.socket() as free:
@@ -205,6 +206,7 @@ ENDS = METRICS + (
 )
 
 
+@pytest.mark.slow
 def test_an_end_the_metrics_file_declares_scores_a_conversation_before_its_idle_time(
     tmp_path: Path,
 ) -> None:

@@ -104,6 +104,7 @@ print(json.dumps({"status": [first.status, second.status], "sdk": sdk_after_firs
 """
 
 
+@pytest.mark.slow
 def test_no_sdk_is_imported_for_a_run_and_one_set_up_after_it_is_routed_from_the_next_run():
     done = subprocess.run(
         [sys.executable, "-c", LATE_SDK], capture_output=True, text=True, timeout=120

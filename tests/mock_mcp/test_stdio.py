@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 TOOLS_FILE = Path(__file__).with_name("shop_tools.py")
 
 
@@ -33,6 +35,7 @@ def piped(calls: int) -> str:
     return "".join(json.dumps(message) + "\n" for message in messages)
 
 
+@pytest.mark.slow
 def test_calls_piped_in_then_stdin_closed_are_all_answered_and_logged(tmp_path):
     log = tmp_path / "calls.db"
     command = [sys.executable, "-m", "adk_eval", "mock-mcp", str(TOOLS_FILE), "--stdio"]

@@ -61,6 +61,7 @@ def test_a_replayed_user_follows_its_settings():
 
 
 @pytest.mark.parametrize("truth", [PersonaSettings(0.7, 0.0), PersonaSettings(0.9, 1.0)])
+@pytest.mark.slow
 def test_calibration_recovers_the_setting_real_users_were_built_with(truth):
     real = users_like(truth, 120, seed=11)
 

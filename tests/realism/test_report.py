@@ -47,6 +47,7 @@ def as_runs(sessions: list[Session]) -> list[tuple[list, bool]]:
     return [(s.events, "Booked" in (s.events[-1].content.parts[0].text or "")) for s in sessions]
 
 
+@pytest.mark.slow
 async def test_a_twenty_point_gap_in_cooperation_is_found_at_100_conversations():
     rng = random.Random(7)
     real, simulated = group(0.70, 100, rng), group(0.90, 100, rng, offset=100)

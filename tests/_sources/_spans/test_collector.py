@@ -209,6 +209,7 @@ def test_truncated_protobuf_of_real_spans_is_a_400(tmp_path, capture_spans):
     assert collector.stats.spans_kept == len(capture_spans.spans())
 
 
+@pytest.mark.slow
 def test_a_flood_of_bad_requests_leaves_the_server_answering(tmp_path):
     bodies = [b"\x0a\xff\xff", b"", b"\x12\x05abc", b"{}garbage"] * 125
     failures: list[int] = []

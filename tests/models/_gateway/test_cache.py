@@ -182,6 +182,7 @@ def test_another_sqlite_database_is_never_modified(tmp_path):
     assert path.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_processes_writing_at_once_lose_nothing(tmp_path):
     path = tmp_path / "c.sqlite"
     context = multiprocessing.get_context("spawn")

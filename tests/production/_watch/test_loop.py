@@ -35,6 +35,7 @@ async def _first(url: str) -> list[str]:
     return await write(url, 1, two_turns_every=1)
 
 
+@pytest.mark.slow
 def test_every_finished_conversation_is_scored_once_while_the_app_writes(tmp_path: Path) -> None:
     url = _url(tmp_path)
     seen: list[WatchVerdict] = []
@@ -97,6 +98,7 @@ async def _written_while_watched(
     return names, first, second
 
 
+@pytest.mark.slow
 def test_a_restart_in_the_middle_repeats_nothing_and_loses_nothing(tmp_path: Path) -> None:
     url = _url(tmp_path)
     written = _written_while_watched(url, url.replace("+aiosqlite", ""), 20, tmp_path / "w.db")
