@@ -2,7 +2,7 @@
 #   make example   # creates .venv, installs adk-eval, runs the clinician example suite
 #                  # (adk-eval run examples/clinician)
 #   make test      # the same install, then lint, type check and the test suite
-# While developing, `make test-fast` runs the tests but the slow kinds (about 3 min of CPU).
+# While developing, `make test-fast` runs the tests but the slow kinds (about 55 s on 2 cores).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
