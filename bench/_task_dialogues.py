@@ -19,6 +19,7 @@ its text event. Nothing else: no thoughts, no state.
 
 from __future__ import annotations
 
+import argparse
 import json
 from dataclasses import dataclass
 from functools import cache
@@ -154,3 +155,24 @@ def events(dialogue: Dialogue) -> list[Event]:
             found.append(_event(AGENT, types.Part(function_response=answer), invocation))
         found.append(_event(AGENT, types.Part(text=turn.text), invocation))
     return found
+
+
+def labelled(doc: str, name: str, argv: list[str] | None) -> tuple[argparse.Namespace, list[Any]]:
+    """An agreement script's arguments and its labels, the datasets they need checked.
+
+    The arguments: the datasets' folder, ``--labels`` (``labels/NAME.json``) and
+    ``--json`` (``results/NAME_agreement.json``). A dataset file a label names that
+    is not there ends the script with one line saying how to get the datasets.
+    """
+    here = Path(__file__).parent
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("dataset", type=Path, help="the folder holding taskmaster4/ and sgd/")
+    parser.add_argument("--labels", type=Path, default=here / "labels" / f"{name}.json")
+    parser.add_argument("--json", default=str(here / "results" / f"{name}_agreement.json"))
+    args = parser.parse_args(argv)
+    labels = json.loads(args.labels.read_text())["dialogues"]
+    needed = {label["dialogue"].partition("#")[0] for label in labels}
+    missing = sorted(name for name in needed if not (args.dataset / name).is_file())
+    if missing:
+        raise SystemExit(f"no {args.dataset / missing[0]}: {GET_THEM}")
+    return args, labels

@@ -21,8 +21,6 @@ Runs offline, in seconds. Without the datasets it says in one line how to get th
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -35,7 +33,7 @@ from google.adk.sessions import Session
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import write_result
-from _task_dialogues import GET_THEM, events, load
+from _task_dialogues import events, labelled, load
 
 from adk_eval._statistics import wilson
 from adk_eval.realism import UserBehaviour, calibrate, features
@@ -226,20 +224,7 @@ def _print(result: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("dataset", type=Path, help="the folder holding taskmaster4/ and sgd/")
-    parser.add_argument(
-        "--labels", type=Path, default=Path(__file__).parent / "labels" / "user_behaviour.json"
-    )
-    parser.add_argument(
-        "--json", default=str(Path(__file__).parent / "results" / "user_behaviour_agreement.json")
-    )
-    args = parser.parse_args(argv)
-    labels = json.loads(args.labels.read_text())["dialogues"]
-    needed = {label["dialogue"].partition("#")[0] for label in labels}
-    missing = sorted(name for name in needed if not (args.dataset / name).is_file())
-    if missing:
-        raise SystemExit(f"no {args.dataset / missing[0]}: {GET_THEM}")
+    args, labels = labelled(__doc__, "user_behaviour", argv)
     result = {"labels": str(args.labels), "dialogues": len(labels), **measure(args.dataset, labels)}
     _print(result)
     write_result(args.json, result)
