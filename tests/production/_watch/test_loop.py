@@ -20,7 +20,7 @@ from adk_eval.production._watch._sample import sampled
 from adk_eval.production._watch._verdict import Alert, WatchVerdict
 from tests._sources._spans.conftest import capture_spans  # noqa: F401  (the fixture)
 from tests._sources._spans.test_collector import run_adk
-from tests.production._watch.watching import CHEAP, Judge, write
+from tests.production._watch.watching import CHEAP, Judge, stopped_halfway, write
 from tests.production.stores import checksum
 
 IDLE = 0.4
@@ -73,20 +73,12 @@ async def _written_while_watched(
 
     Returns the names written, those the first watch scored and those the second did.
     """
-    first: list[str] = []
     second: list[str] = []
     names = await _first(url)
     writer = asyncio.create_task(write(url, count - 1, pause=0.02))
     watched = open_sessions(source)
     kw = {"idle": idle, "poll": 0.05, "state": state, "max_concurrency": 2}
-    async with anyio.create_task_group() as group:
-
-        def stop_halfway(verdict: WatchVerdict) -> None:
-            first.append(verdict.conversation)
-            if len(first) >= count // 2:
-                group.cancel_scope.cancel()  # stopped as a process would be
-
-        group.start_soon(lambda: watch_sessions(watched, CHEAP, on_verdict=stop_halfway, **kw))
+    first = await stopped_halfway(watched, count, **kw)
     names += await writer
     await watch_sessions(
         watched,

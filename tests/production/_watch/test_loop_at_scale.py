@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
-import anyio
 import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace import ReadableSpan
@@ -27,9 +26,8 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 from adk_eval._sources._source import SessionSource
 from adk_eval.production import open_sessions, watch_sessions
 from adk_eval.production._watch._summary import WatchSummary
-from adk_eval.production._watch._verdict import WatchVerdict
 from tests._sources._spans.conftest import capture_spans  # noqa: F401  (the fixture)
-from tests.production._watch.watching import CHEAP, write
+from tests.production._watch.watching import CHEAP, stopped_halfway, write
 
 COUNT = 1000
 IDLE = 3.0  # well above the exporter's batch delay and the app's pause between two turns
@@ -92,17 +90,9 @@ async def restarted(
     Returns the conversations the first run scored, those the second did, and the
     second's summary.
     """
-    first: list[str] = []
     second: list[str] = []
     settings = {"idle": IDLE, "poll": 1.0, "state": state, "max_concurrency": 2, "duration": BOUND}
-    async with anyio.create_task_group() as group:
-
-        def stop_halfway(verdict: WatchVerdict) -> None:
-            first.append(verdict.conversation)
-            if len(first) >= COUNT // 2:
-                group.cancel_scope.cancel()  # stopped as a process would be
-
-        group.start_soon(lambda: watch_sessions(source, CHEAP, on_verdict=stop_halfway, **settings))
+    first = await stopped_halfway(source, COUNT, **settings)
     summary = await watch_sessions(
         source,
         CHEAP,

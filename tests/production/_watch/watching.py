@@ -9,12 +9,15 @@ again. Every user message holds an e-mail address, which redaction must hide.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
+import anyio
 from google.adk.agents import LlmAgent
 from google.adk.runners import Runner
 from google.adk.sessions import DatabaseSessionService
 
 from adk_eval.metrics import MetricResult, event_count_metric
+from adk_eval.production import watch_sessions
 from adk_eval.testing import ScriptedLlm
 from tests.production.stores import close, message
 
@@ -72,3 +75,20 @@ async def write(
     finally:
         await close(service)
     return names
+
+
+async def stopped_halfway(source: Any, count: int, **settings: Any) -> list[str]:
+    """A watch of `source` (`CHEAP`) cancelled, as a process is stopped, at `count` // 2 scored.
+
+    Returns the conversations it scored.
+    """
+    first: list[str] = []
+    async with anyio.create_task_group() as group:
+
+        def stop(verdict: Any) -> None:
+            first.append(verdict.conversation)
+            if len(first) >= count // 2:
+                group.cancel_scope.cancel()
+
+        group.start_soon(lambda: watch_sessions(source, CHEAP, on_verdict=stop, **settings))
+    return first
